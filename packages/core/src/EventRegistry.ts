@@ -1,0 +1,141 @@
+/**
+ * The registry of event definitions a service knows: it validates names, encodes payloads for storage and decodes
+ * stored payloads, with typed errors for unknown types and bad payloads.
+ *
+ * @since 0.1.0
+ */
+import { Data, Effect, Schema } from "effect"
+import type * as EventDefinition from "./EventDefinition.js"
+import { InvalidEventPayload, UnknownEventType } from "./EventStoreError.js"
+
+/**
+ * Two definitions share a type name, or a name is empty, too long or has control characters.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class InvalidEventDefinition extends Data.TaggedError("InvalidEventDefinition")<{
+  readonly eventType: string
+  readonly detail: string
+}> {
+  override get message(): string {
+    return `invalid event definition ${JSON.stringify(this.eventType.slice(0, 200))}: ${this.detail}`
+  }
+}
+
+/**
+ * Registry options.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RegistryOptions {
+  /** Largest encoded payload accepted, in bytes of JSON. Default 1 MiB. */
+  readonly maxPayloadBytes?: number
+}
+
+/**
+ * Known event definitions by type.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface EventRegistry {
+  readonly definitions: ReadonlyMap<string, EventDefinition.Any>
+  readonly maxPayloadBytes: number
+  /** The definition of a type, or `UnknownEventType`. */
+  readonly get: (eventType: string) => Effect.Effect<EventDefinition.Any, UnknownEventType>
+  /** Schema-encodes a payload into the JSON value stored in `payload`. */
+  readonly encode: (eventType: string, payload: unknown) => Effect.Effect<unknown, UnknownEventType | InvalidEventPayload>
+  /** Decodes a stored JSON payload; `eventId` only enriches the error. */
+  readonly decode: (eventType: string, json: unknown, eventId?: string) => Effect.Effect<unknown, UnknownEventType | InvalidEventPayload>
+}
+
+const validTypeName = /^[^\s\u0000-\u001f\u007f](?:[^\u0000-\u001f\u007f]{0,198}[^\s\u0000-\u001f\u007f])?$/
+
+const hasNul = (value: unknown): boolean => {
+  if (typeof value === "string") return value.includes("\u0000")
+  if (Array.isArray(value)) return value.some(hasNul)
+  if (value !== null && typeof value === "object") return Object.entries(value).some(([k, v]) => k.includes("\u0000") || hasNul(v))
+  return false
+}
+
+// PostgreSQL's jsonb rejects \u0000 and JSON cannot hold undefined, functions, bigint or cycles: refuse them here
+// so every EventStore layer behaves the same and nothing is half-written.
+const checkStorable = (eventType: string, encoded: unknown, maxBytes: number): Effect.Effect<unknown, InvalidEventPayload> => {
+  const fail = (detail: string) => Effect.fail(new InvalidEventPayload({ eventType, detail }))
+  let json: string | undefined
+  try {
+    json = JSON.stringify(encoded)
+  } catch (error) {
+    return fail(`not serializable as JSON (${error instanceof Error ? error.message : String(error)})`)
+  }
+  if (json === undefined) return fail("not serializable as JSON")
+  if (Buffer.byteLength(json, "utf8") > maxBytes) return fail(`larger than ${maxBytes} bytes of JSON`)
+  if (hasNul(encoded)) return fail("contains a NUL character (\\u0000), which PostgreSQL cannot store in jsonb")
+  return Effect.succeed(JSON.parse(json) as unknown)
+}
+
+/**
+ * Builds a registry; fails when names are invalid or used twice.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (
+  definitions: ReadonlyArray<EventDefinition.Any>,
+  options: RegistryOptions = {}
+): Effect.Effect<EventRegistry, InvalidEventDefinition> =>
+  Effect.gen(function* () {
+    const maxPayloadBytes = options.maxPayloadBytes ?? 1024 * 1024
+    if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes <= 0) {
+      return yield* new InvalidEventDefinition({ eventType: "*", detail: `maxPayloadBytes must be a positive integer, got ${maxPayloadBytes}` })
+    }
+    const byType = new Map<string, EventDefinition.Any>()
+    for (const definition of definitions) {
+      if (!validTypeName.test(definition.type)) {
+        return yield* new InvalidEventDefinition({
+          eventType: definition.type,
+          detail: "a type name is 1-200 characters, has no control characters and no surrounding spaces"
+        })
+      }
+      if (byType.has(definition.type)) {
+        return yield* new InvalidEventDefinition({ eventType: definition.type, detail: "defined twice" })
+      }
+      byType.set(definition.type, definition)
+    }
+    const get = (eventType: string): Effect.Effect<EventDefinition.Any, UnknownEventType> => {
+      const definition = byType.get(eventType)
+      return definition === undefined ? Effect.fail(new UnknownEventType({ eventType })) : Effect.succeed(definition)
+    }
+    return {
+      definitions: byType,
+      maxPayloadBytes,
+      get,
+      encode: (eventType, payload) =>
+        get(eventType).pipe(
+          Effect.flatMap((definition) =>
+            Schema.encodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(payload, { errors: "all" })
+          ),
+          Effect.catchTag("SchemaError", (error) => Effect.fail(new InvalidEventPayload({ eventType, detail: error.message }))),
+          Effect.flatMap((encoded) => checkStorable(eventType, encoded, maxPayloadBytes)),
+          // What is stored must decode again: JSON turns NaN into null and drops undefined, which would make an
+          // event unreadable later. Refuse it now instead.
+          Effect.tap((stored) =>
+            get(eventType).pipe(
+              Effect.flatMap((definition) => Schema.decodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(stored)),
+              Effect.catchTag("SchemaError", (error) =>
+                Effect.fail(new InvalidEventPayload({ eventType, detail: `does not survive storage as JSON: ${error.message}` }))
+              )
+            )
+          )
+        ),
+      decode: (eventType, json, eventId) =>
+        get(eventType).pipe(
+          Effect.flatMap((definition) =>
+            Schema.decodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(json, { errors: "all" })
+          ),
+          Effect.catchTag("SchemaError", (error) => Effect.fail(new InvalidEventPayload({ eventType, eventId, detail: error.message })))
+        )
+    } satisfies EventRegistry
+  })

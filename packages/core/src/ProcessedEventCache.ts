@@ -1,0 +1,154 @@
+/**
+ * A two-phase cache of applied work, so work the database re-delivers before a completion is acknowledged is
+ * not applied twice.
+ *
+ * - **InFlight**: added right after apply. Never expires: it guards until the database confirms the completion.
+ * - **Retained**: {@link ProcessedEventCache.activateRetention} (called after the coordinator acknowledged a flush)
+ *   starts the TTL (default 300 s, the lease duration) for in-flight entries only; entries already retained keep
+ *   their start. A retained entry stops matching once its TTL has passed, even before
+ *   {@link ProcessedEventCache.evictExpired} removes it.
+ *
+ * Keys are work ids (one per stream, perspective and event), so the same event applied by two perspectives is
+ * two entries. Rewinds force-remove entries with `remove` / `removeRange`.
+ *
+ * Time comes from Effect's `Clock`, so `TestClock` drives expiry in tests.
+ *
+ * **Gotchas**: re-adding a retained key makes it in-flight again (it was applied again and needs a new
+ * acknowledgement).
+ *
+ * @since 0.1.0
+ */
+import { Clock, Duration, Effect } from "effect"
+
+/**
+ * Hooks for metrics, logging and test assertions. Every hook is optional.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Observer {
+  readonly deduped?: (ids: ReadonlyArray<string>, perspectiveName: string, streamId: string) => Effect.Effect<void>
+  readonly markedInFlight?: (ids: ReadonlyArray<string>) => Effect.Effect<void>
+  readonly retentionActivated?: (count: number) => Effect.Effect<void>
+  readonly evicted?: (count: number) => Effect.Effect<void>
+  readonly removed?: (ids: ReadonlyArray<string>) => Effect.Effect<void>
+}
+
+/**
+ * Cache options.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  /** How long retained entries keep matching. Default 300 s (`leaseSeconds`). */
+  readonly retention?: Duration.Input
+  readonly observer?: Observer
+}
+
+/**
+ * The cache's operations.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ProcessedEventCache {
+  /** Marks ids as in flight (after apply). Duplicates are fine and count once. */
+  readonly markInFlight: (ids: Iterable<string>) => Effect.Effect<void>
+  /** `true` while the id is in flight, or retained and within its TTL. */
+  readonly contains: (id: string) => Effect.Effect<boolean>
+  /** Returns the ids not yet processed, in order; reports the others to `observer.deduped`. */
+  readonly filterUnprocessed: (
+    ids: ReadonlyArray<string>,
+    perspectiveName: string,
+    streamId: string
+  ) => Effect.Effect<ReadonlyArray<string>>
+  /** Starts the TTL of every in-flight entry; returns how many. */
+  readonly activateRetention: Effect.Effect<number>
+  /** Removes retained entries past their TTL (never in-flight ones); returns how many. */
+  readonly evictExpired: Effect.Effect<number>
+  readonly remove: (id: string) => Effect.Effect<boolean>
+  /** Removes these ids whatever their phase (rewinds); returns how many were present. */
+  readonly removeRange: (ids: Iterable<string>) => Effect.Effect<number>
+  /** Entries that still match: in flight plus retained within their TTL. */
+  readonly count: Effect.Effect<number>
+}
+
+/**
+ * Creates an empty cache.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (options: Options = {}): Effect.Effect<ProcessedEventCache> =>
+  Effect.sync(() => {
+    const ttl = Duration.toMillis(Duration.fromInputUnsafe(options.retention ?? Duration.seconds(300)))
+    const observer = options.observer ?? {}
+    const inFlight = new Set<string>()
+    const retained = new Map<string, number>()
+    const alive = (start: number, now: number) => now - start < ttl
+    const has = (id: string, now: number) => {
+      if (inFlight.has(id)) return true
+      const start = retained.get(id)
+      return start !== undefined && alive(start, now)
+    }
+    const notify = <A>(hook: ((a: A) => Effect.Effect<void>) | undefined, a: A, when: boolean) =>
+      hook !== undefined && when ? hook(a) : Effect.void
+
+    const markInFlight = (ids: Iterable<string>) =>
+      Effect.suspend(() => {
+        const added: Array<string> = []
+        for (const id of ids) {
+          if (inFlight.has(id)) continue
+          retained.delete(id)
+          inFlight.add(id)
+          added.push(id)
+        }
+        return notify(observer.markedInFlight, added, added.length > 0)
+      })
+
+    const removeRange = (ids: Iterable<string>) =>
+      Effect.suspend(() => {
+        const gone: Array<string> = []
+        for (const id of ids) {
+          if (inFlight.delete(id) || retained.delete(id)) gone.push(id)
+        }
+        return Effect.as(notify(observer.removed, gone, gone.length > 0), gone.length)
+      })
+
+    return {
+      markInFlight,
+      contains: (id) => Effect.map(Clock.currentTimeMillis, (now) => has(id, now)),
+      filterUnprocessed: (ids, perspectiveName, streamId) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const fresh: Array<string> = []
+          const seen: Array<string> = []
+          for (const id of ids) (has(id, now) ? seen : fresh).push(id)
+          return seen.length > 0 && observer.deduped !== undefined
+            ? Effect.as(observer.deduped(seen, perspectiveName, streamId), fresh)
+            : Effect.succeed(fresh)
+        }),
+      activateRetention: Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const count = inFlight.size
+        for (const id of inFlight) retained.set(id, now)
+        inFlight.clear()
+        return Effect.as(notify(observer.retentionActivated, count, count > 0), count)
+      }),
+      evictExpired: Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        let count = 0
+        for (const [id, start] of retained) {
+          if (alive(start, now)) continue
+          retained.delete(id)
+          count++
+        }
+        return Effect.as(notify(observer.evicted, count, count > 0), count)
+      }),
+      remove: (id) => Effect.map(removeRange([id]), (n) => n > 0),
+      removeRange,
+      count: Effect.map(Clock.currentTimeMillis, (now) => {
+        let expired = 0
+        for (const start of retained.values()) if (!alive(start, now)) expired++
+        return inFlight.size + retained.size - expired
+      })
+    } satisfies ProcessedEventCache
+  })

@@ -1,0 +1,244 @@
+/**
+ * The WorkCoordinator port: claiming perspective work, fetching its events, and reporting the results.
+ *
+ * The Postgres implementation (in `@whizbang/postgres`) does each operation in one set-based round trip and
+ * fences completions by lease ownership. {@link layerMemory} is a faithful-enough in-memory version for unit
+ * tests: leases, stream affinity, attempts and cursors behave alike, but completions are not fenced.
+ * Tests seed it and inspect it through the {@link Memory} service it also provides.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Context, Data, Effect, Layer } from "effect"
+import type * as CompletionStrategy from "./CompletionStrategy.js"
+import { PerspectiveStatus } from "./PerspectiveStatus.js"
+
+/**
+ * A coordinator call failed (connection lost, lease fenced, ...).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class WorkCoordinatorError extends Data.TaggedError("WorkCoordinatorError")<{
+  readonly operation: string
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  override get message(): string {
+    return `${this.operation} failed: ${this.reason}`
+  }
+}
+
+/**
+ * One pending (stream, perspective, event) work row with its event.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface PendingEvent {
+  readonly workId: string
+  readonly streamId: string
+  readonly perspectiveName: string
+  readonly eventId: string
+  readonly eventType: string
+  readonly payload: unknown
+  /** Failed apply attempts so far. */
+  readonly attempts: number
+}
+
+/**
+ * The coordinator's operations.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Shape extends CompletionStrategy.CompletionReporter<WorkCoordinatorError> {
+  /** Leases the work of up to `maxStreams` streams for `leaseSeconds`; returns their ids (oldest work first). */
+  readonly claimWork: (request: {
+    readonly instanceId: string
+    readonly maxStreams: number
+    readonly leaseSeconds: number
+  }) => Effect.Effect<ReadonlyArray<string>, WorkCoordinatorError>
+  /** Events of the instance's leased work on these streams, by stream, perspective and event id. */
+  readonly fetchPendingEvents: (request: {
+    readonly instanceId: string
+    readonly streamIds: ReadonlyArray<string>
+    /** Most events per (stream, perspective). Default: all. */
+    readonly limit?: number
+  }) => Effect.Effect<ReadonlyArray<PendingEvent>, WorkCoordinatorError>
+  /** Extends the instance's leases on these rows; returns how many were renewed. */
+  readonly renewLeases: (request: {
+    readonly instanceId: string
+    readonly workIds: ReadonlyArray<string>
+    readonly leaseSeconds: number
+  }) => Effect.Effect<number, WorkCoordinatorError>
+}
+
+/**
+ * The coordinator as a service.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class WorkCoordinator extends Context.Service<WorkCoordinator, Shape>()("@whizbang/core/WorkCoordinator") {}
+
+/**
+ * A work row as the in-memory coordinator keeps it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface MemoryWorkRow extends PendingEvent {
+  readonly instanceId?: string
+  readonly leaseExpiry?: number
+  readonly error?: string
+}
+
+/**
+ * A (stream, perspective) cursor as the in-memory coordinator keeps it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface MemoryCursor {
+  readonly streamId: string
+  readonly perspectiveName: string
+  readonly lastEventId?: string
+  readonly status: PerspectiveStatus
+  readonly error?: string
+}
+
+/**
+ * Seeding and inspection of the in-memory coordinator.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class Memory extends Context.Service<Memory, {
+  readonly enqueue: (work: ReadonlyArray<Omit<PendingEvent, "attempts">>) => Effect.Effect<void>
+  readonly workRows: Effect.Effect<ReadonlyArray<MemoryWorkRow>>
+  readonly cursors: Effect.Effect<ReadonlyArray<MemoryCursor>>
+}>()("@whizbang/core/WorkCoordinator/Memory") {}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+const byOrder = (a: MemoryWorkRow, b: MemoryWorkRow) =>
+  a.streamId.localeCompare(b.streamId) || a.perspectiveName.localeCompare(b.perspectiveName) ||
+  (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0)
+
+/**
+ * Creates an in-memory coordinator and its {@link Memory} controls.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const makeMemory = Effect.sync(() => {
+  const rows = new Map<string, Mutable<MemoryWorkRow>>()
+  const cursors = new Map<string, MemoryCursor>()
+  const cursorKey = (streamId: string, perspectiveName: string) => `${streamId}\u0000${perspectiveName}`
+  const leasedBy = (row: MemoryWorkRow, instanceId: string, now: number) =>
+    row.instanceId === instanceId && (row.leaseExpiry ?? 0) > now
+  const leasedByOther = (row: MemoryWorkRow, instanceId: string, now: number) =>
+    row.instanceId !== undefined && row.instanceId !== instanceId && (row.leaseExpiry ?? 0) > now
+
+  const coordinator = WorkCoordinator.of({
+    claimWork: ({ instanceId, maxStreams, leaseSeconds }) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const blocked = new Set<string>()
+        for (const row of rows.values()) if (leasedByOther(row, instanceId, now)) blocked.add(row.streamId)
+        const oldest = new Map<string, string>()
+        for (const row of rows.values()) {
+          if (blocked.has(row.streamId)) continue
+          const seen = oldest.get(row.streamId)
+          if (seen === undefined || row.eventId < seen) oldest.set(row.streamId, row.eventId)
+        }
+        const streams = [...oldest].sort((a, b) => (a[1] < b[1] ? -1 : 1)).slice(0, maxStreams).map(([id]) => id)
+        const chosen = new Set(streams)
+        for (const row of rows.values()) {
+          if (!chosen.has(row.streamId)) continue
+          row.instanceId = instanceId
+          row.leaseExpiry = now + leaseSeconds * 1000
+        }
+        return streams
+      }),
+    fetchPendingEvents: ({ instanceId, streamIds, limit }) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const wanted = new Set(streamIds)
+        const perGroup = new Map<string, number>()
+        const out: Array<PendingEvent> = []
+        for (const row of [...rows.values()].sort(byOrder)) {
+          if (!wanted.has(row.streamId) || !leasedBy(row, instanceId, now)) continue
+          const key = cursorKey(row.streamId, row.perspectiveName)
+          const n = perGroup.get(key) ?? 0
+          if (limit !== undefined && n >= limit) continue
+          perGroup.set(key, n + 1)
+          const { workId, streamId, perspectiveName, eventId, eventType, payload, attempts } = row
+          out.push({ workId, streamId, perspectiveName, eventId, eventType, payload, attempts })
+        }
+        return out
+      }),
+    reportCompletions: (completions) =>
+      Effect.sync(() => {
+        for (const c of completions) {
+          for (const workId of c.workIds) rows.delete(workId)
+          cursors.set(cursorKey(c.streamId, c.perspectiveName), {
+            streamId: c.streamId,
+            perspectiveName: c.perspectiveName,
+            lastEventId: c.lastEventId,
+            status: c.status
+          })
+        }
+      }),
+    reportFailures: (failures) =>
+      Effect.sync(() => {
+        for (const f of failures) {
+          const row = rows.get(f.workId)
+          if (row !== undefined) {
+            row.attempts++
+            row.error = f.error
+            delete row.instanceId
+            delete row.leaseExpiry
+          }
+          const key = cursorKey(f.streamId, f.perspectiveName)
+          const previous = cursors.get(key)
+          cursors.set(key, {
+            streamId: f.streamId,
+            perspectiveName: f.perspectiveName,
+            ...(previous?.lastEventId === undefined ? {} : { lastEventId: previous.lastEventId }),
+            status: PerspectiveStatus.Failed,
+            error: f.error
+          })
+        }
+      }),
+    renewLeases: ({ instanceId, workIds, leaseSeconds }) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        let renewed = 0
+        for (const workId of workIds) {
+          const row = rows.get(workId)
+          if (row === undefined || !leasedBy(row, instanceId, now)) continue
+          row.leaseExpiry = now + leaseSeconds * 1000
+          renewed++
+        }
+        return renewed
+      })
+  })
+
+  const memory = Memory.of({
+    enqueue: (work) =>
+      Effect.sync(() => {
+        for (const w of work) if (!rows.has(w.workId)) rows.set(w.workId, { ...w, attempts: 0 })
+      }),
+    workRows: Effect.sync(() => [...rows.values()].sort(byOrder).map((row) => ({ ...row }))),
+    cursors: Effect.sync(() => [...cursors.values()])
+  })
+  return { coordinator, memory } as const
+})
+
+/**
+ * Provides an in-memory {@link WorkCoordinator} and its {@link Memory} controls.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<WorkCoordinator | Memory> = Layer.effectContext(
+  Effect.map(makeMemory, ({ coordinator, memory }) => Context.make(WorkCoordinator, coordinator).pipe(Context.add(Memory, memory)))
+)

@@ -1,0 +1,144 @@
+/**
+ * The PostgreSQL event store: appends events (and their perspective work rows) in one transaction with
+ * optimistic concurrency, and reads streams back decoded.
+ *
+ * Validation and encoding are `AppendRequest.prepare` from `@whizbang/core`, shared with the in-memory store,
+ * so both accept and refuse exactly the same input; both pass `EventStoreContract`.
+ *
+ * **Gotchas**: tables must exist — provide `PgMigrator.layer` (or run migrations) before appending.
+ *
+ * @since 0.1.0
+ */
+import { AppendRequest, type Envelope, EventStore, EventStoreError, type EventRegistry } from "@whizbang/core"
+import { Effect, Layer } from "effect"
+import { PgClient } from "./PgClient.js"
+import type { PostgresError } from "./PostgresError.js"
+import * as AppendSql from "./sql/appendEvents.js"
+import * as ReadSql from "./sql/readStream.js"
+
+/**
+ * Options of the Postgres event store.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  readonly registry: EventRegistry.EventRegistry
+  /** The perspectives that handle an event type: one work row is written per perspective. Default: none. */
+  readonly routing?: (eventType: string) => ReadonlyArray<string>
+  /** Stream partitions for work distribution. Default 10,000. */
+  readonly partitionCount?: number
+}
+
+interface EventRow {
+  readonly event_id: string
+  readonly stream_id: string
+  readonly stream_version: number
+  readonly event_type: string
+  readonly payload: unknown
+  readonly metadata: Envelope.EventMetadata
+  readonly scope: Envelope.EventScope | null
+}
+
+const unavailable = (cause: PostgresError) => new EventStoreError.EventStoreUnavailable({ cause })
+
+/**
+ * Builds the store on the `PgClient` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (options: Options): Effect.Effect<EventStore.EventStore["Service"], never, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const { registry } = options
+    const routing = options.routing ?? (() => [])
+    const partitionCount = options.partitionCount ?? 10_000
+
+    const append: EventStore.EventStore["Service"]["append"] = (streamId, events, appendOptions) =>
+      Effect.gen(function* () {
+        const prepared = yield* AppendRequest.prepare(registry, streamId, events, appendOptions)
+        const routedTypes: Array<string> = []
+        const routedPerspectives: Array<string> = []
+        for (const type of new Set(prepared.events.map((e) => e.eventType))) {
+          for (const perspective of routing(type)) {
+            routedTypes.push(type)
+            routedPerspectives.push(perspective)
+          }
+        }
+        const write = Effect.gen(function* () {
+          yield* client.query(AppendSql.lockStream, [streamId])
+          const [row] = yield* client.query<{ version: string }>(AppendSql.streamVersion, [streamId])
+          const actual = Number(row?.version ?? 0)
+          if (!AppendRequest.versionMatches(prepared.expectedVersion, actual)) {
+            const expected = prepared.expectedVersion === "noStream" ? "noStream" : (prepared.expectedVersion as number)
+            return yield* new EventStoreError.WrongExpectedVersion({ streamId, expected, actual })
+          }
+          yield* client.query(AppendSql.insertEvents, [
+            prepared.events.map((e) => e.eventId),
+            streamId,
+            prepared.events.map((_, i) => actual + i + 1),
+            prepared.events.map((e) => e.eventType),
+            prepared.events.map((e) => JSON.stringify(e.encodedPayload)),
+            prepared.events.map((e) => JSON.stringify(e.metadata)),
+            prepared.events.map((e) => JSON.stringify(e.scope)),
+            routedTypes,
+            routedPerspectives,
+            partitionCount
+          ])
+          return actual
+        })
+        const before = yield* client.withTransaction(write).pipe(
+          Effect.catchTag("PostgresError", (error) => Effect.fail(unavailable(error)))
+        )
+        return {
+          streamId,
+          nextExpectedVersion: before + prepared.events.length,
+          events: prepared.events.map((e, i): Envelope.Envelope => ({
+            eventId: e.eventId,
+            streamId,
+            streamVersion: before + i + 1,
+            eventType: e.eventType,
+            payload: e.payload,
+            metadata: e.metadata,
+            scope: e.scope
+          }))
+        }
+      })
+
+    const readStream: EventStore.EventStore["Service"]["readStream"] = (streamId, readOptions) =>
+      Effect.gen(function* () {
+        const { afterVersion, limit } = yield* EventStore.checkRead(streamId, readOptions)
+        const rows = yield* client.query<EventRow>(ReadSql.readStream, [streamId, afterVersion, limit ?? null]).pipe(
+          Effect.mapError(unavailable)
+        )
+        return yield* Effect.forEach(rows, (row) =>
+          registry.decode(row.event_type, row.payload, row.event_id).pipe(
+            Effect.map((payload): Envelope.Envelope => ({
+              eventId: row.event_id,
+              streamId: row.stream_id,
+              streamVersion: row.stream_version,
+              eventType: row.event_type,
+              payload,
+              metadata: row.metadata,
+              scope: row.scope ?? {}
+            }))
+          ))
+      })
+
+    const streamVersion: EventStore.EventStore["Service"]["streamVersion"] = (streamId) =>
+      EventStore.checkRead(streamId).pipe(
+        Effect.flatMap(() => client.query<{ version: string }>(AppendSql.streamVersion, [streamId]).pipe(Effect.mapError(unavailable))),
+        Effect.map(([row]) => Number(row?.version ?? 0))
+      )
+
+    return EventStore.EventStore.of({ append, readStream, streamVersion })
+  })
+
+/**
+ * The Postgres event store as a layer.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: Options): Layer.Layer<EventStore.EventStore, never, PgClient> => Layer.effect(EventStore.EventStore, make(options))

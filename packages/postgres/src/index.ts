@@ -1,0 +1,40 @@
+/**
+ * Whizbang on PostgreSQL.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ */
+export * as Identifier from "./Identifier.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgClient from "./PgClient.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgMigrator from "./PgMigrator.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PostgresError from "./PostgresError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as SchemaReady from "./SchemaReady.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Tables from "./Tables.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgEventStore from "./PgEventStore.js"

@@ -1,0 +1,77 @@
+// One checked-out pg client and the statements in flight on it. An interrupted statement is cancelled on the
+// server (pg_cancel_backend over a separate, unpooled connection, so a full pool cannot block it), and whoever
+// sends the next statement or releases the client first waits for `settled`, so a late cancel can never hit a
+// statement that was not the interrupted one.
+import { Effect } from "effect"
+import pg from "pg"
+import { fromCause, type PostgresError } from "../PostgresError.js"
+
+export { fromCause }
+
+export interface Connection {
+  readonly client: pg.PoolClient
+  settled: Promise<void>
+}
+
+const noop = () => undefined
+
+// pg reports errors of an idle checked-out client as an 'error' event; without a listener Node would crash.
+const onClientError = noop
+
+const cancelBackend = (config: pg.ClientConfig, processId: number | undefined): Promise<void> => {
+  if (processId === undefined) return Promise.resolve()
+  const client = new pg.Client({ ...config, connectionTimeoutMillis: 5_000 })
+  client.on("error", noop)
+  return client
+    .connect()
+    .then(() => client.query("SELECT pg_cancel_backend($1)", [processId]))
+    .then(noop, noop)
+    .finally(() => client.end().catch(noop))
+}
+
+export const acquire = (pool: pg.Pool): Effect.Effect<Connection, PostgresError> =>
+  Effect.tryPromise({
+    try: (signal) => {
+      const connecting = pool.connect()
+      // Interrupted while connecting: hand the client back as soon as it arrives.
+      signal.addEventListener("abort", () => connecting.then((client) => client.release(), noop), { once: true })
+      return connecting.then((client): Connection => {
+        client.on("error", onClientError)
+        return { client, settled: Promise.resolve() }
+      })
+    },
+    catch: (cause) => fromCause(cause)
+  })
+
+export const release = (conn: Connection, destroy: boolean): Effect.Effect<void> =>
+  Effect.promise(() =>
+    conn.settled.then(() => {
+      conn.client.off("error", onClientError)
+      conn.client.release(destroy ? true : undefined)
+    })
+  )
+
+export const awaitSettled = (conn: Connection): Effect.Effect<void> => Effect.promise(() => conn.settled)
+
+export const run = <Row>(
+  conn: Connection,
+  cancelConfig: pg.ClientConfig,
+  sql: string,
+  params?: ReadonlyArray<unknown>
+): Effect.Effect<ReadonlyArray<Row>, PostgresError> =>
+  Effect.tryPromise({
+    try: (signal) => {
+      // No values -> simple query protocol (multi-statement text and $$ bodies are allowed); with values every
+      // one of them is a bound parameter.
+      const running = params === undefined || params.length === 0
+        ? conn.client.query(sql)
+        : conn.client.query(sql, [...params])
+      conn.settled = running.then(noop, noop)
+      signal.addEventListener("abort", () => {
+        const processId = (conn.client as unknown as { readonly processID?: number }).processID
+        conn.settled = Promise.allSettled([running, cancelBackend(cancelConfig, processId)]).then(noop)
+      }, { once: true })
+      return running.then((result) => result.rows as ReadonlyArray<Row>)
+    },
+    catch: (cause) => fromCause(cause, sql)
+  })

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { PgClient, PgMigrator, SchemaReady } from "@whizbang/postgres"
+import { eq } from "drizzle-orm"
+import { Effect, Layer } from "effect"
+import pg from "pg"
+import { type FreshDatabase, freshDatabase } from "./fixtures/freshDatabase.js"
+
+let db: FreshDatabase
+beforeAll(async () => {
+  db = await freshDatabase()
+})
+afterAll(() => db.drop())
+
+const client = (schema: string) => PgClient.make({ url: db.url, schema, maxConnections: 3 })
+const tags = PgMigrator.migrations.map((m) => m.tag)
+
+const tablesOf = (c: PgClient.Shape, schema: string) =>
+  Effect.map(
+    c.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
+      [schema]
+    ),
+    (rows) => rows.map((r) => r.table_name)
+  )
+
+const expectedTables = [
+  "wh_active_streams",
+  "wh_dead_letters",
+  "wh_events",
+  "wh_migrations",
+  "wh_perspective_cursors",
+  "wh_perspective_events",
+  "wh_perspective_snapshots",
+  "wh_service_instances"
+]
+
+describe("PgMigrator", () => {
+  it.live("creates the schema and every table, and is idempotent", () =>
+    Effect.gen(function*() {
+      const c = yield* client("svc_once")
+      const first = yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
+      expect(first).toEqual({ schema: "svc_once", applied: tags, alreadyApplied: [] })
+      expect(yield* tablesOf(c, "svc_once")).toEqual(expectedTables)
+      const second = yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
+      expect(second).toEqual({ schema: "svc_once", applied: [], alreadyApplied: tags })
+      const [count] = yield* c.query<{ n: string }>("SELECT count(*) AS n FROM wh_migrations")
+      expect(Number(count!.n)).toBe(tags.length)
+      // Nothing leaked into the placeholder or default schemas.
+      expect(yield* tablesOf(c, "__whizbang_schema__")).toEqual([])
+      expect(yield* tablesOf(c, "whizbang")).toEqual([])
+    }).pipe(Effect.scoped))
+
+  it.live("two instances migrating concurrently apply each migration exactly once", () =>
+    Effect.gen(function*() {
+      const [a, b] = yield* Effect.all([client("svc_race"), client("svc_race")])
+      const reports = yield* Effect.all(
+        [a, b].map((c) => PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))),
+        { concurrency: "unbounded" }
+      )
+      expect([...reports[0]!.applied, ...reports[1]!.applied].sort()).toEqual(tags)
+      expect([...reports[0]!.alreadyApplied, ...reports[1]!.alreadyApplied].sort()).toEqual(tags)
+      expect(yield* tablesOf(a, "svc_race")).toEqual(expectedTables)
+    }).pipe(Effect.scoped))
+
+  it.live("services in two schemas of one database do not see each other's tables", () =>
+    Effect.gen(function*() {
+      const a = yield* client("svc_a")
+      const b = yield* client("svc_b")
+      yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, a))
+      yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, b))
+      const streamId = "0190c0de-0000-7000-8000-000000000001"
+      yield* a.drizzle((d) =>
+        d.insert(a.tables.events).values({
+          eventId: "0190c0de-0000-7000-8000-0000000000e1",
+          streamId,
+          streamVersion: 1,
+          eventType: "Opened",
+          payload: { n: 1 }
+        })
+      )
+      const inA = yield* a.drizzle((d) => d.select().from(a.tables.events).where(eq(a.tables.events.streamId, streamId)))
+      expect(inA).toHaveLength(1)
+      expect(inA[0]!.streamVersion).toBe(1)
+      const inB = yield* b.query<{ n: string }>("SELECT count(*) AS n FROM wh_events")
+      expect(inB[0]!.n).toBe("0")
+      yield* a.query("CREATE TABLE only_in_a (id int)")
+      const hidden = yield* Effect.flip(b.query("SELECT * FROM only_in_a"))
+      expect(hidden.reason._tag).toBe("UndefinedTable")
+      // Each schema keeps its own bookkeeping.
+      expect((yield* b.query("SELECT * FROM wh_migrations")).length).toBe(tags.length)
+    }).pipe(Effect.scoped))
+
+  it.live("an applied migration whose SQL changed fails with a MigrationError", () =>
+    Effect.gen(function*() {
+      const c = yield* client("svc_edited")
+      yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
+      yield* c.query("UPDATE wh_migrations SET hash = 'edited' WHERE idx = 0")
+      const error = yield* Effect.flip(PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c)))
+      expect(error).toMatchObject({ _tag: "MigrationError", schema: "svc_edited", tag: tags[0] })
+    }).pipe(Effect.scoped))
+
+  it.live("appending work notifies channel wh_work with the schema as payload, once per transaction", () =>
+    Effect.gen(function*() {
+      const c = yield* client("svc_notify")
+      yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
+      const received: Array<string> = []
+      const listener = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const l = new pg.Client({ connectionString: db.url })
+          await l.connect()
+          l.on("notification", (n) => received.push(`${n.channel}:${n.payload}`))
+          await l.query("LISTEN wh_work")
+          return l
+        }),
+        (l) => Effect.promise(() => l.end())
+      )
+      void listener
+      const row = (i: number) =>
+        c.query(
+          `INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
+           VALUES (gen_random_uuid(), gen_random_uuid(), 'p', gen_random_uuid(), $1)`,
+          [i]
+        )
+      yield* c.withTransaction(Effect.all([row(1), row(2), row(3)]))
+      yield* Effect.sleep("200 millis")
+      expect(received).toEqual(["wh_work:svc_notify"])
+    }).pipe(Effect.scoped))
+})
+
+describe("SchemaReady", () => {
+  it.live("layerVerify fails before migration; layer migrates; layerVerify then succeeds", () =>
+    Effect.gen(function*() {
+      const clientLayer = PgClient.layer({ url: db.url, schema: "svc_gate" })
+      const verify = Effect.service(SchemaReady.SchemaReady).pipe(
+        Effect.provide(SchemaReady.layerVerify.pipe(Layer.provide(clientLayer)))
+      )
+      const notReady = yield* Effect.flip(verify)
+      expect(notReady).toMatchObject({ _tag: "MigrationError", schema: "svc_gate", tag: tags[0] })
+      const ready = yield* Effect.service(SchemaReady.SchemaReady).pipe(
+        Effect.provide(SchemaReady.layer.pipe(Layer.provide(clientLayer)))
+      )
+      expect(ready.report.applied).toEqual(tags)
+      const verified = yield* verify
+      expect(verified.schema).toBe("svc_gate")
+    }))
+
+  it.live("a service requiring SchemaReady is built only after the migration", () =>
+    Effect.gen(function*() {
+      const clientLayer = PgClient.layer({ url: db.url, schema: "svc_dependent" })
+      const Dependent = Layer.effect(
+        PgClient.PgClient,
+        Effect.gen(function*() {
+          yield* SchemaReady.SchemaReady
+          const c = yield* PgClient.PgClient
+          // The tables exist by the time the dependent layer is constructed.
+          yield* Effect.orDie(c.query("SELECT 1 FROM wh_events LIMIT 1"))
+          return c
+        })
+      ).pipe(Layer.provide(Layer.merge(SchemaReady.layer, Layer.empty)), Layer.provide(clientLayer))
+      const rows = yield* PgClient.query<{ n: number }>("SELECT 1 AS n").pipe(Effect.provide(Dependent))
+      expect(rows).toEqual([{ n: 1 }])
+    }))
+})

