@@ -184,7 +184,7 @@ const toInvalid = (error: Schema.SchemaError) =>
   new InvalidWorkerOptions({
     issues: formatter(error.issue).issues.map((issue) => ({
       path: (issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key)).join("."),
-      message: issue.message.startsWith("Expected") ? `must be ${issue.message.slice(9).replace(/^an? /, "a ")}` : issue.message
+      message: issue.message.startsWith("Expected ") ? `must be of type ${issue.message.slice(9)}` : issue.message
     }))
   })
 

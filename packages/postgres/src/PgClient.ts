@@ -22,11 +22,12 @@
  * @since 0.1.0
  */
 import { drizzle as makeDrizzle, type NodePgDatabase } from "drizzle-orm/node-postgres"
-import { Config, Context, Duration, Effect, Exit, Layer, Option, Redacted, type Scope } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, type Scope } from "effect"
 import pg from "pg"
 import * as Identifier from "./Identifier.js"
 import * as Connection from "./internal/connection.js"
-import type { PostgresConfigError, PostgresError } from "./PostgresError.js"
+import * as Transaction from "./internal/transaction.js"
+import { fromCause, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import * as Tables from "./Tables.js"
 
 /**
@@ -74,26 +75,6 @@ export interface Shape {
  */
 export class PgClient extends Context.Service<PgClient, Shape>()("@whizbang/postgres/PgClient") {}
 
-interface Transaction {
-  readonly pool: pg.Pool
-  readonly connection: Connection.Connection
-  readonly depth: number
-}
-
-// Fiber-local: the transaction of the current fiber (inherited by its children). It records its pool, so a
-// second PgClient (another schema) never runs on a transaction it did not open.
-const CurrentTransaction = Context.Reference<Option.Option<Transaction>>(
-  "@whizbang/postgres/PgClient/CurrentTransaction",
-  { defaultValue: () => Option.none() }
-)
-
-const isBroken = (exit: Exit.Exit<unknown, unknown>): boolean =>
-  Exit.isFailure(exit) &&
-  Option.match(Exit.findErrorOption(exit), {
-    onNone: () => false,
-    onSome: (e) => (e as Partial<PostgresError>)._tag === "PostgresError" && (e as PostgresError).reason._tag === "ConnectionError"
-  })
-
 /**
  * Validates the options and opens the pool in the current scope (connections are made lazily).
  *
@@ -123,74 +104,21 @@ export const make = (options: Options): Effect.Effect<Shape, PostgresConfigError
     )
     const poolDb = makeDrizzle(pool)
 
-    const onConnection = <A, E, R>(
-      use: (connection: Connection.Connection) => Effect.Effect<A, E, R>
-    ): Effect.Effect<A, E | PostgresError, R> =>
-      Effect.flatMap(Effect.service(CurrentTransaction), (current) =>
-        Option.isSome(current) && current.value.pool === pool
-          ? use(current.value.connection)
-          : Effect.acquireUseRelease(
-            Connection.acquire(pool),
-            use,
-            (connection, exit) => Connection.release(connection, isBroken(exit))
-          ))
-
     const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>) =>
-      onConnection((connection) => Connection.run<Row>(connection, config, sql, params))
+      Transaction.withConnection(pool, (connection) => Connection.run<Row>(connection, config, sql, params))
 
     const drizzle = <A>(f: (db: NodePgDatabase) => PromiseLike<A>) =>
-      Effect.flatMap(Effect.service(CurrentTransaction), (current) =>
+      Effect.flatMap(Transaction.currentClient(pool), (client) =>
         Effect.tryPromise({
-          try: () => f(Option.isSome(current) && current.value.pool === pool ? makeDrizzle(current.value.connection.client) : poolDb),
-          catch: (cause) => Connection.fromCause(cause)
+          try: () => f(Option.isSome(client) ? makeDrizzle(client.value) : poolDb),
+          catch: (cause) => fromCause(cause)
         }))
 
     const statement = (connection: Connection.Connection, sql: string) =>
       Effect.asVoid(Connection.run(connection, config, sql))
 
-    const topLevel = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.acquireUseRelease(
-        Connection.acquire(pool).pipe(
-          Effect.tap((connection) =>
-            statement(connection, "BEGIN").pipe(Effect.onError(() => Connection.release(connection, true))))
-        ),
-        (connection) =>
-          effect.pipe(
-            Effect.provideService(CurrentTransaction, Option.some({ pool, connection, depth: 0 })),
-            Effect.tap(() => Effect.uninterruptible(statement(connection, "COMMIT")))
-          ),
-        (connection, exit) =>
-          Exit.isSuccess(exit)
-            ? Connection.release(connection, false)
-            : Connection.awaitSettled(connection).pipe(
-              Effect.andThen(Effect.exit(statement(connection, "ROLLBACK"))),
-              // A connection that cannot even roll back is destroyed rather than returned to the pool.
-              Effect.flatMap((rollback) => Connection.release(connection, Exit.isFailure(rollback)))
-            )
-      )
-
-    const nested = <A, E, R>(outer: Transaction, effect: Effect.Effect<A, E, R>) => {
-      const savepoint = `wh_savepoint_${outer.depth + 1}`
-      const { connection } = outer
-      return Effect.acquireUseRelease(
-        statement(connection, `SAVEPOINT ${savepoint}`),
-        () =>
-          effect.pipe(
-            Effect.provideService(CurrentTransaction, Option.some({ ...outer, depth: outer.depth + 1 })),
-            Effect.tap(() => Effect.uninterruptible(statement(connection, `RELEASE SAVEPOINT ${savepoint}`)))
-          ),
-        (_, exit) =>
-          Exit.isSuccess(exit) ? Effect.void : Connection.awaitSettled(connection).pipe(
-            Effect.andThen(statement(connection, `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`)),
-            // If even that fails the outer transaction is unusable, and its own statements will say so.
-            Effect.ignore
-          )
-      )
-    }
-
     const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R> =>
-      Effect.flatMap(Effect.service(CurrentTransaction), (current) =>
-        Option.isSome(current) && current.value.pool === pool ? nested(current.value, effect) : topLevel(effect))
+      Transaction.withTransaction(pool, statement, effect)
 
     return PgClient.of({ schema, tables: Tables.make(schema), pool, query, drizzle, withTransaction })
   })

@@ -122,7 +122,8 @@ describe("PgMigrator", () => {
           [i]
         )
       yield* c.withTransaction(Effect.all([row(1), row(2), row(3)]))
-      yield* Effect.sleep("200 millis")
+      yield* Effect.sleep("20 millis").pipe(Effect.repeat({ until: () => received.length > 0, times: 100 }))
+      yield* Effect.sleep("100 millis")
       expect(received).toEqual(["wh_work:svc_notify"])
     }).pipe(Effect.scoped))
 })
@@ -156,7 +157,7 @@ describe("SchemaReady", () => {
           yield* Effect.orDie(c.query("SELECT 1 FROM wh_events LIMIT 1"))
           return c
         })
-      ).pipe(Layer.provide(Layer.merge(SchemaReady.layer, Layer.empty)), Layer.provide(clientLayer))
+      ).pipe(Layer.provide(SchemaReady.layer), Layer.provide(clientLayer))
       const rows = yield* PgClient.query<{ n: number }>("SELECT 1 AS n").pipe(Effect.provide(Dependent))
       expect(rows).toEqual([{ n: 1 }])
     }))

@@ -12,3 +12,5 @@ export * as TestPostgres from "./TestPostgres.js"
 export * as TestPostgresError from "./TestPostgresError.js"
 /** @since 0.1.0 */
 export * as EventStoreContract from "./EventStoreContract.js"
+/** @since 0.1.0 */
+export * as PgTestDatabase from "./PgTestDatabase.js"

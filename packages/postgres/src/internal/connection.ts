@@ -6,8 +6,6 @@ import { Effect } from "effect"
 import pg from "pg"
 import { fromCause, type PostgresError } from "../PostgresError.js"
 
-export { fromCause }
-
 export interface Connection {
   readonly client: pg.PoolClient
   settled: Promise<void>

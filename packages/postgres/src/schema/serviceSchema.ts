@@ -17,8 +17,8 @@ import { pgSchema } from "drizzle-orm/pg-core"
 export const SCHEMA_PLACEHOLDER = "__whizbang_schema__"
 
 /**
- * The drizzle schema object for a service schema. Deliberately not exported as a value from the schema files,
- * so drizzle-kit does not emit `CREATE SCHEMA` (the migrator creates the schema itself, idempotently).
+ * A drizzle schema object for a service schema. No schema object is exported from the schema files (only
+ * tables), so drizzle-kit emits no `CREATE SCHEMA`: the migrator creates the schema itself, idempotently.
  *
  * @category constructors
  * @since 0.1.0

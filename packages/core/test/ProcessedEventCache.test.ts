@@ -1,0 +1,146 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Ref } from "effect"
+import { TestClock } from "effect/testing"
+import * as ProcessedEventCache from "../src/ProcessedEventCache.js"
+
+type Seen = { readonly hook: string; readonly value: unknown }
+
+const withObserver = Effect.gen(function*() {
+  const seen = yield* Ref.make<ReadonlyArray<Seen>>([])
+  const record = (hook: string) => (value: unknown) => Ref.update(seen, (s) => [...s, { hook, value }])
+  const cache = yield* ProcessedEventCache.make({
+    retention: Duration.seconds(300),
+    observer: {
+      deduped: (ids, perspectiveName, streamId) => record("deduped")({ ids, perspectiveName, streamId }),
+      markedInFlight: record("markedInFlight"),
+      retentionActivated: record("retentionActivated"),
+      evicted: record("evicted"),
+      removed: record("removed")
+    }
+  })
+  return { cache, seen: Ref.get(seen) }
+})
+
+describe("ProcessedEventCache", () => {
+  it.effect("an empty cache matches nothing and counts zero", () =>
+    Effect.gen(function*() {
+      const cache = yield* ProcessedEventCache.make()
+      expect(yield* cache.contains("w1")).toBe(false)
+      expect(yield* cache.count).toBe(0)
+      expect(yield* cache.filterUnprocessed(["w1", "w2"], "orders", "s1")).toEqual(["w1", "w2"])
+    }))
+
+  it.effect("added entries are in flight, match, and never expire before retention is activated", () =>
+    Effect.gen(function*() {
+      const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(5) })
+      yield* cache.markInFlight(["w1", "w2"])
+      expect(yield* cache.contains("w1")).toBe(true)
+      yield* TestClock.adjust(Duration.days(30))
+      expect(yield* cache.contains("w1")).toBe(true)
+      expect(yield* cache.evictExpired).toBe(0)
+      expect(yield* cache.count).toBe(2)
+    }))
+
+  it.effect("a duplicate id does not fail and counts once", () =>
+    Effect.gen(function*() {
+      const cache = yield* ProcessedEventCache.make()
+      yield* cache.markInFlight(["w1", "w1"])
+      yield* cache.markInFlight(["w1"])
+      expect(yield* cache.count).toBe(1)
+    }))
+
+  it.effect("retained entries match before the TTL and stop matching after it, even before eviction", () =>
+    Effect.gen(function*() {
+      const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(300) })
+      yield* cache.markInFlight(["w1"])
+      expect(yield* cache.activateRetention).toBe(1)
+      yield* TestClock.adjust(Duration.seconds(299))
+      expect(yield* cache.contains("w1")).toBe(true)
+      expect(yield* cache.count).toBe(1)
+      yield* TestClock.adjust(Duration.seconds(1))
+      expect(yield* cache.contains("w1")).toBe(false)
+      expect(yield* cache.count).toBe(0)
+      expect(yield* cache.filterUnprocessed(["w1"], "orders", "s1")).toEqual(["w1"])
+      expect(yield* cache.evictExpired).toBe(1)
+    }))
+
+  it.effect("activating retention starts the TTL for in-flight entries only; retained keep their start", () =>
+    Effect.gen(function*() {
+      const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(100) })
+      yield* cache.markInFlight(["old"])
+      yield* cache.activateRetention
+      yield* TestClock.adjust(Duration.seconds(60))
+      yield* cache.markInFlight(["new"])
+      expect(yield* cache.activateRetention).toBe(1) // only "new" was in flight
+      yield* TestClock.adjust(Duration.seconds(50)) // old: 110 s, new: 50 s
+      expect(yield* cache.contains("old")).toBe(false)
+      expect(yield* cache.contains("new")).toBe(true)
+    }))
+
+  it.effect("eviction removes only retained entries past the TTL", () =>
+    Effect.gen(function*() {
+      const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(10) })
+      yield* cache.markInFlight(["expired"])
+      yield* cache.activateRetention
+      yield* TestClock.adjust(Duration.seconds(6))
+      yield* cache.markInFlight(["fresh"])
+      yield* cache.activateRetention
+      yield* cache.markInFlight(["flying"])
+      yield* TestClock.adjust(Duration.seconds(5))
+      expect(yield* cache.evictExpired).toBe(1)
+      expect(yield* cache.contains("fresh")).toBe(true)
+      expect(yield* cache.contains("flying")).toBe(true)
+      expect(yield* cache.count).toBe(2)
+    }))
+
+  it.effect("removal (for rewinds) clears entries in either phase", () =>
+    Effect.gen(function*() {
+      const cache = yield* ProcessedEventCache.make()
+      yield* cache.markInFlight(["a", "b"])
+      yield* cache.activateRetention
+      yield* cache.markInFlight(["c"])
+      expect(yield* cache.remove("a")).toBe(true)
+      expect(yield* cache.remove("missing")).toBe(false)
+      expect(yield* cache.removeRange(["b", "c", "missing"])).toBe(2)
+      expect(yield* cache.count).toBe(0)
+      expect(yield* cache.contains("c")).toBe(false)
+    }))
+
+  it.effect("re-adding a retained entry makes it in flight again", () =>
+    Effect.gen(function*() {
+      const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(10) })
+      yield* cache.markInFlight(["w"])
+      yield* cache.activateRetention
+      yield* cache.markInFlight(["w"])
+      yield* TestClock.adjust(Duration.seconds(20))
+      expect(yield* cache.contains("w")).toBe(true)
+    }))
+
+  it.effect("observer hooks fire for deduped, in-flight, retention activated, evicted and removed", () =>
+    Effect.gen(function*() {
+      const { cache, seen } = yield* withObserver
+      yield* cache.markInFlight(["w1", "w2"])
+      expect(yield* cache.filterUnprocessed(["w1", "w3"], "orders", "s1")).toEqual(["w3"])
+      yield* cache.activateRetention
+      yield* TestClock.adjust(Duration.seconds(301))
+      yield* cache.evictExpired
+      yield* cache.markInFlight(["w4"])
+      yield* cache.remove("w4")
+      expect(yield* seen).toEqual([
+        { hook: "markedInFlight", value: ["w1", "w2"] },
+        { hook: "deduped", value: { ids: ["w1"], perspectiveName: "orders", streamId: "s1" } },
+        { hook: "retentionActivated", value: 2 },
+        { hook: "evicted", value: 2 },
+        { hook: "markedInFlight", value: ["w4"] },
+        { hook: "removed", value: ["w4"] }
+      ])
+    }))
+
+  it.effect("streams and work ids dedup independently", () =>
+    Effect.gen(function*() {
+      const cache = yield* ProcessedEventCache.make()
+      yield* cache.markInFlight(["s1-w1"])
+      expect(yield* cache.filterUnprocessed(["s1-w1", "s1-w2"], "orders", "s1")).toEqual(["s1-w2"])
+      expect(yield* cache.filterUnprocessed(["s2-w1"], "orders", "s2")).toEqual(["s2-w1"])
+    }))
+})

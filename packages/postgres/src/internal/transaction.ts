@@ -1,0 +1,103 @@
+// Transactions carried in fiber context. The current transaction is a Context.Reference (default: none), so
+// `query` needs no extra requirement, and forked child fibers inherit it. It records its pool, so a second
+// PgClient (another schema, another pool) never runs on a transaction it did not open.
+import { Context, Effect, Exit, Option } from "effect"
+import type pg from "pg"
+import type { PostgresError } from "../PostgresError.js"
+import * as Connection from "./connection.js"
+
+interface Transaction {
+  readonly pool: pg.Pool
+  readonly connection: Connection.Connection
+  readonly depth: number
+}
+
+const CurrentTransaction = Context.Reference<Option.Option<Transaction>>(
+  "@whizbang/postgres/PgClient/CurrentTransaction",
+  { defaultValue: () => Option.none() }
+)
+
+const isBroken = (exit: Exit.Exit<unknown, unknown>): boolean =>
+  Option.match(Exit.findErrorOption(exit), {
+    onNone: () => false,
+    onSome: (e) => (e as Partial<PostgresError>)._tag === "PostgresError" && (e as PostgresError).reason._tag === "ConnectionError"
+  })
+
+const currentOn = (pool: pg.Pool): Effect.Effect<Option.Option<Transaction>> =>
+  Effect.map(Effect.service(CurrentTransaction), Option.filter((tx) => tx.pool === pool))
+
+/** The current transaction's client on `pool`, if any (for drizzle). */
+export const currentClient = (pool: pg.Pool): Effect.Effect<Option.Option<pg.PoolClient>> =>
+  Effect.map(currentOn(pool), Option.map((tx) => tx.connection.client))
+
+/** Runs `use` on the current transaction's connection, or on a connection checked out for it alone. */
+export const withConnection = <A, E, R>(
+  pool: pg.Pool,
+  use: (connection: Connection.Connection) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | PostgresError, R> =>
+  Effect.flatMap(currentOn(pool), (current) =>
+    Option.isSome(current)
+      ? use(current.value.connection)
+      : Effect.acquireUseRelease(
+        Connection.acquire(pool),
+        use,
+        (connection, exit) => Connection.release(connection, isBroken(exit))
+      ))
+
+const topLevel = <A, E, R>(
+  pool: pg.Pool,
+  statement: (connection: Connection.Connection, sql: string) => Effect.Effect<void, PostgresError>,
+  effect: Effect.Effect<A, E, R>
+) =>
+  Effect.acquireUseRelease(
+    Connection.acquire(pool).pipe(
+      Effect.tap((connection) =>
+        statement(connection, "BEGIN").pipe(Effect.onError(() => Connection.release(connection, true))))
+    ),
+    (connection) =>
+      effect.pipe(
+        Effect.provideService(CurrentTransaction, Option.some({ pool, connection, depth: 0 })),
+        // An interrupted COMMIT would leave the outcome unknown to the caller; let it finish.
+        Effect.tap(() => Effect.uninterruptible(statement(connection, "COMMIT")))
+      ),
+    (connection, exit) =>
+      Exit.isSuccess(exit)
+        ? Connection.release(connection, false)
+        : Connection.awaitSettled(connection).pipe(
+          Effect.andThen(Effect.exit(statement(connection, "ROLLBACK"))),
+          // A connection that cannot even roll back is destroyed rather than returned to the pool.
+          Effect.flatMap((rollback) => Connection.release(connection, Exit.isFailure(rollback)))
+        )
+  )
+
+const nested = <A, E, R>(
+  outer: Transaction,
+  statement: (connection: Connection.Connection, sql: string) => Effect.Effect<void, PostgresError>,
+  effect: Effect.Effect<A, E, R>
+) => {
+  const savepoint = `wh_savepoint_${outer.depth + 1}`
+  const { connection } = outer
+  return Effect.acquireUseRelease(
+    statement(connection, `SAVEPOINT ${savepoint}`),
+    () =>
+      effect.pipe(
+        Effect.provideService(CurrentTransaction, Option.some({ ...outer, depth: outer.depth + 1 })),
+        Effect.tap(() => Effect.uninterruptible(statement(connection, `RELEASE SAVEPOINT ${savepoint}`)))
+      ),
+    (_, exit) =>
+      Exit.isSuccess(exit) ? Effect.void : Connection.awaitSettled(connection).pipe(
+        Effect.andThen(statement(connection, `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`)),
+        // If even that fails the outer transaction is unusable, and its own statements will say so.
+        Effect.ignore
+      )
+  )
+}
+
+/** A transaction on `pool`, or a savepoint inside the current one. */
+export const withTransaction = <A, E, R>(
+  pool: pg.Pool,
+  statement: (connection: Connection.Connection, sql: string) => Effect.Effect<void, PostgresError>,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | PostgresError, R> =>
+  Effect.flatMap(currentOn(pool), (current) =>
+    Option.isSome(current) ? nested(current.value, statement, effect) : topLevel(pool, statement, effect))

@@ -1,0 +1,36 @@
+/**
+ * SQL for one perspective's `wh_per_<name>` table. The table name is a validated identifier (perspective names
+ * match /^[a-z][a-z0-9_]{0,47}$/) and is quoted; every value is a bound parameter.
+ */
+import * as Identifier from "../Identifier.js"
+
+const table = (name: string) => Identifier.quote(`wh_per_${name}`)
+
+export const createTable = (name: string) => `
+CREATE TABLE IF NOT EXISTS ${table(name)} (
+  id uuid PRIMARY KEY,
+  data jsonb NOT NULL,
+  metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
+  scope jsonb NOT NULL DEFAULT '{}'::jsonb,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  version bigint NOT NULL DEFAULT 1
+)`
+
+/** Params: parallel arrays $1 ids, $2 data, $3 metadata, $4 scope, $5 events applied. */
+export const upsertRows = (name: string) => `
+INSERT INTO ${table(name)} AS t (id, data, metadata, scope, version)
+SELECT id, data, metadata, scope, applied FROM unnest($1::uuid[], $2::jsonb[], $3::jsonb[], $4::jsonb[], $5::int[]) AS r(id, data, metadata, scope, applied)
+ON CONFLICT (id) DO UPDATE
+  SET data = excluded.data, metadata = excluded.metadata, scope = excluded.scope, version = t.version + excluded.version, updated_at = now()`
+
+/** Params: $1 ids. */
+export const deleteRows = (name: string) => `DELETE FROM ${table(name)} WHERE id = ANY($1::uuid[])`
+
+/** Params: $1 ids. */
+export const selectRows = (name: string) =>
+  `SELECT id, data, metadata, scope, version::int AS version, created_at, updated_at FROM ${table(name)} WHERE id = ANY($1::uuid[])`
+
+/** Params: $1 jsonb containment filter, $2 limit, $3 offset. */
+export const queryRows = (name: string) =>
+  `SELECT id, data, metadata, scope, version::int AS version, created_at, updated_at FROM ${table(name)} WHERE data @> $1::jsonb ORDER BY id LIMIT $2::int OFFSET $3::int`
