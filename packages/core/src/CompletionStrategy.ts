@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import { Context, type Effect } from "effect"
+import type * as Perspective from "./Perspective.js"
 import type { PerspectiveStatus } from "./PerspectiveStatus.js"
 
 /**
@@ -25,8 +26,32 @@ export interface PerspectiveCompletion {
   readonly workIds: ReadonlyArray<string>
   readonly streamId: string
   readonly perspectiveName: string
-  readonly lastEventId: string
+  /** Absent when nothing was applied (only re-delivered duplicates are being cleared): the cursor stays. */
+  readonly lastEventId?: string | undefined
   readonly status: PerspectiveStatus
+  /**
+   * The read-model row after the applied events. The coordinator writes it in the same transaction that
+   * advances the cursor and deletes `workIds`, so a crash can never apply an event twice.
+   */
+  readonly model?: ModelWrite | undefined
+}
+
+/**
+ * The new state of a (stream, perspective) read-model row.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ModelWrite {
+  /** The encoded model (ignored when `action` is `"delete"` or `"purge"`). */
+  readonly data: unknown
+  readonly action: Perspective.Action
+  /** Metadata of the last applied event (event id, type, correlation, ...). */
+  readonly metadata: unknown
+  /** Scope of the last applied event. */
+  readonly scope: unknown
+  /** How many events were applied. */
+  readonly eventsApplied: number
 }
 
 /**

@@ -80,6 +80,8 @@ export class PerspectiveStoreError extends Data.TaggedError("PerspectiveStoreErr
 export interface Shape {
   readonly writeBatch: (writes: ReadonlyArray<Write>) => Effect.Effect<void, PerspectiveStoreError>
   readonly getById: (perspectiveName: string, id: string) => Effect.Effect<Option.Option<Row>, PerspectiveStoreError>
+  /** The rows of these streams (absent ones are left out), in one round trip. */
+  readonly getMany: (perspectiveName: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, Row>, PerspectiveStoreError>
   readonly query: (perspectiveName: string, query?: Query) => Effect.Effect<ReadonlyArray<Row>, PerspectiveStoreError>
 }
 
@@ -133,6 +135,16 @@ export const makeMemory: Effect.Effect<Shape> = Effect.sync(() => {
         }
       }),
     getById: (perspectiveName, id) => Effect.sync(() => Option.fromNullishOr(tables.get(perspectiveName)?.get(id))),
+    getMany: (perspectiveName, ids) =>
+      Effect.sync(() => {
+        const t = tables.get(perspectiveName)
+        const found = new Map<string, Row>()
+        for (const id of ids) {
+          const row = t?.get(id)
+          if (row !== undefined) found.set(id, row)
+        }
+        return found
+      }),
     query: (perspectiveName, query = {}) =>
       Effect.sync(() => {
         const rows = [...(tables.get(perspectiveName)?.values() ?? [])]

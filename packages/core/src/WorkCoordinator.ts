@@ -43,6 +43,11 @@ export interface PendingEvent {
   readonly payload: unknown
   /** Failed apply attempts so far. */
   readonly attempts: number
+  /** The event's metadata and scope, when the coordinator has them. */
+  readonly metadata?: unknown
+  readonly scope?: unknown
+  /** True while the row waits out a retry backoff: the (stream, perspective) must stop before it. */
+  readonly blocked?: boolean
 }
 
 /**
@@ -180,6 +185,7 @@ export const makeMemory = Effect.sync(() => {
       Effect.sync(() => {
         for (const c of completions) {
           for (const workId of c.workIds) rows.delete(workId)
+          if (c.lastEventId === undefined) continue
           cursors.set(cursorKey(c.streamId, c.perspectiveName), {
             streamId: c.streamId,
             perspectiveName: c.perspectiveName,

@@ -52,3 +52,5 @@ export * as SlidingWindowBatcher from "./SlidingWindowBatcher.js"
 export * as WorkCoordinator from "./WorkCoordinator.js"
 /** @since 0.1.0 */
 export * as WorkerOptions from "./WorkerOptions.js"
+/** @since 0.1.0 */
+export * as PerspectiveWorker from "./PerspectiveWorker.js"

@@ -38,3 +38,23 @@ export * as Tables from "./Tables.js"
  * @since 0.1.0
  */
 export * as PgEventStore from "./PgEventStore.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgNotificationListener from "./PgNotificationListener.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgPerspectiveStore from "./PgPerspectiveStore.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgWorkCoordinator from "./PgWorkCoordinator.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgPerspectivePipeline from "./PgPerspectivePipeline.js"

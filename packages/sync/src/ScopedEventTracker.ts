@@ -95,7 +95,7 @@ export const withScope = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effec
  * @since 0.1.0
  */
 export const trackEmittedEvent = (event: TrackedEvent): Effect.Effect<void> =>
-  Effect.map(Current, Option.map((tracker) => tracker.trackEmittedEvent(event)))
+  Effect.flatMap(Current, Option.match({ onNone: () => Effect.void, onSome: (tracker) => Effect.sync(() => tracker.trackEmittedEvent(event)) }))
 
 /**
  * The current scope's events, optionally filtered; empty outside a scope.

@@ -29,3 +29,9 @@ ON CONFLICT (stream_id) DO UPDATE
   SET instance_id = excluded.instance_id, lease_expiry = excluded.lease_expiry
   WHERE a.instance_id IS NULL OR a.instance_id = excluded.instance_id OR a.lease_expiry <= now()
 RETURNING a.stream_id`
+
+/** Drops the instance's leases on streams that have no pending work. Params: $1 instance id. */
+export const releaseIdleStreams = `
+DELETE FROM wh_active_streams a
+WHERE a.instance_id = $1::uuid
+  AND NOT EXISTS (SELECT 1 FROM wh_perspective_events pe WHERE pe.stream_id = a.stream_id AND pe.processed_at IS NULL)`

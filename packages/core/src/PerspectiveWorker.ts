@@ -1,0 +1,240 @@
+/**
+ * The perspective worker: keeps every registered perspective's read models current.
+ *
+ * A claim loop leases streams with pending work (`WorkCoordinator.claimWork`) and feeds their ids to the drain
+ * channel; it wakes on a NOTIFY wake-up, on {@link PerspectiveWorker} `requestImmediatePoll`, or on the
+ * safety-net poll. `maxConcurrentDrainConsumers` consumer loops batch drain signals with a sliding window, skip
+ * streams another consumer is processing (the per-stream gate), and run a cycle: fetch, dedup, apply, commit.
+ * A stream whose group filled `perspectiveBatchSize` is drained again at once, up to `drainLoopMaxIterations`.
+ *
+ * **When to use**: provide `layer(config)` with a `WorkCoordinator`, `PerspectiveStore` and `InstanceProvider`
+ * (the Postgres layers in `@whizbang/postgres`, or the in-memory ones); a `NotificationListener` is optional.
+ * The loops run as fibers of the layer's scope and stop with it.
+ *
+ * **Gotchas**: a failing apply never stops the worker; it is reported (cursor Failed, retry with backoff, then
+ * dead letter) and other streams go on. In tests, wait with `awaitIdle`, never with sleeps.
+ *
+ * @since 0.1.0
+ */
+import { Context, Duration, Effect, Layer, Option, Queue, Stream, SubscriptionRef } from "effect"
+import type * as CompletionStrategy from "./CompletionStrategy.js"
+import type * as EventRegistry from "./EventRegistry.js"
+import { InstanceProvider } from "./InstanceProvider.js"
+import { type ProcessedGroup, runCycle } from "./internal/workerCycle.js"
+import { NotificationListener } from "./NotificationListener.js"
+import type * as Perspective from "./Perspective.js"
+import * as PerspectiveRegistry from "./PerspectiveRegistry.js"
+import { PerspectiveStore } from "./PerspectiveStore.js"
+import * as ProcessedEventCache from "./ProcessedEventCache.js"
+import * as SlidingWindowBatcher from "./SlidingWindowBatcher.js"
+import { WorkCoordinator } from "./WorkCoordinator.js"
+import * as WorkerOptions from "./WorkerOptions.js"
+
+/**
+ * Callbacks fired by the worker, for monitoring and deterministic tests.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Hooks {
+  /** Idle -> active: work appeared after empty polls. */
+  readonly onWorkProcessingStarted?: () => Effect.Effect<void>
+  /** Active -> idle, after `idleThresholdPolls` consecutive empty polls. */
+  readonly onWorkProcessingIdle?: () => Effect.Effect<void>
+  /** After every consumer cycle, whether or not it found work. */
+  readonly onBatchCycleComplete?: (summary: CycleSummary) => Effect.Effect<void>
+  /** After a (stream, perspective) committed applied events. */
+  readonly onPerspectiveEventProcessed?: (group: ProcessedGroup) => Effect.Effect<void>
+  /** After an apply failed and the failure was recorded. */
+  readonly onPerspectiveEventFailed?: (failure: CompletionStrategy.PerspectiveFailure) => Effect.Effect<void>
+}
+
+/**
+ * What one consumer cycle did.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface CycleSummary {
+  readonly streams: number
+  readonly eventsApplied: number
+  readonly failures: number
+  readonly deduped: number
+}
+
+/**
+ * Worker configuration.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Config {
+  readonly events: EventRegistry.EventRegistry
+  readonly perspectives: ReadonlyArray<Perspective.Any>
+  /** Validated with `WorkerOptions.decode`; a bad value fails the layer with `InvalidWorkerOptions`. */
+  readonly options?: WorkerOptions.WorkerOptionsInput
+  /** `"batched"` (default): one commit per cycle. `"instant"`: one commit per (stream, perspective). */
+  readonly completionStrategy?: "batched" | "instant"
+  readonly hooks?: Hooks
+  readonly dedupObserver?: ProcessedEventCache.Observer
+}
+
+/**
+ * The worker's state and controls.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Shape {
+  /** Wakes the claim loop now; redundant calls are harmless. */
+  readonly requestImmediatePoll: Effect.Effect<void>
+  readonly isIdle: Effect.Effect<boolean>
+  readonly consecutiveEmptyPolls: Effect.Effect<number>
+  /** Completes once `idleThresholdPolls` polls made after the call found no work. */
+  readonly awaitIdle: Effect.Effect<void>
+  /** Completes once the claim loop has polled at least `count` times since start. */
+  readonly awaitPolls: (count: number) => Effect.Effect<void>
+  /** Polls made, events applied, failures recorded and duplicates dropped since start. */
+  readonly stats: Effect.Effect<{ readonly polls: number; readonly eventsApplied: number; readonly failures: number; readonly deduped: number }>
+}
+
+/**
+ * @category services
+ * @since 0.1.0
+ */
+export class PerspectiveWorker extends Context.Service<PerspectiveWorker, Shape>()("@whizbang/core/PerspectiveWorker") {}
+
+interface State {
+  readonly polls: number
+  readonly emptyPolls: number
+  readonly idle: boolean
+  readonly eventsApplied: number
+  readonly failures: number
+  readonly deduped: number
+}
+
+const run = <A>(hook: ((a: A) => Effect.Effect<void>) | undefined, a: A) =>
+  hook === undefined ? Effect.void : Effect.catchCause(hook(a), (cause) => Effect.logWarning("worker hook failed", cause))
+
+/**
+ * Starts the worker's fibers in the current scope.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (config: Config) =>
+  Effect.gen(function* () {
+    const options = yield* WorkerOptions.decode(config.options ?? {})
+    const coordinator = yield* WorkCoordinator
+    const store = yield* PerspectiveStore
+    const { instanceId } = yield* InstanceProvider
+    const listener = yield* Effect.serviceOption(NotificationListener)
+    const perspectives = yield* PerspectiveRegistry.make(config.perspectives)
+    const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(options.leaseSeconds), ...(config.dedupObserver ? { observer: config.dedupObserver } : {}) })
+    const hooks = config.hooks ?? {}
+    const deps = { instanceId, coordinator, store, perspectives, events: config.events, cache, options, strategy: config.completionStrategy ?? "batched" } as const
+
+    const drain = yield* Queue.bounded<string>(Math.max(options.maxStreamsPerBatch * 2, 64))
+    const wake = yield* Queue.sliding<void>(1)
+    const state = yield* SubscriptionRef.make<State>({ polls: 0, emptyPolls: 0, idle: true, eventsApplied: 0, failures: 0, deduped: 0 })
+    const gate = new Set<string>()
+    const pollMillis = Option.isSome(listener)
+      ? Math.max(options.pollingIntervalMilliseconds, options.notifyHealthyPollingIntervalMilliseconds)
+      : options.pollingIntervalMilliseconds
+
+    const claimOnce = Effect.gen(function* () {
+      const claimed = yield* coordinator.claimWork({ instanceId, maxStreams: options.maxStreamsPerBatch, leaseSeconds: options.leaseSeconds }).pipe(
+        Effect.catchCause((cause) => Effect.as(Effect.logWarning("claiming work failed; retrying on the next poll", cause), [] as ReadonlyArray<string>))
+      )
+      const before = yield* SubscriptionRef.get(state)
+      const emptyPolls = claimed.length === 0 ? before.emptyPolls + 1 : 0
+      const idle = claimed.length > 0 ? false : before.idle || emptyPolls >= options.idleThresholdPolls
+      yield* SubscriptionRef.set(state, { ...before, polls: before.polls + 1, emptyPolls, idle })
+      if (before.idle && !idle) yield* run(hooks.onWorkProcessingStarted, undefined)
+      if (!before.idle && idle) yield* run(hooks.onWorkProcessingIdle, undefined)
+      yield* Queue.offerAll(drain, claimed)
+      return claimed.length
+    })
+
+    const claimLoop = Effect.forever(
+      Effect.flatMap(claimOnce, (count) =>
+        count >= options.maxStreamsPerBatch ? Effect.void : Effect.race(Effect.sleep(Duration.millis(pollMillis)), Queue.take(wake)))
+    )
+
+    const processStreams = (streamIds: ReadonlyArray<string>): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        let batch = streamIds
+        for (let iteration = 0; iteration < options.drainLoopMaxIterations && batch.length > 0; iteration++) {
+          const result = yield* runCycle(deps, batch)
+          yield* SubscriptionRef.update(state, (s) => ({
+            ...s,
+            eventsApplied: s.eventsApplied + result.processed.reduce((n, g) => n + g.eventIds.length, 0),
+            failures: s.failures + result.failures.length,
+            deduped: s.deduped + result.deduped
+          }))
+          yield* Effect.forEach(result.processed, (group) => run(hooks.onPerspectiveEventProcessed, group), { discard: true })
+          yield* Effect.forEach(result.failures, (failure) => run(hooks.onPerspectiveEventFailed, failure), { discard: true })
+          yield* run(hooks.onBatchCycleComplete, {
+            streams: batch.length,
+            eventsApplied: result.processed.reduce((n, g) => n + g.eventIds.length, 0),
+            failures: result.failures.length,
+            deduped: result.deduped
+          })
+          batch = result.more.length >= options.drainLoopRefetchMinBatch || (result.more.length > 0 && iteration === 0) ? result.more : []
+        }
+        // Whatever is left is claimed again by the next poll; ask for it now.
+        if (batch.length > 0) yield* Queue.offer(wake, undefined)
+      }).pipe(
+        Effect.catchCause((cause) =>
+          Effect.logWarning("perspective cycle failed; its work will be delivered again", cause).pipe(
+            Effect.andThen(Queue.offer(wake, undefined))
+          ))
+      )
+
+    const consumer = Effect.forever(
+      Effect.gen(function* () {
+        const { items } = yield* SlidingWindowBatcher.take(drain, {
+          slidingWindow: Duration.millis(options.drainBatcher.slidingWindowMilliseconds),
+          maxWait: Duration.millis(options.drainBatcher.maxWaitMilliseconds),
+          maxSize: options.drainBatcher.maxSize
+        })
+        const mine = items.filter((id) => !gate.has(id))
+        for (const id of mine) gate.add(id)
+        yield* processStreams(mine).pipe(Effect.ensuring(Effect.sync(() => mine.forEach((id) => gate.delete(id)))))
+        if (mine.length < items.length) yield* Queue.offer(wake, undefined)
+      })
+    )
+
+    yield* Effect.logInfo(`perspective worker starting: instance ${instanceId}, perspectives ${perspectives.names.join(", ") || "(none)"}`)
+    if (Option.isSome(listener)) {
+      yield* Effect.forkScoped(Stream.runForEach(listener.value.wakeUps, () => Queue.offer(wake, undefined)))
+    }
+    yield* Effect.forkScoped(claimLoop)
+    yield* Effect.replicateEffect(Effect.forkScoped(consumer), options.maxConcurrentDrainConsumers, { discard: true })
+
+    const awaitIdle = Effect.gen(function* () {
+      const start = (yield* SubscriptionRef.get(state)).polls
+      yield* Queue.offer(wake, undefined)
+      yield* SubscriptionRef.changes(state).pipe(
+        Stream.takeUntil((s) => s.polls >= start + options.idleThresholdPolls && s.emptyPolls >= options.idleThresholdPolls),
+        Stream.runDrain
+      )
+    })
+
+    return PerspectiveWorker.of({
+      requestImmediatePoll: Queue.offer(wake, undefined).pipe(Effect.asVoid),
+      isIdle: Effect.map(SubscriptionRef.get(state), (s) => s.idle),
+      consecutiveEmptyPolls: Effect.map(SubscriptionRef.get(state), (s) => s.emptyPolls),
+      awaitIdle,
+      awaitPolls: (count) => SubscriptionRef.changes(state).pipe(Stream.takeUntil((s) => s.polls >= count), Stream.runDrain),
+      stats: Effect.map(SubscriptionRef.get(state), ({ deduped, eventsApplied, failures, polls }) => ({ polls, eventsApplied, failures, deduped }))
+    })
+  })
+
+/**
+ * The worker as a layer; its fibers live as long as the layer.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (config: Config) => Layer.effect(PerspectiveWorker, make(config))

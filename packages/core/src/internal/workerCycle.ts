@@ -1,0 +1,156 @@
+/**
+ * One worker cycle over a batch of claimed streams: fetch their pending events in one call, load their models
+ * in one call per perspective, drop re-delivered work (dedup cache), decode and apply in memory, then report
+ * through the completion strategy and flush. A completion carries the new model, so the coordinator commits the
+ * model, the cursor and the deletion of exactly the applied work rows together.
+ *
+ * If the flush fails (connection lost, lease fenced) nothing of the cycle is trusted: the cache forgets the
+ * cycle's work ids and the database re-delivers the rows, to be applied again from the committed model. A
+ * report is never replayed later, because its model was computed from a row that may since have changed.
+ */
+import { Effect } from "effect"
+import * as BatchedCompletionStrategy from "../BatchedCompletionStrategy.js"
+import type * as CompletionStrategy from "../CompletionStrategy.js"
+import type * as EventRegistry from "../EventRegistry.js"
+import * as InstantCompletionStrategy from "../InstantCompletionStrategy.js"
+import type * as Perspective from "../Perspective.js"
+import type * as PerspectiveRegistry from "../PerspectiveRegistry.js"
+import { PerspectiveStatus } from "../PerspectiveStatus.js"
+import type * as PerspectiveStore from "../PerspectiveStore.js"
+import type * as ProcessedEventCache from "../ProcessedEventCache.js"
+import type * as WorkCoordinator from "../WorkCoordinator.js"
+import type * as WorkerOptions from "../WorkerOptions.js"
+
+export interface CycleDeps {
+  readonly instanceId: string
+  readonly coordinator: WorkCoordinator.Shape
+  readonly store: PerspectiveStore.Shape
+  readonly perspectives: PerspectiveRegistry.Shape
+  readonly events: EventRegistry.EventRegistry
+  readonly cache: ProcessedEventCache.ProcessedEventCache
+  readonly options: WorkerOptions.WorkerOptions
+  readonly strategy: "batched" | "instant"
+}
+
+export interface ProcessedGroup {
+  readonly streamId: string
+  readonly perspectiveName: string
+  readonly eventIds: ReadonlyArray<string>
+}
+
+export interface CycleResult {
+  readonly processed: ReadonlyArray<ProcessedGroup>
+  readonly failures: ReadonlyArray<CompletionStrategy.PerspectiveFailure>
+  readonly deduped: number
+  /** Streams that may have more pending work than one pass took (a group hit `perspectiveBatchSize`). */
+  readonly more: ReadonlyArray<string>
+}
+
+const groupKey = (e: WorkCoordinator.PendingEvent) => `${e.streamId}|${e.perspectiveName}`
+
+/**
+ * Dedup is by (perspective, event), not by work row: a re-delivered event may come back in a new work row.
+ * Exported for tests and observers that need to recognise the keys.
+ */
+export const dedupKey = (e: { readonly perspectiveName: string; readonly eventId: string }) => `${e.perspectiveName}:${e.eventId}`
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.PendingEvent>, stored: unknown) =>
+  Effect.gen(function* () {
+    const { streamId, perspectiveName } = rows[0]!
+    const fresh = new Set(yield* deps.cache.filterUnprocessed(rows.map(dedupKey), perspectiveName, streamId))
+    const skipped = rows.filter((r) => !fresh.has(dedupKey(r)))
+    const candidates = rows.filter((r) => fresh.has(dedupKey(r)))
+    const envelopes: Array<Perspective.EventEnvelope> = []
+    let failure: { readonly row: WorkCoordinator.PendingEvent; readonly error: string } | undefined
+    for (const row of candidates) {
+      const decoded = yield* Effect.result(deps.events.decode(row.eventType, row.payload, row.eventId))
+      if (decoded._tag === "Failure") {
+        failure = { row, error: decoded.failure.message }
+        break
+      }
+      envelopes.push({ eventId: row.eventId, streamId, eventType: row.eventType, payload: decoded.success })
+    }
+    const runner = yield* Effect.result(deps.perspectives.get(perspectiveName))
+    if (runner._tag === "Failure") {
+      return { skipped, applied: [], failure: { row: candidates[0] ?? rows[0]!, error: runner.failure.message }, outcome: undefined }
+    }
+    const outcome = yield* runner.success.run(streamId, stored, envelopes)
+    const byEvent = new Map(candidates.map((r) => [r.eventId, r]))
+    const applied = outcome.appliedEventIds.map((id) => byEvent.get(id)!)
+    if (outcome.failure !== undefined) {
+      const row = byEvent.get(outcome.failure.eventId) ?? candidates[applied.length] ?? candidates[0]!
+      failure = { row, error: outcome.failure.message }
+    }
+    return { skipped, applied, failure, outcome }
+  })
+
+export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Effect.Effect<CycleResult, WorkCoordinator.WorkCoordinatorError | PerspectiveStore.PerspectiveStoreError> => {
+  const marked: Array<string> = []
+  return Effect.gen(function* () {
+    const limit = deps.options.perspectiveBatchSize
+    const pending = yield* deps.coordinator.fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit })
+    const groups = new Map<string, Array<WorkCoordinator.PendingEvent>>()
+    for (const row of pending) {
+      const group = groups.get(groupKey(row))
+      if (group === undefined) groups.set(groupKey(row), [row])
+      else group.push(row)
+    }
+    const wanted = new Map<string, Set<string>>()
+    for (const [, rows] of groups) {
+      const ids = wanted.get(rows[0]!.perspectiveName) ?? new Set<string>()
+      wanted.set(rows[0]!.perspectiveName, ids.add(rows[0]!.streamId))
+    }
+    const models = new Map<string, ReadonlyMap<string, PerspectiveStore.Row>>()
+    yield* Effect.forEach(wanted, ([name, ids]) => Effect.map(deps.store.getMany(name, [...ids]), (rows) => void models.set(name, rows)), {
+      concurrency: 4,
+      discard: true
+    })
+
+    const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make(deps.options.retryOptions)
+    const processed: Array<ProcessedGroup> = []
+    const failures: Array<CompletionStrategy.PerspectiveFailure> = []
+    const more = new Set<string>()
+    let deduped = 0
+    for (const [, all] of groups) {
+      if (all.length >= limit) more.add(all[0]!.streamId)
+      const blockedAt = all.findIndex((r) => r.blocked === true)
+      const rows = blockedAt === -1 ? all : all.slice(0, blockedAt)
+      if (rows.length === 0) continue
+      const { streamId, perspectiveName } = rows[0]!
+      const { applied, failure, outcome, skipped } = yield* applyGroup(deps, rows, models.get(perspectiveName)?.get(streamId)?.data)
+      deduped += skipped.length
+      const last = applied.at(-1)
+      if (applied.length > 0 || skipped.length > 0) {
+        const completion: CompletionStrategy.PerspectiveCompletion = {
+          workIds: [...skipped, ...applied].map((r) => r.workId),
+          streamId,
+          perspectiveName,
+          lastEventId: last?.eventId,
+          status: PerspectiveStatus.Completed,
+          model: last === undefined || outcome === undefined ? undefined : {
+            data: outcome.model,
+            action: outcome.action,
+            metadata: { ...(last.metadata as object | undefined), eventId: last.eventId, eventType: last.eventType },
+            scope: last.scope ?? {},
+            eventsApplied: applied.length
+          }
+        }
+        yield* strategy.reportCompletion(completion, deps.coordinator)
+        const ids = applied.map(dedupKey)
+        marked.push(...ids)
+        yield* deps.cache.markInFlight(ids)
+        if (applied.length > 0) processed.push({ streamId, perspectiveName, eventIds: applied.map((r) => r.eventId) })
+      }
+      if (failure !== undefined) {
+        const reported = { workId: failure.row.workId, streamId, perspectiveName, error: messageOf(failure.error) }
+        failures.push(reported)
+        yield* strategy.reportFailure(reported, deps.coordinator)
+      }
+    }
+    yield* strategy.flush(deps.coordinator)
+    yield* deps.cache.activateRetention
+    return { processed, failures, deduped, more: [...more] }
+  }).pipe(Effect.onError(() => Effect.suspend(() => deps.cache.removeRange(marked))))
+}

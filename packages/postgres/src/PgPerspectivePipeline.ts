@@ -1,0 +1,104 @@
+/**
+ * The whole perspective pipeline on Postgres in one layer: the event store (writing work rows for every
+ * perspective that handles an event's type), the work coordinator, the perspective store, the NOTIFY listener
+ * and the perspective worker. Needs a `PgClient`, `SchemaReady` and an `InstanceProvider`.
+ *
+ * ```ts
+ * const app = PgPerspectivePipeline.layer({ events, perspectives }).pipe(
+ *   Layer.provideMerge(SchemaReady.layer),
+ *   Layer.provideMerge(PgClient.layer({ url, schema: "orders" })),
+ *   Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "orders" }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import {
+  type DefinitionErrors,
+  type EventRegistry,
+  type EventStore,
+  type InstanceProvider,
+  type NotificationListener,
+  type Perspective,
+  type PerspectiveStore,
+  PerspectiveWorker,
+  type WorkCoordinator,
+  WorkerOptions
+} from "@whizbang/core"
+import { Effect, Layer } from "effect"
+import type { PgClient } from "./PgClient.js"
+import type { PostgresError } from "./PostgresError.js"
+import type { SchemaReady } from "./SchemaReady.js"
+import * as PgEventStore from "./PgEventStore.js"
+import * as PgNotificationListener from "./PgNotificationListener.js"
+import * as PgPerspectiveStore from "./PgPerspectiveStore.js"
+import * as PgWorkCoordinator from "./PgWorkCoordinator.js"
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Config extends Omit<PerspectiveWorker.Config, "events"> {
+  readonly events: EventRegistry.EventRegistry
+  readonly perspectives: ReadonlyArray<Perspective.Any>
+  /** Backoff of a failed apply before it is retried (see `PgWorkCoordinator.Options`). */
+  readonly failureBackoff?: PgWorkCoordinator.Options["failureBackoff"]
+}
+
+/**
+ * The routing of event types to perspective names, for work rows.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const routing = (perspectives: ReadonlyArray<Perspective.Any>) => {
+  const routes = new Map<string, Array<string>>()
+  for (const p of perspectives) for (const type of p.eventTypes) routes.set(type, [...(routes.get(type) ?? []), p.name])
+  return (eventType: string): ReadonlyArray<string> => routes.get(eventType) ?? []
+}
+
+/**
+ * Everything but the worker: for processes that only append and read (the worker runs elsewhere).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerPorts = (
+  config: Config
+): Layer.Layer<
+  EventStore.EventStore | WorkCoordinator.WorkCoordinator | PerspectiveStore.PerspectiveStore | NotificationListener.NotificationListener,
+  WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | PostgresError,
+  PgClient | SchemaReady | InstanceProvider.InstanceProvider
+> =>
+  Layer.unwrap(
+    Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
+      Layer.mergeAll(
+        PgWorkCoordinator.layer({
+          leaseSeconds: options.leaseSeconds,
+          debugMode: options.debugMode,
+          maxPerspectiveEventAttempts: options.maxPerspectiveEventAttempts,
+          ...(config.failureBackoff ? { failureBackoff: config.failureBackoff } : {})
+        }),
+        PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)),
+        PgNotificationListener.layer,
+        PgEventStore.layer({ registry: config.events, routing: routing(config.perspectives), partitionCount: options.partitionCount })
+      ))
+  )
+
+/**
+ * The ports and the perspective worker.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (
+  config: Config
+): Layer.Layer<
+  | EventStore.EventStore
+  | WorkCoordinator.WorkCoordinator
+  | PerspectiveStore.PerspectiveStore
+  | NotificationListener.NotificationListener
+  | PerspectiveWorker.PerspectiveWorker,
+  WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | DefinitionErrors.DuplicatePerspectiveName | PostgresError,
+  PgClient | SchemaReady | InstanceProvider.InstanceProvider
+> => PerspectiveWorker.layer(config).pipe(Layer.provideMerge(layerPorts(config)))

@@ -1,0 +1,115 @@
+/**
+ * The Postgres `PerspectiveStore`: one `wh_per_<name>` table per perspective (id, data, metadata, scope,
+ * created_at, updated_at, version), created at start-up when missing, written set-based, read by id or by
+ * JSON containment (`data @> filter`).
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { type DefinitionErrors, Perspective, PerspectiveStore } from "@whizbang/core"
+import { writeModels } from "./internal/writeModels.js"
+import { PgClient } from "./PgClient.js"
+import type { PostgresError } from "./PostgresError.js"
+import { SchemaReady } from "./SchemaReady.js"
+import * as Rows from "./sql/perspectiveRows.js"
+
+interface RowRecord {
+  readonly id: string
+  readonly data: unknown
+  readonly metadata: unknown
+  readonly scope: unknown
+  readonly version: number
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+const toRow = (r: RowRecord): PerspectiveStore.Row => ({
+  id: r.id,
+  data: r.data,
+  metadata: r.metadata,
+  scope: r.scope,
+  version: r.version,
+  createdAt: r.created_at.getTime(),
+  updatedAt: r.updated_at.getTime()
+})
+
+const storeError = (operation: string) => (cause: PostgresError) =>
+  new PerspectiveStore.PerspectiveStoreError({ operation, reason: cause.message, cause })
+
+/** Concurrent `CREATE TABLE IF NOT EXISTS` from two instances can still collide on the catalog: serialise them. */
+const ddlLock = `SELECT pg_advisory_xact_lock(hashtextextended('@whizbang/postgres/PgPerspectiveStore:' || current_schema(), 0))`
+
+/**
+ * Creates the tables of these perspectives when missing. Names are validated (`Perspective.validateName`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const ensureTables = (
+  perspectiveNames: ReadonlyArray<string>
+): Effect.Effect<void, DefinitionErrors.InvalidPerspectiveName | PostgresError, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const names = yield* Effect.forEach(perspectiveNames, Perspective.validateName)
+    yield* client.withTransaction(Effect.gen(function* () {
+      yield* client.query(ddlLock)
+      for (const name of names) yield* client.query(Rows.createTable(name))
+    }))
+  })
+
+/**
+ * Builds the store; perspective names are validated before any SQL names a table.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = Effect.gen(function* () {
+  const client = yield* PgClient
+  const checked = (name: string) =>
+    Perspective.isValidName(name)
+      ? Effect.succeed(name)
+      : Effect.fail(new PerspectiveStore.PerspectiveStoreError({ operation: "perspective name", reason: `invalid perspective name ${JSON.stringify(name)}` }))
+  return PerspectiveStore.PerspectiveStore.of({
+    writeBatch: (writes) =>
+      Effect.forEach(writes, (w) => checked(w.perspectiveName), { discard: true }).pipe(
+        Effect.andThen(client.withTransaction(writeModels(client, writes.map((w) => ({ ...w, eventsApplied: 1 })))).pipe(Effect.mapError(storeError("writeBatch"))))
+      ),
+    getById: (name, id) =>
+      checked(name).pipe(
+        Effect.andThen(client.query<RowRecord>(Rows.selectRows(name), [[id]]).pipe(Effect.mapError(storeError("getById")))),
+        Effect.map((rows) => Option.fromNullishOr(rows[0]).pipe(Option.map(toRow)))
+      ),
+    getMany: (name, ids) =>
+      checked(name).pipe(
+        Effect.andThen(client.query<RowRecord>(Rows.selectRows(name), [ids]).pipe(Effect.mapError(storeError("getMany")))),
+        Effect.map((rows) => new Map(rows.map((r) => [r.id, toRow(r)])))
+      ),
+    query: (name, query = {}) =>
+      checked(name).pipe(
+        Effect.andThen(
+          client.query<RowRecord>(Rows.queryRows(name), [JSON.stringify(query.where ?? {}), query.limit ?? 1000, query.offset ?? 0]).pipe(
+            Effect.mapError(storeError("query"))
+          )
+        ),
+        Effect.map((rows) => rows.map(toRow))
+      )
+  })
+})
+
+/**
+ * The store as a layer; creates the tables of `perspectiveNames` after the schema is migrated.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (
+  perspectiveNames: ReadonlyArray<string>
+): Layer.Layer<PerspectiveStore.PerspectiveStore, DefinitionErrors.InvalidPerspectiveName | PostgresError, PgClient | SchemaReady> =>
+  Layer.effect(
+    PerspectiveStore.PerspectiveStore,
+    Effect.gen(function* () {
+      yield* SchemaReady
+      yield* ensureTables(perspectiveNames)
+      return yield* make
+    })
+  )

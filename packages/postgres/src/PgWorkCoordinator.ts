@@ -1,0 +1,178 @@
+/**
+ * The Postgres `WorkCoordinator`: set-based claiming, fetching and completion of perspective work.
+ *
+ * - `claimWork` leases whole streams (`wh_active_streams`), so one instance drains a stream at a time.
+ * - `fetchPendingEvents` returns the events of many streams in one query, in event-id order.
+ * - `reportCompletions` commits in ONE transaction: the lease check (fencing), the read-model rows, the cursors,
+ *   and the deletion of exactly the applied work rows (kept, marked processed, in debug mode). If any stream's
+ *   lease was lost, the whole transaction rolls back and fails: the new owner redoes that work.
+ * - `reportFailures` records attempts, backoff and the cursor's Failed flag, and moves rows that reached
+ *   `maxPerspectiveEventAttempts` to `wh_dead_letters`, in one transaction.
+ *
+ * @since 0.1.0
+ */
+import { InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
+import { Effect, Layer } from "effect"
+import { writeModels } from "./internal/writeModels.js"
+import { PgClient } from "./PgClient.js"
+import type { PostgresError } from "./PostgresError.js"
+import { SchemaReady } from "./SchemaReady.js"
+import * as Claim from "./sql/claimWork.js"
+import * as Complete from "./sql/completeWork.js"
+import * as Fetch from "./sql/fetchPendingEvents.js"
+import * as Fail from "./sql/reportFailures.js"
+
+/**
+ * Coordinator options (the worker's options of the same names; defaults from `WorkerOptions.defaults`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  readonly leaseSeconds?: number
+  readonly debugMode?: boolean
+  readonly maxPerspectiveEventAttempts?: number | null
+  /** Backoff of a failed apply before its retry: `initial * multiplier ^ (attempts - 1)`, capped. Default 1 s x2, max 60 s. */
+  readonly failureBackoff?: { readonly initialMilliseconds: number; readonly multiplier: number; readonly maxMilliseconds: number }
+}
+
+interface PendingRow {
+  readonly work_id: string
+  readonly stream_id: string
+  readonly perspective_name: string
+  readonly event_id: string
+  readonly attempts: number
+  readonly blocked: boolean
+  readonly event_type: string
+  readonly payload: unknown
+  readonly metadata: unknown
+  readonly scope: unknown
+}
+
+const coordinatorError = (operation: string) => (cause: PostgresError) =>
+  new WorkCoordinator.WorkCoordinatorError({ operation, reason: cause.message, cause })
+
+const unique = <A>(items: Iterable<A>) => [...new Set(items)]
+
+/**
+ * Builds the coordinator for the instance in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkCoordinator["Service"], never, PgClient | InstanceProvider.InstanceProvider> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const { instanceId } = yield* InstanceProvider.InstanceProvider
+    const defaults = WorkerOptions.defaults
+    const leaseSeconds = options.leaseSeconds ?? defaults.leaseSeconds
+    const debugMode = options.debugMode ?? defaults.debugMode
+    const maxAttempts = options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts
+    const backoff = options.failureBackoff ?? {
+      initialMilliseconds: defaults.retryOptions.retryTimeoutSeconds * 1000,
+      multiplier: defaults.retryOptions.backoffMultiplier,
+      maxMilliseconds: defaults.retryOptions.maxBackoffSeconds * 1000
+    }
+
+    const fence = (streamIds: ReadonlyArray<string>) =>
+      Effect.map(client.query<{ stream_id: string }>(Complete.fenceStreams, [instanceId, streamIds, leaseSeconds]), (rows) => new Set(rows.map((r) => r.stream_id)))
+
+    const reportCompletions: WorkCoordinator.WorkCoordinator["Service"]["reportCompletions"] = (completions) => {
+      if (completions.length === 0) return Effect.void
+      const streams = unique(completions.map((c) => c.streamId))
+      const commit = Effect.gen(function* () {
+        const owned = yield* fence(streams)
+        const lost = streams.filter((s) => !owned.has(s))
+        if (lost.length > 0) {
+          return yield* new WorkCoordinator.WorkCoordinatorError({
+            operation: "reportCompletions",
+            reason: `lease lost on ${lost.length} stream(s) (${lost.slice(0, 3).join(", ")}${lost.length > 3 ? ", ..." : ""}); their work is redone by the new owner`
+          })
+        }
+        yield* writeModels(client, completions.flatMap((c) => c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]))
+        const advanced = completions.filter((c) => c.lastEventId !== undefined)
+        if (advanced.length > 0) {
+          yield* client.query(Complete.advanceCursors, [advanced.map((c) => c.streamId), advanced.map((c) => c.perspectiveName), advanced.map((c) => c.lastEventId)])
+        }
+        const workIds = completions.flatMap((c) => c.workIds)
+        yield* client.query(debugMode ? Complete.markWorkProcessed : Complete.deleteWork, [workIds])
+        yield* client.query(Complete.releaseDrainedStreams, [instanceId, streams])
+      })
+      return client.withTransaction(commit).pipe(
+        Effect.catchTag("PostgresError", (e) => Effect.fail(coordinatorError("reportCompletions")(e)))
+      )
+    }
+
+    const reportFailures: WorkCoordinator.WorkCoordinator["Service"]["reportFailures"] = (failures) => {
+      if (failures.length === 0) return Effect.void
+      const record = Effect.gen(function* () {
+        const owned = yield* fence(unique(failures.map((f) => f.streamId)))
+        const mine = failures.filter((f) => owned.has(f.streamId))
+        if (mine.length === 0) return
+        const updated = yield* client.query<{ work_id: string; exhausted: boolean }>(Fail.recordFailures, [
+          mine.map((f) => f.workId),
+          mine.map((f) => f.error),
+          backoff.initialMilliseconds,
+          backoff.multiplier,
+          backoff.maxMilliseconds,
+          maxAttempts
+        ])
+        yield* client.query(Fail.flagFailedCursors, [mine.map((f) => f.streamId), mine.map((f) => f.perspectiveName), mine.map((f) => f.error)])
+        const exhausted = updated.filter((r) => r.exhausted).map((r) => r.work_id)
+        if (exhausted.length > 0) {
+          yield* client.query(Fail.deadLetter, [exhausted])
+          yield* Effect.logWarning(`moved ${exhausted.length} work row(s) to wh_dead_letters after ${maxAttempts} attempts`)
+        }
+      })
+      return client.withTransaction(record).pipe(Effect.mapError(coordinatorError("reportFailures")))
+    }
+
+    return WorkCoordinator.WorkCoordinator.of({
+      claimWork: ({ leaseSeconds: lease, maxStreams }) =>
+        client.query<{ stream_id: string }>(Claim.claimWork, [instanceId, maxStreams, lease]).pipe(
+          // An empty poll also drops this instance's leases on streams with no work left (a claim that raced
+          // the stream's last completion can leave one behind).
+          Effect.tap((rows) => rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId]) : Effect.void),
+          Effect.map((rows) => rows.map((r) => r.stream_id)),
+          Effect.mapError(coordinatorError("claimWork"))
+        ),
+      fetchPendingEvents: ({ limit, streamIds }) =>
+        streamIds.length === 0
+          ? Effect.succeed([])
+          : client.query<PendingRow>(Fetch.fetchPendingEvents, [instanceId, streamIds, limit ?? 2_147_483_647]).pipe(
+            Effect.map((rows) =>
+              rows.map((r): WorkCoordinator.PendingEvent => ({
+                workId: r.work_id,
+                streamId: r.stream_id,
+                perspectiveName: r.perspective_name,
+                eventId: r.event_id,
+                eventType: r.event_type,
+                payload: r.payload,
+                attempts: r.attempts,
+                metadata: r.metadata,
+                scope: r.scope,
+                blocked: r.blocked
+              }))
+            ),
+            Effect.mapError(coordinatorError("fetchPendingEvents"))
+          ),
+      renewLeases: ({ leaseSeconds: lease, workIds }) =>
+        client.query<{ stream_id: string }>(
+          `UPDATE wh_active_streams SET lease_expiry = now() + make_interval(secs => $3::int)
+           WHERE instance_id = $1::uuid AND stream_id IN (SELECT stream_id FROM wh_perspective_events WHERE work_id = ANY($2::uuid[]))
+           RETURNING stream_id`,
+          [instanceId, workIds, lease]
+        ).pipe(Effect.map((rows) => rows.length), Effect.mapError(coordinatorError("renewLeases"))),
+      reportCompletions,
+      reportFailures
+    })
+  })
+
+/**
+ * The coordinator as a layer (after the schema is migrated).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: Options = {}): Layer.Layer<WorkCoordinator.WorkCoordinator, never, PgClient | InstanceProvider.InstanceProvider | SchemaReady> =>
+  Layer.effect(WorkCoordinator.WorkCoordinator, Effect.flatMap(Effect.service(SchemaReady), () => make(options)))

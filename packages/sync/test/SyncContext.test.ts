@@ -1,0 +1,44 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration } from "effect"
+import * as SyncContext from "../src/SyncContext.js"
+import * as SyncResult from "../src/SyncResult.js"
+
+const fields = { elapsed: Duration.millis(120), eventsAwaited: 3 }
+
+describe("SyncResult", () => {
+  it("outcomes are tagged and carry elapsed time and events awaited", () => {
+    const results = [SyncResult.Synced(fields), SyncResult.TimedOut(fields), SyncResult.NoPendingEvents(fields)]
+    expect(results.map((r) => r._tag)).toEqual(["Synced", "TimedOut", "NoPendingEvents"])
+    expect(results.every((r) => r.eventsAwaited === 3 && Duration.toMillis(r.elapsed) === 120)).toBe(true)
+    expect(results.map(SyncResult.$is("TimedOut"))).toEqual([false, true, false])
+    const label = SyncResult.$match({ Synced: () => "s", TimedOut: () => "t", NoPendingEvents: () => "n" })
+    expect(results.map(label)).toEqual(["s", "t", "n"])
+  })
+})
+
+describe("SyncContext", () => {
+  it("isSuccess only for Synced; isTimedOut only for TimedOut", () => {
+    const outcomes = ["Synced", "TimedOut", "NoPendingEvents"] as const
+    const contexts = outcomes.map((outcome) => SyncContext.make({ perspectiveName: "P", outcome }))
+    expect(contexts.map(SyncContext.isSuccess)).toEqual([true, false, false])
+    expect(contexts.map(SyncContext.isTimedOut)).toEqual([false, true, false])
+  })
+
+  it("defaults are zero", () => {
+    const context = SyncContext.make({ perspectiveName: "P", outcome: "Synced" })
+    expect(context.eventsAwaited).toBe(0)
+    expect(Duration.toMillis(context.elapsed)).toBe(0)
+    expect(context.failureReason).toBeUndefined()
+  })
+
+  it("fromResult: failure reason set on timeout, absent on success", () => {
+    const timedOut = SyncContext.fromResult(SyncResult.TimedOut(fields), { perspectiveName: "Orders", streamId: "s" })
+    expect(timedOut.failureReason).toContain("Orders")
+    expect(timedOut.failureReason).toContain("120 ms")
+    expect(timedOut).toMatchObject({ outcome: "TimedOut", eventsAwaited: 3, streamId: "s" })
+    const synced = SyncContext.fromResult(SyncResult.Synced(fields), { perspectiveName: "Orders" })
+    expect(synced.failureReason).toBeUndefined()
+    expect("failureReason" in synced).toBe(false)
+    expect(SyncContext.isSuccess(synced)).toBe(true)
+  })
+})
