@@ -20,12 +20,15 @@ import { Context, Duration, Effect, Layer, Option, Queue, Stream, SubscriptionRe
 import type * as CompletionStrategy from "./CompletionStrategy.js"
 import type * as EventRegistry from "./EventRegistry.js"
 import { InstanceProvider } from "./InstanceProvider.js"
+import { afterCycle, completeLifecycles, type LifecycleDeps } from "./internal/lifecycle.js"
 import { type ProcessedGroup, runCycle } from "./internal/workerCycle.js"
+import { LifecycleStore } from "./LifecycleStore.js"
 import { NotificationListener } from "./NotificationListener.js"
 import type * as Perspective from "./Perspective.js"
 import * as PerspectiveRegistry from "./PerspectiveRegistry.js"
 import { PerspectiveStore } from "./PerspectiveStore.js"
 import * as ProcessedEventCache from "./ProcessedEventCache.js"
+import type * as Receptor from "./Receptor.js"
 import * as SlidingWindowBatcher from "./SlidingWindowBatcher.js"
 import { WorkCoordinator } from "./WorkCoordinator.js"
 import * as WorkerOptions from "./WorkerOptions.js"
@@ -77,6 +80,11 @@ export interface Config {
   readonly completionStrategy?: "batched" | "instant"
   readonly hooks?: Hooks
   readonly dedupObserver?: ProcessedEventCache.Observer
+  /**
+   * Receptors fired at lifecycle stages (`stage` set). `PostAllPerspectives` / `PostLifecycle` need a
+   * `LifecycleStore` in context (the Postgres pipeline provides one); without it they never fire.
+   */
+  readonly receptors?: ReadonlyArray<Receptor.Receptor>
 }
 
 /**
@@ -132,12 +140,26 @@ export const make = (config: Config) =>
     const perspectives = yield* PerspectiveRegistry.make(config.perspectives)
     const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(options.leaseSeconds), ...(config.dedupObserver ? { observer: config.dedupObserver } : {}) })
     const hooks = config.hooks ?? {}
+    const lifecycleStore = yield* Effect.serviceOption(LifecycleStore)
+    const lifecycle: LifecycleDeps = {
+      receptors: config.receptors ?? [],
+      store: Option.getOrElse(lifecycleStore, () => ({ claimCompleted: () => Effect.succeed([]), complete: () => Effect.void })),
+      events: config.events,
+      instanceId,
+      reclaimAfterSeconds: options.leaseSeconds,
+      scope: yield* Effect.scope
+    }
+    const reconcileLifecycles = completeLifecycles(lifecycle).pipe(
+      Effect.tap((n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void)),
+      Effect.catchCause((cause) => Effect.logWarning("reconciling lifecycles failed; retrying when idle", cause))
+    )
     const deps = { instanceId, coordinator, store, perspectives, events: config.events, cache, options, strategy: config.completionStrategy ?? "batched" } as const
 
     const drain = yield* Queue.bounded<string>(Math.max(options.maxStreamsPerBatch * 2, 64))
     const wake = yield* Queue.sliding<void>(1)
     const state = yield* SubscriptionRef.make<State>({ polls: 0, emptyPolls: 0, idle: true, eventsApplied: 0, failures: 0, deduped: 0 })
     const gate = new Set<string>()
+    let busy = 0
     const pollMillis = Option.isSome(listener)
       ? Math.max(options.pollingIntervalMilliseconds, options.notifyHealthyPollingIntervalMilliseconds)
       : options.pollingIntervalMilliseconds
@@ -146,9 +168,14 @@ export const make = (config: Config) =>
       const claimed = yield* coordinator.claimWork({ instanceId, maxStreams: options.maxStreamsPerBatch, leaseSeconds: options.leaseSeconds }).pipe(
         Effect.catchCause((cause) => Effect.as(Effect.logWarning("claiming work failed; retrying on the next poll", cause), [] as ReadonlyArray<string>))
       )
+      const previous = yield* SubscriptionRef.get(state)
+      // A poll is empty only when nothing was claimed AND no cycle is still running (committing, firing receptors).
+      const emptyPolls = claimed.length === 0 && busy === 0 ? previous.emptyPolls + 1 : 0
+      const idle = claimed.length > 0 ? false : previous.idle || emptyPolls >= options.idleThresholdPolls
+      // Lifecycles whose last perspective completed outside a cycle's own check (a dead letter, a crash) are
+      // fired when the worker turns idle — before it says so, so waiting for idle also waits for them.
+      if (!previous.idle && idle) yield* reconcileLifecycles
       const before = yield* SubscriptionRef.get(state)
-      const emptyPolls = claimed.length === 0 ? before.emptyPolls + 1 : 0
-      const idle = claimed.length > 0 ? false : before.idle || emptyPolls >= options.idleThresholdPolls
       yield* SubscriptionRef.set(state, { ...before, polls: before.polls + 1, emptyPolls, idle })
       if (before.idle && !idle) yield* run(hooks.onWorkProcessingStarted, undefined)
       if (!before.idle && idle) yield* run(hooks.onWorkProcessingIdle, undefined)
@@ -174,6 +201,9 @@ export const make = (config: Config) =>
           }))
           yield* Effect.forEach(result.processed, (group) => run(hooks.onPerspectiveEventProcessed, group), { discard: true })
           yield* Effect.forEach(result.failures, (failure) => run(hooks.onPerspectiveEventFailed, failure), { discard: true })
+          yield* afterCycle(lifecycle, result.processed, []).pipe(
+            Effect.catchCause((cause) => Effect.logWarning("lifecycle stages failed; they are retried when the worker is idle", cause))
+          )
           yield* run(hooks.onBatchCycleComplete, {
             streams: batch.length,
             eventsApplied: result.processed.reduce((n, g) => n + g.eventIds.length, 0),
@@ -200,7 +230,13 @@ export const make = (config: Config) =>
         })
         const mine = items.filter((id) => !gate.has(id))
         for (const id of mine) gate.add(id)
-        yield* processStreams(mine).pipe(Effect.ensuring(Effect.sync(() => mine.forEach((id) => gate.delete(id)))))
+        busy++
+        yield* processStreams(mine).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            busy--
+            mine.forEach((id) => gate.delete(id))
+          }))
+        )
         if (mine.length < items.length) yield* Queue.offer(wake, undefined)
       })
     )
@@ -209,6 +245,8 @@ export const make = (config: Config) =>
     if (Option.isSome(listener)) {
       yield* Effect.forkScoped(Stream.runForEach(listener.value.wakeUps, () => Queue.offer(wake, undefined)))
     }
+    // Orphaned lifecycles (all perspectives done, stages never fired: a crash) are fired before new work.
+    yield* reconcileLifecycles
     yield* Effect.forkScoped(claimLoop)
     yield* Effect.replicateEffect(Effect.forkScoped(consumer), options.maxConcurrentDrainConsumers, { discard: true })
 

@@ -43,6 +43,8 @@ export interface PendingEvent {
   readonly payload: unknown
   /** Failed apply attempts so far. */
   readonly attempts: number
+  /** The event's position in its stream, when the coordinator has it. */
+  readonly streamVersion?: number
   /** The event's metadata and scope, when the coordinator has them. */
   readonly metadata?: unknown
   readonly scope?: unknown

@@ -54,3 +54,11 @@ export * as WorkCoordinator from "./WorkCoordinator.js"
 export * as WorkerOptions from "./WorkerOptions.js"
 /** @since 0.1.0 */
 export * as PerspectiveWorker from "./PerspectiveWorker.js"
+/** @since 0.1.0 */
+export * as LifecycleStage from "./LifecycleStage.js"
+/** @since 0.1.0 */
+export * as LifecycleStore from "./LifecycleStore.js"
+/** @since 0.1.0 */
+export * as Receptor from "./Receptor.js"
+/** @since 0.1.0 */
+export * as SecurityContext from "./SecurityContext.js"

@@ -14,6 +14,7 @@ import { Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import * as AppendSql from "./sql/appendEvents.js"
+import * as LifecycleSql from "./sql/lifecycle.js"
 import * as ReadSql from "./sql/readStream.js"
 
 /**
@@ -28,6 +29,8 @@ export interface Options {
   readonly routing?: (eventType: string) => ReadonlyArray<string>
   /** Stream partitions for work distribution. Default 10,000. */
   readonly partitionCount?: number
+  /** Event types with `PostAllPerspectives` / `PostLifecycle` receptors: their lifecycle is tracked durably. */
+  readonly lifecycleTypes?: (eventType: string) => boolean
 }
 
 interface EventRow {
@@ -54,6 +57,7 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
     const { registry } = options
     const routing = options.routing ?? (() => [])
     const partitionCount = options.partitionCount ?? 10_000
+    const lifecycleTypes = options.lifecycleTypes ?? (() => false)
 
     const append: EventStore.EventStore["Service"]["append"] = (streamId, events, appendOptions) =>
       Effect.gen(function* () {
@@ -86,6 +90,8 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
             routedPerspectives,
             partitionCount
           ])
+          const tracked = prepared.events.filter((e) => lifecycleTypes(e.eventType)).map((e) => e.eventId)
+          if (tracked.length > 0) yield* client.query(LifecycleSql.insertPending, [tracked, streamId])
           return actual
         })
         const before = yield* client.withTransaction(write).pipe(

@@ -21,6 +21,8 @@ import {
   type NotificationListener,
   type Perspective,
   type PerspectiveStore,
+  type LifecycleStore,
+  type Receptor,
   PerspectiveWorker,
   type WorkCoordinator,
   WorkerOptions
@@ -30,6 +32,7 @@ import type { PgClient } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import type { SchemaReady } from "./SchemaReady.js"
 import * as PgEventStore from "./PgEventStore.js"
+import * as PgLifecycleStore from "./PgLifecycleStore.js"
 import * as PgNotificationListener from "./PgNotificationListener.js"
 import * as PgPerspectiveStore from "./PgPerspectiveStore.js"
 import * as PgWorkCoordinator from "./PgWorkCoordinator.js"
@@ -58,6 +61,17 @@ export const routing = (perspectives: ReadonlyArray<Perspective.Any>) => {
 }
 
 /**
+ * The event types whose lifecycle must be tracked durably: those handled by end-of-processing receptors.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const lifecycleTypes = (receptors: ReadonlyArray<Receptor.Receptor>) => {
+  const types = new Set(receptors.filter((r) => r.stage === "PostAllPerspectives" || r.stage === "PostLifecycle").flatMap((r) => r.handles))
+  return (eventType: string): boolean => types.has(eventType)
+}
+
+/**
  * Everything but the worker: for processes that only append and read (the worker runs elsewhere).
  *
  * @category layers
@@ -66,7 +80,11 @@ export const routing = (perspectives: ReadonlyArray<Perspective.Any>) => {
 export const layerPorts = (
   config: Config
 ): Layer.Layer<
-  EventStore.EventStore | WorkCoordinator.WorkCoordinator | PerspectiveStore.PerspectiveStore | NotificationListener.NotificationListener,
+  | EventStore.EventStore
+  | WorkCoordinator.WorkCoordinator
+  | PerspectiveStore.PerspectiveStore
+  | NotificationListener.NotificationListener
+  | LifecycleStore.LifecycleStore,
   WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | PostgresError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
 > =>
@@ -81,7 +99,13 @@ export const layerPorts = (
         }),
         PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)),
         PgNotificationListener.layer,
-        PgEventStore.layer({ registry: config.events, routing: routing(config.perspectives), partitionCount: options.partitionCount })
+        PgLifecycleStore.layer,
+        PgEventStore.layer({
+          registry: config.events,
+          routing: routing(config.perspectives),
+          partitionCount: options.partitionCount,
+          lifecycleTypes: lifecycleTypes(config.receptors ?? [])
+        })
       ))
   )
 
@@ -98,6 +122,7 @@ export const layer = (
   | WorkCoordinator.WorkCoordinator
   | PerspectiveStore.PerspectiveStore
   | NotificationListener.NotificationListener
+  | LifecycleStore.LifecycleStore
   | PerspectiveWorker.PerspectiveWorker,
   WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | DefinitionErrors.DuplicatePerspectiveName | PostgresError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider

@@ -47,6 +47,7 @@ interface PendingRow {
   readonly payload: unknown
   readonly metadata: unknown
   readonly scope: unknown
+  readonly stream_version: number
 }
 
 const coordinatorError = (operation: string) => (cause: PostgresError) =>
@@ -151,7 +152,8 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
                 attempts: r.attempts,
                 metadata: r.metadata,
                 scope: r.scope,
-                blocked: r.blocked
+                blocked: r.blocked,
+                streamVersion: r.stream_version
               }))
             ),
             Effect.mapError(coordinatorError("fetchPendingEvents"))

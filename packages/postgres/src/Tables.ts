@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import { makeActiveStreams } from "./schema/activeStreams.js"
+import { makeLifecyclePending } from "./schema/lifecyclePending.js"
 import { makeDeadLetters } from "./schema/deadLetters.js"
 import { makeEvents } from "./schema/events.js"
 import { makePerspectiveCursors } from "./schema/perspectiveCursors.js"
@@ -25,6 +26,7 @@ export const make = (schema: string) => ({
   perspectiveEvents: makePerspectiveEvents(schema),
   perspectiveCursors: makePerspectiveCursors(schema),
   activeStreams: makeActiveStreams(schema),
+  lifecyclePending: makeLifecyclePending(schema),
   serviceInstances: makeServiceInstances(schema),
   deadLetters: makeDeadLetters(schema),
   perspectiveSnapshots: makePerspectiveSnapshots(schema)

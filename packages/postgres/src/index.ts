@@ -58,3 +58,8 @@ export * as PgWorkCoordinator from "./PgWorkCoordinator.js"
  * @since 0.1.0
  */
 export * as PgPerspectivePipeline from "./PgPerspectivePipeline.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgLifecycleStore from "./PgLifecycleStore.js"

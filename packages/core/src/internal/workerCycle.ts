@@ -11,9 +11,9 @@
 import { Effect } from "effect"
 import * as BatchedCompletionStrategy from "../BatchedCompletionStrategy.js"
 import type * as CompletionStrategy from "../CompletionStrategy.js"
+import type { Envelope, EventMetadata, EventScope } from "../Envelope.js"
 import type * as EventRegistry from "../EventRegistry.js"
 import * as InstantCompletionStrategy from "../InstantCompletionStrategy.js"
-import type * as Perspective from "../Perspective.js"
 import type * as PerspectiveRegistry from "../PerspectiveRegistry.js"
 import { PerspectiveStatus } from "../PerspectiveStatus.js"
 import type * as PerspectiveStore from "../PerspectiveStore.js"
@@ -36,6 +36,8 @@ export interface ProcessedGroup {
   readonly streamId: string
   readonly perspectiveName: string
   readonly eventIds: ReadonlyArray<string>
+  /** The applied events, payloads decoded, in order. */
+  readonly envelopes: ReadonlyArray<Envelope>
 }
 
 export interface CycleResult {
@@ -62,7 +64,7 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
     const fresh = new Set(yield* deps.cache.filterUnprocessed(rows.map(dedupKey), perspectiveName, streamId))
     const skipped = rows.filter((r) => !fresh.has(dedupKey(r)))
     const candidates = rows.filter((r) => fresh.has(dedupKey(r)))
-    const envelopes: Array<Perspective.EventEnvelope> = []
+    const envelopes: Array<Envelope> = []
     let failure: { readonly row: WorkCoordinator.PendingEvent; readonly error: string } | undefined
     for (const row of candidates) {
       const decoded = yield* Effect.result(deps.events.decode(row.eventType, row.payload, row.eventId))
@@ -70,11 +72,19 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
         failure = { row, error: decoded.failure.message }
         break
       }
-      envelopes.push({ eventId: row.eventId, streamId, eventType: row.eventType, payload: decoded.success })
+      envelopes.push({
+        eventId: row.eventId,
+        streamId,
+        streamVersion: row.streamVersion ?? 0,
+        eventType: row.eventType,
+        payload: decoded.success,
+        metadata: (row.metadata ?? {}) as EventMetadata,
+        scope: (row.scope ?? {}) as EventScope
+      })
     }
     const runner = yield* Effect.result(deps.perspectives.get(perspectiveName))
     if (runner._tag === "Failure") {
-      return { skipped, applied: [], failure: { row: candidates[0] ?? rows[0]!, error: runner.failure.message }, outcome: undefined }
+      return { skipped, applied: [], failure: { row: candidates[0] ?? rows[0]!, error: runner.failure.message }, outcome: undefined, envelopes: [] }
     }
     const outcome = yield* runner.success.run(streamId, stored, envelopes)
     const byEvent = new Map(candidates.map((r) => [r.eventId, r]))
@@ -83,7 +93,8 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
       const row = byEvent.get(outcome.failure.eventId) ?? candidates[applied.length] ?? candidates[0]!
       failure = { row, error: outcome.failure.message }
     }
-    return { skipped, applied, failure, outcome }
+    const appliedIds = new Set(outcome.appliedEventIds)
+    return { skipped, applied, failure, outcome, envelopes: envelopes.filter((e) => appliedIds.has(e.eventId)) }
   })
 
 export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Effect.Effect<CycleResult, WorkCoordinator.WorkCoordinatorError | PerspectiveStore.PerspectiveStoreError> => {
@@ -119,7 +130,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
       const rows = blockedAt === -1 ? all : all.slice(0, blockedAt)
       if (rows.length === 0) continue
       const { streamId, perspectiveName } = rows[0]!
-      const { applied, failure, outcome, skipped } = yield* applyGroup(deps, rows, models.get(perspectiveName)?.get(streamId)?.data)
+      const { applied, envelopes, failure, outcome, skipped } = yield* applyGroup(deps, rows, models.get(perspectiveName)?.get(streamId)?.data)
       deduped += skipped.length
       const last = applied.at(-1)
       if (applied.length > 0 || skipped.length > 0) {
@@ -141,7 +152,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
         const ids = applied.map(dedupKey)
         marked.push(...ids)
         yield* deps.cache.markInFlight(ids)
-        if (applied.length > 0) processed.push({ streamId, perspectiveName, eventIds: applied.map((r) => r.eventId) })
+        if (applied.length > 0) processed.push({ streamId, perspectiveName, eventIds: applied.map((r) => r.eventId), envelopes })
       }
       if (failure !== undefined) {
         const reported = { workId: failure.row.workId, streamId, perspectiveName, error: messageOf(failure.error) }

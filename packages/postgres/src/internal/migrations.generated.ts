@@ -48,5 +48,14 @@ export const migrations: ReadonlyArray<EmbeddedMigration> = [
       "-- Wakes PerspectiveWorker consumers when work is appended, in the append transaction (so a listener is woken\n-- only after the work rows are visible). Statement-level: one NOTIFY per INSERT statement, and Postgres folds\n-- identical notifications within a transaction, so a batch append costs one message.\n-- Channel `wh_work` is shared by every service schema in the database (a channel name is limited to 63 bytes,\n-- as is a schema name, so the schema cannot be part of it); the payload names the schema, and a listener\n-- ignores payloads of other schemas.\n-- Every object is qualified with the placeholder schema; the migrator rewrites it to the service schema.\nCREATE OR REPLACE FUNCTION \"__whizbang_schema__\".wh_notify_work() RETURNS trigger\n  LANGUAGE plpgsql\n  SET search_path = pg_catalog\nAS $$\nBEGIN\n  PERFORM pg_notify('wh_work', TG_TABLE_SCHEMA);\n  RETURN NULL;\nEND;\n$$;",
       "CREATE TRIGGER wh_perspective_events_notify_work\n  AFTER INSERT ON \"__whizbang_schema__\".wh_perspective_events\n  FOR EACH STATEMENT EXECUTE FUNCTION \"__whizbang_schema__\".wh_notify_work();"
     ]
+  },
+  {
+    "idx": 2,
+    "tag": "0002_lifecycle_pending",
+    "hash": "3708abe0bd6d6a7276e867151d8193a9794d1f0caa22718119a3056f3ca43359",
+    "statements": [
+      "CREATE TABLE \"__whizbang_schema__\".\"wh_lifecycle_pending\" (\n\t\"event_id\" uuid PRIMARY KEY NOT NULL,\n\t\"stream_id\" uuid NOT NULL,\n\t\"claimed_by\" uuid,\n\t\"claimed_at\" timestamp with time zone,\n\t\"created_at\" timestamp with time zone DEFAULT now() NOT NULL\n);",
+      "CREATE INDEX \"wh_lifecycle_pending_stream_idx\" ON \"__whizbang_schema__\".\"wh_lifecycle_pending\" USING btree (\"stream_id\");"
+    ]
   }
 ]

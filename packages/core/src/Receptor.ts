@@ -1,0 +1,112 @@
+/**
+ * Receptors: handlers of events (or commands) that a worker fires at a lifecycle stage, or that the dispatcher
+ * invokes directly.
+ *
+ * ```ts
+ * const sendConfirmation = Receptor.make({
+ *   name: "send_confirmation",
+ *   handles: [OrderPaid],
+ *   stage: "PostAllPerspectives",          // after every perspective applied the event
+ *   handle: (envelope) => outbox.add(envelope.streamId)
+ * })
+ * ```
+ *
+ * A receptor's handler must need no services (`R = never`): build receptors inside an Effect that has the
+ * services and close over them. A failing handler is logged and never stops the worker.
+ *
+ * @since 0.1.0
+ */
+import { Data, Effect } from "effect"
+import type { Envelope } from "./Envelope.js"
+import type * as EventDefinition from "./EventDefinition.js"
+import type { LifecycleStage, StageMode } from "./LifecycleStage.js"
+
+/**
+ * Declares that a receptor waits until a perspective has processed the incoming event(s) before it runs.
+ * `timeoutMilliseconds` -1 (default) means the global default; `eventTypes` absent means every pending event of
+ * the stream; `fireBehavior` `"FireOnSuccess"` (default) skips the handler on timeout, `"FireAlways"` runs it with
+ * the outcome in its `SyncContext`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface AwaitPerspectiveSync {
+  readonly perspective: string
+  readonly eventTypes?: ReadonlyArray<string>
+  readonly timeoutMilliseconds?: number
+  readonly fireBehavior?: "FireOnSuccess" | "FireAlways"
+}
+
+/**
+ * A validated receptor.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Receptor {
+  readonly name: string
+  /** Event (or command) type names it handles. */
+  readonly handles: ReadonlyArray<string>
+  /** When set, the perspective worker fires it at this stage for every handled event. */
+  readonly stage?: LifecycleStage | undefined
+  /** Default `"inline"`. */
+  readonly mode: StageMode
+  /** For `PostPerspective`: only after this perspective (default: after each one). */
+  readonly perspective?: string | undefined
+  readonly awaitPerspectiveSync: ReadonlyArray<AwaitPerspectiveSync>
+  readonly handle: (envelope: Envelope) => Effect.Effect<unknown, unknown>
+}
+
+/**
+ * A receptor definition is invalid.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class InvalidReceptor extends Data.TaggedError("InvalidReceptor")<{ readonly receptor: string; readonly detail: string }> {
+  override get message(): string {
+    return `invalid receptor ${JSON.stringify(this.receptor)}: ${this.detail}`
+  }
+}
+
+const namePattern = /^[A-Za-z][A-Za-z0-9_.:-]{0,99}$/
+
+/**
+ * Defines a receptor.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (options: {
+  readonly name: string
+  readonly handles: ReadonlyArray<string | EventDefinition.Any>
+  readonly stage?: LifecycleStage
+  readonly mode?: StageMode
+  readonly perspective?: string
+  readonly awaitPerspectiveSync?: ReadonlyArray<AwaitPerspectiveSync>
+  readonly handle: (envelope: Envelope) => Effect.Effect<unknown, unknown>
+}): Effect.Effect<Receptor, InvalidReceptor> => {
+  const fail = (detail: string) => Effect.fail(new InvalidReceptor({ receptor: String(options.name), detail }))
+  if (typeof options.name !== "string" || !namePattern.test(options.name)) {
+    return fail("a receptor name is 1-100 characters: a letter, then letters, digits, _ . : -")
+  }
+  const handles = [...new Set(options.handles.map((h) => (typeof h === "string" ? h : h.type)))]
+  if (handles.length === 0) return fail("it must handle at least one event type")
+  if (options.perspective !== undefined && options.stage !== "PostPerspective") {
+    return fail("`perspective` only applies to the PostPerspective stage")
+  }
+  for (const sync of options.awaitPerspectiveSync ?? []) {
+    if (sync.timeoutMilliseconds !== undefined && (!Number.isInteger(sync.timeoutMilliseconds) || sync.timeoutMilliseconds < -1)) {
+      return fail(`awaitPerspectiveSync.timeoutMilliseconds must be -1 (the default) or a non-negative integer, got ${sync.timeoutMilliseconds}`)
+    }
+  }
+  return Effect.succeed({
+    name: options.name,
+    handles,
+    stage: options.stage,
+    mode: options.mode ?? "inline",
+    perspective: options.perspective,
+    awaitPerspectiveSync: options.awaitPerspectiveSync ?? [],
+    handle: options.handle
+  })
+}

@@ -1,0 +1,59 @@
+/**
+ * The Postgres `LifecycleStore`: `wh_lifecycle_pending` rows written in the append transaction (see
+ * `PgEventStore`'s `lifecycleTypes`), claimed once all of an event's work rows are gone, deleted after the
+ * `PostAllPerspectives` / `PostLifecycle` receptors ran. Claims are taken over after `reclaimAfterSeconds`, so a
+ * crash between claim and completion fires the stages again (at least once; exactly once without crashes).
+ *
+ * @since 0.1.0
+ */
+import { LifecycleStore } from "@whizbang/core"
+import { Effect, Layer } from "effect"
+import { PgClient } from "./PgClient.js"
+import type { PostgresError } from "./PostgresError.js"
+import { SchemaReady } from "./SchemaReady.js"
+import * as Sql from "./sql/lifecycle.js"
+
+interface Row {
+  readonly event_id: string
+  readonly stream_id: string
+  readonly stream_version: number
+  readonly event_type: string
+  readonly payload: unknown
+  readonly metadata: unknown
+  readonly scope: unknown
+}
+
+const storeError = (operation: string) => (cause: PostgresError) => new LifecycleStore.LifecycleStoreError({ operation, reason: cause.message, cause })
+
+/**
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<LifecycleStore.LifecycleStore["Service"], never, PgClient> = Effect.map(Effect.service(PgClient), (client) =>
+  LifecycleStore.LifecycleStore.of({
+    claimCompleted: ({ eventIds, instanceId, reclaimAfterSeconds }) =>
+      client.query<Row>(Sql.claimCompleted, [instanceId, eventIds ?? null, reclaimAfterSeconds]).pipe(
+        Effect.map((rows) =>
+          rows.map((r) => ({
+            eventId: r.event_id,
+            streamId: r.stream_id,
+            streamVersion: r.stream_version,
+            eventType: r.event_type,
+            payload: r.payload,
+            metadata: r.metadata,
+            scope: r.scope
+          }))
+        ),
+        Effect.mapError(storeError("claimCompleted"))
+      ),
+    complete: (eventIds) => Effect.asVoid(client.query(Sql.completePending, [eventIds])).pipe(Effect.mapError(storeError("complete")))
+  }))
+
+/**
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<LifecycleStore.LifecycleStore, never, PgClient | SchemaReady> = Layer.effect(
+  LifecycleStore.LifecycleStore,
+  Effect.flatMap(Effect.service(SchemaReady), () => make)
+)
