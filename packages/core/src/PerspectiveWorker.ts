@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Option, Queue, Stream, SubscriptionRef } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, Queue, Stream, SubscriptionRef } from "effect"
 import type * as CompletionStrategy from "./CompletionStrategy.js"
 import type * as EventRegistry from "./EventRegistry.js"
 import { InstanceProvider } from "./InstanceProvider.js"
@@ -112,6 +112,33 @@ export interface Shape {
  */
 export class PerspectiveWorker extends Context.Service<PerspectiveWorker, Shape>()("@whizbang/core/PerspectiveWorker") {}
 
+/**
+ * The worker's wiring is inconsistent: a perspective or receptor names an event type no `EventDefinition`
+ * defines, or a receptor names an unknown perspective. Raised at start-up, listing every problem.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class WorkerConfigurationError extends Data.TaggedError("WorkerConfigurationError")<{ readonly problems: ReadonlyArray<string> }> {
+  override get message(): string {
+    return `perspective worker misconfigured:\n  - ${this.problems.join("\n  - ")}`
+  }
+}
+
+const checkWiring = (config: Config): Effect.Effect<void, WorkerConfigurationError> => {
+  const known = config.events.definitions
+  const names = new Set(config.perspectives.map((p) => p.name))
+  const problems = [
+    ...config.perspectives.flatMap((p) =>
+      p.eventTypes.filter((t) => !known.has(t)).map((t) => `perspective "${p.name}" handles "${t}", which no registered EventDefinition defines`)),
+    ...(config.receptors ?? []).flatMap((r) => [
+      ...(r.stage === undefined ? [] : r.handles.filter((t) => !known.has(t)).map((t) => `receptor "${r.name}" fires on "${t}", which no registered EventDefinition defines`)),
+      ...(r.perspective !== undefined && !names.has(r.perspective) ? [`receptor "${r.name}" waits for perspective "${r.perspective}", which is not registered`] : [])
+    ])
+  ]
+  return problems.length === 0 ? Effect.void : Effect.fail(new WorkerConfigurationError({ problems }))
+}
+
 interface State {
   readonly polls: number
   readonly emptyPolls: number
@@ -133,6 +160,7 @@ const run = <A>(hook: ((a: A) => Effect.Effect<void>) | undefined, a: A) =>
 export const make = (config: Config) =>
   Effect.gen(function* () {
     const options = yield* WorkerOptions.decode(config.options ?? {})
+    yield* checkWiring(config)
     const coordinator = yield* WorkCoordinator
     const store = yield* PerspectiveStore
     const { instanceId } = yield* InstanceProvider

@@ -124,6 +124,10 @@ export const layer = (
   | NotificationListener.NotificationListener
   | LifecycleStore.LifecycleStore
   | PerspectiveWorker.PerspectiveWorker,
-  WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | DefinitionErrors.DuplicatePerspectiveName | PostgresError,
+  | WorkerOptions.InvalidWorkerOptions
+  | DefinitionErrors.InvalidPerspectiveName
+  | DefinitionErrors.DuplicatePerspectiveName
+  | PerspectiveWorker.WorkerConfigurationError
+  | PostgresError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
 > => PerspectiveWorker.layer(config).pipe(Layer.provideMerge(layerPorts(config)))

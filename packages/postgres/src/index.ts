@@ -63,3 +63,23 @@ export * as PgPerspectivePipeline from "./PgPerspectivePipeline.js"
  * @since 0.1.0
  */
 export * as PgLifecycleStore from "./PgLifecycleStore.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgStatus from "./PgStatus.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgWatchdog from "./PgWatchdog.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgHealth from "./PgHealth.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Telemetry from "./Telemetry.js"

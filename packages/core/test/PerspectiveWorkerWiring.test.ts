@@ -1,0 +1,36 @@
+import { describe, expect, it } from "@effect/vitest"
+import { EventDefinition, EventRegistry, InstanceProvider, Perspective, PerspectiveStore, PerspectiveWorker, Receptor, WorkCoordinator } from "@whizbang/core"
+import { Effect, Layer, Schema } from "effect"
+
+const Opened = EventDefinition.make("Opened", { payload: Schema.Struct({ id: Schema.String }), streamId: (p) => p.id })
+
+const ports = Layer.mergeAll(WorkCoordinator.layerMemory, PerspectiveStore.layerMemory, InstanceProvider.layerMemory())
+
+describe("PerspectiveWorker start-up checks", () => {
+  it.effect("refuses wiring that names unknown event types or perspectives, listing every problem", () =>
+    Effect.gen(function* () {
+      const events = yield* EventRegistry.make([Opened])
+      const perspective = yield* Perspective.make({
+        name: "accounts",
+        model: Schema.Struct({ n: Schema.Number }),
+        initial: { n: 0 },
+        apply: { Opened: (m) => ({ n: m.n + 1 }), Closed: (m) => m }
+      })
+      const receptor = yield* Receptor.make({ name: "notify", handles: ["Shipped"], stage: "PostPerspective", perspective: "orders", handle: () => Effect.void })
+      const error = yield* Effect.flip(Effect.scoped(PerspectiveWorker.make({ events, perspectives: [perspective], receptors: [receptor] })))
+      expect(error._tag).toBe("WorkerConfigurationError")
+      const problems = (error as PerspectiveWorker.WorkerConfigurationError).problems
+      expect(problems).toHaveLength(3)
+      expect(problems.join("\n")).toMatch(/"accounts" handles "Closed"/)
+      expect(problems.join("\n")).toMatch(/"notify" fires on "Shipped"/)
+      expect(problems.join("\n")).toMatch(/perspective "orders", which is not registered/)
+    }).pipe(Effect.provide(ports)))
+
+  it.effect("refuses invalid options with a typed error naming the option", () =>
+    Effect.gen(function* () {
+      const events = yield* EventRegistry.make([Opened])
+      const error = yield* Effect.flip(Effect.scoped(PerspectiveWorker.make({ events, perspectives: [], options: { maxStreamsPerBatch: -1 } })))
+      expect(error._tag).toBe("InvalidWorkerOptions")
+      expect(error.message).toMatch(/maxStreamsPerBatch/)
+    }).pipe(Effect.provide(ports)))
+})

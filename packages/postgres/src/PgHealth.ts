@@ -1,0 +1,171 @@
+/**
+ * Health of a service's perspectives, for probes and dashboards: `healthy` or `degraded` with the reasons, or
+ * `unhealthy` when the database cannot be asked at all.
+ *
+ * Degraded when any of these holds (thresholds in {@link Options}):
+ * - a perspective's lag (seconds since its oldest pending event) is above `maxLagSeconds`;
+ * - a cursor is Failed (more than `maxFailedCursors`);
+ * - no instance has heartbeated within `heartbeatMaxAge` (or, with `instanceId`, that instance has not);
+ * - the watchdog finds a (stream, perspective) stuck, with its reason.
+ *
+ * **When to use**: provide `PgHealth.layer(options)` and serve `PgHealth.requestListener` from `node:http`:
+ *
+ * ```ts
+ * const listener = yield* PgHealth.requestListener
+ * http.createServer(listener).listen(8080) // GET any path -> JSON report; 200 healthy, 503 otherwise
+ * ```
+ *
+ * **Gotchas**: every check runs a few GROUP BY queries over the work and cursor tables; probe every few
+ * seconds, not in a tight loop.
+ *
+ * @since 0.1.0
+ */
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { Context, Duration, Effect, Layer } from "effect"
+import { PgClient } from "./PgClient.js"
+import * as PgStatus from "./PgStatus.js"
+import * as PgWatchdog from "./PgWatchdog.js"
+
+/**
+ * One reason the service is not healthy.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Reason {
+  readonly code: "Lag" | "FailedCursors" | "NoHeartbeat" | "Stuck" | "DatabaseUnavailable"
+  readonly message: string
+  readonly perspective?: string
+  readonly streamId?: string
+}
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Report {
+  readonly status: "healthy" | "degraded" | "unhealthy"
+  readonly reasons: ReadonlyArray<Reason>
+  readonly checkedAt: string
+  readonly perspectives: ReadonlyArray<PgStatus.PerspectiveSummary>
+}
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  /** Default 60 seconds. */
+  readonly maxLagSeconds?: number | undefined
+  /** Failed cursors tolerated; default 0. */
+  readonly maxFailedCursors?: number | undefined
+  /** Default 30 seconds. `null` skips the heartbeat check (no heartbeat writer in this deployment). */
+  readonly heartbeatMaxAge?: Duration.Input | null | undefined
+  /** Check this instance's heartbeat instead of "any instance". */
+  readonly instanceId?: string | undefined
+  /** Passed to the watchdog (`stuckAfter`, `deadInstanceAfter`). */
+  readonly watchdog?: PgWatchdog.Options | undefined
+}
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Shape {
+  /** Never fails: a database error is reported as `unhealthy`. */
+  readonly check: Effect.Effect<Report>
+}
+
+/**
+ * @category services
+ * @since 0.1.0
+ */
+export class PgHealth extends Context.Service<PgHealth, Shape>()("@whizbang/postgres/PgHealth") {}
+
+/**
+ * Judges a service schema (pure given the read-outs; exported for tests).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const judge = (
+  input: {
+    readonly perspectives: ReadonlyArray<PgStatus.PerspectiveSummary>
+    readonly instances: ReadonlyArray<PgStatus.Instance>
+    readonly stuck: ReadonlyArray<PgWatchdog.Stuck>
+  },
+  options: Options = {}
+): ReadonlyArray<Reason> => {
+  const reasons: Array<Reason> = []
+  const maxLag = options.maxLagSeconds ?? 60
+  for (const p of input.perspectives) {
+    if (p.pending > 0 && p.lagSeconds > maxLag) {
+      reasons.push({ code: "Lag", perspective: p.perspective, message: `${p.perspective}: oldest pending event is ${Math.round(p.lagSeconds)}s old (max ${maxLag}s), ${p.pending} pending` })
+    }
+  }
+  const failed = input.perspectives.reduce((n, p) => n + p.failed, 0)
+  if (failed > (options.maxFailedCursors ?? 0)) {
+    const which = input.perspectives.filter((p) => p.failed > 0).map((p) => `${p.perspective} (${p.failed})`).join(", ")
+    reasons.push({ code: "FailedCursors", message: `${failed} failed cursor(s): ${which}` })
+  }
+  if (options.heartbeatMaxAge !== null) {
+    const maxAge = Duration.toSeconds(options.heartbeatMaxAge ?? Duration.seconds(30))
+    const candidates = options.instanceId === undefined ? input.instances : input.instances.filter((i) => i.instanceId === options.instanceId)
+    if (!candidates.some((i) => i.heartbeatAgeSeconds <= maxAge)) {
+      const who = options.instanceId === undefined ? "no instance" : `instance ${options.instanceId}`
+      reasons.push({ code: "NoHeartbeat", message: `${who} has heartbeated in the last ${maxAge}s` })
+    }
+  }
+  for (const s of input.stuck) {
+    reasons.push({ code: "Stuck", perspective: s.perspective, streamId: s.streamId, message: `${s.perspective} stream ${s.streamId}: ${s.message}` })
+  }
+  return reasons
+}
+
+/**
+ * Runs the check against the `PgClient` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const check = (options: Options = {}): Effect.Effect<Report, never, PgClient> =>
+  Effect.gen(function*() {
+    const perspectives = yield* PgStatus.perspectives
+    const instances = yield* PgStatus.instances
+    const stuck = yield* PgWatchdog.diagnose(options.watchdog)
+    const reasons = judge({ perspectives, instances, stuck }, options)
+    return { status: reasons.length === 0 ? "healthy" as const : "degraded" as const, reasons, checkedAt: new Date().toISOString(), perspectives }
+  }).pipe(
+    Effect.catchTag("PostgresError", (e) =>
+      Effect.succeed<Report>({
+        status: "unhealthy",
+        reasons: [{ code: "DatabaseUnavailable", message: e.message }],
+        checkedAt: new Date().toISOString(),
+        perspectives: []
+      })),
+    Effect.withSpan("whizbang.health.check")
+  )
+
+/**
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: Options = {}): Layer.Layer<PgHealth, never, PgClient> =>
+  Layer.effect(PgHealth, Effect.map(Effect.service(PgClient), (client) => PgHealth.of({ check: check(options).pipe(Effect.provideService(PgClient, client)) })))
+
+/**
+ * A `node:http` request listener answering every request with the JSON report: 200 when healthy, 503 otherwise.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const requestListener: Effect.Effect<(request: IncomingMessage, response: ServerResponse) => void, never, PgHealth> = Effect.map(
+  Effect.service(PgHealth),
+  (health) => (_request, response) => {
+    void Effect.runPromise(health.check).then((report) => {
+      const body = JSON.stringify(report)
+      response.writeHead(report.status === "healthy" ? 200 : 503, { "content-type": "application/json", "cache-control": "no-store" })
+      response.end(body)
+    })
+  }
+)

@@ -1,0 +1,172 @@
+/**
+ * A snapshot of how a service schema is doing: per perspective the streams (cursors), pending work, lag in
+ * events and in seconds since the oldest pending event, failed cursors and dead letters; the instances with
+ * their heartbeat age; the held stream locks; and what the watchdog finds stuck. `whizbang status` prints it,
+ * `PgHealth` judges it.
+ *
+ * @since 0.1.0
+ */
+import { Duration, Effect, Metric } from "effect"
+import { PgClient } from "./PgClient.js"
+import * as PgWatchdog from "./PgWatchdog.js"
+import type { PostgresError } from "./PostgresError.js"
+import * as Sql from "./sql/status.js"
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface PerspectiveSummary {
+  readonly perspective: string
+  /** Cursors, one per stream the perspective has seen. */
+  readonly streams: number
+  /** Pending work rows: the lag in events. */
+  readonly pending: number
+  readonly pendingStreams: number
+  /** Seconds since the oldest pending event was appended; 0 with nothing pending. */
+  readonly lagSeconds: number
+  readonly failed: number
+  readonly rewindRequired: number
+  readonly deadLetters: number
+}
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Instance {
+  readonly instanceId: string
+  readonly serviceName: string
+  readonly hostName: string
+  readonly processId: number
+  readonly startedAt: string
+  readonly heartbeatAgeSeconds: number
+}
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Lock {
+  readonly streamId: string
+  readonly perspective: string
+  readonly instanceId: string
+  readonly reason: string | null
+  readonly expiresAt: string | null
+  readonly expired: boolean
+}
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Snapshot {
+  readonly schema: string
+  readonly takenAt: string
+  readonly perspectives: ReadonlyArray<PerspectiveSummary>
+  readonly instances: ReadonlyArray<Instance>
+  readonly locks: ReadonlyArray<Lock>
+  readonly stuck: ReadonlyArray<PgWatchdog.Stuck>
+}
+
+/**
+ * Pending work rows per perspective, as of the last snapshot.
+ *
+ * @category metrics
+ * @since 0.1.0
+ */
+export const lagEventsGauge = Metric.gauge("whizbang_lag_events", { description: "pending work rows" })
+
+/**
+ * Seconds since the oldest pending event per perspective, as of the last snapshot.
+ *
+ * @category metrics
+ * @since 0.1.0
+ */
+export const lagSecondsGauge = Metric.gauge("whizbang_lag_seconds", { description: "seconds since the oldest pending event" })
+
+const toNumber = (value: unknown) => Number(value ?? 0)
+
+/**
+ * The perspective summaries alone (cheaper than a whole snapshot); updates the lag gauges.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const perspectives: Effect.Effect<ReadonlyArray<PerspectiveSummary>, PostgresError, PgClient> = Effect.gen(function*() {
+  const client = yield* PgClient
+  const rows = yield* client.query<Record<string, unknown>>(Sql.perspectives)
+  const summaries = rows.map((r): PerspectiveSummary => ({
+    perspective: String(r.perspective_name),
+    streams: toNumber(r.streams),
+    pending: toNumber(r.pending),
+    pendingStreams: toNumber(r.pending_streams),
+    lagSeconds: toNumber(r.lag_seconds),
+    failed: toNumber(r.failed),
+    rewindRequired: toNumber(r.rewind_required),
+    deadLetters: toNumber(r.dead_letters)
+  }))
+  for (const s of summaries) {
+    const attributes = { perspective: s.perspective }
+    yield* Metric.update(Metric.withAttributes(lagEventsGauge, attributes), s.pending)
+    yield* Metric.update(Metric.withAttributes(lagSecondsGauge, attributes), s.lagSeconds)
+  }
+  return summaries
+})
+
+/**
+ * Every registered instance with its heartbeat age.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const instances: Effect.Effect<ReadonlyArray<Instance>, PostgresError, PgClient> = Effect.map(
+  PgClient.use((client) => client.query<Record<string, unknown>>(Sql.instances)),
+  (rows) =>
+    rows.map((r): Instance => ({
+      instanceId: String(r.instance_id),
+      serviceName: String(r.service_name),
+      hostName: String(r.host_name),
+      processId: toNumber(r.process_id),
+      startedAt: new Date(r.started_at as Date).toISOString(),
+      heartbeatAgeSeconds: toNumber(r.heartbeat_age_seconds)
+    }))
+)
+
+/**
+ * Every cursor carrying a stream lock, expired ones included (flagged).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const locks: Effect.Effect<ReadonlyArray<Lock>, PostgresError, PgClient> = Effect.map(
+  PgClient.use((client) => client.query<Record<string, unknown>>(Sql.locks)),
+  (rows) =>
+    rows.map((r): Lock => ({
+      streamId: String(r.stream_id),
+      perspective: String(r.perspective_name),
+      instanceId: String(r.stream_lock_instance_id),
+      reason: r.stream_lock_reason === null ? null : String(r.stream_lock_reason),
+      expiresAt: r.stream_lock_expiry === null ? null : new Date(r.stream_lock_expiry as Date).toISOString(),
+      expired: r.expired === true
+    }))
+)
+
+/**
+ * The whole snapshot. `watchdog` options tune what counts as stuck (default: 30 s without progress).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const snapshot = (options: { readonly watchdog?: PgWatchdog.Options } = {}): Effect.Effect<Snapshot, PostgresError, PgClient> =>
+  Effect.gen(function*() {
+    const client = yield* PgClient
+    return {
+      schema: client.schema,
+      takenAt: new Date().toISOString(),
+      perspectives: yield* perspectives,
+      instances: yield* instances,
+      locks: yield* locks,
+      stuck: yield* PgWatchdog.diagnose({ stuckAfter: Duration.seconds(30), ...options.watchdog })
+    }
+  })

@@ -1,0 +1,242 @@
+/**
+ * The watchdog: finds every (stream, perspective) that has not advanced while work is pending, and says why.
+ *
+ * A pair is stuck when its oldest pending work row is older than `stuckAfter` and its cursor has not moved in
+ * that time. The reason is the first that applies, in this order:
+ *
+ * | reason | meaning |
+ * |---|---|
+ * | `StreamLocked` | a live stream lock (rewind, bootstrap, purge) pauses normal processing |
+ * | `LeaseHeldByDeadInstance` | the stream's lease is live but its holder's heartbeat is stale or missing; it frees at lease expiry |
+ * | `FailingEvent` | the head event failed `attempts` times; it is retried after `backoffUntil`, then dead-lettered |
+ * | `RewindPending` | the cursor is flagged RewindRequired and waits for a worker to rewind it |
+ * | `LeaseHeldByLiveInstance` | a live instance holds the lease but does not commit (slow apply, hung fiber) |
+ * | `NotClaimed` | nobody holds the lease: no live worker handles this perspective, or all are saturated |
+ *
+ * **When to use**: `PgWatchdog.layer()` in a service that runs workers: it logs a warning per stuck pair every
+ * `interval` and keeps the lag gauges current. `PgHealth` and `whizbang status` call `diagnose` directly.
+ *
+ * **Gotchas**: an instance is alive when `wh_service_instances` has a heartbeat newer than `deadInstanceAfter`;
+ * an instance that never heartbeats counts as dead (`heartbeatAgeSeconds: null`).
+ *
+ * @since 0.1.0
+ */
+import { Context, Duration, Effect, Layer, Metric, Schedule } from "effect"
+import { PgClient } from "./PgClient.js"
+import type { PostgresError } from "./PostgresError.js"
+import * as Sql from "./sql/watchdog.js"
+
+/**
+ * Why a (stream, perspective) is not advancing.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Reason =
+  | { readonly _tag: "StreamLocked"; readonly instanceId: string; readonly lockReason: string | null; readonly until: string }
+  | { readonly _tag: "LeaseHeldByDeadInstance"; readonly instanceId: string; readonly leaseUntil: string; readonly heartbeatAgeSeconds: number | null }
+  | { readonly _tag: "FailingEvent"; readonly eventId: string; readonly attempts: number; readonly error: string | null; readonly backoffUntil: string | null }
+  | { readonly _tag: "RewindPending" }
+  | { readonly _tag: "LeaseHeldByLiveInstance"; readonly instanceId: string; readonly leaseUntil: string; readonly heartbeatAgeSeconds: number }
+  | { readonly _tag: "NotClaimed"; readonly liveInstances: number }
+
+/**
+ * One stuck (stream, perspective).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Stuck {
+  readonly streamId: string
+  readonly perspective: string
+  readonly pending: number
+  /** The lowest pending event id: where the pair is stopped. */
+  readonly headEventId: string
+  /** Seconds since the head work row was enqueued. */
+  readonly waitingSeconds: number
+  readonly reason: Reason
+  /** The reason in one sentence, for logs and tables. */
+  readonly message: string
+}
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  /** Pending this long with no cursor progress counts as stuck; default 30 seconds. */
+  readonly stuckAfter?: Duration.Input | undefined
+  /** A heartbeat older than this means the instance is dead; default 30 seconds (`abandonStaleInstanceThresholdSeconds`). */
+  readonly deadInstanceAfter?: Duration.Input | undefined
+  /** At most this many pairs are reported (oldest first); default 100. */
+  readonly limit?: number | undefined
+}
+
+/**
+ * One row of the diagnosis query.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Row {
+  readonly stream_id: string
+  readonly perspective_name: string
+  readonly pending: number
+  readonly event_id: string
+  readonly attempts: number
+  readonly error: string | null
+  readonly scheduled_for: Date | null
+  readonly backing_off: boolean
+  readonly waiting_seconds: number
+  readonly cursor_status: number | null
+  readonly stream_lock_instance_id: string | null
+  readonly stream_lock_reason: string | null
+  readonly stream_lock_expiry: Date | null
+  readonly lease_instance_id: string | null
+  readonly lease_expiry: Date | null
+  readonly lease_instance_known: boolean
+  readonly lease_heartbeat_age_seconds: number | null
+  readonly instances: number
+}
+
+const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString())
+const RewindRequired = 32
+
+const describe = (reason: Reason): string => {
+  switch (reason._tag) {
+    case "StreamLocked":
+      return `stream lock held by instance ${reason.instanceId} (${reason.lockReason ?? "no reason"}) until ${reason.until}`
+    case "LeaseHeldByDeadInstance":
+      return `lease held by dead instance ${reason.instanceId} (${reason.heartbeatAgeSeconds === null ? "no heartbeat" : `last heartbeat ${Math.round(reason.heartbeatAgeSeconds)}s ago`}) until ${reason.leaseUntil}`
+    case "FailingEvent":
+      return `event ${reason.eventId} failed ${reason.attempts} time(s)${reason.backoffUntil === null ? "" : `, retry after ${reason.backoffUntil}`}: ${reason.error ?? "unknown error"}`
+    case "RewindPending":
+      return "cursor flagged RewindRequired; waiting for a worker to rewind it"
+    case "LeaseHeldByLiveInstance":
+      return `lease held by live instance ${reason.instanceId} until ${reason.leaseUntil}, but it is not committing (slow or hung apply?)`
+    case "NotClaimed":
+      return reason.liveInstances === 0 ? "not claimed: no live instance" : `not claimed by any of ${reason.liveInstances} live instance(s)`
+  }
+}
+
+/**
+ * Classifies one diagnosis row (pure; the precedence is the table in the module docs).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const classify = (row: Row, options: { readonly deadInstanceAfterSeconds: number; readonly liveInstances: number }): Stuck => {
+  const alive = row.lease_heartbeat_age_seconds !== null && row.lease_heartbeat_age_seconds <= options.deadInstanceAfterSeconds
+  const lockLive = row.stream_lock_instance_id !== null && (row.stream_lock_expiry === null || new Date(row.stream_lock_expiry).getTime() > Date.now())
+  const reason: Reason = lockLive
+    ? { _tag: "StreamLocked", instanceId: row.stream_lock_instance_id!, lockReason: row.stream_lock_reason, until: iso(row.stream_lock_expiry) ?? "forever" }
+    : row.lease_instance_id !== null && !alive
+    ? { _tag: "LeaseHeldByDeadInstance", instanceId: row.lease_instance_id, leaseUntil: iso(row.lease_expiry)!, heartbeatAgeSeconds: row.lease_heartbeat_age_seconds }
+    : row.attempts > 0
+    ? { _tag: "FailingEvent", eventId: row.event_id, attempts: row.attempts, error: row.error, backoffUntil: row.backing_off ? iso(row.scheduled_for) : null }
+    : row.cursor_status !== null && (row.cursor_status & RewindRequired) !== 0
+    ? { _tag: "RewindPending" }
+    : row.lease_instance_id !== null
+    ? { _tag: "LeaseHeldByLiveInstance", instanceId: row.lease_instance_id, leaseUntil: iso(row.lease_expiry)!, heartbeatAgeSeconds: row.lease_heartbeat_age_seconds! }
+    : { _tag: "NotClaimed", liveInstances: options.liveInstances }
+  return {
+    streamId: row.stream_id,
+    perspective: row.perspective_name,
+    pending: row.pending,
+    headEventId: row.event_id,
+    waitingSeconds: row.waiting_seconds,
+    reason,
+    message: describe(reason)
+  }
+}
+
+/**
+ * Stuck pairs found by the watchdog's last diagnosis (set by {@link layer}'s loop).
+ *
+ * @category metrics
+ * @since 0.1.0
+ */
+export const stuckGauge = Metric.gauge("whizbang_stuck_streams", { description: "(stream, perspective) pairs pending without progress" })
+
+/**
+ * Stuck pairs waiting on a held stream lock ("lock waits").
+ *
+ * @category metrics
+ * @since 0.1.0
+ */
+export const lockWaitsGauge = Metric.gauge("whizbang_lock_waits", { description: "(stream, perspective) pairs waiting on a held stream lock" })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Shape {
+  readonly diagnose: Effect.Effect<ReadonlyArray<Stuck>, PostgresError>
+}
+
+/**
+ * @category services
+ * @since 0.1.0
+ */
+export class PgWatchdog extends Context.Service<PgWatchdog, Shape>()("@whizbang/postgres/PgWatchdog") {}
+
+/**
+ * The diagnosis against the `PgClient` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const diagnose = (options: Options = {}): Effect.Effect<ReadonlyArray<Stuck>, PostgresError, PgClient> =>
+  Effect.gen(function*() {
+    const client = yield* PgClient
+    const stuckAfter = Duration.toSeconds(options.stuckAfter ?? Duration.seconds(30))
+    const deadInstanceAfterSeconds = Duration.toSeconds(options.deadInstanceAfter ?? Duration.seconds(30))
+    const rows = yield* client.query<Row>(Sql.diagnose, [stuckAfter, options.limit ?? 100])
+    const [live] = yield* client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM wh_service_instances WHERE last_heartbeat_at > now() - make_interval(secs => $1::float8)",
+      [deadInstanceAfterSeconds]
+    )
+    return rows.map((row) => classify(row, { deadInstanceAfterSeconds, liveInstances: live?.n ?? 0 }))
+  }).pipe(Effect.withSpan("whizbang.watchdog.diagnose"))
+
+/**
+ * Logs one warning per stuck pair, annotated with its stream id, perspective and head event id.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const logStuck = (stuck: ReadonlyArray<Stuck>): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    yield* Metric.update(stuckGauge, stuck.length)
+    yield* Metric.update(lockWaitsGauge, stuck.filter((s) => s.reason._tag === "StreamLocked").length)
+    for (const s of stuck) {
+      yield* Effect.logWarning(`stuck for ${Math.round(s.waitingSeconds)}s with ${s.pending} pending: ${s.message}`).pipe(
+        Effect.annotateLogs({ "whizbang.stream_id": s.streamId, "whizbang.perspective": s.perspective, "whizbang.event_id": s.headEventId, "whizbang.stuck_reason": s.reason._tag })
+      )
+    }
+  })
+
+/**
+ * The watchdog service; unless `interval` is `null` it also diagnoses every `interval` (default 30 seconds) in
+ * a fiber of the layer's scope, logs what is stuck and updates the gauges. A failed diagnosis is logged and retried.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: Options & { readonly interval?: Duration.Input | null | undefined } = {}): Layer.Layer<PgWatchdog, never, PgClient> =>
+  Layer.effect(
+    PgWatchdog,
+    Effect.gen(function*() {
+      const client = yield* PgClient
+      const run = diagnose(options).pipe(Effect.provideService(PgClient, client))
+      if (options.interval !== null) {
+        const loop = run.pipe(
+          Effect.flatMap(logStuck),
+          Effect.catchCause((cause) => Effect.logWarning("watchdog diagnosis failed", cause)),
+          Effect.repeat(Schedule.spaced(options.interval ?? Duration.seconds(30)))
+        )
+        yield* Effect.forkScoped(loop)
+      }
+      return PgWatchdog.of({ diagnose: run })
+    })
+  )
