@@ -3,10 +3,14 @@ import { defineConfig } from "vitest/config"
 
 // Tests import the workspace packages from source, so a change is tested without a rebuild.
 // `pnpm test` still runs `tsc -b` first, so the published build is type-checked on every run.
-const packages = ["core", "postgres", "testing", "sync", "stream-locker", "codegen", "cli"] as const
+const packages = ["core", "postgres", "testing", "sync", "stream-locker", "codegen", "cli", "whizbang"] as const
 const source = (name: string) => fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url))
 
-const alias = Object.fromEntries(packages.map((name) => [`@whizbang/${name}`, source(name)]))
+const alias = {
+  ...Object.fromEntries(packages.map((name) => [`@whizbang/${name}`, source(name)])),
+  // The umbrella package is published as plain `whizbang`.
+  whizbang: source("whizbang")
+}
 
 export default defineConfig({
   test: {

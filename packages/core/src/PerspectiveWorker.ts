@@ -216,11 +216,25 @@ export const make = (config: Config) =>
         count >= options.maxStreamsPerBatch ? Effect.void : Effect.race(Effect.sleep(Duration.millis(pollMillis)), Queue.take(wake)))
     )
 
+    // A cycle that outlives a third of the lease (a slow apply, a slow commit) renews its streams' leases until it
+    // ends, so no other instance takes them over meanwhile. A lease already lost stays lost: the commit is fenced.
+    const renewEvery = Duration.millis(Math.max(1, Math.floor((options.leaseSeconds * 1000) / 3)))
+    const withLeaseRenewal = <A, E>(streamIds: ReadonlyArray<string>, cycle: Effect.Effect<A, E>): Effect.Effect<A, E> => {
+      const renew = coordinator.renewStreamLeases({ instanceId, streamIds, leaseSeconds: options.leaseSeconds }).pipe(
+        Effect.tap((held) =>
+          held.length < streamIds.length
+            ? Effect.logWarning(`lost the lease on ${streamIds.length - held.length} stream(s) during a long cycle; their work is redone by the new owner`)
+            : Effect.void),
+        Effect.catchCause((cause) => Effect.logWarning("renewing stream leases failed; retrying", cause))
+      )
+      return Effect.scoped(Effect.andThen(Effect.forkScoped(Effect.forever(Effect.delay(renew, renewEvery))), cycle))
+    }
+
     const processStreams = (streamIds: ReadonlyArray<string>): Effect.Effect<void> =>
       Effect.gen(function* () {
         let batch = streamIds
         for (let iteration = 0; iteration < options.drainLoopMaxIterations && batch.length > 0; iteration++) {
-          const result = yield* runCycle(deps, batch)
+          const result = yield* withLeaseRenewal(batch, runCycle(deps, batch))
           yield* SubscriptionRef.update(state, (s) => ({
             ...s,
             eventsApplied: s.eventsApplied + result.processed.reduce((n, g) => n + g.eventIds.length, 0),

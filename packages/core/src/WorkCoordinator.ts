@@ -50,6 +50,11 @@ export interface PendingEvent {
   readonly scope?: unknown
   /** True while the row waits out a retry backoff: the (stream, perspective) must stop before it. */
   readonly blocked?: boolean
+  /**
+   * True when the (stream, perspective) cursor is flagged RewindRequired (a late arrival): the row is only a
+   * marker, the normal path must not apply it, and a `PerspectiveRewinder` (when provided) rebuilds the pair.
+   */
+  readonly rewindRequired?: boolean
 }
 
 /**
@@ -78,6 +83,16 @@ export interface Shape extends CompletionStrategy.CompletionReporter<WorkCoordin
     readonly workIds: ReadonlyArray<string>
     readonly leaseSeconds: number
   }) => Effect.Effect<number, WorkCoordinatorError>
+  /**
+   * Extends the instance's live leases on these streams while their work is still being applied (the worker
+   * calls it every `leaseSeconds / 3` during a long cycle); returns the streams still held. A lease already
+   * lost is not taken back.
+   */
+  readonly renewStreamLeases: (request: {
+    readonly instanceId: string
+    readonly streamIds: ReadonlyArray<string>
+    readonly leaseSeconds: number
+  }) => Effect.Effect<ReadonlyArray<string>, WorkCoordinatorError>
 }
 
 /**
@@ -227,6 +242,17 @@ export const makeMemory = Effect.sync(() => {
           renewed++
         }
         return renewed
+      }),
+    renewStreamLeases: ({ instanceId, streamIds, leaseSeconds }) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const wanted = new Set(streamIds)
+        const held = new Set<string>()
+        for (const row of rows.values()) {
+          if (!wanted.has(row.streamId) || !leasedBy(row, instanceId, now)) continue
+          row.leaseExpiry = now + leaseSeconds * 1000
+          held.add(row.streamId)
+        }
+        return [...held]
       })
   })
 

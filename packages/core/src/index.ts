@@ -62,3 +62,5 @@ export * as LifecycleStore from "./LifecycleStore.js"
 export * as Receptor from "./Receptor.js"
 /** @since 0.1.0 */
 export * as SecurityContext from "./SecurityContext.js"
+/** @since 0.1.0 */
+export * as PerspectiveRewinder from "./PerspectiveRewinder.js"

@@ -29,9 +29,10 @@ import {
 } from "@whizbang/core"
 import { Effect, Layer } from "effect"
 import type { PgClient } from "./PgClient.js"
-import type { PostgresError } from "./PostgresError.js"
+import type { DuplicateInstanceError, PostgresError } from "./PostgresError.js"
 import type { SchemaReady } from "./SchemaReady.js"
 import * as PgEventStore from "./PgEventStore.js"
+import * as PgInstanceRegistry from "./PgInstanceRegistry.js"
 import * as PgLifecycleStore from "./PgLifecycleStore.js"
 import * as PgNotificationListener from "./PgNotificationListener.js"
 import * as PgPerspectiveStore from "./PgPerspectiveStore.js"
@@ -46,6 +47,10 @@ export interface Config extends Omit<PerspectiveWorker.Config, "events"> {
   readonly perspectives: ReadonlyArray<Perspective.Any>
   /** Backoff of a failed apply before it is retried (see `PgWorkCoordinator.Options`). */
   readonly failureBackoff?: PgWorkCoordinator.Options["failureBackoff"]
+  /** Claims of other instances' partitions open up after this (see `PgWorkCoordinator.Options`). Default 3000 ms. */
+  readonly affinityGraceMilliseconds?: number
+  /** Instance registry options; the threshold comes from `options.abandonStaleInstanceThresholdSeconds`. */
+  readonly registry?: Omit<PgInstanceRegistry.Options, "abandonStaleInstanceThresholdSeconds">
 }
 
 /**
@@ -95,6 +100,8 @@ export const layerPorts = (
           leaseSeconds: options.leaseSeconds,
           debugMode: options.debugMode,
           maxPerspectiveEventAttempts: options.maxPerspectiveEventAttempts,
+          abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds,
+          ...(config.affinityGraceMilliseconds === undefined ? {} : { affinityGraceMilliseconds: config.affinityGraceMilliseconds }),
           ...(config.failureBackoff ? { failureBackoff: config.failureBackoff } : {})
         }),
         PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)),
@@ -110,7 +117,9 @@ export const layerPorts = (
   )
 
 /**
- * The ports and the perspective worker.
+ * The ports and the perspective worker, with this instance registered in `wh_service_instances` (heartbeats,
+ * partition spreading, takeover of abandoned instances) for as long as the layer lives. The worker stops before
+ * the instance deregisters.
  *
  * @category layers
  * @since 0.1.0
@@ -123,11 +132,18 @@ export const layer = (
   | PerspectiveStore.PerspectiveStore
   | NotificationListener.NotificationListener
   | LifecycleStore.LifecycleStore
-  | PerspectiveWorker.PerspectiveWorker,
+  | PerspectiveWorker.PerspectiveWorker
+  | PgInstanceRegistry.PgInstanceRegistry,
   | WorkerOptions.InvalidWorkerOptions
   | DefinitionErrors.InvalidPerspectiveName
   | DefinitionErrors.DuplicatePerspectiveName
   | PerspectiveWorker.WorkerConfigurationError
+  | DuplicateInstanceError
   | PostgresError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
-> => PerspectiveWorker.layer(config).pipe(Layer.provideMerge(layerPorts(config)))
+> =>
+  PerspectiveWorker.layer(config).pipe(
+    Layer.provideMerge(layerPorts(config)),
+    Layer.provideMerge(Layer.unwrap(Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
+      PgInstanceRegistry.layer({ ...config.registry, abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds }))))
+  )

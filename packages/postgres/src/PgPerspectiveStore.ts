@@ -72,7 +72,7 @@ export const make = Effect.gen(function* () {
   return PerspectiveStore.PerspectiveStore.of({
     writeBatch: (writes) =>
       Effect.forEach(writes, (w) => checked(w.perspectiveName), { discard: true }).pipe(
-        Effect.andThen(client.withTransaction(writeModels(client, writes.map((w) => ({ ...w, eventsApplied: 1 })))).pipe(Effect.mapError(storeError("writeBatch"))))
+        Effect.andThen(client.withTransaction(writeModels(client, writes.map((w) => ({ ...w, eventsApplied: 1 })))).pipe(Effect.asVoid, Effect.mapError(storeError("writeBatch"))))
       ),
     getById: (name, id) =>
       checked(name).pipe(

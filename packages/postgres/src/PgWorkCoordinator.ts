@@ -1,7 +1,9 @@
 /**
  * The Postgres `WorkCoordinator`: set-based claiming, fetching and completion of perspective work.
  *
- * - `claimWork` leases whole streams (`wh_active_streams`), so one instance drains a stream at a time.
+ * - `claimWork` leases whole streams (`wh_active_streams`), so one instance drains a stream at a time; unowned
+ *   work is spread over the live instances by partition, and abandoned instances' leases count as free.
+ * - `renewStreamLeases` extends the leases of streams still being applied (long applies).
  * - `fetchPendingEvents` returns the events of many streams in one query, in event-id order.
  * - `reportCompletions` commits in ONE transaction: the lease check (fencing), the read-model rows, the cursors,
  *   and the deletion of exactly the applied work rows (kept, marked processed, in debug mode). If any stream's
@@ -15,6 +17,7 @@ import { InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core
 import { Effect, Layer } from "effect"
 import { writeModels } from "./internal/writeModels.js"
 import { PgClient } from "./PgClient.js"
+import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
 import type { PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
 import * as Claim from "./sql/claimWork.js"
@@ -34,6 +37,13 @@ export interface Options {
   readonly maxPerspectiveEventAttempts?: number | null
   /** Backoff of a failed apply before its retry: `initial * multiplier ^ (attempts - 1)`, capped. Default 1 s x2, max 60 s. */
   readonly failureBackoff?: { readonly initialMilliseconds: number; readonly multiplier: number; readonly maxMilliseconds: number }
+  /** An owner silent for longer than this has its leases treated as free by claims. Default 30 s. */
+  readonly abandonStaleInstanceThresholdSeconds?: number
+  /**
+   * Work waiting longer than this is claimable by any live instance, not only the one its partition maps to
+   * (so nothing is stranded behind a slow or stuck owner). Default 3000 ms.
+   */
+  readonly affinityGraceMilliseconds?: number
 }
 
 interface PendingRow {
@@ -43,6 +53,7 @@ interface PendingRow {
   readonly event_id: string
   readonly attempts: number
   readonly blocked: boolean
+  readonly rewind_required: boolean
   readonly event_type: string
   readonly payload: unknown
   readonly metadata: unknown
@@ -67,6 +78,11 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
     const { instanceId } = yield* InstanceProvider.InstanceProvider
     const defaults = WorkerOptions.defaults
     const leaseSeconds = options.leaseSeconds ?? defaults.leaseSeconds
+    const staleSeconds = options.abandonStaleInstanceThresholdSeconds ?? defaults.abandonStaleInstanceThresholdSeconds
+    const graceMilliseconds = options.affinityGraceMilliseconds ?? 3000
+    // With a registry, completions are also fenced against a successor process that took over this instance id.
+    const registry = yield* Effect.serviceOption(PgInstanceRegistry)
+    const bootToken = registry._tag === "Some" ? registry.value.bootToken : null
     const debugMode = options.debugMode ?? defaults.debugMode
     const maxAttempts = options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts
     const backoff = options.failureBackoff ?? {
@@ -76,7 +92,7 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
     }
 
     const fence = (streamIds: ReadonlyArray<string>) =>
-      Effect.map(client.query<{ stream_id: string }>(Complete.fenceStreams, [instanceId, streamIds, leaseSeconds]), (rows) => new Set(rows.map((r) => r.stream_id)))
+      Effect.map(client.query<{ stream_id: string }>(Complete.fenceStreams, [instanceId, streamIds, leaseSeconds, bootToken]), (rows) => new Set(rows.map((r) => r.stream_id)))
 
     const reportCompletions: WorkCoordinator.WorkCoordinator["Service"]["reportCompletions"] = (completions) => {
       if (completions.length === 0) return Effect.void
@@ -130,7 +146,7 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
 
     return WorkCoordinator.WorkCoordinator.of({
       claimWork: ({ leaseSeconds: lease, maxStreams }) =>
-        client.query<{ stream_id: string }>(Claim.claimWork, [instanceId, maxStreams, lease]).pipe(
+        client.query<{ stream_id: string }>(Claim.claimWork, [instanceId, maxStreams, lease, staleSeconds, graceMilliseconds]).pipe(
           // An empty poll also drops this instance's leases on streams with no work left (a claim that raced
           // the stream's last completion can leave one behind).
           Effect.tap((rows) => rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId]) : Effect.void),
@@ -153,6 +169,7 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
                 metadata: r.metadata,
                 scope: r.scope,
                 blocked: r.blocked,
+                rewindRequired: r.rewind_required,
                 streamVersion: r.stream_version
               }))
             ),
@@ -165,6 +182,13 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
            RETURNING stream_id`,
           [instanceId, workIds, lease]
         ).pipe(Effect.map((rows) => rows.length), Effect.mapError(coordinatorError("renewLeases"))),
+      renewStreamLeases: ({ leaseSeconds: lease, streamIds }) =>
+        streamIds.length === 0
+          ? Effect.succeed([])
+          : client.query<{ stream_id: string }>(Claim.renewStreamLeases, [instanceId, streamIds, lease]).pipe(
+            Effect.map((rows) => rows.map((r) => r.stream_id)),
+            Effect.mapError(coordinatorError("renewStreamLeases"))
+          ),
       reportCompletions,
       reportFailures
     })

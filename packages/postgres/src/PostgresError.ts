@@ -147,6 +147,27 @@ export class MigrationError extends Data.TaggedError("MigrationError")<{
   readonly message: string
 }> {}
 
+/**
+ * Another live process already runs with this instance id (its row in `wh_service_instances` has a fresh
+ * heartbeat and a different boot token). Two processes sharing an id would share leases, so start-up refuses.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class DuplicateInstanceError extends Data.TaggedError("DuplicateInstanceError")<{
+  readonly instanceId: string
+  readonly holderHostName: string
+  readonly holderProcessId: number
+  readonly heartbeatAgeSeconds: number
+  readonly abandonStaleInstanceThresholdSeconds: number
+}> {
+  override get message(): string {
+    return `instance id ${this.instanceId} is already in use by process ${this.holderProcessId} on host "${this.holderHostName}" ` +
+      `(last heartbeat ${this.heartbeatAgeSeconds.toFixed(1)} s ago): give every process its own instance id, or wait until ` +
+      `that heartbeat is older than abandonStaleInstanceThresholdSeconds (${this.abandonStaleInstanceThresholdSeconds} s)`
+  }
+}
+
 const connectionErrnos = new Set([
   "ECONNREFUSED",
   "ECONNRESET",

@@ -57,6 +57,11 @@ export * as PgWorkCoordinator from "./PgWorkCoordinator.js"
 /**
  * @since 0.1.0
  */
+export * as PgInstanceRegistry from "./PgInstanceRegistry.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as PgPerspectivePipeline from "./PgPerspectivePipeline.js"
 
 /**

@@ -8,8 +8,11 @@
  *   event of a receptor) or the stream's pending events of some types.
  * - {@link PerspectiveSyncAwaiterShape.isCaughtUp}: the same question without waiting.
  *
- * Events the process does not track are put to the {@link SyncInquiryPort} (the database, once the Postgres
- * layer provides it) and polled until it reports them processed: untracked is not "done" unless it agrees.
+ * Events the process does not track are put to the {@link SyncInquiryPort} (the database, with
+ * `PgSyncInquiry.layer`) and re-checked on each of its change signals (NOTIFY from the completion transaction)
+ * and on a slow safety-net poll, until it reports them processed: untracked is not "done" unless it agrees.
+ * With the database port, events tracked here are re-checked there too, so an event processed on another
+ * instance, or dead-lettered (named in the result's `deadLettered`), ends the wait.
  *
  * **Gotchas**
  * - Refused with {@link InlineStageSyncError} inside an inline lifecycle stage (it would deadlock).
@@ -17,10 +20,10 @@
  *
  * @since 0.1.0
  */
-import { EventId } from "@whizbang/core"
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import * as DebuggerAwareTimeout from "./DebuggerAwareTimeout.js"
 import { InlineLifecycleStage } from "./InlineLifecycleStage.js"
+import * as Settle from "./internal/settle.js"
 import * as ScopedEventTracker from "./ScopedEventTracker.js"
 import { InlineStageSyncError, type SyncFilterError } from "./SyncError.js"
 import { SyncEventTracker } from "./SyncEventTracker.js"
@@ -39,6 +42,8 @@ export interface StreamWaitOptions {
   readonly eventTypes?: ReadonlyArray<string> | undefined
   /** Wait for exactly this event (the incoming event of a receptor). */
   readonly eventId?: string | undefined
+  /** With `eventId`: also wait for the stream's other pending events (of `eventTypes`, or every type). */
+  readonly andStreamPending?: boolean | undefined
   /** Default 5 s. */
   readonly timeout?: Duration.Input | undefined
   /** Default true. */
@@ -60,6 +65,12 @@ export interface PerspectiveSyncAwaiterShape {
     perspectiveName: string,
     streamId: string,
     options?: StreamWaitOptions
+  ) => Effect.Effect<SyncResult.SyncResult, InlineStageSyncError>
+  /** Explicit event ids (e.g. returned by an append). */
+  readonly waitForEvents: (
+    perspectiveName: string,
+    eventIds: ReadonlyArray<string>,
+    options?: { readonly timeout?: Duration.Input | undefined; readonly debuggerAwareTimeout?: boolean | undefined }
   ) => Effect.Effect<SyncResult.SyncResult, InlineStageSyncError>
   /** True when nothing matching the filter is pending for the perspective. */
   readonly isCaughtUp: (
@@ -85,7 +96,10 @@ export class PerspectiveSyncAwaiter extends Context.Service<PerspectiveSyncAwait
  * @since 0.1.0
  */
 export interface Options {
-  /** How often events known only to the {@link SyncInquiryPort} are re-checked. Default 100 ms. */
+  /**
+   * How often the {@link SyncInquiryPort} is re-asked about events still awaited. Default 100 ms; 1 s (a safety
+   * net) when the port signals changes (NOTIFY), which wake the awaiter at once.
+   */
   readonly pollInterval?: Duration.Input | undefined
 }
 
@@ -104,40 +118,20 @@ const refuseInline = (perspectiveName: string) =>
 export const make = Effect.fnUntraced(function*(options?: Options) {
   const tracker = yield* SyncEventTracker
   const port = yield* SyncInquiryPort
-  const pollInterval = options?.pollInterval ?? Duration.millis(100)
-
-  /** Splits the ids into those this process tracks as pending and those only the port knows are pending. */
-  const pendingOf = (perspectiveName: string, ids: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
-      const local: Array<string> = []
-      const unknown: Array<string> = []
-      for (const id of new Set(ids)) ((yield* tracker.isPending(id, perspectiveName)) ? local : unknown).push(id)
-      const remote = unknown.length === 0 ? [] : (yield* port.pendingEventIds(perspectiveName, unknown)).pendingEventIds
-      return { local, remote }
-    })
-
-  const pollRemote = (perspectiveName: string, ids: ReadonlyArray<string>): Effect.Effect<boolean> =>
-    ids.length === 0
-      ? Effect.succeed(true)
-      : Effect.flatMap(port.pendingEventIds(perspectiveName, ids), ({ pendingEventIds }) =>
-        pendingEventIds.length === 0
-          ? Effect.succeed(true)
-          : Effect.andThen(Effect.sleep(pollInterval), Effect.suspend(() => pollRemote(perspectiveName, pendingEventIds))))
+  const pollInterval = options?.pollInterval ?? (port.changes === undefined ? Duration.millis(100) : Duration.seconds(1))
 
   const awaitIds = (perspectiveName: string, ids: ReadonlyArray<string>, timeout: Duration.Input, debuggerAware: boolean) =>
     Effect.gen(function*() {
       const start = yield* Clock.currentTimeMillis
       const elapsed = Effect.map(Clock.currentTimeMillis, (now) => Duration.millis(now - start))
-      const { local, remote } = yield* pendingOf(perspectiveName, ids)
-      const eventsAwaited = local.length + remote.length
-      if (eventsAwaited === 0) return SyncResult.NoPendingEvents({ elapsed: yield* elapsed, eventsAwaited })
-      const body = tracker.waitForPerspectiveEvents(local, perspectiveName, {
-        timeout: Duration.infinity,
-        awaiterId: EventId.unsafeMake()
-      }).pipe(Effect.flatMap((ok) => ok ? pollRemote(perspectiveName, remote) : Effect.succeed(false)))
+      const state = Settle.makeState(ids)
+      const local = yield* Settle.check(tracker, port, perspectiveName, state, false)
+      const eventsAwaited = state.remaining.size + state.deadLettered.size
+      const fields = () => Effect.map(elapsed, (e) => ({ elapsed: e, eventsAwaited, deadLettered: [...state.deadLettered] }))
+      if (state.remaining.size === 0) return SyncResult.NoPendingEvents(yield* fields())
+      const body = Settle.settle(tracker, port, perspectiveName, state, local, pollInterval)
       const done = yield* DebuggerAwareTimeout.timeoutOption(body, timeout, { debuggerAware })
-      const fields = { elapsed: yield* elapsed, eventsAwaited }
-      return Option.getOrElse(done, () => false) ? SyncResult.Synced(fields) : SyncResult.TimedOut(fields)
+      return Option.getOrElse(done, () => false) ? SyncResult.Synced(yield* fields()) : SyncResult.TimedOut(yield* fields())
     })
 
   const matchingIds = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
@@ -150,6 +144,21 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
         .map((e) => e.eventId)
     })
 
+  const streamPending = (perspectiveName: string, streamId: string, eventTypes: ReadonlyArray<string> | undefined) =>
+    Effect.gen(function*() {
+      const tracked = (yield* tracker.getPendingEvents(streamId, perspectiveName, eventTypes)).map((e) => e.eventId)
+      const stored = port.pendingForStream === undefined ? [] : yield* port.pendingForStream(perspectiveName, streamId, eventTypes)
+      return [...tracked, ...stored]
+    })
+
+  const idsForStream = (perspectiveName: string, streamId: string, options: StreamWaitOptions | undefined) =>
+    options?.eventId !== undefined && options.andStreamPending !== true
+      ? Effect.succeed([options.eventId])
+      : Effect.map(
+        streamPending(perspectiveName, streamId, options?.eventTypes),
+        (found) => [...new Set([...(options?.eventId === undefined ? [] : [options.eventId]), ...found])]
+      )
+
   return PerspectiveSyncAwaiter.of({
     waitAsync: (perspectiveName, options) =>
       Effect.gen(function*() {
@@ -161,21 +170,24 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
     waitForStreamAsync: (perspectiveName, streamId, options) =>
       Effect.gen(function*() {
         yield* refuseInline(perspectiveName)
-        const ids = options?.eventId !== undefined
-          ? [options.eventId]
-          : (yield* tracker.getPendingEvents(streamId, perspectiveName, options?.eventTypes)).map((e) => e.eventId)
         return yield* awaitIds(
           perspectiveName,
-          ids,
+          yield* idsForStream(perspectiveName, streamId, options),
           options?.timeout ?? SyncFilter.defaultTimeout,
           options?.debuggerAwareTimeout ?? true
         )
       }),
+    waitForEvents: (perspectiveName, eventIds, options) =>
+      Effect.gen(function*() {
+        yield* refuseInline(perspectiveName)
+        return yield* awaitIds(perspectiveName, eventIds, options?.timeout ?? SyncFilter.defaultTimeout, options?.debuggerAwareTimeout ?? true)
+      }),
     isCaughtUp: (perspectiveName, options) =>
       Effect.gen(function*() {
         const sync = yield* toOptions(options)
-        const { local, remote } = yield* pendingOf(perspectiveName, yield* matchingIds(perspectiveName, sync.filter))
-        return local.length + remote.length === 0
+        const state = Settle.makeState(yield* matchingIds(perspectiveName, sync.filter))
+        yield* Settle.check(tracker, port, perspectiveName, state, false)
+        return state.remaining.size === 0
       })
   })
 })

@@ -3,9 +3,12 @@
  * awaited and how long it took. With "fire always" receptors the handler runs after a timeout too, and this is
  * how it knows its read may be stale.
  *
+ * The dispatcher provides the context of a receptor's sync to its handler through the {@link Current}
+ * reference (the Effect analogue of a sync-context accessor): `yield* SyncContext.Current` inside the handler.
+ *
  * @since 0.1.0
  */
-import { Duration } from "effect"
+import { Context, Duration, Option } from "effect"
 import type { SyncOutcome, SyncResult } from "./SyncResult.js"
 
 /**
@@ -24,6 +27,8 @@ export interface SyncContext {
   readonly elapsed: Duration.Duration
   /** Set on timeout, absent on success. */
   readonly failureReason?: string | undefined
+  /** Awaited events that were dead-lettered instead of applied (the read model lacks them). Default empty. */
+  readonly deadLettered: ReadonlyArray<string>
 }
 
 /**
@@ -33,11 +38,17 @@ export interface SyncContext {
  * @since 0.1.0
  */
 export const make = (
-  fields: Omit<SyncContext, "eventsAwaited" | "elapsed"> & {
+  fields: Omit<SyncContext, "eventsAwaited" | "elapsed" | "deadLettered"> & {
     readonly eventsAwaited?: number | undefined
     readonly elapsed?: Duration.Duration | undefined
+    readonly deadLettered?: ReadonlyArray<string> | undefined
   }
-): SyncContext => ({ ...fields, eventsAwaited: fields.eventsAwaited ?? 0, elapsed: fields.elapsed ?? Duration.zero })
+): SyncContext => ({
+  ...fields,
+  eventsAwaited: fields.eventsAwaited ?? 0,
+  elapsed: fields.elapsed ?? Duration.zero,
+  deadLettered: fields.deadLettered ?? []
+})
 
 /**
  * The context of a finished wait. A timeout gets a failure reason naming the perspective and the time waited.
@@ -54,6 +65,7 @@ export const fromResult = (
     outcome: result._tag,
     eventsAwaited: result.eventsAwaited,
     elapsed: result.elapsed,
+    deadLettered: result.deadLettered,
     ...(result._tag === "TimedOut"
       ? {
         failureReason: `perspective ${target.perspectiveName} did not process ${result.eventsAwaited} event(s) within ${
@@ -78,3 +90,25 @@ export const isSuccess = (self: SyncContext): boolean => self.outcome === "Synce
  * @since 0.1.0
  */
 export const isTimedOut = (self: SyncContext): boolean => self.outcome === "TimedOut"
+
+/**
+ * The sync context of the running receptor handler: `Some` inside a handler the dispatcher ran after an
+ * `awaitPerspectiveSync` wait, `None` elsewhere. With several declarations it is the least successful one
+ * (a timeout wins); {@link All} has every one.
+ *
+ * @category references
+ * @since 0.1.0
+ */
+export const Current: Context.Reference<Option.Option<SyncContext>> = Context.Reference("@whizbang/sync/SyncContext", {
+  defaultValue: () => Option.none()
+})
+
+/**
+ * Every sync context of the running handler, one per `awaitPerspectiveSync` declaration, in declaration order.
+ *
+ * @category references
+ * @since 0.1.0
+ */
+export const All: Context.Reference<ReadonlyArray<SyncContext>> = Context.Reference<ReadonlyArray<SyncContext>>("@whizbang/sync/SyncContext/All", {
+  defaultValue: () => []
+})

@@ -3,11 +3,25 @@
  * cross-instance path: an event this process does not track may be in flight on another instance.
  *
  * The default (no layer provided) knows nothing beyond this process and reports nothing pending, so the
- * in-process `SyncEventTracker` decides alone. The Postgres sync layer provides the real port.
+ * in-process `SyncEventTracker` decides alone. `PgSyncInquiry.layer` provides the real port: answers from the
+ * database, and a change signal fired by the completion transactions' `NOTIFY`.
  *
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
+
+/**
+ * The answer to "which of these events are still pending for the perspective?".
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface PendingAnswer {
+  /** Not yet processed (or not known to be): keep waiting for these. */
+  readonly pendingEventIds: ReadonlyArray<string>
+  /** Moved to dead letters instead of applied: not pending, but the read model lacks them. */
+  readonly deadLetteredEventIds?: ReadonlyArray<string> | undefined
+}
 
 /**
  * The port's operations.
@@ -16,11 +30,27 @@ import { Context, Effect } from "effect"
  * @since 0.1.0
  */
 export interface SyncInquiryPortShape {
-  /** Of `eventIds`, those the perspective has not processed yet. */
-  readonly pendingEventIds: (
-    perspectiveName: string,
-    eventIds: ReadonlyArray<string>
-  ) => Effect.Effect<{ readonly pendingEventIds: ReadonlyArray<string> }>
+  /** Of `eventIds`, those the perspective has not processed yet (and those dead-lettered). */
+  readonly pendingEventIds: (perspectiveName: string, eventIds: ReadonlyArray<string>) => Effect.Effect<PendingAnswer>
+  /**
+   * True when the port sees every committed event (a database). The awaiter then also re-checks events it
+   * tracks in-process, so an event processed on another instance, or dead-lettered, ends the wait.
+   * Default false: the port is consulted only about events the process does not track.
+   */
+  readonly authoritative?: boolean | undefined
+  /** Cross-scope discovery: the stream's events (of `eventTypes`; none or empty: every type) still pending for the perspective. */
+  readonly pendingForStream?:
+    | ((perspectiveName: string, streamId: string, eventTypes?: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>)
+    | undefined
+  /**
+   * A counter of "something may have been processed" signals (NOTIFY). Read it before a check, then
+   * `awaitChangeAfter(counter)` returns as soon as a later signal arrived — a signal between the check and the
+   * wait is not lost. Absent: the awaiter only polls.
+   */
+  readonly changes?: {
+    readonly current: Effect.Effect<number>
+    readonly awaitChangeAfter: (generation: number) => Effect.Effect<void>
+  } | undefined
 }
 
 /**

@@ -5,7 +5,9 @@
  * - `TimedOut`: the timeout passed first (the read model may be stale).
  * - `NoPendingEvents`: nothing matched the filter, or everything matching was already processed.
  *
- * Each carries the elapsed time and how many events were awaited.
+ * Each carries the elapsed time, how many events were awaited, and the awaited events that were dead-lettered
+ * instead of applied. A dead-lettered event ends the wait (it will never be applied), so a `Synced` result can
+ * still name events the read model lacks: check `deadLettered` when that matters.
  *
  * @since 0.1.0
  */
@@ -20,6 +22,8 @@ import { Data, Duration } from "effect"
 export interface Fields {
   readonly elapsed: Duration.Duration
   readonly eventsAwaited: number
+  /** Awaited events the perspective moved to dead letters instead of applying: the read model lacks them. */
+  readonly deadLettered: ReadonlyArray<string>
 }
 
 /**

@@ -3,7 +3,7 @@ import { Duration } from "effect"
 import * as SyncContext from "../src/SyncContext.js"
 import * as SyncResult from "../src/SyncResult.js"
 
-const fields = { elapsed: Duration.millis(120), eventsAwaited: 3 }
+const fields = { elapsed: Duration.millis(120), eventsAwaited: 3, deadLettered: [] }
 
 describe("SyncResult", () => {
   it("outcomes are tagged and carry elapsed time and events awaited", () => {

@@ -15,6 +15,7 @@ import type { Envelope, EventMetadata, EventScope } from "../Envelope.js"
 import type * as EventRegistry from "../EventRegistry.js"
 import * as InstantCompletionStrategy from "../InstantCompletionStrategy.js"
 import type * as PerspectiveRegistry from "../PerspectiveRegistry.js"
+import * as PerspectiveRewinder from "../PerspectiveRewinder.js"
 import { PerspectiveStatus } from "../PerspectiveStatus.js"
 import type * as PerspectiveStore from "../PerspectiveStore.js"
 import type * as ProcessedEventCache from "../ProcessedEventCache.js"
@@ -97,6 +98,20 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
     return { skipped, applied, failure, outcome, envelopes: envelopes.filter((e) => appliedIds.has(e.eventId)) }
   })
 
+/**
+ * The rewind path: flagged pairs go to the rewinder in context (none: they wait, unapplied). The replayed events'
+ * dedup entries are dropped so a later re-delivery is judged against the rebuilt model, never skipped.
+ */
+const rewind = (deps: CycleDeps, targets: ReadonlyArray<PerspectiveRewinder.Target>) =>
+  Effect.gen(function* () {
+    const rewinder = yield* Effect.serviceOption(PerspectiveRewinder.PerspectiveRewinder)
+    if (rewinder._tag === "None") return
+    const results = yield* rewinder.value.rewindFlagged(targets)
+    for (const r of results) {
+      if (r.outcome === "rewound") yield* deps.cache.removeRange(r.replayedEventIds.map((eventId) => dedupKey({ perspectiveName: r.perspectiveName, eventId })))
+    }
+  })
+
 export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Effect.Effect<CycleResult, WorkCoordinator.WorkCoordinatorError | PerspectiveStore.PerspectiveStoreError> => {
   const marked: Array<string> = []
   return Effect.gen(function* () {
@@ -124,7 +139,13 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
     const failures: Array<CompletionStrategy.PerspectiveFailure> = []
     const more = new Set<string>()
     let deduped = 0
+    const flagged: Array<PerspectiveRewinder.Target> = []
     for (const [, all] of groups) {
+      // A late arrival flagged the pair: never apply it here, out of order; the rewinder rebuilds it below.
+      if (all[0]!.rewindRequired === true) {
+        flagged.push({ streamId: all[0]!.streamId, perspectiveName: all[0]!.perspectiveName })
+        continue
+      }
       if (all.length >= limit) more.add(all[0]!.streamId)
       const blockedAt = all.findIndex((r) => r.blocked === true)
       const rows = blockedAt === -1 ? all : all.slice(0, blockedAt)
@@ -162,6 +183,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
     }
     yield* strategy.flush(deps.coordinator)
     yield* deps.cache.activateRetention
+    if (flagged.length > 0) yield* rewind(deps, flagged)
     return { processed, failures, deduped, more: [...more] }
   }).pipe(Effect.onError(() => Effect.suspend(() => deps.cache.removeRange(marked))))
 }

@@ -17,26 +17,36 @@ export interface ModelRowWrite {
   readonly eventsApplied: number
 }
 
-export const writeModels = (client: PgClient["Service"], writes: ReadonlyArray<ModelRowWrite>): Effect.Effect<void, PostgresError> => {
+/** A written row's version (its applied-event count) after the write. */
+export interface WrittenVersion {
+  readonly perspectiveName: string
+  readonly streamId: string
+  readonly version: number
+}
+
+/** Returns the new version of every upserted row (deleted rows have none). */
+export const writeModels = (client: PgClient["Service"], writes: ReadonlyArray<ModelRowWrite>): Effect.Effect<ReadonlyArray<WrittenVersion>, PostgresError> => {
   const byPerspective = new Map<string, Array<ModelRowWrite>>()
   for (const w of writes) {
     const list = byPerspective.get(w.perspectiveName)
     if (list === undefined) byPerspective.set(w.perspectiveName, [w])
     else list.push(w)
   }
-  return Effect.forEach(byPerspective, ([name, list]) =>
+  const versions: Array<WrittenVersion> = []
+  return Effect.as(Effect.forEach(byPerspective, ([name, list]) =>
     Effect.gen(function* () {
       const upserts = list.filter((w) => w.action === "none")
       const deletes = list.filter((w) => w.action !== "none")
       if (upserts.length > 0) {
-        yield* client.query(Rows.upsertRows(name), [
+        const rows = yield* client.query<{ id: string; version: number }>(Rows.upsertRows(name), [
           upserts.map((w) => w.streamId),
           upserts.map((w) => JSON.stringify(w.data)),
           upserts.map((w) => JSON.stringify(w.metadata ?? {})),
           upserts.map((w) => JSON.stringify(w.scope ?? {})),
           upserts.map((w) => w.eventsApplied)
         ])
+        for (const r of rows) versions.push({ perspectiveName: name, streamId: r.id, version: r.version })
       }
       if (deletes.length > 0) yield* client.query(Rows.deleteRows(name), [deletes.map((w) => w.streamId)])
-    }), { discard: true })
+    }), { discard: true }), versions)
 }

@@ -6,12 +6,19 @@
  * instance redoes it (invariant 5). Holding the row locks until commit stops a takeover in between.
  */
 
-/** Params: $1 instance id, $2 stream ids, $3 lease seconds. */
+/**
+ * Params: $1 instance id, $2 stream ids, $3 lease seconds, $4 boot token of this process (`PgInstanceRegistry`),
+ * or null without a registry. With a token, nothing is owned once another process registered the same instance
+ * id (a successor after this one was declared dead): instance ids alone cannot tell the two apart.
+ */
 export const fenceStreams = `
 UPDATE wh_active_streams SET lease_expiry = now() + make_interval(secs => $3::int)
 WHERE stream_id IN (
   SELECT stream_id FROM wh_active_streams
   WHERE stream_id = ANY($2::uuid[]) AND instance_id = $1::uuid AND lease_expiry > now()
+    AND ($4::text IS NULL OR NOT EXISTS (
+      SELECT 1 FROM wh_service_instances i WHERE i.instance_id = $1::uuid AND i.metadata->>'bootToken' IS DISTINCT FROM $4::text
+    ))
   ORDER BY stream_id FOR UPDATE
 )
 RETURNING stream_id`

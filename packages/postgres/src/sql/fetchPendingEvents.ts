@@ -3,19 +3,66 @@
  * (stream, perspective, event id) order, at most $3 per (stream, perspective). Rows still in retry backoff are
  * returned flagged `blocked` so the worker stops that (stream, perspective) there instead of skipping ahead.
  *
+ * Late arrivals are detected here, in the same statement (invariant 4): a pending row whose event id is lower
+ * than its cursor's `last_event_id` sets RewindRequired (32) on the cursor, keeps the lowest trigger id, stamps
+ * `rewind_first_flagged_at` once (the debounce cap counts from it) and slides `rewind_flagged_at` to the latest
+ * late row's append time (the sliding debounce window counts from it). Doing it at fetch time, against the committed cursor, means no race between an append and a
+ * completion can hide a late event: whichever commits first, the next fetch compares the two.
+ *
+ * A flagged (stream, perspective) — flagged before or by this statement — returns ONE row, its first, with
+ * `rewind_required` true: the normal path must not apply it (the rewinder replays the stream instead). A pair
+ * under a live stream lock (rewind, bootstrap, purge) returns nothing: application pauses until the release.
+ * The cursor update is skipped when it would change nothing, so a flagged pair waiting out its debounce window
+ * does not rewrite its cursor at every poll. (`flagged` is never read: a data-modifying CTE always runs to completion.)
+ *
  * Params: $1 instance id, $2 stream ids, $3 limit per (stream, perspective).
  */
 export const fetchPendingEvents = `
-SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts,
-       (w.scheduled_for IS NOT NULL AND w.scheduled_for > now()) AS blocked,
-       e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version
-FROM (
-  SELECT pe.work_id, pe.stream_id, pe.perspective_name, pe.event_id, pe.attempts, pe.scheduled_for,
+WITH pending AS (
+  SELECT pe.work_id, pe.stream_id, pe.perspective_name, pe.event_id, pe.attempts, pe.scheduled_for, pe.created_at,
          row_number() OVER (PARTITION BY pe.stream_id, pe.perspective_name ORDER BY pe.event_id) AS position
   FROM wh_perspective_events pe
   JOIN wh_active_streams a ON a.stream_id = pe.stream_id AND a.instance_id = $1::uuid AND a.lease_expiry > now()
   WHERE pe.stream_id = ANY($2::uuid[]) AND pe.processed_at IS NULL
-) w
+),
+cursors AS (
+  SELECT c.stream_id, c.perspective_name, c.last_event_id, c.status, c.rewind_trigger_event_id, c.rewind_flagged_at,
+         (c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > statement_timestamp()) AS locked
+  FROM wh_perspective_cursors c
+  WHERE c.stream_id = ANY($2::uuid[])
+),
+late AS (
+  SELECT p.stream_id, p.perspective_name, min(p.event_id) AS trigger_id, max(p.created_at) AS arrived_at
+  FROM pending p
+  JOIN cursors c ON c.stream_id = p.stream_id AND c.perspective_name = p.perspective_name
+  WHERE c.last_event_id IS NOT NULL AND p.event_id < c.last_event_id
+  GROUP BY p.stream_id, p.perspective_name
+),
+flagged AS (
+  UPDATE wh_perspective_cursors c
+  SET status = c.status | 32,
+      rewind_trigger_event_id = CASE WHEN c.status & 32 = 32 THEN least(c.rewind_trigger_event_id, l.trigger_id) ELSE l.trigger_id END,
+      rewind_first_flagged_at = CASE WHEN c.status & 32 = 32 THEN coalesce(c.rewind_first_flagged_at, now()) ELSE now() END,
+      rewind_flagged_at = CASE WHEN c.status & 32 = 32 THEN greatest(c.rewind_flagged_at, l.arrived_at) ELSE l.arrived_at END
+  FROM late l
+  WHERE c.stream_id = l.stream_id AND c.perspective_name = l.perspective_name
+    AND (c.status & 32 = 0 OR c.rewind_trigger_event_id IS NULL OR l.trigger_id < c.rewind_trigger_event_id
+      OR c.rewind_flagged_at IS NULL OR l.arrived_at > c.rewind_flagged_at)
+  RETURNING c.stream_id
+),
+marked AS (
+  SELECT p.*,
+         (coalesce(c.status & 32 = 32, false)
+           OR EXISTS (SELECT 1 FROM late l WHERE l.stream_id = p.stream_id AND l.perspective_name = p.perspective_name)) AS rewind_required,
+         coalesce(c.locked, false) AS locked
+  FROM pending p
+  LEFT JOIN cursors c ON c.stream_id = p.stream_id AND c.perspective_name = p.perspective_name
+)
+SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts,
+       (w.scheduled_for IS NOT NULL AND w.scheduled_for > now()) AS blocked, w.rewind_required,
+       e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version
+FROM marked w
 JOIN wh_events e ON e.event_id = w.event_id
-WHERE w.position <= $3::int
+WHERE (w.rewind_required AND w.position = 1)
+   OR (NOT w.rewind_required AND NOT w.locked AND w.position <= $3::int)
 ORDER BY w.stream_id, w.perspective_name, w.event_id`

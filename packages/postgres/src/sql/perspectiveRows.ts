@@ -17,12 +17,13 @@ CREATE TABLE IF NOT EXISTS ${table(name)} (
   version bigint NOT NULL DEFAULT 1
 )`
 
-/** Params: parallel arrays $1 ids, $2 data, $3 metadata, $4 scope, $5 events applied. */
+/** Params: parallel arrays $1 ids, $2 data, $3 metadata, $4 scope, $5 events applied. Returns each row's new version. */
 export const upsertRows = (name: string) => `
 INSERT INTO ${table(name)} AS t (id, data, metadata, scope, version)
 SELECT id, data, metadata, scope, applied FROM unnest($1::uuid[], $2::jsonb[], $3::jsonb[], $4::jsonb[], $5::int[]) AS r(id, data, metadata, scope, applied)
 ON CONFLICT (id) DO UPDATE
-  SET data = excluded.data, metadata = excluded.metadata, scope = excluded.scope, version = t.version + excluded.version, updated_at = now()`
+  SET data = excluded.data, metadata = excluded.metadata, scope = excluded.scope, version = t.version + excluded.version, updated_at = now()
+RETURNING t.id, t.version::int AS version`
 
 /** Params: $1 ids. */
 export const deleteRows = (name: string) => `DELETE FROM ${table(name)} WHERE id = ANY($1::uuid[])`

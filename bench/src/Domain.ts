@@ -1,0 +1,111 @@
+/**
+ * The benchmark's domain and data, shared by every system so they all do the same work.
+ *
+ * One event type, `Deposited { accountId, amount, seq }`, and two read models per stream:
+ * - `counter` (a counter/sum): `{ count, sum }`;
+ * - `summary` (a small document): `{ version, last, max, ordered }` — order-sensitive: `ordered` turns false for
+ *   good if an event is applied out of stream order, and `version`/`last` name the last event applied.
+ *
+ * The data is a pure function of a global event index `i`: stream `i % streams`, sequence `floor(i / streams) + 1`,
+ * amount `(i * 7919) % 997 + 1`. Every system loads it (SQL generates it from the same formulas) and every read
+ * model is checked against the fold computed here.
+ */
+import { EventDefinition, EventRegistry, Perspective } from "@whizbang/core"
+import { Effect, Schema } from "effect"
+
+export interface Counter {
+  readonly count: number
+  readonly sum: number
+}
+export interface Summary {
+  readonly version: number
+  readonly last: number
+  readonly max: number
+  readonly ordered: boolean
+}
+export interface Payload {
+  readonly accountId: string
+  readonly amount: number
+  readonly seq: number
+}
+
+export const counterInitial: Counter = { count: 0, sum: 0 }
+export const summaryInitial: Summary = { version: 0, last: 0, max: 0, ordered: true }
+
+export const foldCounter = (m: Counter, e: Payload): Counter => ({ count: m.count + 1, sum: m.sum + e.amount })
+export const foldSummary = (m: Summary, e: Payload): Summary => ({
+  version: e.seq,
+  last: e.amount,
+  max: Math.max(m.max, e.amount),
+  ordered: m.ordered && e.seq === m.version + 1
+})
+
+/** The stream id of stream number `s` (a valid uuid, so every system can key by it). */
+export const streamId = (s: number) => `00000000-0000-4000-8000-${s.toString(16).padStart(12, "0")}`
+export const amountOf = (i: number) => ((i * 7919) % 997) + 1
+
+/** SQL expressions of the same formulas, over a bigint `i` and the stream count `$streams` (given as a literal). */
+export const sql = {
+  stream: (i: string, streams: number) => `('00000000-0000-4000-8000-' || lpad(to_hex(${i} % ${streams}), 12, '0'))::uuid`,
+  seq: (i: string, streams: number) => `(${i} / ${streams} + 1)`,
+  amount: (i: string) => `((${i} * 7919) % 997 + 1)`,
+  /** A UUIDv7-shaped, time-ordered event id: the 48-bit time is `base + i` ms, the low bits repeat `i`. */
+  eventId: (i: string, baseMs: number) =>
+    `(lpad(to_hex(${baseMs}::bigint + ${i}), 12, '0') || '7000' || '8000' || lpad(to_hex(${i}), 12, '0'))::uuid`
+}
+
+/** Loaded events' ids are stamped from this time on (hours in the past, so live appends sort after them). */
+export const baseMs = Date.now() - 6 * 3600_000
+
+/** The folds every stream must end with after events `[0, events)` over `streams` streams. */
+export const expected = (events: number, streams: number) => {
+  const counter = new Map<string, Counter>()
+  const summary = new Map<string, Summary>()
+  for (let i = 0; i < events; i++) {
+    const id = streamId(i % streams)
+    const e = { accountId: id, amount: amountOf(i), seq: Math.floor(i / streams) + 1 }
+    counter.set(id, foldCounter(counter.get(id) ?? counterInitial, e))
+    summary.set(id, foldSummary(summary.get(id) ?? summaryInitial, e))
+  }
+  return { counter, summary }
+}
+
+export type Expected = ReturnType<typeof expected>
+
+/** Compares stored models with the folds; returns a list of mismatches (empty = consistent). */
+export const verify = (
+  want: Expected,
+  got: { readonly counter: ReadonlyMap<string, unknown>; readonly summary: ReadonlyMap<string, unknown> }
+): Array<string> => {
+  const problems: Array<string> = []
+  for (const name of ["counter", "summary"] as const) {
+    if (got[name].size !== want[name].size) problems.push(`${name}: ${got[name].size} rows, expected ${want[name].size}`)
+    for (const [id, model] of want[name]) {
+      const row = got[name].get(id) as Record<string, unknown> | undefined
+      const same = row !== undefined && Object.entries(model).every(([k, v]) => row[k] === v)
+      if (!same && problems.length < 10) problems.push(`${name} ${id}: ${JSON.stringify(row)} != ${JSON.stringify(model)}`)
+    }
+  }
+  return problems
+}
+
+// Whizbang definitions of the same domain.
+export const Deposited = EventDefinition.make("Deposited", {
+  payload: Schema.Struct({ accountId: Schema.String, amount: Schema.Number, seq: Schema.Number }),
+  streamId: (p) => p.accountId
+})
+export const registry = Effect.runSync(EventRegistry.make([Deposited]))
+
+export const counterPerspective = Effect.runSync(Perspective.make({
+  name: "counter",
+  model: Schema.Struct({ count: Schema.Number, sum: Schema.Number }),
+  initial: counterInitial,
+  apply: { Deposited: (m: Counter, e) => foldCounter(m, e.payload as Payload) }
+}))
+export const summaryPerspective = Effect.runSync(Perspective.make({
+  name: "summary",
+  model: Schema.Struct({ version: Schema.Number, last: Schema.Number, max: Schema.Number, ordered: Schema.Boolean }),
+  initial: summaryInitial,
+  apply: { Deposited: (m: Summary, e) => foldSummary(m, e.payload as Payload) }
+}))
+export const perspectives = [counterPerspective, summaryPerspective]

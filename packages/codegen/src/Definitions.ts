@@ -1,0 +1,76 @@
+/**
+ * What the scanner found: event, perspective and receptor definitions with their source positions.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * A 1-based position in a source file.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Position {
+  readonly file: string
+  readonly line: number
+  readonly column: number
+}
+
+/**
+ * An event type named at some position: a handler key, an `eventTypes` entry, a `handles` entry.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Reference extends Position {
+  readonly type: string
+}
+
+/**
+ * An `EventDefinition.make("Type", ...)` bound to an exported const (`exportName` is `undefined` when it is not,
+ * which is also reported as a diagnostic).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface EventDefinitionInfo extends Position {
+  readonly type: string
+  readonly exportName: string | undefined
+}
+
+/**
+ * A `Perspective.make({ name, apply, eventTypes? })`: `eventTypes` are the routed types in declaration order
+ * (the `eventTypes` option when given, else the `apply` keys); `references` are every event type it names.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface PerspectiveInfo extends Position {
+  readonly name: string
+  readonly exportName: string | undefined
+  readonly eventTypes: ReadonlyArray<string>
+  readonly references: ReadonlyArray<Reference>
+}
+
+/**
+ * One `awaitPerspectiveSync` entry of a receptor; `eventTypes` `undefined` means every type the perspective handles.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface AwaitInfo extends Position {
+  readonly perspective: string
+  readonly eventTypes: ReadonlyArray<Reference> | undefined
+}
+
+/**
+ * A `Receptor.make({ name, handles, awaitPerspectiveSync? })`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ReceptorInfo extends Position {
+  readonly name: string | undefined
+  readonly handles: ReadonlyArray<Reference>
+  readonly awaitPerspectiveSync: ReadonlyArray<AwaitInfo>
+}

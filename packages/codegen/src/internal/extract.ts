@@ -1,0 +1,205 @@
+/**
+ * Turns whizbang `make` calls into definition records, reporting what cannot be read statically instead of
+ * guessing. Events are extracted first, then perspectives (whose handler keys may be `[SomeEvent.type]`),
+ * then receptors (whose `awaitPerspectiveSync` may name a perspective const).
+ */
+import ts from "typescript"
+import type * as Diagnostic from "../Diagnostic.js"
+import type { AwaitInfo, EventDefinitionInfo, PerspectiveInfo, ReceptorInfo, Reference } from "../Definitions.js"
+import { declarationOf, excerpt, exportNameOf, positionOf, property, staticString, topLevelConst, valueOf } from "./syntax.js"
+
+export interface Context {
+  readonly checker: ts.TypeChecker
+  readonly report: (node: ts.Node, severity: Diagnostic.Severity, code: Diagnostic.Code, message: string) => void
+  readonly events: Map<ts.Declaration, EventDefinitionInfo>
+  readonly perspectives: Map<ts.Declaration, PerspectiveInfo>
+}
+
+const perspectiveNamePattern = /^[a-z][a-z0-9_]{0,47}$/
+// The same rule as EventRegistry: 1-200 characters, no control characters, no surrounding spaces.
+// eslint-disable-next-line no-control-regex
+const isValidEventType = (type: string) => type.length >= 1 && type.length <= 200 && type.trim() === type && !/[\u0000-\u001f\u007f]/.test(type)
+
+const toSnakeCase = (input: string): string =>
+  input
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/[^A-Za-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .toLowerCase()
+
+const dynamic = (context: Context, node: ts.Node, message: string) => context.report(node, "error", "dynamic-definition", message)
+
+const importable = (context: Context, call: ts.CallExpression, what: string): string | undefined => {
+  const declaration = topLevelConst(call)
+  if (declaration === undefined) {
+    context.report(call, "error", "not-importable", `${what} must be assigned to a top-level const so the generated module can import it`)
+    return undefined
+  }
+  const exportName = exportNameOf(context.checker, declaration)
+  if (exportName === undefined) {
+    context.report(declaration, "error", "not-importable", `${what} (const ${declaration.name.getText()}) is not exported; export it so the generated module can import it`)
+  }
+  return exportName
+}
+
+/** `SomeEvent.type`, `SomeEvent` (a definition), `"Literal"` or a const string: the event type it names. */
+export const eventTypeOf = (context: Context, expression: ts.Expression): string | undefined => {
+  const literal = staticString(context.checker, expression)
+  if (literal !== undefined) return literal
+  if (ts.isPropertyAccessExpression(expression) && expression.name.text === "type") {
+    const declaration = declarationOf(context.checker, expression.expression)
+    return declaration === undefined ? undefined : context.events.get(declaration)?.type
+  }
+  const declaration = declarationOf(context.checker, expression)
+  return declaration === undefined ? undefined : context.events.get(declaration)?.type
+}
+
+const eventTypeList = (context: Context, member: ts.ObjectLiteralElementLike, what: string): ReadonlyArray<Reference> | undefined => {
+  const list = valueOf(member)
+  if (list === undefined || !ts.isArrayLiteralExpression(list)) {
+    dynamic(context, member, `${what} must be an array literal of event types (strings or SomeEvent.type)`)
+    return undefined
+  }
+  const references: Array<Reference> = []
+  for (const element of list.elements) {
+    const type = ts.isSpreadElement(element) ? undefined : eventTypeOf(context, element)
+    if (type === undefined) {
+      dynamic(context, element, `cannot resolve ${excerpt(element)} in ${what} to an event type: use a string literal or SomeEvent.type of an event in the scanned files`)
+    } else references.push({ type, ...positionOf(element) })
+  }
+  return references
+}
+
+export const extractEvent = (context: Context, call: ts.CallExpression): EventDefinitionInfo | undefined => {
+  const [typeArgument, options] = call.arguments
+  const type = typeArgument === undefined ? undefined : staticString(context.checker, typeArgument)
+  if (type === undefined) {
+    dynamic(context, typeArgument ?? call, "EventDefinition.make needs its event type as a string literal; a type computed at run time cannot be scanned")
+    return undefined
+  }
+  if (!isValidEventType(type)) {
+    context.report(typeArgument!, "error", "invalid-event-type", `event type ${JSON.stringify(type)} must be 1-200 characters with no control characters and no surrounding spaces`)
+  }
+  if (options === undefined || !ts.isObjectLiteralExpression(options)) {
+    dynamic(context, options ?? call, `the options of event "${type}" must be an object literal with payload and streamId`)
+  } else if (property(options, "streamId") === undefined) {
+    const spread = options.properties.find(ts.isSpreadAssignment)
+    if (spread !== undefined) dynamic(context, spread, `a spread in the options of event "${type}" hides whether it has a streamId; write streamId out`)
+    else context.report(typeArgument!, "error", "missing-stream-id", `event "${type}" has no streamId: add streamId: (payload) => payload.<id> so work can be routed to its stream`)
+  }
+  return { type, exportName: importable(context, call, `event "${type}"`), ...positionOf(call) }
+}
+
+const handlerKey = (context: Context, name: ts.PropertyName): string | undefined => {
+  if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name) || ts.isNoSubstitutionTemplateLiteral(name)) return name.text
+  return ts.isComputedPropertyName(name) ? eventTypeOf(context, name.expression) : undefined
+}
+
+export const extractPerspective = (context: Context, call: ts.CallExpression): PerspectiveInfo | undefined => {
+  const options = call.arguments[0]
+  if (options === undefined || !ts.isObjectLiteralExpression(options)) {
+    dynamic(context, options ?? call, "Perspective.make options must be an object literal with name, model, initial and apply")
+    return undefined
+  }
+  const spread = options.properties.find(ts.isSpreadAssignment)
+  if (spread !== undefined) {
+    dynamic(context, spread, `a spread of ${excerpt(spread.expression)} in Perspective.make options cannot be read statically; write name, apply and eventTypes out`)
+    return undefined
+  }
+  const nameMember = property(options, "name")
+  const nameValue = nameMember === undefined ? undefined : valueOf(nameMember)
+  const name = nameValue === undefined ? undefined : staticString(context.checker, nameValue)
+  if (name === undefined) {
+    dynamic(context, nameMember ?? options, "the perspective name must be a string literal (or a const initialised with one); a name computed at run time cannot be scanned")
+    return undefined
+  }
+  if (!perspectiveNamePattern.test(name)) {
+    const suggestion = toSnakeCase(name)
+    const hint = perspectiveNamePattern.test(suggestion) ? ` (did you mean "${suggestion}"?)` : ""
+    context.report(nameValue!, "error", "invalid-perspective-name", `perspective name ${JSON.stringify(name)} must match /^[a-z][a-z0-9_]{0,47}$/${hint}`)
+  }
+  const applyMember = property(options, "apply")
+  const apply = applyMember === undefined ? undefined : valueOf(applyMember)
+  if (apply === undefined || !ts.isObjectLiteralExpression(apply)) {
+    dynamic(context, applyMember ?? options, `the apply of perspective "${name}" must be an object literal of handlers keyed by event type`)
+    return undefined
+  }
+  const handlers: Array<Reference> = []
+  for (const member of apply.properties) {
+    const key = ts.isSpreadAssignment(member) || member.name === undefined ? undefined : handlerKey(context, member.name)
+    if (key === undefined) {
+      const node = ts.isSpreadAssignment(member) || member.name === undefined ? member : member.name
+      dynamic(context, node, `cannot resolve the handler key ${excerpt(node)} of perspective "${name}": use an event type literal or [SomeEvent.type] of an event in the scanned files`)
+    } else handlers.push({ type: key, ...positionOf(member.name!) })
+  }
+  const listMember = property(options, "eventTypes")
+  const listed = listMember === undefined ? undefined : eventTypeList(context, listMember, `the eventTypes of perspective "${name}"`)
+  for (const reference of listed ?? []) {
+    if (!handlers.some((h) => h.type === reference.type)) {
+      context.report(listMember!, "error", "missing-handler", `perspective "${name}" lists "${reference.type}" in eventTypes but has no apply handler for it`)
+    }
+  }
+  const eventTypes = [...new Set((listed ?? handlers).map((r) => r.type))]
+  return { name, exportName: importable(context, call, `perspective "${name}"`), eventTypes, references: [...handlers, ...(listed ?? [])], ...positionOf(call) }
+}
+
+const perspectiveNameOf = (context: Context, expression: ts.Expression): string | undefined => {
+  const literal = staticString(context.checker, expression)
+  if (literal !== undefined) return literal
+  const target = ts.isPropertyAccessExpression(expression) && expression.name.text === "name" ? expression.expression : expression
+  const declaration = declarationOf(context.checker, target)
+  return declaration === undefined ? undefined : context.perspectives.get(declaration)?.name
+}
+
+export const extractReceptor = (context: Context, call: ts.CallExpression): ReceptorInfo | undefined => {
+  const options = call.arguments[0]
+  if (options === undefined || !ts.isObjectLiteralExpression(options)) {
+    dynamic(context, options ?? call, "Receptor.make options must be an object literal")
+    return undefined
+  }
+  const nameMember = property(options, "name")
+  const nameValue = nameMember === undefined ? undefined : valueOf(nameMember)
+  const name = nameValue === undefined ? undefined : staticString(context.checker, nameValue)
+  const label = name === undefined ? "receptor" : `receptor "${name}"`
+  // Tolerant on purpose: `handles` only feeds warnings, so entries that cannot be resolved are skipped.
+  const handlesValue = ((m) => (m === undefined ? undefined : valueOf(m)))(property(options, "handles"))
+  const handles: Array<Reference> = []
+  if (handlesValue !== undefined && ts.isArrayLiteralExpression(handlesValue)) {
+    for (const element of handlesValue.elements) {
+      const type = ts.isSpreadElement(element) ? undefined : eventTypeOf(context, element)
+      if (type !== undefined) handles.push({ type, ...positionOf(element) })
+    }
+  }
+  const awaitMember = property(options, "awaitPerspectiveSync")
+  const awaits: Array<AwaitInfo> = []
+  if (awaitMember === undefined) {
+    const spread = options.properties.find(ts.isSpreadAssignment)
+    if (spread !== undefined) {
+      context.report(spread, "warning", "dynamic-definition", `a spread in the options of ${label} may hide awaitPerspectiveSync declarations; they are not tracked`)
+    }
+  } else {
+    const list = valueOf(awaitMember)
+    if (list === undefined || !ts.isArrayLiteralExpression(list)) {
+      dynamic(context, awaitMember, `the awaitPerspectiveSync of ${label} must be an array literal of { perspective, eventTypes? }`)
+    } else {
+      for (const element of list.elements) {
+        if (!ts.isObjectLiteralExpression(element) || element.properties.some(ts.isSpreadAssignment)) {
+          dynamic(context, element, `an awaitPerspectiveSync entry of ${label} must be an object literal without spreads`)
+          continue
+        }
+        const perspectiveMember = property(element, "perspective")
+        const perspectiveValue = perspectiveMember === undefined ? undefined : valueOf(perspectiveMember)
+        const perspective = perspectiveValue === undefined ? undefined : perspectiveNameOf(context, perspectiveValue)
+        if (perspective === undefined) {
+          dynamic(context, perspectiveMember ?? element, `cannot resolve the perspective awaited by ${label}: use its name as a string literal or a perspective const from the scanned files`)
+          continue
+        }
+        const typesMember = property(element, "eventTypes")
+        const eventTypes = typesMember === undefined ? undefined : eventTypeList(context, typesMember, `the awaited eventTypes of ${label}`)
+        awaits.push({ perspective, eventTypes, ...positionOf(perspectiveValue!) })
+      }
+    }
+  }
+  return { name, handles, awaitPerspectiveSync: awaits, ...positionOf(call) }
+}

@@ -1,0 +1,74 @@
+/**
+ * Checks across definitions: duplicates, unknown event types, awaited perspectives and event types.
+ */
+import type { Diagnostic } from "../Diagnostic.js"
+import type { EventDefinitionInfo, PerspectiveInfo, Position, ReceptorInfo } from "../Definitions.js"
+
+const at = (position: Position, severity: Diagnostic["severity"], code: Diagnostic["code"], message: string): Diagnostic => ({
+  severity,
+  code,
+  message,
+  file: position.file,
+  line: position.line,
+  column: position.column
+})
+
+const where = (position: Position) => `${position.file}:${position.line}:${position.column}`
+
+const duplicates = <A extends Position>(
+  items: ReadonlyArray<A>,
+  key: (a: A) => string,
+  report: (item: A, first: A) => Diagnostic
+): Array<Diagnostic> => {
+  const first = new Map<string, A>()
+  const out: Array<Diagnostic> = []
+  for (const item of items) {
+    const seen = first.get(key(item))
+    if (seen === undefined) first.set(key(item), item)
+    else out.push(report(item, seen))
+  }
+  return out
+}
+
+export const validate = (
+  events: ReadonlyArray<EventDefinitionInfo>,
+  perspectives: ReadonlyArray<PerspectiveInfo>,
+  receptors: ReadonlyArray<ReceptorInfo>
+): Array<Diagnostic> => {
+  const known = new Set(events.map((e) => e.type))
+  const byName = new Map(perspectives.map((p) => [p.name, p] as const))
+  const out = [
+    ...duplicates(events, (e) => e.type, (e, first) =>
+      at(e, "error", "duplicate-event-type", `event type "${e.type}" is already defined at ${where(first)}`)),
+    ...duplicates(perspectives, (p) => p.name, (p, first) =>
+      at(p, "error", "duplicate-perspective-name", `perspective name "${p.name}" is already defined at ${where(first)}; both would write table wh_per_${p.name}`))
+  ]
+  for (const perspective of perspectives) {
+    for (const reference of perspective.references) {
+      if (!known.has(reference.type)) {
+        out.push(at(reference, "warning", "unknown-event-type", `perspective "${perspective.name}" handles "${reference.type}", which no scanned EventDefinition.make defines (a typo, or its file is not included)`))
+      }
+    }
+  }
+  for (const receptor of receptors) {
+    const label = receptor.name === undefined ? "a receptor" : `receptor "${receptor.name}"`
+    for (const reference of receptor.handles) {
+      if (!known.has(reference.type)) {
+        out.push(at(reference, "warning", "unknown-event-type", `${label} handles "${reference.type}", which no scanned EventDefinition.make defines`))
+      }
+    }
+    for (const sync of receptor.awaitPerspectiveSync) {
+      const perspective = byName.get(sync.perspective)
+      if (perspective === undefined) {
+        out.push(at(sync, "error", "unknown-perspective", `${label} awaits perspective "${sync.perspective}", which no scanned Perspective.make defines`))
+        continue
+      }
+      for (const reference of sync.eventTypes ?? []) {
+        if (!perspective.eventTypes.includes(reference.type)) {
+          out.push(at(reference, "error", "awaited-event-not-handled", `${label} awaits perspective "${perspective.name}" for "${reference.type}", but it does not handle that type (it handles: ${perspective.eventTypes.join(", ") || "nothing"})`))
+        }
+      }
+    }
+  }
+  return out
+}

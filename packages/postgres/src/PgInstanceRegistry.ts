@@ -1,0 +1,178 @@
+/**
+ * The instance registry: this process's row in `wh_service_instances`, kept alive by heartbeats.
+ *
+ * - **Registration** at start-up. A row for the same instance id whose heartbeat is fresh and whose boot token
+ *   (a random id made at start-up) is not ours belongs to another live process: start-up fails with
+ *   {@link DuplicateInstanceError}. A stale row (a crashed predecessor) is taken over and its leases dropped.
+ * - **Heartbeats** every `abandonStaleInstanceThresholdSeconds / 3` from a fiber of the layer's scope. Each beat
+ *   also abandons instances whose heartbeat is older than the threshold: their rows go, and so do their stream
+ *   leases (`wh_active_streams`), so claims hand their streams to live instances. Claims treat a stale owner's
+ *   leases as free even before a beat cleaned them up.
+ * - **Deregistration** when the scope closes: the row and this instance's leases are removed, so the remaining
+ *   instances re-spread the partitions at once.
+ *
+ * **When to use**: `PgPerspectivePipeline.layer` includes it; provide it yourself when you compose the worker
+ * from the single layers. `PgWorkCoordinator` reads its boot token (when present) to fence completions of a
+ * process that lost its id to a successor.
+ *
+ * **Gotchas**: a restarted process that reuses its instance id is refused until the old heartbeat is stale
+ * (at most the threshold). Processes that only append (no worker) should not register: a registered instance
+ * gets a share of the partitions.
+ *
+ * @since 0.1.0
+ */
+import { InstanceProvider, WorkerOptions } from "@whizbang/core"
+import { Context, Duration, Effect, Layer } from "effect"
+import { PgClient } from "./PgClient.js"
+import { DuplicateInstanceError, type PostgresError } from "./PostgresError.js"
+import { SchemaReady } from "./SchemaReady.js"
+import * as Sql from "./sql/serviceInstances.js"
+
+/**
+ * Registry options.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  /** An instance silent for longer than this is abandoned. Default `WorkerOptions.defaults` (30 s). */
+  readonly abandonStaleInstanceThresholdSeconds?: number
+  /** Heartbeat period; default a third of the threshold. */
+  readonly heartbeatIntervalMilliseconds?: number
+  /**
+   * Remove the row and leases when the scope closes (default true). `false` leaves them to be abandoned, as a
+   * crash would: for tests of takeover.
+   */
+  readonly deregisterOnShutdown?: boolean
+}
+
+/**
+ * A live instance.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface LiveInstance {
+  readonly instanceId: string
+  readonly hostName: string
+  readonly processId: number
+}
+
+/**
+ * The registry of this process.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Shape {
+  readonly instanceId: string
+  /** Random per start-up; proves that this process holds `instanceId`. */
+  readonly bootToken: string
+  readonly abandonStaleInstanceThresholdSeconds: number
+  /** Live instances ordered by id (the order partitions are spread by). */
+  readonly liveInstances: Effect.Effect<ReadonlyArray<LiveInstance>, PostgresError>
+  /** One heartbeat now (also abandons stale instances). */
+  readonly beat: Effect.Effect<void, PostgresError>
+}
+
+/**
+ * @category services
+ * @since 0.1.0
+ */
+export class PgInstanceRegistry extends Context.Service<PgInstanceRegistry, Shape>()("@whizbang/postgres/PgInstanceRegistry") {}
+
+/**
+ * Registers this instance and starts its heartbeat fiber in the current scope.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (options: Options = {}) =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const identity = yield* InstanceProvider.InstanceProvider
+    const threshold = options.abandonStaleInstanceThresholdSeconds ?? WorkerOptions.defaults.abandonStaleInstanceThresholdSeconds
+    const interval = options.heartbeatIntervalMilliseconds ?? Math.max(100, Math.floor((threshold * 1000) / 3))
+    const bootToken = globalThis.crypto.randomUUID()
+    const { instanceId } = identity
+    const row = [instanceId, identity.serviceName, identity.hostName, identity.processId, bootToken] as const
+
+    const registered = yield* client.withTransaction(Effect.gen(function* () {
+      const taken = yield* client.query(Sql.register, [...row, threshold])
+      // A taken-over stale row may still own leases of the crashed predecessor: they are not ours.
+      if (taken.length > 0) yield* client.query(Sql.releaseStreamsOf, [[instanceId]])
+      return taken.length > 0
+    }))
+    if (!registered) {
+      const [holder] = yield* client.query<{ host_name: string; process_id: number; heartbeat_age_seconds: number }>(Sql.describe, [instanceId])
+      return yield* new DuplicateInstanceError({
+        instanceId,
+        holderHostName: holder?.host_name ?? "unknown",
+        holderProcessId: holder?.process_id ?? -1,
+        heartbeatAgeSeconds: holder?.heartbeat_age_seconds ?? 0,
+        abandonStaleInstanceThresholdSeconds: threshold
+      })
+    }
+
+    const abandon = client.withTransaction(Effect.gen(function* () {
+      const stale = yield* client.query<{ instance_id: string; heartbeat_age_seconds: number }>(Sql.abandonStale, [threshold])
+      if (stale.length === 0) return
+      const released = yield* client.query(Sql.releaseStreamsOf, [stale.map((s) => s.instance_id)])
+      yield* Effect.logInfo(
+        `abandoned ${stale.length} silent instance(s) (${stale.map((s) => `${s.instance_id}: ${s.heartbeat_age_seconds.toFixed(1)} s`).join(", ")}); ` +
+          `released ${released.length} stream lease(s)`
+      )
+    }))
+
+    const beat = Effect.gen(function* () {
+      const alive = yield* client.query(Sql.heartbeat, [instanceId, bootToken])
+      if (alive.length === 0) {
+        // Declared dead during a pause (row removed): come back. Fenced completions keep the pause harmless.
+        const back = yield* client.query(Sql.reRegister, row)
+        if (back.length === 0) {
+          yield* Effect.logError(`instance id ${instanceId} was taken over by another process; this process no longer heartbeats for it`)
+        } else {
+          yield* Effect.logWarning(`instance ${instanceId} had been abandoned (missed heartbeats); registered again`)
+        }
+      }
+      yield* abandon
+    })
+
+    yield* Effect.forkScoped(Effect.forever(
+      beat.pipe(
+        Effect.catchCause((cause) => Effect.logWarning("instance heartbeat failed; retrying at the next beat", cause)),
+        Effect.delay(Duration.millis(interval))
+      )
+    ))
+    if (options.deregisterOnShutdown ?? true) {
+      yield* Effect.addFinalizer(() =>
+        client.withTransaction(Effect.gen(function* () {
+          const removed = yield* client.query(Sql.deregister, [instanceId, bootToken])
+          if (removed.length > 0) yield* client.query(Sql.releaseStreamsOf, [[instanceId]])
+        })).pipe(Effect.catchCause((cause) => Effect.logWarning("deregistering the instance failed; it will be abandoned after the threshold", cause)))
+      )
+    }
+    yield* Effect.logInfo(`instance ${instanceId} registered (heartbeat every ${interval} ms, abandoned after ${threshold} s of silence)`)
+
+    return PgInstanceRegistry.of({
+      instanceId,
+      bootToken,
+      abandonStaleInstanceThresholdSeconds: threshold,
+      liveInstances: Effect.map(
+        client.query<{ instance_id: string; host_name: string; process_id: number }>(Sql.liveInstances, [threshold]),
+        (rows) => rows.map((r) => ({ instanceId: r.instance_id, hostName: r.host_name, processId: r.process_id }))
+      ),
+      beat
+    })
+  })
+
+/**
+ * The registry as a layer: registered while the layer lives.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<PgInstanceRegistry, DuplicateInstanceError | PostgresError, PgClient | InstanceProvider.InstanceProvider | SchemaReady> =>
+  Layer.effect(PgInstanceRegistry, Effect.flatMap(Effect.service(SchemaReady), () => make(options)))

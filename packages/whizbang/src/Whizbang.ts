@@ -1,0 +1,140 @@
+/**
+ * Everything in one layer — the analogue of the original's `AddWhizbang()`: the Postgres client of the service
+ * schema, migrations (schema-ready gate), the instance identity, the event store, the perspective pipeline and
+ * worker, and stream locks.
+ *
+ * ```ts
+ * const app = Whizbang.layer({
+ *   databaseUrl: process.env.DATABASE_URL!,
+ *   schema: "orders",
+ *   serviceName: "orders-api",
+ *   events,                       // EventRegistry
+ *   perspectives: [orderSummary], // Perspective definitions
+ *   receptors: [sendConfirmation]
+ * })
+ * ```
+ *
+ * Every part stays usable on its own: `@whizbang/core` + `@whizbang/postgres` compose only what they need (see
+ * `PgPerspectivePipeline`). This package holds no logic of its own.
+ *
+ * @since 0.1.0
+ */
+import {
+  type DefinitionErrors,
+  EventId,
+  type EventStore,
+  InstanceProvider,
+  type LifecycleStore,
+  type NotificationListener,
+  type PerspectiveStore,
+  type PerspectiveWorker,
+  type WorkCoordinator,
+  type WorkerOptions
+} from "@whizbang/core"
+import { PgClient, PgPerspectivePipeline, type PostgresError, SchemaReady } from "@whizbang/postgres"
+import {
+  type PerspectiveStreamLocker,
+  type PerspectiveStreamLockOptions,
+  PgPerspectiveStreamLocker,
+  type StreamLockError
+} from "@whizbang/stream-locker"
+import { Layer, type Redacted } from "effect"
+import * as Os from "node:os"
+
+/**
+ * Configuration of a Whizbang service.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Config extends PgPerspectivePipeline.Config {
+  readonly databaseUrl: string | Redacted.Redacted<string>
+  /** The service's Postgres schema; default `whizbang`. */
+  readonly schema?: string
+  /** Name shown in `wh_service_instances` and logs; default `whizbang`. */
+  readonly serviceName?: string
+  /** This process's instance id (a UUID); default: a new one per process. */
+  readonly instanceId?: string
+  /** Pool size; default 10. */
+  readonly maxConnections?: number
+  readonly streamLocks?: PerspectiveStreamLockOptions.Input
+}
+
+/**
+ * What a service built by {@link layerWithoutWorker} provides.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type WriteServices =
+  | SchemaReady.SchemaReady
+  | InstanceProvider.InstanceProvider
+  | PgClient.PgClient
+  | EventStore.EventStore
+  | WorkCoordinator.WorkCoordinator
+  | PerspectiveStore.PerspectiveStore
+  | NotificationListener.NotificationListener
+  | LifecycleStore.LifecycleStore
+  | PerspectiveStreamLocker.PerspectiveStreamLocker
+
+/**
+ * Every start-up error: configuration, migration, wiring.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type Errors =
+  | PostgresError.PostgresError
+  | PostgresError.MigrationError
+  | PostgresError.PostgresConfigError
+  | WorkerOptions.InvalidWorkerOptions
+  | DefinitionErrors.InvalidPerspectiveName
+  | DefinitionErrors.DuplicatePerspectiveName
+  | PerspectiveWorker.WorkerConfigurationError
+  | StreamLockError.InvalidStreamLockOptions
+
+const identity = (config: Config) =>
+  InstanceProvider.layer({
+    instanceId: config.instanceId ?? EventId.unsafeMake(),
+    serviceName: config.serviceName ?? "whizbang",
+    hostName: Os.hostname(),
+    processId: process.pid
+  })
+
+/**
+ * The service's infrastructure: client, migrations and identity (no worker).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerInfrastructure = (
+  config: Config
+): Layer.Layer<
+  SchemaReady.SchemaReady | InstanceProvider.InstanceProvider | PgClient.PgClient,
+  PostgresError.PostgresError | PostgresError.MigrationError | PostgresError.PostgresConfigError
+> =>
+  Layer.mergeAll(SchemaReady.layer, identity(config)).pipe(
+    Layer.provideMerge(PgClient.layer({ url: config.databaseUrl, schema: config.schema, maxConnections: config.maxConnections }))
+  )
+
+/**
+ * A write-side process: infrastructure, event store and stores, stream locks — no worker.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerWithoutWorker = (config: Config): Layer.Layer<WriteServices, Errors> =>
+  Layer.mergeAll(PgPerspectivePipeline.layerPorts(config), PgPerspectiveStreamLocker.layer(config.streamLocks)).pipe(
+    Layer.provideMerge(layerInfrastructure(config))
+  )
+
+/**
+ * The whole service: infrastructure, event store, perspective worker and stream locks.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (config: Config): Layer.Layer<WriteServices | PerspectiveWorker.PerspectiveWorker, Errors> =>
+  Layer.mergeAll(PgPerspectivePipeline.layer(config), PgPerspectiveStreamLocker.layer(config.streamLocks)).pipe(
+    Layer.provideMerge(layerInfrastructure(config))
+  )
