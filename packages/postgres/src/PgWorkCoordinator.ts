@@ -13,10 +13,11 @@
  *
  * @since 0.1.0
  */
-import { InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
+import { type CompletionStrategy, InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
 import { Effect, Layer } from "effect"
 import { writeModels } from "./internal/writeModels.js"
 import { PgClient } from "./PgClient.js"
+import * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
 import type { PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
@@ -44,6 +45,8 @@ export interface Options {
    * (so nothing is stranded behind a slow or stuck owner). Default 3000 ms.
    */
   readonly affinityGraceMilliseconds?: number
+  /** Snapshots written in the completion transaction (every 100 applied events, newest 5 kept, by default). */
+  readonly snapshots?: PgPerspectiveSnapshots.Input
 }
 
 interface PendingRow {
@@ -66,6 +69,21 @@ const coordinatorError = (operation: string) => (cause: PostgresError) =>
 
 const unique = <A>(items: Iterable<A>) => [...new Set(items)]
 
+/** A snapshot of each upserted pair whose applied-event count (row version) crossed a multiple of `every`. */
+const dueSnapshots = (
+  every: number,
+  completions: ReadonlyArray<CompletionStrategy.PerspectiveCompletion>,
+  versions: ReadonlyArray<{ readonly perspectiveName: string; readonly streamId: string; readonly version: number }>
+): Array<PgPerspectiveSnapshots.Snapshot> => {
+  const after = new Map(versions.map((v) => [`${v.streamId}|${v.perspectiveName}`, v.version]))
+  return completions.flatMap((c) => {
+    const version = after.get(`${c.streamId}|${c.perspectiveName}`)
+    if (c.model === undefined || c.lastEventId === undefined || version === undefined) return []
+    if (!PgPerspectiveSnapshots.isDue(every, version - c.model.eventsApplied, version)) return []
+    return [{ streamId: c.streamId, perspectiveName: c.perspectiveName, eventId: c.lastEventId, data: c.model.data }]
+  })
+}
+
 /**
  * Builds the coordinator for the instance in context.
  *
@@ -84,6 +102,8 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
     const registry = yield* Effect.serviceOption(PgInstanceRegistry)
     const bootToken = registry._tag === "Some" ? registry.value.bootToken : null
     const debugMode = options.debugMode ?? defaults.debugMode
+    // PgPerspectivePipeline validates these first with a typed error; here a bad value is a defect.
+    const snapshots = yield* Effect.orDie(PgPerspectiveSnapshots.decode(options.snapshots))
     const maxAttempts = options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts
     const backoff = options.failureBackoff ?? {
       initialMilliseconds: defaults.retryOptions.retryTimeoutSeconds * 1000,
@@ -106,13 +126,20 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
             reason: `lease lost on ${lost.length} stream(s) (${lost.slice(0, 3).join(", ")}${lost.length > 3 ? ", ..." : ""}); their work is redone by the new owner`
           })
         }
-        yield* writeModels(client, completions.flatMap((c) => c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]))
+        const versions = yield* writeModels(client, completions.flatMap((c) => c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]))
         const advanced = completions.filter((c) => c.lastEventId !== undefined)
         if (advanced.length > 0) {
           yield* client.query(Complete.advanceCursors, [advanced.map((c) => c.streamId), advanced.map((c) => c.perspectiveName), advanced.map((c) => c.lastEventId)])
         }
         const workIds = completions.flatMap((c) => c.workIds)
-        yield* client.query(debugMode ? Complete.markWorkProcessed : Complete.deleteWork, [workIds])
+        const removed = yield* client.query(debugMode ? Complete.markWorkProcessed : Complete.deleteWork, [workIds])
+        if (removed.length < new Set(workIds).size) {
+          return yield* new WorkCoordinator.WorkCoordinatorError({
+            operation: "reportCompletions",
+            reason: `${new Set(workIds).size - removed.length} work row(s) were already covered by a rewind or bootstrap; the batch is redone from the rebuilt models`
+          })
+        }
+        yield* PgPerspectiveSnapshots.write(client, dueSnapshots(snapshots.every, completions, versions), snapshots.keep)
         yield* client.query(Complete.releaseDrainedStreams, [instanceId, streams])
       })
       return client.withTransaction(commit).pipe(

@@ -88,3 +88,8 @@ export * as PgHealth from "./PgHealth.js"
  * @since 0.1.0
  */
 export * as Telemetry from "./Telemetry.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"

@@ -44,6 +44,8 @@ export interface SyncInquiryResult {
   readonly processedCount: number
   readonly pendingEventIds?: ReadonlyArray<string> | undefined
   readonly processedEventIds?: ReadonlyArray<string> | undefined
+  /** Asked ids that were dead-lettered: no longer pending, never applied. Not counted as processed. */
+  readonly deadLetteredEventIds?: ReadonlyArray<string> | undefined
   /** The ids the awaiter waits for (copied from the inquiry's `eventIds`). */
   readonly expectedEventIds?: ReadonlyArray<string> | undefined
 }
@@ -86,4 +88,18 @@ export const isFullySynced = (result: SyncInquiryResult): boolean => {
   if (result.processedEventIds === undefined) return false
   const processed = new Set(result.processedEventIds)
   return expected.every((id) => processed.has(id))
+}
+
+/**
+ * Whether a wait for this result is over: like {@link isFullySynced}, except that dead-lettered expected ids
+ * count as settled (they will never be applied, so waiting longer cannot help).
+ *
+ * @category predicates
+ * @since 0.1.0
+ */
+export const isSettled = (result: SyncInquiryResult): boolean => {
+  const expected = result.expectedEventIds ?? []
+  if (expected.length === 0) return result.pendingCount === 0
+  const settled = new Set([...(result.processedEventIds ?? []), ...(result.deadLetteredEventIds ?? [])])
+  return expected.every((id) => settled.has(id))
 }

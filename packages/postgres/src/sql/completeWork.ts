@@ -30,11 +30,14 @@ SELECT s, p, l, 2, NULL, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) A
 ON CONFLICT (stream_id, perspective_name) DO UPDATE
   SET last_event_id = excluded.last_event_id, status = (c.status & ~(1 | 4)) | 2, error = NULL, processed_at = now()`
 
-/** Deletes exactly the applied work rows. Params: $1 work ids. */
-export const deleteWork = `DELETE FROM wh_perspective_events WHERE work_id = ANY($1::uuid[])`
+/**
+ * Deletes exactly the applied work rows. Params: $1 work ids. Returns the rows it removed: fewer than asked means a
+ * rewind or bootstrap covered some of them meanwhile, so this completion's model is stale and must roll back.
+ */
+export const deleteWork = `DELETE FROM wh_perspective_events WHERE work_id = ANY($1::uuid[]) RETURNING work_id`
 
-/** Debug mode: keeps the applied rows, marked processed. Params: $1 work ids. */
-export const markWorkProcessed = `UPDATE wh_perspective_events SET processed_at = now(), instance_id = NULL, lease_expiry = NULL WHERE work_id = ANY($1::uuid[])`
+/** Debug mode: keeps the applied rows, marked processed. Params: $1 work ids. Returns them, like `deleteWork`. */
+export const markWorkProcessed = `UPDATE wh_perspective_events SET processed_at = now(), instance_id = NULL, lease_expiry = NULL WHERE work_id = ANY($1::uuid[]) AND processed_at IS NULL RETURNING work_id`
 
 /**
  * Streams with no work left leave `wh_active_streams` (a new append simply claims the stream again).

@@ -1,0 +1,59 @@
+/**
+ * The `whizbang` command line: `migrate`, `status`, `failed`, `dead-letters list|show|retry|discard`,
+ * `rewind`, `rebuild` and `locks list|release`, against `--database-url` (default `DATABASE_URL`) and a
+ * service schema (`--schema`, default `whizbang`). Tables for people by default, `--json` for scripts.
+ *
+ * Exit codes: 0 success; 1 the operation failed (database); 2 bad input (flags, arguments, ids, names);
+ * 3 not found; 4 refused (not confirmed, no terminal without `--yes`, `locks release` without `--force`).
+ *
+ * @since 0.1.0
+ */
+import { Console, Effect, Runtime } from "effect"
+import { CliError, Command } from "effect/cli"
+import { root } from "./internal/context.js"
+import { deadLetters } from "./internal/deadLetterCommands.js"
+import { locks } from "./internal/lockCommands.js"
+import { rebuild, rewind } from "./internal/rewindCommands.js"
+import { failed, migrate, status } from "./internal/statusCommands.js"
+import { exitCode, type OperationError } from "./OperationError.js"
+
+/**
+ * The root command with every subcommand.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const command = root.pipe(Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, locks]))
+
+/**
+ * The CLI's version, printed by `--version`.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const version = "0.1.0"
+
+const reportError = (argv: ReadonlyArray<string>, error: OperationError) =>
+  Effect.gen(function*() {
+    if (argv.includes("--json")) {
+      yield* Console.log(JSON.stringify({ error: { reason: error.reason._tag, message: error.message } }, null, 2))
+    }
+    yield* Console.error(`whizbang: ${error.message}`)
+    return exitCode(error.reason)
+  })
+
+/**
+ * Runs the CLI on `argv` (without the node and script paths) and returns the process exit code. Parse errors
+ * and help are rendered by the CLI library; operation errors are printed to stderr (and as JSON on stdout with
+ * `--json`). Needs the platform services (`NodeServices.layer`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const run = (argv: ReadonlyArray<string>) =>
+  Command.runWith(command, { version })(argv).pipe(
+    Effect.as(0),
+    Effect.catchTag("OperationError", (error) => reportError(argv, error)),
+    Effect.catchIf(CliError.isCliError, (error) =>
+      Effect.succeed(error._tag === "ShowHelp" ? Number((error as unknown as Record<string, unknown>)[Runtime.errorExitCode] ?? 0) : 2))
+  )

@@ -1,0 +1,35 @@
+/**
+ * The Whizbang operations CLI, and the operations behind it as Effect functions for admin tools.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * @since 0.1.0
+ */
+export * as Cli from "./Cli.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as DeadLetters from "./DeadLetters.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as FailedCursors from "./FailedCursors.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Locks from "./Locks.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OperationError from "./OperationError.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Rewind from "./Rewind.js"

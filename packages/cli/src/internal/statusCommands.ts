@@ -1,0 +1,70 @@
+// `migrate`, `status`, `failed`.
+import { PgMigrator, PgStatus } from "@whizbang/postgres"
+import { Duration, Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import * as FailedCursors from "../FailedCursors.js"
+import { databaseFailure } from "../OperationError.js"
+import { orFailure } from "./database.js"
+import { output, withDatabase } from "./context.js"
+import { age, count, short, table, truncate } from "./render.js"
+
+const perspectiveFlag = Flag.String("perspective").pipe(Flag.withAlias("p"), Flag.withDescription("only this perspective"), Flag.optional)
+const limitFlag = Flag.Int("limit").pipe(Flag.withDescription("at most this many rows"), Flag.withDefault(100))
+
+export const migrate = Command.make("migrate", {}, () =>
+  withDatabase(Effect.gen(function*() {
+    const report = yield* orFailure(PgMigrator.run.pipe(Effect.catchTag("MigrationError", (e) => Effect.fail(databaseFailure(e)))))
+    yield* output(report, (r) =>
+      r.applied.length === 0
+        ? `schema ${r.schema} is up to date (${r.alreadyApplied.length} migrations)`
+        : `schema ${r.schema}: applied ${r.applied.join(", ")}`)
+  }))).pipe(Command.withDescription("Create the service schema and apply pending migrations."))
+
+export const renderStatus = (s: PgStatus.Snapshot): string =>
+  [
+    `whizbang status — schema ${s.schema} — ${s.takenAt}`,
+    "",
+    "PERSPECTIVES",
+    table(
+      ["PERSPECTIVE", "STREAMS", "PENDING", "LAG", "OLDEST PENDING", "FAILED", "DEAD LETTERS", "REWINDING"],
+      s.perspectives.map((p) => [
+        p.perspective, count(p.streams), count(p.pending), `${count(p.pending)} events`, p.pending === 0 ? "-" : age(p.lagSeconds),
+        count(p.failed), count(p.deadLetters), count(p.rewindRequired)
+      ])
+    ),
+    "",
+    "INSTANCES",
+    table(["INSTANCE", "SERVICE", "HOST", "PID", "STARTED", "HEARTBEAT AGE"], s.instances.map((i) => [
+      i.instanceId, i.serviceName, i.hostName, String(i.processId), i.startedAt, age(i.heartbeatAgeSeconds)
+    ])),
+    "",
+    "STREAM LOCKS",
+    table(["STREAM", "PERSPECTIVE", "HOLDER", "REASON", "EXPIRES"], s.locks.map((l) => [
+      l.streamId, l.perspective, l.instanceId, l.reason ?? "-", `${l.expiresAt ?? "never"}${l.expired ? " (expired)" : ""}`
+    ])),
+    "",
+    "STUCK (pending without progress)",
+    table(["STREAM", "PERSPECTIVE", "PENDING", "WAITING", "REASON", "DETAIL"], s.stuck.map((x) => [
+      x.streamId, x.perspective, count(x.pending), age(x.waitingSeconds), x.reason._tag, truncate(x.message, 80)
+    ]))
+  ].join("\n")
+
+export const status = Command.make("status", {
+  stuckAfter: Flag.Int("stuck-after").pipe(Flag.withDescription("seconds pending without progress before the watchdog reports a pair"), Flag.withDefault(30)),
+  deadInstanceAfter: Flag.Int("dead-instance-after").pipe(Flag.withDescription("heartbeat age (seconds) after which an instance counts as dead"), Flag.withDefault(30))
+}, (flags) =>
+  withDatabase(Effect.gen(function*() {
+    const snapshot = yield* orFailure(PgStatus.snapshot({
+      watchdog: { stuckAfter: Duration.seconds(flags.stuckAfter), deadInstanceAfter: Duration.seconds(flags.deadInstanceAfter) }
+    }))
+    yield* output(snapshot, renderStatus)
+  }))).pipe(Command.withDescription("Per perspective: streams, pending work, lag, failures, dead letters; instances; locks; stuck streams."))
+
+export const failed = Command.make("failed", { perspective: perspectiveFlag, limit: limitFlag }, (flags) =>
+  withDatabase(Effect.gen(function*() {
+    const cursors = yield* FailedCursors.list({ perspective: Option.getOrUndefined(flags.perspective), limit: flags.limit })
+    yield* output(cursors, (rows) =>
+      table(["STREAM", "PERSPECTIVE", "STOPPED AT", "ATTEMPTS", "RETRY AFTER", "ERROR"], rows.map((c) => [
+        c.streamId, c.perspective, short(c.headEventId), c.attempts === null ? "-" : String(c.attempts), c.retryAfter ?? "-", truncate(c.error)
+      ])))
+  }))).pipe(Command.withDescription("Cursors flagged Failed, with their errors."))

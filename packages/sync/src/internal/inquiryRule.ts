@@ -1,0 +1,42 @@
+/**
+ * The rule that decides, from the database alone, whether perspective P has processed event E — correct after
+ * the worker deleted E's work row.
+ *
+ * Facts: the append writes E and one work row per perspective handling E's type in ONE transaction; the
+ * completion deletes exactly the applied work rows and advances the (stream, P) cursor in ONE transaction;
+ * failures that exhaust their attempts move the row to `wh_dead_letters` in one transaction. So:
+ *
+ * 1. E not in `wh_events`: **pending** — not committed yet (or no such event). Never done unless the database agrees.
+ * 2. A work row for (E, P) exists: **pending** while `processed_at` is null; **processed** once it is set (debug mode keeps rows).
+ * 3. No work row, a dead letter for (E, P): **dead-lettered** — not pending, but the read model lacks E.
+ * 4. No work row, P does not handle E's type: **processed** — no work row ever existed, there is nothing to apply.
+ * 5. No work row, the (stream, P) cursor's `last_event_id >= E` (UUIDv7 order): **processed** — the deletion and
+ *    the cursor advance committed together.
+ * 6. Otherwise (no work row, no dead letter, the cursor not past E): **pending** — the row vanished without the
+ *    cursor vouching for E (deleted by hand, perspective added after E was appended): we cannot prove E applied.
+ *
+ * @internal
+ */
+
+/** @internal */
+export interface EventFacts {
+  readonly event_id: string
+  readonly event_type: string | null
+  readonly committed: boolean
+  readonly has_work: boolean
+  readonly work_processed: boolean
+  readonly dead_lettered: boolean
+  readonly cursor_past: boolean
+}
+
+/** @internal */
+export type Verdict = "pending" | "processed" | "deadLettered"
+
+/** @internal */
+export const verdict = (facts: EventFacts, handlesType: (eventType: string) => boolean): Verdict => {
+  if (!facts.committed || facts.event_type === null) return "pending"
+  if (facts.has_work) return facts.work_processed ? "processed" : "pending"
+  if (facts.dead_lettered) return "deadLettered"
+  if (!handlesType(facts.event_type)) return "processed"
+  return facts.cursor_past ? "processed" : "pending"
+}
