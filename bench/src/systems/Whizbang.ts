@@ -8,7 +8,7 @@
  */
 import { EventStore, InstanceProvider, PerspectiveWorker, type WorkerOptions } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, References } from "effect"
 import type pg from "pg"
 import * as Domain from "../Domain.js"
 
@@ -16,9 +16,27 @@ export const schema = "bench"
 
 const clientLayer = (url: string, maxConnections: number) => PgClient.layer({ url, schema, maxConnections, applicationName: "bench-whizbang" })
 
-/** Migrates the schema (the pipeline would too; loading needs the tables first). */
-export const migrate = (url: string) =>
-  Effect.runPromise(Effect.scoped(Effect.asVoid(Layer.build(SchemaReady.layer.pipe(Layer.provide(clientLayer(url, 2)), Layer.orDie)))))
+/**
+ * Migrates the schema (the pipeline would too; loading needs the tables first).
+ *
+ * WORKAROUND: `sql/fetchPendingEvents.ts` (late-arrival detection) calls `min(uuid)`, an aggregate PostgreSQL
+ * only has from version 18; on 15-17 every fetch fails ("function min(uuid) does not exist") and the worker
+ * never applies anything. Until the package stops relying on it, the bench defines the aggregate in its own
+ * schema when the server lacks it. It only runs over late rows (none in these scenarios), so it costs nothing.
+ */
+export const migrate = async (url: string, db: pg.Pool) => {
+  await Effect.runPromise(Effect.scoped(Effect.asVoid(Layer.build(SchemaReady.layer.pipe(Layer.provide(clientLayer(url, 2)), Layer.orDie)))))
+  const [builtin] = (await db.query<{ n: string }>(`SELECT count(*) AS n FROM pg_proc WHERE proname = 'min' AND proargtypes = '2950'::oidvector`)).rows
+  if (Number(builtin!.n) === 0) {
+    shimmed = true
+    await db.query(`CREATE FUNCTION ${schema}.bench_uuid_smaller(a uuid, b uuid) RETURNS uuid LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+      AS 'SELECT CASE WHEN a <= b THEN a ELSE b END'`)
+    await db.query(`CREATE AGGREGATE ${schema}.min(uuid) (SFUNC = ${schema}.bench_uuid_smaller, STYPE = uuid, COMBINEFUNC = ${schema}.bench_uuid_smaller, PARALLEL = SAFE)`)
+  }
+}
+
+/** Whether `migrate` had to define `min(uuid)` (reported with the results). */
+export let shimmed = false
 
 /** Events `[from, to)` of the data set, with their work rows, in chunks. */
 export const load = async (db: pg.Pool, from: number, to: number, streams: number) => {
@@ -100,15 +118,24 @@ export const withInstances = <A>(url: string, run: RunOptions, body: (i: Instanc
     const store = Context.get(contexts[0]!, EventStore.EventStore)
     const workers = contexts.map((c) => Context.get(c, PerspectiveWorker.PerspectiveWorker))
     return yield* Effect.promise(() => body({ observed, store, workers }))
-  })))
+  }).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))))
 
-/** Resolves once the hooks counted `target` applied (event, perspective) pairs. */
-export const untilApplied = (observed: Observed, target: number, timeoutMs: number) =>
+/**
+ * Resolves once the hooks counted `target` applied (event, perspective) pairs; fails when nothing was applied
+ * for `stallMs` (a broken worker must not hang the run) or after `timeoutMs` in all.
+ */
+export const untilApplied = (observed: Observed, target: number, timeoutMs: number, stallMs = 30_000) =>
   new Promise<void>((resolve, reject) => {
     const started = Date.now()
+    let seen = observed.applied
+    let progressAt = started
     const tick = () => {
       if (observed.applied >= target) return resolve()
-      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out: ${observed.applied} of ${target} applied after ${timeoutMs} ms`))
+      const now = Date.now()
+      if (observed.applied > seen) [seen, progressAt] = [observed.applied, now]
+      if (now - progressAt > stallMs || now - started > timeoutMs) {
+        return reject(new Error(`worker stalled or timed out: ${observed.applied} of ${target} (event, perspective) pairs applied after ${now - started} ms`))
+      }
       setTimeout(tick, 2)
     }
     tick()

@@ -8,14 +8,14 @@
  *
  * @since 0.1.0
  */
-import { Console, Effect, Runtime } from "effect"
+import { Console, Effect, Logger } from "effect"
 import { CliError, Command } from "effect/cli"
 import { root } from "./internal/context.js"
 import { deadLetters } from "./internal/deadLetterCommands.js"
 import { locks } from "./internal/lockCommands.js"
 import { rebuild, rewind } from "./internal/rewindCommands.js"
 import { failed, migrate, status } from "./internal/statusCommands.js"
-import { exitCode, type OperationError } from "./OperationError.js"
+import { exitCode, OperationError } from "./OperationError.js"
 
 /**
  * The root command with every subcommand.
@@ -53,7 +53,10 @@ const reportError = (argv: ReadonlyArray<string>, error: OperationError) =>
 export const run = (argv: ReadonlyArray<string>) =>
   Command.runWith(command, { version })(argv).pipe(
     Effect.as(0),
-    Effect.catchTag("OperationError", (error) => reportError(argv, error)),
+    // Logs go to stderr: stdout carries only the command's output, so `--json` stays parseable.
+    Effect.provideService(Logger.LogToStderr, true),
+    Effect.catchIf((error): error is OperationError => error instanceof OperationError, (error) => reportError(argv, error)),
     Effect.catchIf(CliError.isCliError, (error) =>
-      Effect.succeed(error._tag === "ShowHelp" ? Number((error as unknown as Record<string, unknown>)[Runtime.errorExitCode] ?? 0) : 2))
+      // Help asked for is a success; help shown because of a parse error (`errors` non-empty) is bad input.
+      Effect.succeed(error._tag === "ShowHelp" && error.errors.length === 0 ? 0 : 2))
   )

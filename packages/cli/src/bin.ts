@@ -8,8 +8,9 @@ import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as Cli from "./Cli.js"
 
-Cli.run(process.argv.slice(2)).pipe(
+const main: Effect.Effect<void, unknown> = Cli.run(process.argv.slice(2)).pipe(
   Effect.provide(NodeServices.layer),
-  Effect.flatMap((code) => Effect.sync(() => process.exit(code))),
-  NodeRuntime.runMain
+  Effect.flatMap((code: number) => Effect.sync(() => process.exit(code)))
 )
+
+NodeRuntime.runMain(main)

@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import * as Path from "node:path"
 import ts from "typescript"
 import type { EventDefinitionInfo, PerspectiveInfo, ReceptorInfo } from "./Definitions.js"
 import * as Diagnostic from "./Diagnostic.js"
@@ -27,6 +28,8 @@ export interface Options {
   readonly root: string
   readonly include: ReadonlyArray<string>
   readonly exclude?: ReadonlyArray<string> | undefined
+  /** Absolute paths never scanned (the generated module itself). */
+  readonly ignoreFiles?: ReadonlyArray<string> | undefined
   /** Module resolution settings (from the project's tsconfig); defaults to NodeNext. */
   readonly compilerOptions?: ts.CompilerOptions | undefined
   /** A previous result, whose program is reused for files that did not change (watch mode). */
@@ -62,11 +65,13 @@ export const extensions: ReadonlyArray<string> = [".ts", ".tsx", ".mts", ".cts"]
  * @category constructors
  * @since 0.1.0
  */
-export const files = (options: Pick<Options, "root" | "include" | "exclude">): ReadonlyArray<string> =>
-  ts.sys
+export const files = (options: Pick<Options, "root" | "include" | "exclude" | "ignoreFiles">): ReadonlyArray<string> => {
+  const ignored = new Set((options.ignoreFiles ?? []).map((file) => Path.resolve(file)))
+  return ts.sys
     .readDirectory(options.root, extensions, ["**/node_modules", ...(options.exclude ?? [])], options.include)
-    .filter((file) => !/\.d\.[mc]?tsx?$/.test(file))
+    .filter((file) => !/\.d\.[mc]?tsx?$/.test(file) && !ignored.has(Path.resolve(file)))
     .sort()
+}
 
 const defaultCompilerOptions: ts.CompilerOptions = {
   module: ts.ModuleKind.NodeNext,
@@ -93,6 +98,7 @@ export const scan = (options: Options): Result => {
   const context: Extract.Context = {
     checker,
     report: (node, severity, code, message) => diagnostics.push({ severity, code, message, ...positionOf(node) }),
+    reportAt: (position, severity, code, message) => diagnostics.push({ severity, code, message, ...position }),
     events: new Map(),
     perspectives: new Map()
   }

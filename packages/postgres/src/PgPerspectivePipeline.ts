@@ -35,6 +35,7 @@ import * as PgEventStore from "./PgEventStore.js"
 import * as PgInstanceRegistry from "./PgInstanceRegistry.js"
 import * as PgLifecycleStore from "./PgLifecycleStore.js"
 import * as PgNotificationListener from "./PgNotificationListener.js"
+import type * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 import * as PgPerspectiveStore from "./PgPerspectiveStore.js"
 import * as PgWorkCoordinator from "./PgWorkCoordinator.js"
 
@@ -51,6 +52,11 @@ export interface Config extends Omit<PerspectiveWorker.Config, "events"> {
   readonly affinityGraceMilliseconds?: number
   /** Instance registry options; the threshold comes from `options.abandonStaleInstanceThresholdSeconds`. */
   readonly registry?: Omit<PgInstanceRegistry.Options, "abandonStaleInstanceThresholdSeconds">
+  /**
+   * Snapshots written in the completion transaction: every N applied events per (stream, perspective), newest M
+   * kept (defaults 100 and 5; see `PgPerspectiveSnapshots`). Positive integers; anything else is a defect at start-up.
+   */
+  readonly snapshots?: PgPerspectiveSnapshots.Input
 }
 
 /**
@@ -102,7 +108,8 @@ export const layerPorts = (
           maxPerspectiveEventAttempts: options.maxPerspectiveEventAttempts,
           abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds,
           ...(config.affinityGraceMilliseconds === undefined ? {} : { affinityGraceMilliseconds: config.affinityGraceMilliseconds }),
-          ...(config.failureBackoff ? { failureBackoff: config.failureBackoff } : {})
+          ...(config.failureBackoff ? { failureBackoff: config.failureBackoff } : {}),
+          ...(config.snapshots ? { snapshots: config.snapshots } : {})
         }),
         PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)),
         PgNotificationListener.layer,

@@ -14,7 +14,7 @@
  * @since 0.1.0
  */
 import { type CompletionStrategy, InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Metric } from "effect"
 import { writeModels } from "./internal/writeModels.js"
 import { PgClient } from "./PgClient.js"
 import * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
@@ -63,6 +63,9 @@ interface PendingRow {
   readonly scope: unknown
   readonly stream_version: number
 }
+
+// Telemetry: dead letters counted here, where they are written (names listed in Telemetry.ts).
+const deadLettersMetric = Metric.counter("whizbang_dead_letters", { description: "work rows moved to wh_dead_letters" })
 
 const coordinatorError = (operation: string) => (cause: PostgresError) =>
   new WorkCoordinator.WorkCoordinatorError({ operation, reason: cause.message, cause })
@@ -141,6 +144,8 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
         }
         yield* PgPerspectiveSnapshots.write(client, dueSnapshots(snapshots.every, completions, versions), snapshots.keep)
         yield* client.query(Complete.releaseDrainedStreams, [instanceId, streams])
+        // Wakes sync awaiters on every instance (PgSyncInquiry LISTENs); delivered only if this transaction commits.
+        yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
       })
       return client.withTransaction(commit).pipe(
         Effect.catchTag("PostgresError", (e) => Effect.fail(coordinatorError("reportCompletions")(e)))
@@ -165,7 +170,12 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
         const exhausted = updated.filter((r) => r.exhausted).map((r) => r.work_id)
         if (exhausted.length > 0) {
           yield* client.query(Fail.deadLetter, [exhausted])
-          yield* Effect.logWarning(`moved ${exhausted.length} work row(s) to wh_dead_letters after ${maxAttempts} attempts`)
+          // A dead letter ends sync waits too (PgSyncInquiry LISTENs).
+          yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
+          yield* Metric.update(deadLettersMetric, exhausted.length)
+          yield* Effect.logWarning(`moved ${exhausted.length} work row(s) to wh_dead_letters after ${maxAttempts} attempts`).pipe(
+            Effect.annotateLogs({ "whizbang.instance_id": instanceId, "whizbang.work_ids": exhausted.join(",") })
+          )
         }
       })
       return client.withTransaction(record).pipe(Effect.mapError(coordinatorError("reportFailures")))
@@ -178,7 +188,9 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
           // the stream's last completion can leave one behind).
           Effect.tap((rows) => rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId]) : Effect.void),
           Effect.map((rows) => rows.map((r) => r.stream_id)),
-          Effect.mapError(coordinatorError("claimWork"))
+          Effect.mapError(coordinatorError("claimWork")),
+          Effect.withSpan("whizbang.claim", { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": maxStreams } }),
+          Effect.annotateLogs({ "whizbang.instance_id": instanceId })
         ),
       fetchPendingEvents: ({ limit, streamIds }) =>
         streamIds.length === 0

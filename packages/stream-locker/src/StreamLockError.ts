@@ -133,3 +133,38 @@ export class StreamLockLost extends Data.TaggedError("StreamLockLost")<{
     return `lost the stream lock on (${this.streamId}, ${this.perspectiveName}) held by instance ${this.instanceId}`
   }
 }
+
+/**
+ * A rewind, bootstrap or purge of one (stream, perspective) failed: an event did not decode or apply, the stream
+ * lock was lost before the commit, or the database failed. Nothing was committed; the operation is retried.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class RebuildFailed extends Data.TaggedError("RebuildFailed")<{
+  readonly operation: "rewind" | "bootstrap" | "purge"
+  readonly streamId: string
+  readonly perspectiveName: string
+  readonly reason: string
+  readonly cause?: unknown
+}> {
+  override get message(): string {
+    return `${this.operation} of (${this.streamId}, ${this.perspectiveName}) failed: ${this.reason}`
+  }
+}
+
+/**
+ * A rewinder, bootstrap or purge option breaks a rule: `option` names it.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class InvalidRebuildOptions extends Data.TaggedError("InvalidRebuildOptions")<{
+  readonly option: string
+  readonly rule: string
+  readonly value: string
+}> {
+  override get message(): string {
+    return `${this.option} ${this.rule}, got ${this.value}`
+  }
+}

@@ -14,3 +14,9 @@ export * as PgPerspectiveStreamLocker from "./PgPerspectiveStreamLocker.js"
 export * as StreamLockError from "./StreamLockError.js"
 /** @since 0.1.0 */
 export * as WithStreamLock from "./withStreamLock.js"
+/** @since 0.1.0 */
+export * as PgPerspectiveRewinder from "./PgPerspectiveRewinder.js"
+/** @since 0.1.0 */
+export * as PerspectiveBootstrap from "./PerspectiveBootstrap.js"
+/** @since 0.1.0 */
+export * as PerspectivePurge from "./PerspectivePurge.js"

@@ -85,3 +85,61 @@ export class InlineStageSyncError extends Data.TaggedError("InlineStageSyncError
     return `cannot wait for perspective ${show(this.perspectiveName)} inside an inline lifecycle stage (it would deadlock); use a detached stage`
   }
 }
+
+/**
+ * A receptor declared `awaitPerspectiveSync` with fire behaviour `FireOnSuccess` (the default), and the
+ * perspective did not process the awaited events in time: the handler was not run. With `perspectiveName`
+ * undefined, a dispatch's wait for all perspectives timed out (the handler did run).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class PerspectiveSyncTimeoutError extends Data.TaggedError("PerspectiveSyncTimeoutError")<{
+  readonly receptor: string
+  readonly perspectiveName: string | undefined
+  readonly streamId: string | undefined
+  readonly eventsAwaited: number
+  readonly timeoutMilliseconds: number
+}> {
+  override get message(): string {
+    const what = this.perspectiveName === undefined ? "all perspectives" : `perspective ${show(this.perspectiveName)}`
+    return `receptor ${show(this.receptor)}: ${what} did not process ${this.eventsAwaited} event(s) within ${this.timeoutMilliseconds} ms`
+  }
+}
+
+/**
+ * Why a {@link DispatchError} was raised.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type DispatchIssue =
+  | { readonly _tag: "NoReceptor"; readonly messageType: string }
+  | { readonly _tag: "AmbiguousReceptor"; readonly messageType: string; readonly receptors: ReadonlyArray<string> }
+
+/**
+ * No receptor handles the message type, or (for `localInvoke`, which returns one result) several do.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class DispatchError extends Data.TaggedError("DispatchError")<{ readonly reason: DispatchIssue }> {
+  override get message(): string {
+    const reason = this.reason
+    return reason._tag === "NoReceptor"
+      ? `no receptor handles ${show(reason.messageType)}`
+      : `${reason.receptors.length} receptors handle ${show(reason.messageType)} (${reason.receptors.join(", ")}); localInvoke needs exactly one`
+  }
+}
+
+/**
+ * A receptor's handler failed; `cause` is its error.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class ReceptorFailed extends Data.TaggedError("ReceptorFailed")<{ readonly receptor: string; readonly cause: unknown }> {
+  override get message(): string {
+    return `receptor ${show(this.receptor)} failed: ${this.cause instanceof Error ? this.cause.message : show(this.cause)}`
+  }
+}

@@ -99,3 +99,14 @@ export const make = (mappings?: Mappings): Effect.Effect<TrackedEventTypeRegistr
  */
 export const layer = (mappings?: Mappings): Layer.Layer<TrackedEventTypeRegistry, TrackedEventTypeRegistryError> =>
   Layer.effect(TrackedEventTypeRegistry, make(mappings))
+
+/**
+ * The registry of every perspective's event types (the same routing as the work rows).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerFromPerspectives = (
+  perspectives: ReadonlyArray<{ readonly name: string; readonly eventTypes: ReadonlyArray<string> }>
+): Layer.Layer<TrackedEventTypeRegistry, TrackedEventTypeRegistryError> =>
+  layer(perspectives.flatMap((p) => p.eventTypes.map((type) => [type, [p.name]] as const)))

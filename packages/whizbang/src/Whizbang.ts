@@ -20,7 +20,6 @@
  * @since 0.1.0
  */
 import {
-  type DefinitionErrors,
   EventId,
   type EventStore,
   InstanceProvider,
@@ -28,8 +27,7 @@ import {
   type NotificationListener,
   type PerspectiveStore,
   type PerspectiveWorker,
-  type WorkCoordinator,
-  type WorkerOptions
+  type WorkCoordinator
 } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, type PostgresError, SchemaReady } from "@whizbang/postgres"
 import {
@@ -78,19 +76,16 @@ export type WriteServices =
   | PerspectiveStreamLocker.PerspectiveStreamLocker
 
 /**
- * Every start-up error: configuration, migration, wiring.
+ * Every start-up error: configuration, migration, wiring, duplicate instance.
  *
  * @category errors
  * @since 0.1.0
  */
 export type Errors =
+  | Layer.Error<ReturnType<typeof PgPerspectivePipeline.layer>>
   | PostgresError.PostgresError
   | PostgresError.MigrationError
   | PostgresError.PostgresConfigError
-  | WorkerOptions.InvalidWorkerOptions
-  | DefinitionErrors.InvalidPerspectiveName
-  | DefinitionErrors.DuplicatePerspectiveName
-  | PerspectiveWorker.WorkerConfigurationError
   | StreamLockError.InvalidStreamLockOptions
 
 const identity = (config: Config) =>

@@ -1,6 +1,6 @@
 // The root command and its shared flags, the database connection they describe, output and confirmation.
 import { PgClient } from "@whizbang/postgres"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Option } from "effect"
 import { Command, Flag, Prompt } from "effect/cli"
 import { invalidInput, type OperationError, refused } from "../OperationError.js"
 
@@ -21,10 +21,10 @@ export const withDatabase = <A, R>(effect: Effect.Effect<A, OperationError, R>) 
     const flags = yield* root
     const url = Option.getOrUndefined(flags.databaseUrl) ?? process.env.DATABASE_URL
     if (url === undefined || url === "") return yield* invalidInput("database-url", "no database: pass --database-url or set DATABASE_URL")
-    const client = PgClient.layer({ url, schema: flags.schema, maxConnections: 2, applicationName: "whizbang-cli" }).pipe(
-      Layer.catchTag("PostgresConfigError", (e) => Layer.fail(invalidInput(e.option, e.message)))
+    const client = PgClient.layer({ url, schema: flags.schema, maxConnections: 2, applicationName: "whizbang-cli" })
+    return yield* Effect.provide(effect, client).pipe(
+      Effect.catchTag("PostgresConfigError", (e) => Effect.fail(invalidInput(e.option, e.message)))
     )
-    return yield* Effect.provide(effect, client)
   })
 
 /** Prints `value` as JSON with --json, else the human rendering. */

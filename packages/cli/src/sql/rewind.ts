@@ -13,13 +13,13 @@ WHERE perspective_name = $1::text AND stream_id > $2::uuid ORDER BY stream_id LI
 export const countCursors = `SELECT count(*)::int AS n FROM wh_perspective_cursors WHERE perspective_name = $1::text`
 
 /**
- * Flags cursors RewindRequired with the stream's first event as the trigger.
+ * Flags cursors RewindRequired with the stream's first event (version 1) as the trigger.
  * Params: $1 perspective, $2 stream ids. Returns the flagged cursors.
  */
 export const flagRewind = `
 UPDATE wh_perspective_cursors c
 SET status = c.status | 32,
-    rewind_trigger_event_id = (SELECT e.event_id FROM wh_events e WHERE e.stream_id = c.stream_id ORDER BY e.event_id LIMIT 1),
+    rewind_trigger_event_id = (SELECT e.event_id FROM wh_events e WHERE e.stream_id = c.stream_id ORDER BY e.stream_version LIMIT 1),
     rewind_flagged_at = now(),
     rewind_first_flagged_at = coalesce(c.rewind_first_flagged_at, now())
 WHERE c.perspective_name = $1::text AND c.stream_id = ANY($2::uuid[])

@@ -5,12 +5,13 @@
  */
 import ts from "typescript"
 import type * as Diagnostic from "../Diagnostic.js"
-import type { AwaitInfo, EventDefinitionInfo, PerspectiveInfo, ReceptorInfo, Reference } from "../Definitions.js"
+import type { AwaitInfo, EventDefinitionInfo, PerspectiveInfo, Position, ReceptorInfo, Reference } from "../Definitions.js"
 import { declarationOf, excerpt, exportNameOf, positionOf, property, staticString, topLevelConst, valueOf } from "./syntax.js"
 
 export interface Context {
   readonly checker: ts.TypeChecker
   readonly report: (node: ts.Node, severity: Diagnostic.Severity, code: Diagnostic.Code, message: string) => void
+  readonly reportAt: (position: Position, severity: Diagnostic.Severity, code: Diagnostic.Code, message: string) => void
   readonly events: Map<ts.Declaration, EventDefinitionInfo>
   readonly perspectives: Map<ts.Declaration, PerspectiveInfo>
 }
@@ -128,16 +129,17 @@ export const extractPerspective = (context: Context, call: ts.CallExpression): P
   const handlers: Array<Reference> = []
   for (const member of apply.properties) {
     const key = ts.isSpreadAssignment(member) || member.name === undefined ? undefined : handlerKey(context, member.name)
-    if (key === undefined) {
-      const node = ts.isSpreadAssignment(member) || member.name === undefined ? member : member.name
-      dynamic(context, node, `cannot resolve the handler key ${excerpt(node)} of perspective "${name}": use an event type literal or [SomeEvent.type] of an event in the scanned files`)
+    if (ts.isSpreadAssignment(member)) {
+      dynamic(context, member, `a spread of ${excerpt(member.expression)} in the apply of perspective "${name}" cannot be read statically; write each handler out`)
+    } else if (key === undefined) {
+      dynamic(context, member.name ?? member, `cannot resolve the handler key ${excerpt(member.name ?? member)} of perspective "${name}": use an event type literal or [SomeEvent.type] of an event in the scanned files`)
     } else handlers.push({ type: key, ...positionOf(member.name!) })
   }
   const listMember = property(options, "eventTypes")
   const listed = listMember === undefined ? undefined : eventTypeList(context, listMember, `the eventTypes of perspective "${name}"`)
   for (const reference of listed ?? []) {
     if (!handlers.some((h) => h.type === reference.type)) {
-      context.report(listMember!, "error", "missing-handler", `perspective "${name}" lists "${reference.type}" in eventTypes but has no apply handler for it`)
+      context.reportAt(reference, "error", "missing-handler", `perspective "${name}" lists "${reference.type}" in eventTypes but has no apply handler for it`)
     }
   }
   const eventTypes = [...new Set((listed ?? handlers).map((r) => r.type))]

@@ -1,6 +1,7 @@
 /**
  * Checks across definitions: duplicates, unknown event types, awaited perspectives and event types.
  */
+import * as Path from "node:path"
 import type { Diagnostic } from "../Diagnostic.js"
 import type { EventDefinitionInfo, PerspectiveInfo, Position, ReceptorInfo } from "../Definitions.js"
 
@@ -13,7 +14,11 @@ const at = (position: Position, severity: Diagnostic["severity"], code: Diagnost
   column: position.column
 })
 
-const where = (position: Position) => `${position.file}:${position.line}:${position.column}`
+// Relative to the file the diagnostic is in, so messages stay short and copyable.
+const where = (from: Position, position: Position) => {
+  const relative = Path.relative(Path.dirname(from.file), position.file).split(Path.sep).join("/")
+  return `${relative.startsWith(".") ? relative : `./${relative}`}:${position.line}:${position.column}`
+}
 
 const duplicates = <A extends Position>(
   items: ReadonlyArray<A>,
@@ -36,12 +41,13 @@ export const validate = (
   receptors: ReadonlyArray<ReceptorInfo>
 ): Array<Diagnostic> => {
   const known = new Set(events.map((e) => e.type))
-  const byName = new Map(perspectives.map((p) => [p.name, p] as const))
+  const byName = new Map<string, PerspectiveInfo>()
+  for (const perspective of perspectives) if (!byName.has(perspective.name)) byName.set(perspective.name, perspective)
   const out = [
     ...duplicates(events, (e) => e.type, (e, first) =>
-      at(e, "error", "duplicate-event-type", `event type "${e.type}" is already defined at ${where(first)}`)),
+      at(e, "error", "duplicate-event-type", `event type "${e.type}" is already defined at ${where(e, first)}`)),
     ...duplicates(perspectives, (p) => p.name, (p, first) =>
-      at(p, "error", "duplicate-perspective-name", `perspective name "${p.name}" is already defined at ${where(first)}; both would write table wh_per_${p.name}`))
+      at(p, "error", "duplicate-perspective-name", `perspective name "${p.name}" is already defined at ${where(p, first)}; both would write table wh_per_${p.name}`))
   ]
   for (const perspective of perspectives) {
     for (const reference of perspective.references) {

@@ -8,7 +8,7 @@
  * cycle's work ids and the database re-delivers the rows, to be applied again from the committed model. A
  * report is never replayed later, because its model was computed from a row that may since have changed.
  */
-import { Effect } from "effect"
+import { Effect, Metric } from "effect"
 import * as BatchedCompletionStrategy from "../BatchedCompletionStrategy.js"
 import type * as CompletionStrategy from "../CompletionStrategy.js"
 import type { Envelope, EventMetadata, EventScope } from "../Envelope.js"
@@ -112,11 +112,21 @@ const rewind = (deps: CycleDeps, targets: ReadonlyArray<PerspectiveRewinder.Targ
     }
   })
 
+// Telemetry (names listed in @whizbang/postgres Telemetry): spans whizbang.fetch / apply / flush, and metrics.
+// Metrics are registered by name, so other packages updating the same names share these series.
+const eventsAppliedMetric = Metric.counter("whizbang_events_applied", { description: "events applied to read models" })
+const batchSizeMetric = Metric.histogram("whizbang_batch_size", { description: "pending events fetched per cycle", boundaries: Metric.exponentialBoundaries({ start: 1, factor: 4, count: 8 }) })
+const dedupHitsMetric = Metric.counter("whizbang_dedup_hits", { description: "re-delivered events dropped by the dedup cache" })
+const failuresMetric = Metric.counter("whizbang_apply_failures", { description: "failed applies (decode, apply, unknown perspective)" })
+
 export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Effect.Effect<CycleResult, WorkCoordinator.WorkCoordinatorError | PerspectiveStore.PerspectiveStoreError> => {
   const marked: Array<string> = []
   return Effect.gen(function* () {
     const limit = deps.options.perspectiveBatchSize
-    const pending = yield* deps.coordinator.fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit })
+    const pending = yield* deps.coordinator.fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit }).pipe(
+      Effect.withSpan("whizbang.fetch", { attributes: { "whizbang.streams": streamIds.length } })
+    )
+    yield* Metric.update(batchSizeMetric, pending.length)
     const groups = new Map<string, Array<WorkCoordinator.PendingEvent>>()
     for (const row of pending) {
       const group = groups.get(groupKey(row))
@@ -151,8 +161,14 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
       const rows = blockedAt === -1 ? all : all.slice(0, blockedAt)
       if (rows.length === 0) continue
       const { streamId, perspectiveName } = rows[0]!
-      const { applied, envelopes, failure, outcome, skipped } = yield* applyGroup(deps, rows, models.get(perspectiveName)?.get(streamId)?.data)
+      const { applied, envelopes, failure, outcome, skipped } = yield* applyGroup(deps, rows, models.get(perspectiveName)?.get(streamId)?.data).pipe(
+        Effect.withSpan("whizbang.apply", { attributes: { "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.events": rows.length } }),
+        Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName })
+      )
       deduped += skipped.length
+      const attributes = { perspective: perspectiveName }
+      if (applied.length > 0) yield* Metric.update(Metric.withAttributes(eventsAppliedMetric, attributes), applied.length)
+      if (skipped.length > 0) yield* Metric.update(Metric.withAttributes(dedupHitsMetric, attributes), skipped.length)
       const last = applied.at(-1)
       if (applied.length > 0 || skipped.length > 0) {
         const completion: CompletionStrategy.PerspectiveCompletion = {
@@ -176,14 +192,22 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
         if (applied.length > 0) processed.push({ streamId, perspectiveName, eventIds: applied.map((r) => r.eventId), envelopes })
       }
       if (failure !== undefined) {
+        yield* Metric.update(Metric.withAttributes(failuresMetric, { perspective: perspectiveName }), 1)
+        yield* Effect.logWarning(`apply failed (attempt ${failure.row.attempts + 1}): ${messageOf(failure.error)}`).pipe(
+          Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.event_id": failure.row.eventId })
+        )
         const reported = { workId: failure.row.workId, streamId, perspectiveName, error: messageOf(failure.error) }
         failures.push(reported)
         yield* strategy.reportFailure(reported, deps.coordinator)
       }
     }
-    yield* strategy.flush(deps.coordinator)
+    yield* strategy.flush(deps.coordinator).pipe(Effect.withSpan("whizbang.flush", { attributes: { "whizbang.groups": groups.size } }))
     yield* deps.cache.activateRetention
     if (flagged.length > 0) yield* rewind(deps, flagged)
     return { processed, failures, deduped, more: [...more] }
-  }).pipe(Effect.onError(() => Effect.suspend(() => deps.cache.removeRange(marked))))
+  }).pipe(
+    Effect.onError(() => Effect.suspend(() => deps.cache.removeRange(marked))),
+    Effect.withSpan("whizbang.cycle", { attributes: { "whizbang.instance_id": deps.instanceId } }),
+    Effect.annotateLogs({ "whizbang.instance_id": deps.instanceId })
+  )
 }

@@ -6,8 +6,14 @@
  * Late arrivals are detected here, in the same statement (invariant 4): a pending row whose event id is lower
  * than its cursor's `last_event_id` sets RewindRequired (32) on the cursor, keeps the lowest trigger id, stamps
  * `rewind_first_flagged_at` once (the debounce cap counts from it) and slides `rewind_flagged_at` to the latest
- * late row's append time (the sliding debounce window counts from it). Doing it at fetch time, against the committed cursor, means no race between an append and a
- * completion can hide a late event: whichever commits first, the next fetch compares the two.
+ * late row's append time (the sliding debounce window counts from it). Doing it at fetch time, against the
+ * committed cursor, means no race between an append and a completion can hide a late event: whichever commits
+ * first, the next fetch compares the two.
+ *
+ * Only a work row written by its event's own append (not later than the event: the append inserts both in one
+ * transaction) marks a late arrival. A row added later for an event that was already there is a re-delivery of
+ * work, left to the dedup cache as before. (An event written with an explicit, older `created_at` than its work
+ * row would be taken for a re-delivery: the event store never does that.)
  *
  * A flagged (stream, perspective) — flagged before or by this statement — returns ONE row, its first, with
  * `rewind_required` true: the normal path must not apply it (the rewinder replays the stream instead). A pair
@@ -32,10 +38,11 @@ cursors AS (
   WHERE c.stream_id = ANY($2::uuid[])
 ),
 late AS (
-  SELECT p.stream_id, p.perspective_name, min(p.event_id) AS trigger_id, max(p.created_at) AS arrived_at
+  SELECT p.stream_id, p.perspective_name, (array_agg(p.event_id ORDER BY p.event_id))[1] AS trigger_id, max(p.created_at) AS arrived_at
   FROM pending p
   JOIN cursors c ON c.stream_id = p.stream_id AND c.perspective_name = p.perspective_name
-  WHERE c.last_event_id IS NOT NULL AND p.event_id < c.last_event_id
+  JOIN wh_events e ON e.event_id = p.event_id
+  WHERE c.last_event_id IS NOT NULL AND p.event_id < c.last_event_id AND p.created_at <= e.created_at
   GROUP BY p.stream_id, p.perspective_name
 ),
 flagged AS (

@@ -1,0 +1,66 @@
+/** Run profiles: `quick` (about a minute, a CI smoke test) and `full` (the published figures). */
+
+export interface Profile {
+  readonly name: string
+  readonly repetitions: number
+  readonly throughput: {
+    readonly events: number
+    readonly streams: number
+    readonly instances: ReadonlyArray<number>
+    readonly baselineLoops: ReadonlyArray<number>
+    /** Peers process this many events (same formulas, so the same data as the first `peerEvents` events). */
+    readonly peerEvents: number
+    readonly peers: ReadonlyArray<"graphile-worker" | "pg-boss" | "emmett">
+  }
+  readonly latency: { readonly rates: ReadonlyArray<number>; readonly seconds: number; readonly streams: number }
+  readonly scale: { readonly events: number; readonly streams: number }
+}
+
+export const quick: Profile = {
+  name: "quick",
+  repetitions: 1,
+  throughput: { events: 6_000, streams: 600, instances: [1, 2], baselineLoops: [1], peerEvents: 1_500, peers: ["graphile-worker", "pg-boss", "emmett"] },
+  latency: { rates: [200, 1_000], seconds: 3, streams: 500 },
+  scale: { events: 20_000, streams: 2_000 }
+}
+
+export const full: Profile = {
+  name: "full",
+  repetitions: 3,
+  throughput: { events: 100_000, streams: 10_000, instances: [1, 2, 3], baselineLoops: [1, 2], peerEvents: 100_000, peers: ["graphile-worker", "pg-boss", "emmett"] },
+  latency: { rates: [200, 1_000, 3_000], seconds: 20, streams: 2_000 },
+  scale: { events: 1_000_000, streams: 100_000 }
+}
+
+const numberArg = (args: ReadonlyArray<string>, name: string) => {
+  const i = args.indexOf(`--${name}`)
+  if (i === -1) return undefined
+  const n = Number(args[i + 1])
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--${name} needs a positive integer, got ${args[i + 1]}`)
+  return n
+}
+
+export const stringArg = (args: ReadonlyArray<string>, name: string) => {
+  const i = args.indexOf(`--${name}`)
+  return i === -1 ? undefined : args[i + 1]
+}
+
+/** The profile named by `--profile`, with overrides: --reps, --events, --streams, --peer-events, --scale-events, --scale-streams, --latency-seconds. */
+export const fromArgs = (args: ReadonlyArray<string>): Profile => {
+  const name = stringArg(args, "profile") ?? "full"
+  const base = name === "quick" ? quick : name === "full" ? full : undefined
+  if (base === undefined) throw new Error(`--profile must be quick or full, got ${name}`)
+  const events = numberArg(args, "events") ?? base.throughput.events
+  return {
+    ...base,
+    repetitions: numberArg(args, "reps") ?? base.repetitions,
+    throughput: {
+      ...base.throughput,
+      events,
+      streams: numberArg(args, "streams") ?? base.throughput.streams,
+      peerEvents: Math.min(events, numberArg(args, "peer-events") ?? base.throughput.peerEvents)
+    },
+    latency: { ...base.latency, seconds: numberArg(args, "latency-seconds") ?? base.latency.seconds },
+    scale: { events: numberArg(args, "scale-events") ?? base.scale.events, streams: numberArg(args, "scale-streams") ?? base.scale.streams }
+  }
+}

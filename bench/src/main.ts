@@ -1,0 +1,116 @@
+/**
+ * `pnpm --filter @whizbang/bench bench [--profile quick|full] [--only a,b,d] [overrides]`
+ *
+ * Runs the scenarios against one PostgreSQL (DATABASE_URL, else WHIZBANG_TEST_DATABASE_URL, else an embedded
+ * one), each system in a fresh database, prints a table per scenario and writes results/<scenario>-<profile>.json,
+ * results/latest-<profile>.md and results/chart-<profile>.svg. Exits non-zero if a scenario fails or any read
+ * model differs from its fold — never on timings.
+ */
+import { mkdirSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Chart from "./Chart.js"
+import * as PG from "./Postgres.js"
+import * as Profile from "./Profile.js"
+import * as QueryCounter from "./QueryCounter.js"
+import * as Latency from "./scenarios/Latency.js"
+import * as Scale from "./scenarios/Scale.js"
+import * as Throughput from "./scenarios/Throughput.js"
+import * as Table from "./Table.js"
+
+const args = process.argv.slice(2)
+const profile = Profile.fromArgs(args)
+const only = new Set((Profile.stringArg(args, "only") ?? "a,b,d").split(",").map((s) => s.trim()))
+const resultsDir = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "results")
+mkdirSync(resultsDir, { recursive: true })
+if (args.includes("--count-queries")) QueryCounter.install()
+
+const started = Date.now()
+const log = (s: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${s}`)
+const write = (name: string, data: unknown) => writeFileSync(Path.join(resultsDir, name), typeof data === "string" ? data : `${JSON.stringify(data, null, 2)}\n`)
+
+const server = await PG.startServer()
+let failed = false
+try {
+  const machine = await PG.machineFacts(server)
+  const machineTable: Table.Table = {
+    title: "Machine",
+    head: ["fact", "value"],
+    rows: [
+      ["cpus", `${machine.cpus} x ${machine.cpuModel}`],
+      ["memory", `${machine.memoryGb} GB`],
+      ["node", machine.node],
+      ["os", machine.platform],
+      ["postgres", `${machine.postgres} — ${machine.postgresSource}`],
+      ...Object.entries(machine.settings).map(([k, v]) => [k, v])
+    ]
+  }
+  console.log(Table.text(machineTable))
+  log(`profile ${profile.name}: ${JSON.stringify(profile)}`)
+  const tables: Array<Table.Table> = [machineTable]
+  let throughput: Throughput.Result | undefined
+  let latency: Latency.Result | undefined
+
+  const scenario = async <R>(key: string, name: string, body: () => Promise<R>, table: (r: R) => Table.Table, consistent: (r: R) => boolean) => {
+    if (!only.has(key)) return undefined
+    try {
+      const result = await body()
+      const t = table(result)
+      console.log(Table.text(t))
+      tables.push(t)
+      write(`${name}-${profile.name}.json`, { profile, machine, result })
+      if (!consistent(result)) {
+        failed = true
+        console.error(`${name}: some read models differ from their folds (see the JSON for the first mismatches)`)
+      }
+      return result
+    } catch (error) {
+      failed = true
+      console.error(`${name} failed:`, error)
+      return undefined
+    }
+  }
+
+  throughput = await scenario("a", "throughput", () => Throughput.run(server.url, profile, log), (r) => Throughput.table(r, profile),
+    (r) => r.runs.every((x) => x.problems.length === 0))
+  latency = await scenario("b", "latency", () => Latency.run(server.url, profile, log), (r) => Latency.table(r, profile),
+    (r) => r.runs.every((x) => x.problems.length === 0))
+  await scenario("d", "scale", () => Scale.run(server.url, profile, log), (r) => Scale.table(r, profile),
+    (r) => r.runs.every((x) => x.problems.length === 0))
+  if (args.includes("--count-queries")) console.log(`\n== Round trips by statement (all scenarios)\n${QueryCounter.report()}`)
+
+  const md = [
+    `# Whizbang benchmark — profile \`${profile.name}\``,
+    "",
+    `Run ${new Date().toISOString()}, ${((Date.now() - started) / 1000).toFixed(0)} s. Reproduce: \`pnpm --filter @whizbang/bench bench --profile ${profile.name}\`.`,
+    "",
+    ...tables.map(Table.markdown),
+    "c. Read-your-writes: TODO (owned by the sync work, #7).",
+    ""
+  ].join("\n")
+  write(`latest-${profile.name}.md`, md)
+  write(`chart-${profile.name}.svg`, Chart.render([
+    ...(throughput ? [{
+      title: "Throughput, events/s (median, min–max)",
+      unit: "ev/s",
+      bars: throughput.summary.map((s) => ({ label: s.system, value: s.eventsPerSecond.median, min: s.eventsPerSecond.min, max: s.eventsPerSecond.max }))
+    }] : []),
+    ...(latency ? ["p50", "p99"].map((p) => ({
+      title: `Whizbang latency ${p}, ms (append commit -> read models committed)`,
+      unit: "ms",
+      bars: latency!.summary.map((s) => {
+        const v = s[p as "p50" | "p99"]
+        return { label: `${s.options} @ ${s.rate}/s`, value: v.median, min: v.min, max: v.max }
+      })
+    })) : [])
+  ], `${machine.cpus} cores, ${machine.postgres}, profile ${profile.name}`))
+  log(`wrote ${resultsDir}/latest-${profile.name}.md and chart-${profile.name}.svg`)
+} finally {
+  await server.stop()
+}
+if (failed) {
+  console.error("bench: FAILED (a scenario failed or a read model differs from its fold)")
+  process.exit(1)
+}
+log("bench: every scenario completed and every read model equals its fold")
+process.exit(0)

@@ -1,0 +1,175 @@
+/**
+ * Scenario a (+ e, f): the same events over the same streams, two read models, processed by Whizbang with 1..3
+ * instances, by the set-based SQL baseline with 1..2 loops, and by the peers — each in a fresh database, every
+ * repetition interleaving the systems. Events/s from the first claim (first job start) to the last commit.
+ */
+import * as Domain from "../Domain.js"
+import type { Profile } from "../Profile.js"
+import * as PG from "../Postgres.js"
+import * as Stats from "../Stats.js"
+import * as Baseline from "../systems/Baseline.js"
+import * as Emmett from "../systems/Emmett.js"
+import * as GraphileWorker from "../systems/GraphileWorker.js"
+import * as PgBoss from "../systems/PgBoss.js"
+import * as ReadModels from "../systems/ReadModels.js"
+import * as Whizbang from "../systems/Whizbang.js"
+import type { Table } from "../Table.js"
+
+export interface Run {
+  readonly system: string
+  readonly events: number
+  readonly streams: number
+  readonly seconds: number
+  readonly eventsPerSecond: number
+  readonly problems: ReadonlyArray<string>
+}
+
+export interface Result {
+  readonly runs: ReadonlyArray<Run>
+  readonly summary: ReadonlyArray<{
+    readonly system: string
+    readonly events: number
+    readonly eventsPerSecond: Stats.Spread
+    readonly consistent: boolean
+    readonly failure: string | undefined
+  }>
+}
+
+const measured = (system: string, events: number, streams: number, start: number, end: number, problems: ReadonlyArray<string>): Run => {
+  const seconds = (end - start) / 1000
+  return { system, events, streams, seconds, eventsPerSecond: events / seconds, problems }
+}
+
+/** The latency-tuned drain batcher (see Latency.optionSets); with it the throughput run shows what the defaults cost. */
+export const tunedOptions = { drainBatcher: { slidingWindowMilliseconds: 1, maxWaitMilliseconds: 5, maxSize: 300 } }
+
+export const whizbang = (serverUrl: string, instances: number, events: number, streams: number, log: (s: string) => void, tuned = false) =>
+  PG.withFreshDatabase(serverUrl, "wb", async (url) => {
+    const db = PG.pool(url)
+    await Whizbang.migrate(url, db)
+    try {
+      await Whizbang.load(db, 0, events, streams)
+      const o = await Whizbang.withInstances(url, { instances, ...(tuned ? { options: tunedOptions } : {}) }, async ({ observed }) => {
+        await Whizbang.untilApplied(observed, events * 2, Math.max(120_000, events * 5))
+        return { ...observed }
+      })
+      const problems = Domain.verify(Domain.expected(events, streams), await Whizbang.readModels(db))
+      const left = await Whizbang.pendingWork(db)
+      if (left > 0) problems.push(`${left} work rows left`)
+      const run = measured(`whizbang x${instances}${tuned ? " tuned" : ""}`, events, streams, o.firstClaim, o.lastCommit, problems)
+      log(`${run.system}: ${Stats.fmt(run.eventsPerSecond)} events/s`)
+      return run
+    } finally {
+      await db.end()
+    }
+  })
+
+export const baseline = (serverUrl: string, loops: number, events: number, streams: number, log: (s: string) => void) =>
+  PG.withFreshDatabase(serverUrl, "bl", async (url) => {
+    const db = PG.pool(url, loops + 2)
+    await Whizbang.migrate(url, db)
+    try {
+      await Baseline.createModelTables(db)
+      await Whizbang.load(db, 0, events, streams)
+      const r = await Baseline.run(db, loops)
+      const problems = Domain.verify(Domain.expected(events, streams), await Whizbang.readModels(db))
+      const run = measured(`baseline x${loops}`, events, streams, r.start, r.end, problems)
+      log(`${run.system}: ${Stats.fmt(run.eventsPerSecond)} events/s`)
+      return run
+    } finally {
+      await db.end()
+    }
+  })
+
+export const peer = (serverUrl: string, name: Profile["throughput"]["peers"][number], events: number, streams: number, log: (s: string) => void) =>
+  PG.withFreshDatabase(serverUrl, name.replace("-", ""), async (url) => {
+    const db = PG.pool(url, 12)
+    try {
+      let r: { start: number; end: number }
+      let models: Parameters<typeof Domain.verify>[1]
+      if (name === "graphile-worker") {
+        await GraphileWorker.setup(url, db)
+        await GraphileWorker.load(db, 0, events, streams)
+        r = await GraphileWorker.process(url, db, events)
+        models = await ReadModels.read(db)
+      } else if (name === "pg-boss") {
+        await PgBoss.setup(url, db)
+        await PgBoss.load(db, 0, events, streams)
+        r = await PgBoss.process(url, db, events)
+        models = await ReadModels.read(db)
+      } else {
+        await Emmett.load(url, 0, events, streams)
+        r = await Emmett.process(url)
+        models = await Emmett.read(db)
+      }
+      const run = measured(name, events, streams, r.start, r.end, Domain.verify(Domain.expected(events, streams), models))
+      log(`${run.system}: ${Stats.fmt(run.eventsPerSecond)} events/s`)
+      return run
+    } finally {
+      await db.end()
+    }
+  })
+
+/** A system that fails is reported (failed, with the reason) and the others still run. */
+const attempt = async (system: string, events: number, streams: number, log: (s: string) => void, body: () => Promise<Run>): Promise<Run> => {
+  try {
+    return await body()
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    log(`${system} FAILED: ${reason}`)
+    return { system, events, streams, seconds: Number.NaN, eventsPerSecond: Number.NaN, problems: [`failed: ${reason}`] }
+  }
+}
+
+export const run = async (serverUrl: string, profile: Profile, log: (s: string) => void): Promise<Result> => {
+  const { baselineLoops, events, instances, peerEvents, peers, streams } = profile.throughput
+  const peerStreams = Math.max(1, Math.round((streams * peerEvents) / events))
+  const runs: Array<Run> = []
+  for (let rep = 1; rep <= profile.repetitions; rep++) {
+    log(`throughput repetition ${rep}/${profile.repetitions}`)
+    for (const loops of baselineLoops) runs.push(await attempt(`baseline x${loops}`, events, streams, log, () => baseline(serverUrl, loops, events, streams, log)))
+    for (const n of instances) runs.push(await attempt(`whizbang x${n}`, events, streams, log, () => whizbang(serverUrl, n, events, streams, log)))
+    runs.push(await attempt("whizbang x1 tuned", events, streams, log, () => whizbang(serverUrl, 1, events, streams, log, true)))
+    for (const p of peers) runs.push(await attempt(p, peerEvents, peerStreams, log, () => peer(serverUrl, p, peerEvents, peerStreams, log)))
+  }
+  const systems = [...new Set(runs.map((r) => r.system))]
+  const summary = systems.map((system) => {
+    const all = runs.filter((r) => r.system === system)
+    const ok = all.filter((r) => !r.problems.some((p) => p.startsWith("failed: ")))
+    const mine = ok.length > 0 ? ok : all
+    return {
+      failure: all.find((r) => r.problems.some((p) => p.startsWith("failed: ")))?.problems[0],
+      system,
+      events: mine[0]!.events,
+      eventsPerSecond: Stats.spread(mine.map((r) => r.eventsPerSecond)),
+      consistent: mine.every((r) => r.problems.length === 0)
+    }
+  })
+  return { runs, summary }
+}
+
+export const table = (result: Result, profile: Profile): Table => {
+  const rate = (system: string) => result.summary.find((s) => s.system === system)?.eventsPerSecond.median ?? Number.NaN
+  const base = rate("baseline x1")
+  const wb = rate("whizbang x1")
+  return {
+    title: `a/e/f. Throughput: events/s, first claim to last commit (2 read models; median (min–max) of ${profile.repetitions})`,
+    head: ["system", "events", "events/s", "vs baseline x1", "whizbang x1 vs it", "read models = folds"],
+    rows: result.summary.map((s) => [
+      s.system,
+      Stats.fmt(s.events),
+      Stats.fmtSpread(s.eventsPerSecond),
+      Stats.ratio(s.eventsPerSecond.median, base),
+      s.system === "whizbang x1" ? "-" : Stats.ratio(wb, s.eventsPerSecond.median),
+      s.failure !== undefined ? s.failure.slice(0, 80) : s.consistent ? "yes" : "NO"
+    ]),
+    notes: [
+      `${profile.throughput.events.toLocaleString("en-US")} events over ${profile.throughput.streams.toLocaleString("en-US")} streams` +
+      (profile.throughput.peerEvents < profile.throughput.events
+        ? `; peers: the first ${profile.throughput.peerEvents.toLocaleString("en-US")} events' shape (same events per stream) to bound run time`
+        : "; peers on the same data"),
+      "whizbang xN: N worker instances (separate pools and instance ids) in one process, default WorkerOptions; baseline xN: N hand-written SQL loops",
+      `whizbang x1 tuned: ${JSON.stringify(tunedOptions)}`
+    ]
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * The Postgres `PerspectiveRewinder`: rebuilds a (stream, perspective) flagged RewindRequired by a late arrival.
+ *
+ * The worker's fetch flags the cursor (lowest trigger event id, flag timestamps) and hands the pair to this
+ * service, which:
+ * 1. waits out the debounce — no new late arrival for `debounceWindow` (sliding, default 5 s), or flagged for
+ *    `debounceCap` (default 30 s) — so a burst of late events causes one rewind;
+ * 2. takes the stream lock (`withStreamLock`, reason `"rewind"`; not acquired -> `locked`, retried next cycle);
+ * 3. loads the latest snapshot strictly before the trigger (or starts from the initial model), replays every
+ *    event of the stream the perspective handles, in event-id order, from `wh_events`;
+ * 4. in ONE transaction, fenced on still holding the lock: drops the snapshots at or after the trigger, writes
+ *    the model once and fresh snapshots, moves the cursor to the last replayed event, clears the flag and deletes
+ *    exactly the work rows the replay covered. Events appended meanwhile keep their work rows: they are applied
+ *    after (or flag a new rewind, if they are late too).
+ *
+ * A failure is logged, counted (`stats`, `onRewindFailed`) and retried at a later cycle; the lock is always
+ * released. At start-up the layer scans for flagged cursors (`startupScan`: `"blocking"` before the layer is
+ * ready, `"background"` in a fiber, or `"off"`) and rewinds them without waiting for the debounce.
+ *
+ * **When to use**: provide it to the worker — `layerPipeline` composes it with `PgPerspectivePipeline`, or
+ * provide `layer` to `PerspectiveWorker.layer` yourself. Without it flagged pairs wait, unapplied.
+ *
+ * @since 0.1.0
+ */
+import { type DefinitionErrors, InstanceProvider, type EventRegistry, type Perspective, PerspectiveRegistry, PerspectiveRewinder } from "@whizbang/core"
+import { PgClient, PgPerspectivePipeline, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { Context, Duration, Effect, Layer, Option, Ref } from "effect"
+import { decodeDuration } from "./internal/rebuildOptions.js"
+import * as Replay from "./internal/replay.js"
+import { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
+import * as PgPerspectiveStreamLocker from "./PgPerspectiveStreamLocker.js"
+import type * as PerspectiveStreamLockOptions from "./PerspectiveStreamLockOptions.js"
+import * as Sql from "./sql/rewind.js"
+import { type InvalidRebuildOptions, type InvalidStreamLockOptions, RebuildFailed } from "./StreamLockError.js"
+import { withStreamLock } from "./withStreamLock.js"
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  /** Sliding debounce window: no new late arrival for this long. Default 5 s. */
+  readonly debounceWindow?: Duration.Input
+  /** Debounce cap: rewind anyway once flagged this long. Default 30 s. */
+  readonly debounceCap?: Duration.Input
+  /** Start-up scan of flagged cursors. Default `"blocking"`. */
+  readonly startupScan?: "blocking" | "background" | "off"
+  /** Snapshot interval and retention (the same as the coordinator's). */
+  readonly snapshots?: PgPerspectiveSnapshots.Input
+}
+
+/**
+ * Callbacks for monitoring and deterministic tests. A failing hook fails that rewind (and it is retried).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Hooks {
+  /** Under the lock, before the replay. */
+  readonly onRewindStarted?: (target: PerspectiveRewinder.Target) => Effect.Effect<void>
+  /** After the replay, before the commit. */
+  readonly onReplayed?: (target: PerspectiveRewinder.Target, events: number) => Effect.Effect<void>
+  readonly onRewound?: (result: PerspectiveRewinder.Result) => Effect.Effect<void>
+  readonly onRewindFailed?: (result: PerspectiveRewinder.Result) => Effect.Effect<void>
+}
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Config {
+  readonly events: EventRegistry.EventRegistry
+  readonly perspectives: ReadonlyArray<Perspective.Any>
+  readonly options?: Options
+  readonly hooks?: Hooks
+}
+
+/**
+ * Counters since start.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Stats {
+  readonly rewound: number
+  readonly failed: number
+  readonly locked: number
+  readonly replayedEvents: number
+}
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface Shape extends PerspectiveRewinder.Shape {
+  /** Rewinds one pair if it is flagged; `force` ignores the debounce. */
+  readonly rewind: (target: PerspectiveRewinder.Target, options?: { readonly force?: boolean }) => Effect.Effect<PerspectiveRewinder.Result>
+  /** Rewinds every flagged cursor of the configured perspectives, ignoring the debounce (the start-up scan). */
+  readonly scan: Effect.Effect<ReadonlyArray<PerspectiveRewinder.Result>>
+  readonly stats: Effect.Effect<Stats>
+}
+
+/**
+ * @category services
+ * @since 0.1.0
+ */
+export class PgPerspectiveRewinder extends Context.Service<PgPerspectiveRewinder, Shape>()("@whizbang/stream-locker/PgPerspectiveRewinder") {}
+
+const key = (t: PerspectiveRewinder.Target) => `${t.streamId}|${t.perspectiveName}`
+
+/**
+ * Builds the rewinder and runs the start-up scan as configured.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (config: Config) => Effect.gen(function* () {
+  const options = config.options ?? {}
+  const window = yield* decodeDuration("debounceWindow", options.debounceWindow, Duration.seconds(5))
+  const cap = yield* decodeDuration("debounceCap", options.debounceCap, Duration.seconds(30))
+  const snapshots = yield* PgPerspectiveSnapshots.decode(options.snapshots)
+  const client = yield* PgClient.PgClient
+  const { instanceId } = yield* InstanceProvider.InstanceProvider
+  const context = yield* Effect.context<PerspectiveStreamLocker | InstanceProvider.InstanceProvider>()
+  const registry = yield* PerspectiveRegistry.make(config.perspectives)
+  const hooks = config.hooks ?? {}
+  const stats = yield* Ref.make<Stats>({ rewound: 0, failed: 0, locked: 0, replayedEvents: 0 })
+  const windowMs = Duration.toMillis(window)
+  const capMs = Duration.toMillis(cap)
+
+  const replayUnderLock = (target: PerspectiveRewinder.Target) =>
+    Effect.gen(function* () {
+      const { perspectiveName, streamId } = target
+      const runner = yield* registry.get(perspectiveName)
+      if (hooks.onRewindStarted) yield* hooks.onRewindStarted(target)
+      const [flag] = yield* client.query<{ trigger_id: string | null }>(Sql.readTrigger, [streamId, perspectiveName])
+      if (flag === undefined) return Option.none<ReadonlyArray<string>>() // another instance finished it meanwhile
+      const trigger = flag.trigger_id
+      const start = trigger === null ? Option.none() : yield* PgPerspectiveSnapshots.latestBefore(client, streamId, perspectiveName, trigger)
+      const folded = yield* Replay.fold({ client, events: config.events, runner, streamId, start, every: snapshots.every, operation: "rewind" })
+      if (hooks.onReplayed) yield* hooks.onReplayed(target, folded.eventIds.length)
+      yield* client.withTransaction(Effect.gen(function* () {
+        const fenced = yield* client.query(Sql.fenceCursor, [streamId, perspectiveName, instanceId])
+        if (fenced.length === 0) {
+          return yield* new RebuildFailed({ operation: "rewind", streamId, perspectiveName, reason: "the stream lock was lost before the commit" })
+        }
+        if (trigger !== null) yield* PgPerspectiveSnapshots.deleteFrom(client, streamId, perspectiveName, trigger)
+        yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep)
+        yield* client.query(Sql.finishCursor, [streamId, perspectiveName, folded.last?.event_id ?? null])
+      }))
+      return Option.some(folded.eventIds)
+    })
+
+  const rewindOne = (target: PerspectiveRewinder.Target): Effect.Effect<PerspectiveRewinder.Result> =>
+    withStreamLock(target.streamId, target.perspectiveName, "rewind", replayUnderLock(target)).pipe(
+      Effect.provide(context),
+      Effect.flatMap((locked): Effect.Effect<PerspectiveRewinder.Result> => {
+        if (Option.isNone(locked)) {
+          return Effect.as(Ref.update(stats, (s) => ({ ...s, locked: s.locked + 1 })), { ...target, outcome: "locked", replayedEventIds: [] })
+        }
+        if (Option.isNone(locked.value)) return Effect.succeed({ ...target, outcome: "notFlagged", replayedEventIds: [] })
+        const ids = locked.value.value
+        const result: PerspectiveRewinder.Result = { ...target, outcome: "rewound", replayedEventIds: ids }
+        return Ref.update(stats, (s) => ({ ...s, rewound: s.rewound + 1, replayedEvents: s.replayedEvents + ids.length })).pipe(
+          Effect.andThen(Effect.logDebug(`rewound (${target.streamId}, ${target.perspectiveName}): ${ids.length} event(s) replayed`)),
+          Effect.andThen(hooks.onRewound ? Effect.ignore(hooks.onRewound(result)) : Effect.void),
+          Effect.as(result)
+        )
+      }),
+      Effect.catchCause((cause) => {
+        const result: PerspectiveRewinder.Result = { ...target, outcome: "failed", replayedEventIds: [], error: String(cause) }
+        return Ref.update(stats, (s) => ({ ...s, failed: s.failed + 1 })).pipe(
+          Effect.andThen(Effect.logWarning(`rewind of (${target.streamId}, ${target.perspectiveName}) failed; retrying at a later cycle`, cause)),
+          Effect.andThen(hooks.onRewindFailed ? Effect.ignore(hooks.onRewindFailed(result)) : Effect.void),
+          Effect.as(result)
+        )
+      })
+    )
+
+  const flagged = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
+    client.query<{ stream_id: string; perspective_name: string; due: boolean }>(Sql.flaggedCursors, [
+      targets.map((t) => t.streamId),
+      targets.map((t) => t.perspectiveName),
+      windowMs,
+      capMs,
+      force
+    ]).pipe(Effect.map((rows) => new Map(rows.map((r) => [key({ streamId: r.stream_id, perspectiveName: r.perspective_name }), r.due]))))
+
+  const rewindAll = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
+    flagged(targets, force).pipe(
+      Effect.flatMap((due) =>
+        Effect.forEach(targets, (t): Effect.Effect<PerspectiveRewinder.Result> => {
+          const state = due.get(key(t))
+          if (state === undefined) return Effect.succeed({ ...t, outcome: "notFlagged", replayedEventIds: [] })
+          if (!state) return Effect.succeed({ ...t, outcome: "notDue", replayedEventIds: [] })
+          return rewindOne(t)
+        })),
+      Effect.catchCause((cause) =>
+        Effect.as(
+          Effect.logWarning("reading flagged cursors failed; retrying at a later cycle", cause),
+          targets.map((t): PerspectiveRewinder.Result => ({ ...t, outcome: "failed", replayedEventIds: [], error: String(cause) }))
+        ))
+    )
+
+  const scan = client.query<{ stream_id: string; perspective_name: string }>(Sql.scanFlagged, [registry.names]).pipe(
+    Effect.flatMap((rows) => Effect.forEach(rows, (r) => rewindOne({ streamId: r.stream_id, perspectiveName: r.perspective_name }))),
+    Effect.tap((results) => (results.length > 0 ? Effect.logInfo(`start-up scan: ${results.length} flagged cursor(s) handled`) : Effect.void)),
+    Effect.catchCause((cause) => Effect.as(Effect.logWarning("the rewind scan failed; flagged cursors are rewound by the worker", cause), []))
+  )
+
+  const service = PgPerspectiveRewinder.of({
+    rewindFlagged: (targets) => (targets.length === 0 ? Effect.succeed([]) : rewindAll(targets, false)),
+    rewind: (target, o) => Effect.map(rewindAll([target], o?.force ?? false), (results) => results[0]!),
+    scan,
+    stats: Ref.get(stats)
+  })
+  const mode = options.startupScan ?? "blocking"
+  if (mode === "blocking") yield* scan
+  if (mode === "background") yield* Effect.forkScoped(scan)
+  return service
+})
+
+/**
+ * The rewinder as a layer: provides both this service and core's `PerspectiveRewinder` port (what the worker
+ * looks up). Needs a `PgClient`, a `PerspectiveStreamLocker` and an `InstanceProvider`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (
+  config: Config
+): Layer.Layer<
+  PgPerspectiveRewinder | PerspectiveRewinder.PerspectiveRewinder,
+  InvalidRebuildOptions | PostgresError.PostgresConfigError | DefinitionErrors.DuplicatePerspectiveName,
+  PgClient.PgClient | PerspectiveStreamLocker | InstanceProvider.InstanceProvider
+> =>
+  Layer.effectContext(
+    Effect.map(make(config), (service) =>
+      Context.make(PgPerspectiveRewinder, service).pipe(Context.add(PerspectiveRewinder.PerspectiveRewinder, service)))
+  )
+
+type Pipeline = ReturnType<typeof PgPerspectivePipeline.layer>
+
+/**
+ * `PgPerspectivePipeline.layer` with rewinds: the stream locker (`lock` options) and this rewinder (`rewind`
+ * options and hooks) are provided to the worker. Snapshot options apply to both the coordinator and the rewinder.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerPipeline = (
+  config: PgPerspectivePipeline.Config & {
+    readonly rewind?: Omit<Options, "snapshots">
+    readonly rewindHooks?: Hooks
+    readonly lock?: PerspectiveStreamLockOptions.Input
+  }
+): Layer.Layer<
+  Layer.Success<Pipeline> | PgPerspectiveRewinder | PerspectiveRewinder.PerspectiveRewinder | PerspectiveStreamLocker,
+  Layer.Error<Pipeline> | Layer.Error<ReturnType<typeof layer>> | InvalidStreamLockOptions,
+  Exclude<Layer.Services<Pipeline>, PerspectiveStreamLocker> | PgClient.PgClient | InstanceProvider.InstanceProvider
+> => {
+  const rewinder = layer({
+    events: config.events,
+    perspectives: config.perspectives,
+    options: { ...config.rewind, ...(config.snapshots ? { snapshots: config.snapshots } : {}) },
+    ...(config.rewindHooks ? { hooks: config.rewindHooks } : {})
+  })
+  const support = rewinder.pipe(Layer.provideMerge(PgPerspectiveStreamLocker.layer(config.lock)))
+  return PgPerspectivePipeline.layer(config).pipe(Layer.provideMerge(support))
+}

@@ -1,0 +1,12 @@
+/** Validation of the rewinder's duration options: finite and positive, else `InvalidRebuildOptions` naming it. */
+import { Duration, Effect, Option } from "effect"
+import { InvalidRebuildOptions } from "../StreamLockError.js"
+
+export const decodeDuration = (option: string, input: Duration.Input | undefined, fallback: Duration.Duration) => {
+  if (input === undefined) return Effect.succeed(fallback)
+  const decoded = Duration.fromInput(input)
+  if (Option.isNone(decoded) || !Duration.isFinite(decoded.value) || Duration.toMillis(decoded.value) <= 0) {
+    return Effect.fail(new InvalidRebuildOptions({ option, rule: "must be a finite, positive duration", value: String(input) }))
+  }
+  return Effect.succeed(decoded.value)
+}

@@ -1,0 +1,179 @@
+/**
+ * The database sync inquiry: which events a perspective has processed, answered from Postgres, and the
+ * {@link SyncInquiryPort} that awaiters use for the cross-instance path, woken by `NOTIFY`.
+ *
+ * - `classify(perspective, eventIds)`: each id is pending, processed or dead-lettered by the rule below — it
+ *   stays correct after the worker deleted the work rows, and an event the database does not know is pending.
+ * - `pendingForStream(perspective, stream, eventTypes)`: cross-scope discovery of a stream's pending events.
+ * - `inquire(SyncInquiry)`: the reference's inquiry/result model (`SyncInquiry.isFullySynced` reads it).
+ *
+ * **The rule** (P = perspective, E = event): pending when E is not committed, or its work row for P exists
+ * unprocessed; processed when its work row is marked processed (debug mode), or — no work row — P does not
+ * handle E's type, or the (stream, P) cursor's `last_event_id >= E`; dead-lettered when — no work row — a dead
+ * letter for (E, P) exists; otherwise pending (the database cannot vouch for E). Why this is enough: the append
+ * writes E and its work rows in one transaction, and the completion deletes exactly the applied rows and
+ * advances the cursor in one transaction.
+ *
+ * **Wake-ups**: the layer holds one LISTEN connection on `wh_processed`, which `PgWorkCoordinator` notifies
+ * (payload: the schema) in every completion and dead-letter transaction. An awaiter re-checks the database on
+ * each notification (and on a 1 s safety-net poll) instead of polling every 100 ms.
+ *
+ * ```ts
+ * const SyncLive = Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(
+ *   Layer.provide(PgSyncInquiry.layer({ perspectives })),
+ *   Layer.provideMerge(SyncEventTracker.layer)
+ * )
+ * ```
+ *
+ * **Gotchas**: a database error during a wait is logged and the events stay pending (the next signal or poll
+ * asks again), so an outage ends in `TimedOut`, never in a false `Synced`.
+ *
+ * @since 0.1.0
+ */
+import { EventId } from "@whizbang/core"
+import { PgClient, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
+import { Context, Effect, Layer } from "effect"
+import { type EventFacts, type Verdict, verdict } from "./internal/inquiryRule.js"
+import * as ProcessedListener from "./internal/processedListener.js"
+import * as Sql from "./sql/syncInquiry.js"
+import * as SyncInquiry from "./SyncInquiry.js"
+import { SyncInquiryPort, type SyncInquiryPortShape } from "./SyncInquiryPort.js"
+
+type PostgresError = PgError.PostgresError
+
+/**
+ * What the inquiry must know about the service's perspectives: which event types each handles.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  readonly perspectives: ReadonlyArray<{ readonly name: string; readonly eventTypes: ReadonlyArray<string> }>
+  /** At most this many ids from cross-scope discovery. Default 10,000. */
+  readonly discoveryLimit?: number | undefined
+}
+
+/**
+ * Ids split by verdict.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Classified {
+  readonly pending: ReadonlyArray<string>
+  readonly processed: ReadonlyArray<string>
+  readonly deadLettered: ReadonlyArray<string>
+}
+
+/**
+ * The inquiry's operations.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Shape {
+  readonly classify: (perspectiveName: string, eventIds: ReadonlyArray<string>) => Effect.Effect<Classified, PostgresError>
+  readonly pendingForStream: (
+    perspectiveName: string,
+    streamId: string | undefined,
+    eventTypes?: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<string>, PostgresError>
+  readonly inquire: (inquiry: SyncInquiry.SyncInquiry) => Effect.Effect<SyncInquiry.SyncInquiryResult, PostgresError>
+  /** The port awaiters use (what {@link layer} provides as `SyncInquiryPort`). */
+  readonly port: SyncInquiryPortShape
+}
+
+/**
+ * The inquiry service.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class PgSyncInquiry extends Context.Service<PgSyncInquiry, Shape>()("@whizbang/sync/PgSyncInquiry") {}
+
+/**
+ * Makes the inquiry and starts its LISTEN connection in the current scope.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = Effect.fnUntraced(function*(options: Options) {
+  const client = yield* PgClient.PgClient
+  const handled = new Map<string, Set<string>>(options.perspectives.map((p) => [p.name, new Set(p.eventTypes)]))
+  const limit = options.discoveryLimit ?? 10_000
+  const signal = yield* ProcessedListener.start(client.pool, client.schema)
+
+  const classify = (perspectiveName: string, eventIds: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      const ids = [...new Set(eventIds)]
+      // A malformed id can name no event: pending forever, and never sent to the database.
+      const valid = ids.filter(EventId.isUuid)
+      const out: Record<Verdict, Array<string>> = { pending: ids.filter((id) => !EventId.isUuid(id)), processed: [], deadLettered: [] }
+      if (valid.length === 0) return out as Classified
+      const rows = yield* client.query<EventFacts>(Sql.eventFacts, [perspectiveName, valid])
+      const handles = (eventType: string) => handled.get(perspectiveName)?.has(eventType) ?? false
+      for (const row of rows) out[verdict(row, handles)].push(row.event_id)
+      return out as Classified
+    })
+
+  const pendingForStream = (perspectiveName: string, streamId: string | undefined, eventTypes?: ReadonlyArray<string>) =>
+    streamId !== undefined && !EventId.isUuid(streamId)
+      ? Effect.succeed([])
+      : Effect.map(
+        client.query<{ event_id: string }>(Sql.pendingEvents, [perspectiveName, streamId ?? null, eventTypes ?? [], limit]),
+        (rows) => rows.map((r) => r.event_id)
+      )
+
+  const inquire = (inquiry: SyncInquiry.SyncInquiry) =>
+    Effect.gen(function*() {
+      if (inquiry.eventIds !== undefined && inquiry.eventIds.length > 0) {
+        const c = yield* classify(inquiry.perspectiveName, inquiry.eventIds)
+        return SyncInquiry.resultFor(inquiry, {
+          pendingCount: c.pending.length,
+          processedCount: c.processed.length,
+          pendingEventIds: inquiry.includePendingEventIds === true ? c.pending : undefined,
+          processedEventIds: c.processed,
+          deadLetteredEventIds: c.deadLettered
+        })
+      }
+      const pending = yield* pendingForStream(inquiry.perspectiveName, inquiry.streamId, inquiry.eventTypeFilter)
+      return SyncInquiry.resultFor(inquiry, {
+        pendingCount: pending.length,
+        processedCount: 0,
+        pendingEventIds: inquiry.includePendingEventIds === true || inquiry.discoverPendingFromOutbox === true ? pending : undefined
+      })
+    })
+
+  const port: SyncInquiryPortShape = {
+    authoritative: true,
+    pendingEventIds: (perspectiveName, eventIds) =>
+      classify(perspectiveName, eventIds).pipe(
+        Effect.map((c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered })),
+        Effect.catch((error) =>
+          Effect.as(Effect.logWarning("sync inquiry failed; the events stay pending", error), { pendingEventIds: eventIds })
+        )
+      ),
+    pendingForStream: (perspectiveName, streamId, eventTypes) =>
+      pendingForStream(perspectiveName, streamId, eventTypes).pipe(
+        Effect.catch((error) => Effect.as(Effect.logWarning("sync discovery failed", error), [] as ReadonlyArray<string>))
+      ),
+    changes: { current: signal.current, awaitChangeAfter: (generation) => signal.awaitChangeAfter(generation) }
+  }
+
+  return PgSyncInquiry.of({ classify, pendingForStream, inquire, port })
+})
+
+/**
+ * The inquiry service and, from it, the `SyncInquiryPort` for awaiters (after the schema is migrated).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: Options) =>
+  Layer.effectContext(
+    Effect.gen(function*() {
+      yield* SchemaReady.SchemaReady
+      const inquiry = yield* make(options)
+      return Context.make(PgSyncInquiry, inquiry).pipe(Context.add(SyncInquiryPort, inquiry.port))
+    })
+  )

@@ -1,0 +1,111 @@
+/**
+ * Sync-aware lenses: read a perspective's row after waiting until the perspective caught up with the events
+ * that matter, so a handler reads its own writes.
+ *
+ * - `getById(perspective, id, sync?)`: waits, then reads. Without `sync`, it waits for the stream's pending
+ *   events (the row's id is its stream id) — from this process's tracker and, with `PgSyncInquiry`, the
+ *   database; with a `SyncFilter`, for what the filter matches.
+ * - `query(perspective, query)`: delegates to the store (no wait).
+ * - `withSync(perspective, sync?)`: both, bound to one perspective.
+ *
+ * A timed-out wait is never ignored: the result is `{ row, sync }`, and `sync` is the `SyncResult`
+ * (`TimedOut` means the row may be stale). (The original returned the row alone.)
+ *
+ * @since 0.1.0
+ */
+import { PerspectiveStore } from "@whizbang/core"
+import { Duration, Effect, type Option } from "effect"
+import { PerspectiveSyncAwaiter } from "./PerspectiveSyncAwaiter.js"
+import type { InlineStageSyncError, SyncFilterError } from "./SyncError.js"
+import type * as SyncFilter from "./SyncFilter.js"
+import type * as SyncResult from "./SyncResult.js"
+
+/**
+ * A row read after a sync wait, with the wait's outcome.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SyncedRow {
+  readonly row: Option.Option<PerspectiveStore.Row>
+  readonly sync: SyncResult.SyncResult
+}
+
+/**
+ * What to wait for: a filter, or the row's stream with a timeout (default 5 s).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type SyncSpec =
+  | SyncFilter.SyncOptions
+  | SyncFilter.SyncFilterBuilder
+  | { readonly timeout?: Duration.Input | undefined }
+
+/**
+ * Errors of a sync-aware read.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type LensError = PerspectiveStore.PerspectiveStoreError | SyncFilterError | InlineStageSyncError
+
+const isFilter = (spec: SyncSpec): spec is SyncFilter.SyncOptions | SyncFilter.SyncFilterBuilder => "filter" in spec
+
+/**
+ * Waits, then reads the row of stream `id`.
+ *
+ * @category reading
+ * @since 0.1.0
+ */
+export const getById = (
+  perspectiveName: string,
+  id: string,
+  sync: SyncSpec = {}
+): Effect.Effect<SyncedRow, LensError, PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter> =>
+  Effect.gen(function*() {
+    const awaiter = yield* PerspectiveSyncAwaiter
+    const store = yield* PerspectiveStore.PerspectiveStore
+    const result = isFilter(sync)
+      ? yield* awaiter.waitAsync(perspectiveName, sync)
+      : yield* awaiter.waitForStreamAsync(perspectiveName, id, { timeout: sync.timeout ?? Duration.seconds(5) })
+    return { row: yield* store.getById(perspectiveName, id), sync: result }
+  })
+
+/**
+ * Reads rows without waiting.
+ *
+ * @category reading
+ * @since 0.1.0
+ */
+export const query = (
+  perspectiveName: string,
+  q?: PerspectiveStore.Query
+): Effect.Effect<ReadonlyArray<PerspectiveStore.Row>, PerspectiveStore.PerspectiveStoreError, PerspectiveStore.PerspectiveStore> =>
+  Effect.flatMap(PerspectiveStore.PerspectiveStore, (store) => store.query(perspectiveName, q))
+
+/**
+ * A lens bound to one perspective.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Lens {
+  readonly getById: (id: string, sync?: SyncSpec) => Effect.Effect<SyncedRow, LensError>
+  readonly query: (q?: PerspectiveStore.Query) => Effect.Effect<ReadonlyArray<PerspectiveStore.Row>, PerspectiveStore.PerspectiveStoreError>
+}
+
+/**
+ * A lens over `perspectiveName`; `sync` is the default wait of its `getById`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const withSync = (
+  perspectiveName: string,
+  sync?: SyncSpec
+): Effect.Effect<Lens, never, PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter> =>
+  Effect.map(Effect.context<PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter>(), (context) => ({
+    getById: (id, override) => Effect.provideContext(getById(perspectiveName, id, override ?? sync), context),
+    query: (q) => Effect.provideContext(query(perspectiveName, q), context)
+  }))

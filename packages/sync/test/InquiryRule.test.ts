@@ -1,0 +1,31 @@
+import { describe, expect, it } from "@effect/vitest"
+import { type EventFacts, verdict } from "../src/internal/inquiryRule.js"
+
+const facts = (overrides: Partial<EventFacts>): EventFacts => ({
+  event_id: "e",
+  event_type: "OrderPlaced",
+  committed: true,
+  has_work: false,
+  work_processed: false,
+  dead_lettered: false,
+  cursor_past: false,
+  ...overrides
+})
+const handles = (type: string) => type === "OrderPlaced"
+
+describe("the database sync rule", () => {
+  it("an event the database does not have is pending, whatever else is said", () => {
+    expect(verdict(facts({ committed: false, event_type: null, cursor_past: true }), handles)).toBe("pending")
+  })
+  it("a work row decides while it exists: unprocessed -> pending, marked processed (debug) -> processed", () => {
+    expect(verdict(facts({ has_work: true, cursor_past: true }), handles)).toBe("pending")
+    expect(verdict(facts({ has_work: true, work_processed: true }), handles)).toBe("processed")
+    expect(verdict(facts({ has_work: true, dead_lettered: true }), handles)).toBe("pending") // re-queued dead letter
+  })
+  it("no work row: dead letter -> deadLettered; not handled -> processed; cursor past -> processed; else pending", () => {
+    expect(verdict(facts({ dead_lettered: true, cursor_past: true }), handles)).toBe("deadLettered")
+    expect(verdict(facts({ event_type: "Noted" }), handles)).toBe("processed")
+    expect(verdict(facts({ cursor_past: true }), handles)).toBe("processed")
+    expect(verdict(facts({}), handles)).toBe("pending")
+  })
+})
