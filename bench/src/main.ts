@@ -82,13 +82,15 @@ try {
   const md = [
     `# Whizbang benchmark — profile \`${profile.name}\``,
     "",
-    `Run ${new Date().toISOString()}, ${((Date.now() - started) / 1000).toFixed(0)} s. Reproduce: \`pnpm --filter @whizbang/bench bench --profile ${profile.name}\`.`,
+    `Run ${new Date().toISOString()}, ${((Date.now() - started) / 1000).toFixed(0)} s. Reproduce: \`pnpm --filter @whizbang/bench bench ${args.join(" ")}\`.`,
     "",
     ...tables.map(Table.markdown),
     "c. Read-your-writes: TODO (owned by the sync work, #7).",
     ""
   ].join("\n")
   write(`latest-${profile.name}.md`, md)
+  // The committed summary is the last full-profile run's.
+  if (profile.name === "full") write("latest.md", md)
   write(`chart-${profile.name}.svg`, Chart.render([
     ...(throughput ? [{
       title: "Throughput, events/s (median, min–max)",

@@ -27,6 +27,7 @@ const expectedTables = [
   "wh_active_streams",
   "wh_dead_letters",
   "wh_events",
+  "wh_lifecycle_pending",
   "wh_migrations",
   "wh_perspective_cursors",
   "wh_perspective_events",

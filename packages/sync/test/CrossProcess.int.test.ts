@@ -16,24 +16,8 @@ import { uuid } from "./support.js"
 const fixture = fileURLToPath(new URL("./fixtures/worker.ts", import.meta.url))
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 
-/** Commit times reported by the worker, by event id; a Deferred per id, so a reader can wait for a late line. */
-class Commits {
-  private readonly byId = new Map<string, Deferred.Deferred<number>>()
-  private get(id: string) {
-    let d = this.byId.get(id)
-    if (d === undefined) this.byId.set(id, d = Deferred.makeUnsafe<number>())
-    return d
-  }
-  set(id: string, at: number) {
-    Deferred.doneUnsafe(this.get(id), Effect.succeed(at))
-  }
-  at(id: string) {
-    return Deferred.await(this.get(id))
-  }
-}
-
 /** Starts the worker process on the same database; resolves once it polls. Its commit times land in `commits`. */
-const startWorker = (url: string, schema: string, commits: Commits) =>
+const startWorker = (url: string, schema: string, commits: Latency.Commits) =>
   Effect.acquireRelease(
     Effect.gen(function*() {
       const ready = yield* Deferred.make<void, Error>()
@@ -46,7 +30,7 @@ const startWorker = (url: string, schema: string, commits: Commits) =>
         for (const line of lines) {
           if (line === "ready") Deferred.doneUnsafe(ready, Effect.void)
           const [tag, at, ids] = line.split(" ")
-          if (tag === "commit") for (const id of ids!.split(",")) commits.set(id, Number(at))
+          if (tag === "commit" && ids !== undefined) for (const id of ids.split(",")) commits.set(id, Number(at))
         }
       })
       child.on("exit", (code) => Deferred.doneUnsafe(ready, Effect.fail(new Error(`worker exited with ${code}`))))
@@ -61,7 +45,7 @@ describe("awaiter in process A, worker in process B", () => {
     Effect.gen(function*() {
       const { url } = yield* Effect.service(TestDatabase.TestDatabase)
       const { schema } = yield* Effect.service(PgClient.PgClient)
-      const commits = new Commits()
+      const commits = new Latency.Commits()
       yield* startWorker(url, schema, commits)
       const store = yield* TrackedEventStore.make
       const awaiter = yield* Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter)
