@@ -66,6 +66,8 @@ export interface MachineFacts {
   readonly postgres: string
   readonly postgresSource: string
   readonly settings: Record<string, string>
+  /** 1/5/15-minute load averages at the start: other work on a shared machine skews every figure. */
+  readonly loadAverage: string
 }
 
 const settingNames = [
@@ -85,6 +87,7 @@ export const machineFacts = async (server: Server): Promise<MachineFacts> => {
     platform: `${Os.platform()} ${Os.release()}`,
     postgres: version!.v.split(" on ")[0]!,
     postgresSource: server.source,
-    settings: Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} (${r.unit})` : r.setting]))
+    settings: Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} (${r.unit})` : r.setting])),
+    loadAverage: Os.loadavg().map((n) => n.toFixed(2)).join(" / ")
   }
 }

@@ -7,6 +7,7 @@
  * model differs from its fold — never on timings.
  */
 import { mkdirSync, writeFileSync } from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Chart from "./Chart.js"
@@ -42,6 +43,7 @@ try {
       ["node", machine.node],
       ["os", machine.platform],
       ["postgres", `${machine.postgres} — ${machine.postgresSource}`],
+      ["load average at start (1/5/15 min)", machine.loadAverage],
       ...Object.entries(machine.settings).map(([k, v]) => [k, v])
     ]
   }
@@ -85,6 +87,8 @@ try {
     `Run ${new Date().toISOString()}, ${((Date.now() - started) / 1000).toFixed(0)} s. Reproduce: \`pnpm --filter @whizbang/bench bench ${args.join(" ")}\`.`,
     "",
     ...tables.map(Table.markdown),
+    `Load average at the end (1/5/15 min): ${Os.loadavg().map((n) => n.toFixed(2)).join(" / ")}.`,
+    "",
     "c. Read-your-writes: TODO (owned by the sync work, #7).",
     ""
   ].join("\n")

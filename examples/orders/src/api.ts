@@ -3,11 +3,11 @@
  * perspective has caught up with the version the caller last wrote (read-your-writes).
  */
 import * as Http from "node:http"
-import { Duration, Effect, Option, Schema } from "effect"
-import { EventId, EventStore, PerspectiveStore } from "whizbang"
+import { Effect, Option, Schema } from "effect"
+import { EventId, EventStore, PerspectiveStore, type PerspectiveSyncAwaiter, SyncAwareLens } from "whizbang"
 import { CustomerCharged, ItemAdded, OrderCreated, OrderPaid } from "./domain.js"
 
-export type Services = EventStore.EventStore | PerspectiveStore.PerspectiveStore
+export type Services = EventStore.EventStore | PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter.PerspectiveSyncAwaiter
 
 interface Reply {
   readonly status: number
@@ -18,23 +18,17 @@ const CreateOrder = Schema.Struct({ customerId: Schema.String })
 const AddItem = Schema.Struct({ sku: Schema.String, quantity: Schema.Int, unitPrice: Schema.Number })
 const ok = (status: number, body: unknown): Reply => ({ status, body })
 
-/** Waits (bounded) until the perspective's row for `id` has applied at least `version` events. */
-const readAtLeast = (perspective: string, id: string, version: number) =>
-  Effect.gen(function* () {
-    const store = yield* PerspectiveStore.PerspectiveStore
-    const deadline = Date.now() + 5000
-    for (;;) {
-      const row = yield* store.getById(perspective, id)
-      if (Option.isSome(row) && row.value.version >= version) return { row: row.value, synced: true }
-      if (Date.now() > deadline) return { row: Option.getOrUndefined(row), synced: false }
-      yield* Effect.sleep(Duration.millis(5))
-    }
-  })
+/**
+ * Read-your-writes: waits until the perspective has processed every pending event of the stream (in this process
+ * or any other worker, told by NOTIFY), then reads. A timed-out wait is reported, never hidden.
+ */
+const readSynced = (perspective: string, id: string) =>
+  Effect.map(SyncAwareLens.getById(perspective, id), ({ row, sync }) => ({ row: Option.getOrUndefined(row), synced: sync._tag !== "TimedOut" }))
 
 const decode = <S extends Schema.Top>(schema: S, body: unknown) =>
-  Schema.decodeUnknownEffect(schema as Schema.Codec<S["Type"], unknown>)(body).pipe(Effect.mapError((e) => ok(400, { error: e.message })))
+  Schema.decodeUnknownEffect(schema as unknown as Schema.Codec<S["Type"], unknown>)(body).pipe(Effect.mapError((e) => ok(400, { error: e.message })))
 
-export const route = (method: string, path: string, body: unknown, query: URLSearchParams): Effect.Effect<Reply, never, Services> =>
+export const route = (method: string, path: string, body: unknown): Effect.Effect<Reply, never, Services> =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
     const parts = path.split("/").filter(Boolean)
@@ -58,7 +52,7 @@ export const route = (method: string, path: string, body: unknown, query: URLSea
       return ok(200, { orderId, version: result.nextExpectedVersion })
     }
     if (method === "POST" && parts[2] === "pay" && orderId) {
-      const { row } = yield* readAtLeast("order_summary", orderId, yield* store.streamVersion(orderId))
+      const { row } = yield* readSynced("order_summary", orderId)
       const summary = row?.data as { customerId: string; total: number; status: string } | undefined
       if (summary === undefined) return ok(404, { error: "no such order" })
       if (summary.status === "paid") return ok(409, { error: "already paid" })
@@ -71,8 +65,7 @@ export const route = (method: string, path: string, body: unknown, query: URLSea
       return ok(200, { orderId, version: paid.nextExpectedVersion })
     }
     if (method === "GET" && orderId && parts.length === 2) {
-      // Read-your-writes: the caller passes the version its last write returned.
-      const { row, synced } = yield* readAtLeast("order_summary", orderId, Number(query.get("version") ?? 1))
+      const { row, synced } = yield* readSynced("order_summary", orderId)
       if (row === undefined) return ok(404, { error: "no such order" })
       return ok(synced ? 200 : 202, { ...(row.data as object), version: row.version, synced })
     }
@@ -106,7 +99,7 @@ export const listener = (run: (effect: Effect.Effect<Reply, never, Services>) =>
         res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ error: "body is not JSON" }))
         return
       }
-      void run(route(req.method ?? "GET", url.pathname, body, url.searchParams)).then((reply) => {
+      void run(route(req.method ?? "GET", url.pathname, body)).then((reply) => {
         res.writeHead(reply.status, { "content-type": "application/json" }).end(JSON.stringify(reply.body))
       })
     })

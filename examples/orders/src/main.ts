@@ -39,7 +39,7 @@ http.listen(port, "127.0.0.1", () => {
   console.log(`  curl -s -X POST ${url}/orders -H 'content-type: application/json' -d '{"customerId":"0195f0a4-8c7e-7c56-9a4e-3d8b2f1c0a11"}'`)
   console.log(`  curl -s -X POST ${url}/orders/<orderId>/items -d '{"sku":"tea","quantity":2,"unitPrice":3.5}'`)
   console.log(`  curl -s -X POST ${url}/orders/<orderId>/pay`)
-  console.log(`  curl -s ${url}/orders/<orderId>?version=3`)
+  console.log(`  curl -s ${url}/orders/<orderId>`)
 })
 
 const shutdown = async () => {

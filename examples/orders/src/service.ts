@@ -1,5 +1,6 @@
 /** The order service's layers: the whole service, or only its write side (when workers run in other processes). */
 import { Effect, Layer } from "effect"
+import { WorkerSignals } from "@whizbang/sync"
 import { PgPerspectivePipeline, Whizbang } from "whizbang"
 import { events, perspectives } from "./domain.js"
 import { confirmationReceptor, createOutbox } from "./outbox.js"
@@ -16,15 +17,15 @@ export interface ServiceConfig {
 
 export const layer = (config: ServiceConfig) => {
   const base = { databaseUrl: config.databaseUrl, schema: config.schema ?? "orders", serviceName: "orders", events, perspectives, ...(config.instanceId ? { instanceId: config.instanceId } : {}), ...(config.options ? { options: config.options } : {}) }
-  // The receptor writes with the service's own client, so it is built once the infrastructure exists.
+  // The receptor writes with the service's own client, so it is built once the infrastructure exists; the worker's
+  // hooks tell the sync tracker about every commit, so read-your-writes waits end at once in this process.
   const pipeline = Layer.unwrap(
     Effect.gen(function* () {
       yield* createOutbox
       const receptors = [yield* confirmationReceptor]
-      return config.runWorker === false
-        ? PgPerspectivePipeline.layerPorts({ ...base, receptors })
-        : PgPerspectivePipeline.layer({ ...base, receptors })
+      if (config.runWorker === false) return PgPerspectivePipeline.layerPorts({ ...base, receptors })
+      return PgPerspectivePipeline.layer({ ...base, receptors, hooks: yield* WorkerSignals.hooks() })
     })
   )
-  return pipeline.pipe(Layer.provideMerge(Whizbang.layerInfrastructure(base)))
+  return pipeline.pipe(Layer.provideMerge(Whizbang.layerSync(base)), Layer.provideMerge(Whizbang.layerInfrastructure(base)))
 }

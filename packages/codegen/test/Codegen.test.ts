@@ -74,6 +74,16 @@ describe("Codegen", () => {
       expect(written.scan.events.map((e) => e.type)).toEqual(expect.arrayContaining(["AccountOpened", "MoneyDeposited"]))
       expect((yield* Codegen.check(config)).status).toBe("up-to-date")
     }))
+
+  it.effect("passes on examples/orders: routes, perspectives and tables of a whole service", () =>
+    Effect.gen(function*() {
+      const orders = Path.resolve(fixture("valid"), "../../../../../examples/orders")
+      const out = Path.join(project({}), "orders.generated.ts")
+      const written = yield* Codegen.generate(yield* load(orders, { include: ["src/**/*.ts"], out }))
+      expect(written.diagnostics.filter((d) => d.severity === "error")).toEqual([])
+      expect(written.scan.perspectives.map((p) => p.name).sort()).toEqual(["customer_stats", "order_summary"])
+      expect(written.content).toContain("whPerOrderSummary")
+    }))
 })
 
 describe("CodegenConfig", () => {

@@ -169,7 +169,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: Options) =>
+export const layer = (options: Options): Layer.Layer<PgSyncInquiry, never, PgClient.PgClient | SchemaReady.SchemaReady> =>
   Layer.effectContext(
     Effect.gen(function*() {
       yield* SchemaReady.SchemaReady

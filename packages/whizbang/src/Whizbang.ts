@@ -36,7 +36,14 @@ import {
   PgPerspectiveStreamLocker,
   type StreamLockError
 } from "@whizbang/stream-locker"
-import { Layer, type Redacted } from "effect"
+import {
+  EventCompletionAwaiter,
+  PerspectiveSyncAwaiter,
+  PgSyncInquiry,
+  SyncEventTracker,
+  WorkerSignals
+} from "@whizbang/sync"
+import { Effect, Layer, type Redacted } from "effect"
 import * as Os from "node:os"
 
 /**
@@ -74,6 +81,10 @@ export type WriteServices =
   | NotificationListener.NotificationListener
   | LifecycleStore.LifecycleStore
   | PerspectiveStreamLocker.PerspectiveStreamLocker
+  | SyncEventTracker.SyncEventTracker
+  | PgSyncInquiry.PgSyncInquiry
+  | PerspectiveSyncAwaiter.PerspectiveSyncAwaiter
+  | EventCompletionAwaiter.EventCompletionAwaiter
 
 /**
  * Every start-up error: configuration, migration, wiring, duplicate instance.
@@ -113,23 +124,40 @@ export const layerInfrastructure = (
   )
 
 /**
- * A write-side process: infrastructure, event store and stores, stream locks — no worker.
+ * Read-your-writes: the process tracker, the database inquiry (woken by NOTIFY, so waits resolve across
+ * instances) and the awaiters.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSync = (config: Config) =>
+  Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(
+    Layer.provideMerge(PgSyncInquiry.layer({ perspectives: config.perspectives })),
+    Layer.provideMerge(SyncEventTracker.layer)
+  )
+
+/**
+ * A write-side process: infrastructure, event store and stores, stream locks, sync — no worker.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layerWithoutWorker = (config: Config): Layer.Layer<WriteServices, Errors> =>
-  Layer.mergeAll(PgPerspectivePipeline.layerPorts(config), PgPerspectiveStreamLocker.layer(config.streamLocks)).pipe(
+  Layer.mergeAll(PgPerspectivePipeline.layerPorts(config), PgPerspectiveStreamLocker.layer(config.streamLocks), layerSync(config)).pipe(
     Layer.provideMerge(layerInfrastructure(config))
   )
 
 /**
- * The whole service: infrastructure, event store, perspective worker and stream locks.
+ * The whole service: infrastructure, event store, perspective worker (signalling the sync tracker after every
+ * commit), stream locks and sync.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layer = (config: Config): Layer.Layer<WriteServices | PerspectiveWorker.PerspectiveWorker, Errors> =>
-  Layer.mergeAll(PgPerspectivePipeline.layer(config), PgPerspectiveStreamLocker.layer(config.streamLocks)).pipe(
+export const layer = (config: Config): Layer.Layer<WriteServices | PerspectiveWorker.PerspectiveWorker, Errors> => {
+  const pipeline = Layer.unwrap(Effect.map(WorkerSignals.hooks(config.hooks), (hooks) => PgPerspectivePipeline.layer({ ...config, hooks })))
+  return Layer.mergeAll(pipeline, PgPerspectiveStreamLocker.layer(config.streamLocks)).pipe(
+    Layer.provideMerge(layerSync(config)),
     Layer.provideMerge(layerInfrastructure(config))
   )
+}

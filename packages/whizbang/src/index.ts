@@ -13,3 +13,5 @@ export * from "@whizbang/core"
 export { PgClient, PgEventStore, PgMigrator, PgPerspectivePipeline, PgPerspectiveStore, SchemaReady } from "@whizbang/postgres"
 /** @since 0.1.0 */
 export { PerspectiveStreamLocker, PerspectiveStreamLockOptions, WithStreamLock } from "@whizbang/stream-locker"
+/** @since 0.1.0 */
+export { Dispatcher, EventCompletionAwaiter, PerspectiveSyncAwaiter, SyncAwareLens, SyncContext, SyncFilter, SyncResult } from "@whizbang/sync"
