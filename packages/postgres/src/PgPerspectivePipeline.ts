@@ -83,6 +83,19 @@ export const lifecycleTypes = (receptors: ReadonlyArray<Receptor.Receptor>) => {
 }
 
 /**
+ * The services of {@link layerPorts}.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Ports =
+  | EventStore.EventStore
+  | WorkCoordinator.WorkCoordinator
+  | PerspectiveStore.PerspectiveStore
+  | NotificationListener.NotificationListener
+  | LifecycleStore.LifecycleStore
+
+/**
  * Everything but the worker: for processes that only append and read (the worker runs elsewhere).
  *
  * @category layers
@@ -91,11 +104,7 @@ export const lifecycleTypes = (receptors: ReadonlyArray<Receptor.Receptor>) => {
 export const layerPorts = (
   config: Config
 ): Layer.Layer<
-  | EventStore.EventStore
-  | WorkCoordinator.WorkCoordinator
-  | PerspectiveStore.PerspectiveStore
-  | NotificationListener.NotificationListener
-  | LifecycleStore.LifecycleStore,
+  Ports,
   WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | PostgresError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
 > =>
@@ -134,11 +143,7 @@ export const layerPorts = (
 export const layer = (
   config: Config
 ): Layer.Layer<
-  | EventStore.EventStore
-  | WorkCoordinator.WorkCoordinator
-  | PerspectiveStore.PerspectiveStore
-  | NotificationListener.NotificationListener
-  | LifecycleStore.LifecycleStore
+  | Ports
   | PerspectiveWorker.PerspectiveWorker
   | PgInstanceRegistry.PgInstanceRegistry,
   | WorkerOptions.InvalidWorkerOptions

@@ -93,3 +93,8 @@ export * as Telemetry from "./Telemetry.js"
  * @since 0.1.0
  */
 export * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PgListener from "./PgListener.js"

@@ -101,7 +101,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const client = yield* PgClient.PgClient
   const handled = new Map<string, Set<string>>(options.perspectives.map((p) => [p.name, new Set(p.eventTypes)]))
   const limit = options.discoveryLimit ?? 10_000
-  const signal = yield* ProcessedListener.start(client.pool, client.schema)
+  const signal = yield* ProcessedListener.start
 
   const classify = (perspectiveName: string, eventIds: ReadonlyArray<string>) =>
     Effect.gen(function*() {

@@ -8,15 +8,8 @@
  *
  * @internal
  */
-import type { PgClient } from "@whizbang/postgres"
-import { Deferred, Duration, Effect, Exit, Schedule, type Scope } from "effect"
-
-// `pg` is not a dependency of this package: its types are reached through PgClient's pool.
-type Pool = PgClient.Shape["pool"]
-interface Notification {
-  readonly channel: string
-  readonly payload?: string | undefined
-}
+import { type PgClient, PgListener } from "@whizbang/postgres"
+import { Deferred, Effect, Exit, type Scope } from "effect"
 
 /** @internal */
 export const channel = "wh_processed"
@@ -40,47 +33,13 @@ export class ChangeSignal {
   }
 }
 
-/** Holds one LISTEN connection until it breaks; fails when it does, so the caller reconnects. */
-const listenOnce = (pool: Pool, schema: string, signal: ChangeSignal) =>
-  Effect.scoped(
-    Effect.gen(function*() {
-      const connection = yield* Effect.acquireRelease(
-        Effect.tryPromise(() => pool.connect()),
-        (c) => Effect.sync(() => c.release(true))
-      )
-      yield* Effect.tryPromise(() => connection.query(`LISTEN ${channel}`))
-      signal.bump()
-      yield* Effect.callback<never, Error>((resume) => {
-        const onNotification = (message: Notification) => {
-          if (message.channel === channel && message.payload === schema) signal.bump()
-        }
-        const onBroken = (error?: Error) => resume(Effect.fail(error ?? new Error("LISTEN connection ended")))
-        connection.on("notification", onNotification)
-        connection.on("error", onBroken)
-        connection.on("end", onBroken)
-        return Effect.sync(() => {
-          connection.off("notification", onNotification)
-          connection.off("error", onBroken)
-          connection.off("end", onBroken)
-        })
-      })
-    })
-  )
-
 /**
- * Starts the listener fiber in the current scope (reconnecting with capped backoff) and returns its signal.
+ * Starts the listener fiber in the current scope (`PgListener`: reconnects with capped backoff) and returns its signal.
  *
  * @internal
  */
-export const start = (pool: Pool, schema: string): Effect.Effect<ChangeSignal, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const signal = new ChangeSignal()
-    const reconnect = Schedule.min([Schedule.exponential(Duration.millis(100)), Schedule.spaced(Duration.seconds(5))])
-    yield* Effect.forkScoped(
-      listenOnce(pool, schema, signal).pipe(
-        Effect.tapError((error) => Effect.logWarning(`LISTEN ${channel} connection lost; reconnecting`, error)),
-        Effect.retry(reconnect)
-      )
-    )
-    return signal
-  })
+export const start: Effect.Effect<ChangeSignal, never, PgClient.PgClient | Scope.Scope> = Effect.gen(function*() {
+  const signal = new ChangeSignal()
+  yield* PgListener.fork(channel, () => signal.bump())
+  return signal
+})

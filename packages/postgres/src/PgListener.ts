@@ -1,0 +1,62 @@
+/**
+ * A LISTEN on one dedicated connection of the `PgClient`'s pool, kept open for the life of a scope: the
+ * connection is re-opened with capped exponential backoff (100 ms doubling to 5 s) when it dies, and only
+ * notifications whose payload is this client's schema are delivered (channel names are shared by every schema
+ * of a database; the payload names the schema).
+ *
+ * `onMessage` also runs after every (re)connect, since notifications sent while disconnected are lost: a listener
+ * should treat it as "something may have changed".
+ *
+ * @since 0.1.0
+ */
+import { Duration, Effect, Schedule, type Scope } from "effect"
+import type pg from "pg"
+import { PgClient } from "./PgClient.js"
+import * as Identifier from "./Identifier.js"
+
+/** Holds one LISTEN connection until it breaks; fails when it does, so the caller reconnects. */
+const listenOnce = (pool: pg.Pool, channel: string, schema: string, onMessage: () => void) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const connection = yield* Effect.acquireRelease(
+        Effect.tryPromise(() => pool.connect()),
+        (c) => Effect.sync(() => c.release(true))
+      )
+      // `channel` was checked to be a plain identifier (see `fork`), so it needs no quoting.
+      yield* Effect.tryPromise(() => connection.query(`LISTEN ${channel}`))
+      onMessage()
+      yield* Effect.callback<never, Error>((resume) => {
+        const onNotification = (message: pg.Notification) => {
+          if (message.channel === channel && message.payload === schema) onMessage()
+        }
+        const onBroken = (error?: Error) => resume(Effect.fail(error ?? new Error(`LISTEN ${channel} connection ended`)))
+        connection.on("notification", onNotification)
+        connection.on("error", onBroken)
+        connection.on("end", onBroken)
+        return Effect.sync(() => {
+          connection.off("notification", onNotification)
+          connection.off("error", onBroken)
+          connection.off("end", onBroken)
+        })
+      })
+    })
+  )
+
+/**
+ * Forks the listening fiber into the current scope.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const fork = (channel: string, onMessage: () => void): Effect.Effect<void, never, PgClient | Scope.Scope> =>
+  Effect.gen(function* () {
+    if (!Identifier.isValid(channel)) return yield* Effect.die(new Error(`invalid LISTEN channel name ${JSON.stringify(channel)}`))
+    const client = yield* PgClient
+    const reconnect = Schedule.min([Schedule.exponential(Duration.millis(100)), Schedule.spaced(Duration.seconds(5))])
+    yield* Effect.forkScoped(
+      listenOnce(client.pool, channel, client.schema, onMessage).pipe(
+        Effect.tapError((error) => Effect.logWarning(`LISTEN ${channel} connection lost; reconnecting`, error)),
+        Effect.retry(reconnect)
+      )
+    )
+  })
