@@ -187,6 +187,7 @@ export const make = (config: Config) =>
     const wake = yield* Queue.sliding<void>(1)
     const state = yield* SubscriptionRef.make<State>({ polls: 0, emptyPolls: 0, idle: true, eventsApplied: 0, failures: 0, deduped: 0 })
     const gate = new Set<string>()
+    const queued = new Set<string>()
     let busy = 0
     const pollMillis = Option.isSome(listener)
       ? Math.max(options.pollingIntervalMilliseconds, options.notifyHealthyPollingIntervalMilliseconds)
@@ -207,8 +208,12 @@ export const make = (config: Config) =>
       yield* SubscriptionRef.set(state, { ...before, polls: before.polls + 1, emptyPolls, idle })
       if (before.idle && !idle) yield* run(hooks.onWorkProcessingStarted, undefined)
       if (!before.idle && idle) yield* run(hooks.onWorkProcessingIdle, undefined)
-      yield* Queue.offerAll(drain, claimed)
-      return claimed.length
+      // A stream already queued or being processed here is not offered again: duplicates would only keep the
+      // drain window sliding and make consumers skip. Its newer events are claimed after its cycle (see consumer).
+      const fresh = claimed.filter((id) => !queued.has(id))
+      for (const id of fresh) queued.add(id)
+      yield* Queue.offerAll(drain, fresh)
+      return fresh.length
     })
 
     const claimLoop = Effect.forever(
@@ -276,10 +281,14 @@ export const make = (config: Config) =>
         yield* processStreams(mine).pipe(
           Effect.ensuring(Effect.sync(() => {
             busy--
-            mine.forEach((id) => gate.delete(id))
+            mine.forEach((id) => {
+              gate.delete(id)
+              queued.delete(id)
+            })
           }))
         )
-        if (mine.length < items.length) yield* Queue.offer(wake, undefined)
+        // Events that arrived for these streams while they were queued were not claimed then: claim them now.
+        yield* Queue.offer(wake, undefined)
       })
     )
 
