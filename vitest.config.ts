@@ -40,6 +40,9 @@ export default defineConfig({
       {
         resolve: { alias },
         test: { name: "examples", include: ["examples/*/test/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 }
+      },
+      {
+        test: { name: "bench", include: ["bench/test/**/*.test.ts"], testTimeout: 300_000 }
       }
     ])
   }
