@@ -35,7 +35,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 export const once = (serverUrl: string, optionsName: string, options: WorkerOptions.WorkerOptionsInput, rate: number, seconds: number, streams: number) =>
   PG.withFreshDatabase(serverUrl, "lat", async (url) => {
     const db = PG.pool(url)
-    await Whizbang.migrate(url, db)
+    await Whizbang.migrate(url)
     const appendedAt = new Map<string, number>()
     const visible = new Map<string, { counter?: number; summary?: number }>()
     let sent = 0

@@ -26,7 +26,7 @@ export interface Run {
 export const once = (serverUrl: string, events: number, streams: number, log: (s: string) => void) =>
   PG.withFreshDatabase(serverUrl, "scale", async (url) => {
     const db = PG.pool(url)
-    await Whizbang.migrate(url, db)
+    await Whizbang.migrate(url)
     const startRss = process.memoryUsage().rss
     let peak = startRss
     const sampler = setInterval(() => void (peak = Math.max(peak, process.memoryUsage().rss)), 100)

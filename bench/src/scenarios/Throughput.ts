@@ -46,7 +46,7 @@ export const tunedOptions = { drainBatcher: { slidingWindowMilliseconds: 1, maxW
 export const whizbang = (serverUrl: string, instances: number, events: number, streams: number, log: (s: string) => void, tuned = false) =>
   PG.withFreshDatabase(serverUrl, "wb", async (url) => {
     const db = PG.pool(url)
-    await Whizbang.migrate(url, db)
+    await Whizbang.migrate(url)
     try {
       await Whizbang.load(db, 0, events, streams)
       const o = await Whizbang.withInstances(url, { instances, ...(tuned ? { options: tunedOptions } : {}) }, async ({ observed }) => {
@@ -67,7 +67,7 @@ export const whizbang = (serverUrl: string, instances: number, events: number, s
 export const baseline = (serverUrl: string, loops: number, events: number, streams: number, log: (s: string) => void) =>
   PG.withFreshDatabase(serverUrl, "bl", async (url) => {
     const db = PG.pool(url, loops + 2)
-    await Whizbang.migrate(url, db)
+    await Whizbang.migrate(url)
     try {
       await Baseline.createModelTables(db)
       await Whizbang.load(db, 0, events, streams)

@@ -16,27 +16,10 @@ export const schema = "bench"
 
 const clientLayer = (url: string, maxConnections: number) => PgClient.layer({ url, schema, maxConnections, applicationName: "bench-whizbang" })
 
-/**
- * Migrates the schema (the pipeline would too; loading needs the tables first).
- *
- * WORKAROUND: `sql/fetchPendingEvents.ts` (late-arrival detection) calls `min(uuid)`, an aggregate PostgreSQL
- * only has from version 18; on 15-17 every fetch fails ("function min(uuid) does not exist") and the worker
- * never applies anything. Until the package stops relying on it, the bench defines the aggregate in its own
- * schema when the server lacks it. It only runs over late rows (none in these scenarios), so it costs nothing.
- */
-export const migrate = async (url: string, db: pg.Pool) => {
+/** Migrates the schema (the pipeline would too; loading needs the tables first). */
+export const migrate = async (url: string) => {
   await Effect.runPromise(Effect.scoped(Effect.asVoid(Layer.build(SchemaReady.layer.pipe(Layer.provide(clientLayer(url, 2)), Layer.orDie)))))
-  const [builtin] = (await db.query<{ n: string }>(`SELECT count(*) AS n FROM pg_proc WHERE proname = 'min' AND proargtypes = '2950'::oidvector`)).rows
-  if (Number(builtin!.n) === 0) {
-    shimmed = true
-    await db.query(`CREATE FUNCTION ${schema}.bench_uuid_smaller(a uuid, b uuid) RETURNS uuid LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-      AS 'SELECT CASE WHEN a <= b THEN a ELSE b END'`)
-    await db.query(`CREATE AGGREGATE ${schema}.min(uuid) (SFUNC = ${schema}.bench_uuid_smaller, STYPE = uuid, COMBINEFUNC = ${schema}.bench_uuid_smaller, PARALLEL = SAFE)`)
-  }
 }
-
-/** Whether `migrate` had to define `min(uuid)` (reported with the results). */
-export let shimmed = false
 
 /** Events `[from, to)` of the data set, with their work rows, in chunks. */
 export const load = async (db: pg.Pool, from: number, to: number, streams: number) => {
