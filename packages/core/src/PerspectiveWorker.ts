@@ -194,12 +194,17 @@ export const make = (config: Config) =>
       : options.pollingIntervalMilliseconds
 
     const claimOnce = Effect.gen(function* () {
-      const claimed = yield* coordinator.claimWork({ instanceId, maxStreams: options.maxStreamsPerBatch, leaseSeconds: options.leaseSeconds }).pipe(
+      const claimed = yield* coordinator.claimWork({
+        instanceId,
+        maxStreams: options.maxStreamsPerBatch,
+        leaseSeconds: options.leaseSeconds,
+        exclude: [...queued]
+      }).pipe(
         Effect.catchCause((cause) => Effect.as(Effect.logWarning("claiming work failed; retrying on the next poll", cause), [] as ReadonlyArray<string>))
       )
       const previous = yield* SubscriptionRef.get(state)
-      // A poll is empty only when nothing was claimed AND no cycle is still running (committing, firing receptors).
-      const emptyPolls = claimed.length === 0 && busy === 0 ? previous.emptyPolls + 1 : 0
+      // A poll is empty only when nothing was claimed AND nothing is queued or in a cycle (committing, firing receptors).
+      const emptyPolls = claimed.length === 0 && busy === 0 && queued.size === 0 ? previous.emptyPolls + 1 : 0
       const idle = claimed.length > 0 ? false : previous.idle || emptyPolls >= options.idleThresholdPolls
       // Lifecycles whose last perspective completed outside a cycle's own check (a dead letter, a crash) are
       // fired when the worker turns idle — before it says so, so waiting for idle also waits for them.

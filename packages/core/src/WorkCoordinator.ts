@@ -69,6 +69,11 @@ export interface Shape extends CompletionStrategy.CompletionReporter<WorkCoordin
     readonly instanceId: string
     readonly maxStreams: number
     readonly leaseSeconds: number
+    /**
+     * Streams the instance already has queued or in a cycle: not returned, so `maxStreams` counts only streams
+     * that need a new cycle. (Their leases are renewed by the cycle and the completion.)
+     */
+    readonly exclude?: ReadonlyArray<string>
   }) => Effect.Effect<ReadonlyArray<string>, WorkCoordinatorError>
   /** Events of the instance's leased work on these streams, by stream, perspective and event id. */
   readonly fetchPendingEvents: (request: {
@@ -163,9 +168,9 @@ export const makeMemory = Effect.sync(() => {
     row.instanceId !== undefined && row.instanceId !== instanceId && (row.leaseExpiry ?? 0) > now
 
   const coordinator = WorkCoordinator.of({
-    claimWork: ({ instanceId, maxStreams, leaseSeconds }) =>
+    claimWork: ({ exclude, instanceId, leaseSeconds, maxStreams }) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
-        const blocked = new Set<string>()
+        const blocked = new Set<string>(exclude ?? [])
         for (const row of rows.values()) if (leasedByOther(row, instanceId, now)) blocked.add(row.streamId)
         const oldest = new Map<string, string>()
         for (const row of rows.values()) {

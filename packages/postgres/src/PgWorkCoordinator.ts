@@ -182,8 +182,8 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
     }
 
     return WorkCoordinator.WorkCoordinator.of({
-      claimWork: ({ leaseSeconds: lease, maxStreams }) =>
-        client.query<{ stream_id: string }>(Claim.claimWork, [instanceId, maxStreams, lease, staleSeconds, graceMilliseconds]).pipe(
+      claimWork: ({ exclude, leaseSeconds: lease, maxStreams }) =>
+        client.query<{ stream_id: string }>(Claim.claimWork, [instanceId, maxStreams, lease, staleSeconds, graceMilliseconds, exclude ?? []]).pipe(
           // An empty poll also drops this instance's leases on streams with no work left (a claim that raced
           // the stream's last completion can leave one behind).
           Effect.tap((rows) => rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId]) : Effect.void),

@@ -17,7 +17,7 @@
  * `wh_active_streams` rows uses (fence, renew, release) — so concurrent claimers never deadlock.
  *
  * Params: $1 instance id, $2 max streams, $3 lease seconds, $4 stale-instance threshold seconds,
- * $5 affinity grace milliseconds.
+ * $5 affinity grace milliseconds, $6 stream ids this instance already has queued (never returned).
  */
 export const claimWork = `
 WITH live AS (
@@ -38,6 +38,7 @@ candidates AS (
   LEFT JOIN wh_active_streams a ON a.stream_id = pe.stream_id
   WHERE pe.processed_at IS NULL
     AND (pe.scheduled_for IS NULL OR pe.scheduled_for <= now())
+    AND NOT (pe.stream_id = ANY($6::uuid[]))
     AND (a.stream_id IS NULL OR a.instance_id IS NULL OR a.instance_id = $1::uuid OR a.lease_expiry <= now()
          OR a.instance_id IN (SELECT instance_id FROM stale))
     AND (a.instance_id = $1::uuid
