@@ -132,10 +132,19 @@ export const isValidName = (name: string): boolean => namePattern.test(name)
  * @category validation
  * @since 0.1.0
  */
-export const validateName = (name: string): Effect.Effect<string, InvalidPerspectiveName> => {
-  if (isValidName(name)) return Effect.succeed(name)
+export const validateName = (name: string): Effect.Effect<string, InvalidPerspectiveName> =>
+  isValidName(name) ? Effect.succeed(name) : Effect.fail(new InvalidPerspectiveName({ perspectiveName: name, suggestion: suggestName(name) }))
+
+/**
+ * The valid snake_case name to suggest for an invalid one (`OrderSummaryV2` -> `order_summary_v2`), when there is
+ * one. Used in error messages and by codegen's diagnostics, never to rewrite a name.
+ *
+ * @category validation
+ * @since 0.1.0
+ */
+export const suggestName = (name: string): string | undefined => {
   const snake = toSnakeCase(name)
-  return Effect.fail(new InvalidPerspectiveName({ perspectiveName: name, suggestion: isValidName(snake) ? snake : undefined }))
+  return isValidName(snake) ? snake : undefined
 }
 
 /**

@@ -3,6 +3,7 @@
  * guessing. Events are extracted first, then perspectives (whose handler keys may be `[SomeEvent.type]`),
  * then receptors (whose `awaitPerspectiveSync` may name a perspective const).
  */
+import { Perspective } from "@whizbang/core"
 import ts from "typescript"
 import type * as Diagnostic from "../Diagnostic.js"
 import type { AwaitInfo, EventDefinitionInfo, PerspectiveInfo, Position, ReceptorInfo, Reference } from "../Definitions.js"
@@ -16,18 +17,9 @@ export interface Context {
   readonly perspectives: Map<ts.Declaration, PerspectiveInfo>
 }
 
-const perspectiveNamePattern = /^[a-z][a-z0-9_]{0,47}$/
 // The same rule as EventRegistry: 1-200 characters, no control characters, no surrounding spaces.
 // eslint-disable-next-line no-control-regex
 const isValidEventType = (type: string) => type.length >= 1 && type.length <= 200 && type.trim() === type && !/[\u0000-\u001f\u007f]/.test(type)
-
-const toSnakeCase = (input: string): string =>
-  input
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
-    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-    .replace(/[^A-Za-z0-9]+/g, "_")
-    .replace(/^_+|_+$/g, "")
-    .toLowerCase()
 
 const dynamic = (context: Context, node: ts.Node, message: string) => context.report(node, "error", "dynamic-definition", message)
 
@@ -115,9 +107,9 @@ export const extractPerspective = (context: Context, call: ts.CallExpression): P
     dynamic(context, nameMember ?? options, "the perspective name must be a string literal (or a const initialised with one); a name computed at run time cannot be scanned")
     return undefined
   }
-  if (!perspectiveNamePattern.test(name)) {
-    const suggestion = toSnakeCase(name)
-    const hint = perspectiveNamePattern.test(suggestion) ? ` (did you mean "${suggestion}"?)` : ""
+  if (!Perspective.isValidName(name)) {
+    const suggestion = Perspective.suggestName(name)
+    const hint = suggestion === undefined ? "" : ` (did you mean "${suggestion}"?)`
     context.report(nameValue!, "error", "invalid-perspective-name", `perspective name ${JSON.stringify(name)} must match /^[a-z][a-z0-9_]{0,47}$/${hint}`)
   }
   const applyMember = property(options, "apply")
