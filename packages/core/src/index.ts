@@ -64,3 +64,5 @@ export * as Receptor from "./Receptor.js"
 export * as SecurityContext from "./SecurityContext.js"
 /** @since 0.1.0 */
 export * as PerspectiveRewinder from "./PerspectiveRewinder.js"
+/** @since 0.1.0 */
+export * as MemoryPipeline from "./MemoryPipeline.js"
