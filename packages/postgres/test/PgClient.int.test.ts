@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PgClient, PostgresError } from "@whizbang/postgres"
-import { Deferred, Effect, Exit, Fiber } from "effect"
+import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
 import { type FreshDatabase, freshDatabase } from "./fixtures/freshDatabase.js"
 
 let db: FreshDatabase
@@ -90,7 +90,10 @@ describe("PgClient", () => {
         const fiber = yield* Effect.forkChild(client.withTransaction(
           client.query("INSERT INTO t (id) VALUES (30)").pipe(Effect.andThen(client.query("SELECT pg_sleep(30)")))
         ))
-        yield* Effect.sleep("300 millis")
+        // Wait until the server is actually running the sleep (observed, not guessed).
+        yield* client.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(30)'"
+        ).pipe(Effect.repeat({ until: (rows) => rows[0]!.n > 0, schedule: Schedule.spaced("10 millis") }))
         const started = Date.now()
         yield* Fiber.interrupt(fiber)
         expect(Date.now() - started).toBeLessThan(5_000)

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PgClient, PgMigrator, SchemaReady } from "@whizbang/postgres"
 import { eq } from "drizzle-orm"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schedule } from "effect"
 import pg from "pg"
 import { type FreshDatabase, freshDatabase } from "./fixtures/freshDatabase.js"
 
@@ -123,9 +123,11 @@ describe("PgMigrator", () => {
           [i]
         )
       yield* c.withTransaction(Effect.all([row(1), row(2), row(3)]))
-      yield* Effect.sleep("20 millis").pipe(Effect.repeat({ until: () => received.length > 0, times: 100 }))
-      yield* Effect.sleep("100 millis")
-      expect(received).toEqual(["wh_work:svc_notify"])
+      // A marker sent after the commit arrives after every notification of that transaction: wait for it, then
+      // check the transaction sent exactly one.
+      yield* c.query("SELECT pg_notify('wh_work', 'marker')")
+      yield* Effect.yieldNow.pipe(Effect.repeat({ until: () => received.includes("wh_work:marker"), schedule: Schedule.spaced("5 millis") }))
+      expect(received).toEqual(["wh_work:svc_notify", "wh_work:marker"])
     }).pipe(Effect.scoped))
 })
 
