@@ -43,18 +43,7 @@ export const process = async (url: string, db: pg.Pool, events: number, concurre
     pollInterval: 1000,
     logger: quiet,
     taskList: {
-      project: async (payload) => {
-        const e = payload as Domain.Payload
-        const client = await db.connect()
-        try {
-          const m = await ReadModels.get(client, e.accountId)
-          await ReadModels.put(client, e.accountId,
-            Domain.foldCounter((m.counter ?? Domain.counterInitial) as Domain.Counter, e),
-            Domain.foldSummary((m.summary ?? Domain.summaryInitial) as Domain.Summary, e))
-        } finally {
-          client.release()
-        }
-      }
+      project: (payload) => ReadModels.applyOne(db, payload as Domain.Payload)
     }
   })
   runner.events.on("job:start", () => void (first = Math.min(first, performance.now())))

@@ -52,17 +52,7 @@ export const process = async (url: string, db: pg.Pool, events: number, options:
   await boss.start()
   const handler = async (jobs: Array<PgBoss.Job<Domain.Payload>>) => {
     first = Math.min(first, performance.now())
-    await Promise.all(jobs.map(async ({ data: e }) => {
-      const client = await db.connect()
-      try {
-        const m = await ReadModels.get(client, e.accountId)
-        await ReadModels.put(client, e.accountId,
-          Domain.foldCounter((m.counter ?? Domain.counterInitial) as Domain.Counter, e),
-          Domain.foldSummary((m.summary ?? Domain.summaryInitial) as Domain.Summary, e))
-      } finally {
-        client.release()
-      }
-    }))
+    await Promise.all(jobs.map(({ data: e }) => ReadModels.applyOne(db, e)))
   }
   for (let k = 0; k < options.workers; k++) {
     await boss.work<Domain.Payload>(queue, { batchSize: options.batchSize, pollingIntervalSeconds: options.pollingIntervalSeconds }, handler)

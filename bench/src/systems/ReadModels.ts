@@ -3,6 +3,7 @@
  * (graphile-worker, pg-boss): `rm_counter` and `rm_summary`, one jsonb document per stream.
  */
 import type pg from "pg"
+import * as Domain from "../Domain.js"
 
 export const create = async (db: pg.Pool) => {
   for (const name of ["counter", "summary"]) {
@@ -28,4 +29,17 @@ export const read = async (db: pg.Pool) => {
   const one = async (name: string) =>
     new Map((await db.query<{ id: string; data: unknown }>(`SELECT id, data FROM rm_${name}`)).rows.map((r) => [r.id, r.data]))
   return { counter: await one("counter"), summary: await one("summary") }
+}
+
+/** Applies one event to both read models (read, fold, write): what a peer's job handler does per event. */
+export const applyOne = async (db: pg.Pool, e: Domain.Payload) => {
+  const client = await db.connect()
+  try {
+    const m = await get(client, e.accountId)
+    await put(client, e.accountId,
+      Domain.foldCounter((m.counter ?? Domain.counterInitial) as Domain.Counter, e),
+      Domain.foldSummary((m.summary ?? Domain.summaryInitial) as Domain.Summary, e))
+  } finally {
+    client.release()
+  }
 }

@@ -8,7 +8,8 @@
  * cycle's work ids and the database re-delivers the rows, to be applied again from the committed model. A
  * report is never replayed later, because its model was computed from a row that may since have changed.
  */
-import { Effect, Metric } from "effect"
+import { Effect, Metric, type Result } from "effect"
+import type { InvalidEventPayload, UnknownEventType } from "../EventStoreError.js"
 import * as BatchedCompletionStrategy from "../BatchedCompletionStrategy.js"
 import type * as CompletionStrategy from "../CompletionStrategy.js"
 import type { Envelope, EventMetadata, EventScope } from "../Envelope.js"
@@ -59,7 +60,10 @@ export const dedupKey = (e: { readonly perspectiveName: string; readonly eventId
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.PendingEvent>, stored: unknown) =>
+/** Decoded payloads of one cycle, by event id: an event handled by several perspectives is decoded once. */
+type DecodeCache = Map<string, Result.Result<unknown, UnknownEventType | InvalidEventPayload>>
+
+const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.PendingEvent>, stored: unknown, decodedById: DecodeCache) =>
   Effect.gen(function* () {
     const { streamId, perspectiveName } = rows[0]!
     const fresh = new Set(yield* deps.cache.filterUnprocessed(rows.map(dedupKey), perspectiveName, streamId))
@@ -68,7 +72,8 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
     const envelopes: Array<Envelope> = []
     let failure: { readonly row: WorkCoordinator.PendingEvent; readonly error: string } | undefined
     for (const row of candidates) {
-      const decoded = yield* Effect.result(deps.events.decode(row.eventType, row.payload, row.eventId))
+      const decoded = decodedById.get(row.eventId) ?? (yield* Effect.result(deps.events.decode(row.eventType, row.payload, row.eventId)))
+      decodedById.set(row.eventId, decoded)
       if (decoded._tag === "Failure") {
         failure = { row, error: decoded.failure.message }
         break
@@ -145,6 +150,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
     })
 
     const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make(deps.options.retryOptions)
+    const decodedById: DecodeCache = new Map()
     const processed: Array<ProcessedGroup> = []
     const failures: Array<CompletionStrategy.PerspectiveFailure> = []
     const more = new Set<string>()
@@ -161,7 +167,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
       const rows = blockedAt === -1 ? all : all.slice(0, blockedAt)
       if (rows.length === 0) continue
       const { streamId, perspectiveName } = rows[0]!
-      const { applied, envelopes, failure, outcome, skipped } = yield* applyGroup(deps, rows, models.get(perspectiveName)?.get(streamId)?.data).pipe(
+      const { applied, envelopes, failure, outcome, skipped } = yield* applyGroup(deps, rows, models.get(perspectiveName)?.get(streamId)?.data, decodedById).pipe(
         Effect.withSpan("whizbang.apply", { attributes: { "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.events": rows.length } }),
         Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName })
       )
