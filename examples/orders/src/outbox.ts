@@ -12,7 +12,7 @@ export const createOutbox = Effect.flatMap(Effect.service(PgClient.PgClient), (c
 
 export const confirmationReceptor = Effect.gen(function* () {
   const client = yield* PgClient.PgClient
-  return yield* Receptor.make({
+  return Receptor.make({
     name: "send_confirmation",
     handles: [OrderPaid],
     stage: "PostAllPerspectives",
