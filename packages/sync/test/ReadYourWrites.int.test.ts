@@ -71,18 +71,18 @@ describe("read-your-writes on Postgres", () => {
   const ran: Array<string> = []
   const contexts: Array<Option.Option<SyncContext.SyncContext>> = []
   const receptors = [
-    Effect.runSync(Receptor.make({
+    Receptor.make({
       name: "strict",
       handles: ["OrderPlaced"],
       awaitPerspectiveSync: [{ perspective: "order_summary", timeoutMilliseconds: 300 }],
       handle: () => Effect.sync(() => void ran.push("strict"))
-    })),
-    Effect.runSync(Receptor.make({
+    }),
+    Receptor.make({
       name: "lenient",
       handles: ["OrderShipped"],
       awaitPerspectiveSync: [{ perspective: "order_summary", timeoutMilliseconds: 300, fireBehavior: "FireAlways" }],
       handle: () => Effect.map(SyncContext.Current, (c) => void contexts.push(c))
-    }))
+    })
   ]
   scenario("worker not running: FireOnSuccess fails with PerspectiveSyncTimeoutError (handler not run); FireAlways runs with TimedOut", { worker: false, receptors },
     Effect.gen(function*() {
@@ -99,7 +99,7 @@ describe("read-your-writes on Postgres", () => {
     }))
 
   const seen: Array<unknown> = []
-  const notify = Effect.runSync(Receptor.make({
+  const notify = Receptor.make({
     name: "notify",
     handles: ["OrderShipped"],
     awaitPerspectiveSync: [{ perspective: "order_summary" }],
@@ -109,7 +109,7 @@ describe("read-your-writes on Postgres", () => {
         const row = yield* Effect.orDie(models!.getById("order_summary", envelope.streamId))
         seen.push({ outcome: Option.map(yield* SyncContext.Current, (c) => c.outcome), data: Option.map(row, (r) => r.data) })
       })
-  }))
+  })
   // Receptors close over their services: the handler's store is captured when the scenario starts.
   let models: PerspectiveStore.Shape | undefined
   scenario("with the worker: an incoming event's receptor runs after the perspective applied it", { receptors: [notify] },
