@@ -11,7 +11,7 @@
  * model is checked against the fold computed here.
  */
 import { EventDefinition, EventRegistry, Perspective } from "@whizbang/core"
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 
 export interface Counter {
   readonly count: number

@@ -3,7 +3,7 @@
  * duplicated or reordered apply — `ledger` keeps every entry's number in applied order, `totals` counts and sums.
  */
 import { EventDefinition, EventRegistry, Perspective } from "@whizbang/core"
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 
 /** Entry `seq` (1, 2, 3, ... per stream) of ledger `ledgerId`. */
 export const EntryAdded = EventDefinition.make("EntryAdded", {

@@ -221,7 +221,7 @@ export const make = <const Events extends ReadonlyArray<EventDefinition.Any>, S 
   readonly events: Events
   readonly model: S
   readonly initial: S["Type"]
-  readonly apply: Handlers<S["Type"], Events[number]>
+  readonly apply: NoInfer<Handlers<S["Type"], Events[number]>>
 }): Perspective<S["Type"], S["Encoded"]> => ({
   name: options.name,
   tableName: `wh_per_${options.name}`,

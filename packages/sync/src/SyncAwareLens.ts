@@ -2,7 +2,7 @@
  * Sync-aware lenses: read a perspective's row after waiting until the perspective caught up with the events
  * that matter, so a handler reads its own writes.
  *
- * - `getById(perspective, id, sync?)`: waits, then reads the perspective's decoded model. Without `sync`, it waits for the stream's pending
+ * - `getById(perspective, id, sync?)`: waits, then reads the row, its model decoded with the perspective's schema. Without `sync`, it waits for the stream's pending
  *   events (the row's id is its stream id) — from this process's tracker and, with `PgSyncInquiry`, the
  *   database; with a `SyncFilter`, for what the filter matches.
  * - `query(perspective, query)`: delegates to the store (no wait).
@@ -21,14 +21,13 @@ import type * as SyncFilter from "./SyncFilter.js"
 import type * as SyncResult from "./SyncResult.js"
 
 /**
- * A model read after a sync wait, with the wait's outcome.
+ * A row read after a sync wait (its `data` the perspective's decoded model), with the wait's outcome.
  *
  * @category models
  * @since 0.1.0
  */
 export interface SyncedRow<M = unknown> {
-  /** The perspective's decoded model of the stream, when it has a row. */
-  readonly row: Option.Option<M>
+  readonly row: Option.Option<PerspectiveStore.Row<M>>
   readonly sync: SyncResult.SyncResult
 }
 
@@ -69,7 +68,7 @@ export const getById = <M, E>(
     const result = isFilter(sync)
       ? yield* awaiter.waitAsync(perspective.name, sync)
       : yield* awaiter.waitForStreamAsync(perspective.name, id, { timeout: sync.timeout ?? Duration.seconds(5) })
-    return { row: yield* PerspectiveStore.getById(perspective, id), sync: result }
+    return { row: yield* PerspectiveStore.getRow(perspective, id), sync: result }
   })
 
 /**
