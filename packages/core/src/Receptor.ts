@@ -23,6 +23,7 @@ import { Data, Effect } from "effect"
 import type { Envelope } from "./Envelope.js"
 import type * as EventDefinition from "./EventDefinition.js"
 import type { LifecycleStage, StageMode } from "./LifecycleStage.js"
+import type * as Perspective from "./Perspective.js"
 
 /**
  * Declares that a receptor waits until a perspective has processed the incoming event(s) before it runs.
@@ -39,6 +40,16 @@ export interface AwaitPerspectiveSync {
   readonly timeoutMilliseconds?: number
   readonly fireBehavior?: "FireOnSuccess" | "FireAlways"
 }
+
+/**
+ * A perspective named by its definition (preferred: a misspelling does not compile) or by its name.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type PerspectiveRef = Perspective.Any | string
+
+const nameOf = (ref: PerspectiveRef): string => (typeof ref === "string" ? ref : ref.name)
 
 /**
  * The envelope a receptor handling `H` receives: a definition's decoded payload, or `unknown` for a type given
@@ -98,16 +109,16 @@ export const make = <const Handles extends ReadonlyArray<string | EventDefinitio
   readonly handles: Handles
   readonly stage?: LifecycleStage
   readonly mode?: StageMode
-  readonly perspective?: string
-  readonly awaitPerspectiveSync?: ReadonlyArray<AwaitPerspectiveSync>
+  readonly perspective?: PerspectiveRef
+  readonly awaitPerspectiveSync?: ReadonlyArray<Omit<AwaitPerspectiveSync, "perspective"> & { readonly perspective: PerspectiveRef }>
   readonly handle: (envelope: EnvelopeOf<Handles[number]>) => Effect.Effect<unknown, unknown>
 }): Receptor<EnvelopeOf<Handles[number]>> => ({
   name: options.name,
   handles: [...new Set(options.handles.map((h) => (typeof h === "string" ? h : h.type)))],
   stage: options.stage,
   mode: options.mode ?? "inline",
-  perspective: options.perspective,
-  awaitPerspectiveSync: options.awaitPerspectiveSync ?? [],
+  perspective: options.perspective === undefined ? undefined : nameOf(options.perspective),
+  awaitPerspectiveSync: (options.awaitPerspectiveSync ?? []).map((sync) => ({ ...sync, perspective: nameOf(sync.perspective) })),
   handle: options.handle
 })
 

@@ -102,6 +102,18 @@ describe("definitions are typed values", () => {
     })
   })
 
+  it("a receptor names the perspectives it waits for by their definitions", () => {
+    const receptor = Receptor.make({
+      name: "after_account",
+      handles: [Deposited],
+      stage: "PostPerspective",
+      perspective: account,
+      awaitPerspectiveSync: [{ perspective: account, eventTypes: ["Deposited"] }],
+      handle: () => Effect.void
+    })
+    expect([receptor.perspective, receptor.awaitPerspectiveSync.map((s) => s.perspective)]).toEqual(["account", ["account"]])
+  })
+
   it("reads go through the perspective and return its model", () => {
     expectTypeOf(PerspectiveStore.getById(account, "id")).toEqualTypeOf<
       Effect.Effect<Option.Option<{ readonly total: number; readonly owner: string }>, PerspectiveStore.PerspectiveStoreError, PerspectiveStore.PerspectiveStore>
