@@ -26,7 +26,7 @@ export const ledger = Perspective.make({
   name: "ledger",
   events: [EntryAdded],
   model: Schema.Struct({ seqs: Schema.Array(Schema.Number) }),
-  initial: { seqs: [] as ReadonlyArray<number> },
+  initial: { seqs: [] },
   apply: { EntryAdded: (m, e) => ({ seqs: [...m.seqs, e.payload.seq] }) }
 })
 

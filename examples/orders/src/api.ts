@@ -25,8 +25,8 @@ const ok = (status: number, body: unknown): Reply => ({ status, body })
 const readSynced = (id: string) =>
   Effect.map(SyncAwareLens.getById(orderSummary, id), ({ row, sync }) => ({ row: Option.getOrUndefined(row), synced: sync._tag !== "TimedOut" }))
 
-const decode = <S extends Schema.Top>(schema: S, body: unknown) =>
-  Schema.decodeUnknownEffect(schema as unknown as Schema.Codec<S["Type"], unknown>)(body).pipe(Effect.mapError((e) => ok(400, { error: e.message })))
+const decode = <A>(schema: Schema.Codec<A, unknown>, body: unknown) =>
+  Schema.decodeUnknownEffect(schema)(body).pipe(Effect.mapError((e) => ok(400, { error: e.message })))
 
 export const route = (method: string, path: string, body: unknown): Effect.Effect<Reply, never, Services> =>
   Effect.gen(function* () {
