@@ -11,7 +11,7 @@
  * model is checked against the fold computed here.
  */
 import { EventDefinition, EventRegistry, Perspective } from "@whizbang/core"
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 
 export interface Counter {
   readonly count: number
@@ -94,18 +94,20 @@ export const Deposited = EventDefinition.make("Deposited", {
   payload: Schema.Struct({ accountId: Schema.String, amount: Schema.Number, seq: Schema.Number }),
   streamId: (p) => p.accountId
 })
-export const registry = Effect.runSync(EventRegistry.make([Deposited]))
+export const registry = EventRegistry.make([Deposited])
 
-export const counterPerspective = Effect.runSync(Perspective.make({
+export const counterPerspective = Perspective.make({
   name: "counter",
+  events: [Deposited],
   model: Schema.Struct({ count: Schema.Number, sum: Schema.Number }),
   initial: counterInitial,
-  apply: { Deposited: (m: Counter, e) => foldCounter(m, e.payload as Payload) }
-}))
-export const summaryPerspective = Effect.runSync(Perspective.make({
+  apply: { Deposited: (m, e) => foldCounter(m, e.payload) }
+})
+export const summaryPerspective = Perspective.make({
   name: "summary",
+  events: [Deposited],
   model: Schema.Struct({ version: Schema.Number, last: Schema.Number, max: Schema.Number, ordered: Schema.Boolean }),
   initial: summaryInitial,
-  apply: { Deposited: (m: Summary, e) => foldSummary(m, e.payload as Payload) }
-}))
+  apply: { Deposited: (m, e) => foldSummary(m, e.payload) }
+})
 export const perspectives = [counterPerspective, summaryPerspective]

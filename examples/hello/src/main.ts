@@ -13,7 +13,7 @@ const server = fromEnv ? { url: fromEnv, stop: async () => undefined } : await T
 console.log(fromEnv ? "Using DATABASE_URL" : `Started an embedded PostgreSQL at ${server.url.replace(/:[^:@/]+@/, ":***@")}`)
 
 const client = PgClient.layer({ url: server.url, schema: "hello" })
-const store = Layer.unwrap(Effect.map(EventRegistry.make(Events.all), (registry) => PgEventStore.layer({ registry })))
+const store = PgEventStore.layer({ registry: EventRegistry.make(Events.all) })
 const app = store.pipe(Layer.provideMerge(PgMigrator.layer), Layer.provide(client))
 
 try {

@@ -10,7 +10,7 @@ const client = Layer.unwrap(Effect.map(Effect.service(TestDatabase.TestDatabase)
   Layer.provide(TestDatabase.layer),
   Layer.orDie
 )
-const store = Layer.unwrap(Effect.map(Effect.orDie(EventRegistry.make(Events.all)), (registry) => PgEventStore.layer({ registry })))
+const store = Layer.orDie(PgEventStore.layer({ registry: EventRegistry.make(Events.all) }))
 const app = store.pipe(Layer.provideMerge(Layer.orDie(PgMigrator.layer)), Layer.provide(client))
 
 layer(app)((it) => {

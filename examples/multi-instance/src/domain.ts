@@ -3,7 +3,7 @@
  * duplicated or reordered apply — `ledger` keeps every entry's number in applied order, `totals` counts and sums.
  */
 import { EventDefinition, EventRegistry, Perspective } from "@whizbang/core"
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 
 /** Entry `seq` (1, 2, 3, ... per stream) of ledger `ledgerId`. */
 export const EntryAdded = EventDefinition.make("EntryAdded", {
@@ -11,7 +11,7 @@ export const EntryAdded = EventDefinition.make("EntryAdded", {
   streamId: (p) => p.ledgerId
 })
 
-export const events = Effect.runSync(EventRegistry.make([EntryAdded]))
+export const events = EventRegistry.make([EntryAdded])
 
 export interface Ledger {
   readonly seqs: ReadonlyArray<number>
@@ -22,19 +22,21 @@ export interface Totals {
   readonly sum: number
 }
 
-export const ledger = Effect.runSync(Perspective.make({
+export const ledger = Perspective.make({
   name: "ledger",
+  events: [EntryAdded],
   model: Schema.Struct({ seqs: Schema.Array(Schema.Number) }),
-  initial: { seqs: [] as ReadonlyArray<number> },
-  apply: { EntryAdded: (m, e) => ({ seqs: [...m.seqs, (e.payload as { seq: number }).seq] }) }
-}))
+  initial: { seqs: [] },
+  apply: { EntryAdded: (m, e) => ({ seqs: [...m.seqs, e.payload.seq] }) }
+})
 
-export const totals = Effect.runSync(Perspective.make({
+export const totals = Perspective.make({
   name: "totals",
+  events: [EntryAdded],
   model: Schema.Struct({ count: Schema.Number, sum: Schema.Number }),
   initial: { count: 0, sum: 0 },
-  apply: { EntryAdded: (m, e) => ({ count: m.count + 1, sum: m.sum + (e.payload as { seq: number }).seq }) }
-}))
+  apply: { EntryAdded: (m, e) => ({ count: m.count + 1, sum: m.sum + e.payload.seq }) }
+})
 
 export const perspectives = [ledger, totals]
 

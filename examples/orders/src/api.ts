@@ -5,7 +5,7 @@
 import * as Http from "node:http"
 import { Effect, Option, Schema } from "effect"
 import { EventId, EventStore, PerspectiveStore, type PerspectiveSyncAwaiter, SyncAwareLens } from "whizbang"
-import { CustomerCharged, ItemAdded, OrderCreated, OrderPaid } from "./domain.js"
+import { CustomerCharged, customerStats, ItemAdded, OrderCreated, OrderPaid, orderSummary } from "./domain.js"
 
 export type Services = EventStore.EventStore | PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter.PerspectiveSyncAwaiter
 
@@ -22,11 +22,11 @@ const ok = (status: number, body: unknown): Reply => ({ status, body })
  * Read-your-writes: waits until the perspective has processed every pending event of the stream (in this process
  * or any other worker, told by NOTIFY), then reads. A timed-out wait is reported, never hidden.
  */
-const readSynced = (perspective: string, id: string) =>
-  Effect.map(SyncAwareLens.getById(perspective, id), ({ row, sync }) => ({ row: Option.getOrUndefined(row), synced: sync._tag !== "TimedOut" }))
+const readSynced = (id: string) =>
+  Effect.map(SyncAwareLens.getById(orderSummary, id), ({ row, sync }) => ({ row: Option.getOrUndefined(row), synced: sync._tag !== "TimedOut" }))
 
-const decode = <S extends Schema.Top>(schema: S, body: unknown) =>
-  Schema.decodeUnknownEffect(schema as unknown as Schema.Codec<S["Type"], unknown>)(body).pipe(Effect.mapError((e) => ok(400, { error: e.message })))
+const decode = <A>(schema: Schema.Codec<A, unknown>, body: unknown) =>
+  Schema.decodeUnknownEffect(schema)(body).pipe(Effect.mapError((e) => ok(400, { error: e.message })))
 
 export const route = (method: string, path: string, body: unknown): Effect.Effect<Reply, never, Services> =>
   Effect.gen(function* () {
@@ -34,8 +34,8 @@ export const route = (method: string, path: string, body: unknown): Effect.Effec
     const parts = path.split("/").filter(Boolean)
     const orderId = parts[1]
     if (method === "GET" && parts[0] === "customers" && parts.length === 2 && EventId.isUuid(parts[1])) {
-      const stats = yield* Effect.flatMap(Effect.service(PerspectiveStore.PerspectiveStore), (s) => s.getById("customer_stats", parts[1]!))
-      return Option.isSome(stats) ? ok(200, stats.value.data) : ok(404, { error: "no paid orders yet" })
+      const stats = yield* PerspectiveStore.getById(customerStats, parts[1]!)
+      return Option.isSome(stats) ? ok(200, stats.value) : ok(404, { error: "no paid orders yet" })
     }
     if (parts[0] !== "orders") return ok(404, { error: "not found" })
     if (orderId !== undefined && !EventId.isUuid(orderId)) return ok(400, { error: "order ids are UUIDs" })
@@ -52,8 +52,8 @@ export const route = (method: string, path: string, body: unknown): Effect.Effec
       return ok(200, { orderId, version: result.nextExpectedVersion })
     }
     if (method === "POST" && parts[2] === "pay" && orderId) {
-      const { row } = yield* readSynced("order_summary", orderId)
-      const summary = row?.data as { customerId: string; total: number; status: string } | undefined
+      const { row } = yield* readSynced(orderId)
+      const summary = row?.data
       if (summary === undefined) return ok(404, { error: "no such order" })
       if (summary.status === "paid") return ok(409, { error: "already paid" })
       const paid = yield* store.append(orderId, [OrderPaid.make({ orderId, customerId: summary.customerId, amount: summary.total })], {
@@ -65,9 +65,9 @@ export const route = (method: string, path: string, body: unknown): Effect.Effec
       return ok(200, { orderId, version: paid.nextExpectedVersion })
     }
     if (method === "GET" && orderId && parts.length === 2) {
-      const { row, synced } = yield* readSynced("order_summary", orderId)
+      const { row, synced } = yield* readSynced(orderId)
       if (row === undefined) return ok(404, { error: "no such order" })
-      return ok(synced ? 200 : 202, { ...(row.data as object), version: row.version, synced })
+      return ok(synced ? 200 : 202, { ...row.data, version: row.version, synced })
     }
     return ok(404, { error: "not found" })
   }).pipe(

@@ -1,6 +1,6 @@
 /** The order domain: events, and the two perspectives kept from them. */
 import { EventDefinition, EventRegistry, Perspective } from "whizbang"
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 
 export const OrderCreated = EventDefinition.make("OrderCreated", {
   payload: Schema.Struct({ orderId: Schema.String, customerId: Schema.String }),
@@ -20,7 +20,7 @@ export const CustomerCharged = EventDefinition.make("CustomerCharged", {
   streamId: (p) => p.customerId
 })
 
-export const events = Effect.runSync(EventRegistry.make([OrderCreated, ItemAdded, OrderPaid, CustomerCharged]))
+export const events = EventRegistry.make([OrderCreated, ItemAdded, OrderPaid, CustomerCharged])
 
 const Line = Schema.Struct({ sku: Schema.String, quantity: Schema.Int, unitPrice: Schema.Number })
 export const OrderSummary = Schema.Struct({
@@ -32,40 +32,31 @@ export const OrderSummary = Schema.Struct({
 })
 export type OrderSummary = typeof OrderSummary.Type
 
-type Payload<D> = D extends EventDefinition.EventDefinition<string, infer S> ? S["Type"] : never
-
-export const orderSummary = Effect.runSync(
-  Perspective.make({
-    name: "order_summary",
-    model: OrderSummary,
-    initial: { orderId: "", customerId: "", items: [], total: 0, status: "open" } as OrderSummary,
-    apply: {
-      OrderCreated: (_, e) => {
-        const p = e.payload as Payload<typeof OrderCreated>
-        return { orderId: p.orderId, customerId: p.customerId, items: [], total: 0, status: "open" as const }
-      },
-      ItemAdded: (m, e) => {
-        const p = e.payload as Payload<typeof ItemAdded>
-        return { ...m, items: [...m.items, { sku: p.sku, quantity: p.quantity, unitPrice: p.unitPrice }], total: m.total + p.quantity * p.unitPrice }
-      },
-      OrderPaid: (m) => ({ ...m, status: "paid" as const })
-    }
-  })
-)
+export const orderSummary = Perspective.make({
+  name: "order_summary",
+  events: [OrderCreated, ItemAdded, OrderPaid],
+  model: OrderSummary,
+  initial: { orderId: "", customerId: "", items: [], total: 0, status: "open" },
+  apply: {
+    OrderCreated: (_, { payload: p }) => ({ orderId: p.orderId, customerId: p.customerId, items: [], total: 0, status: "open" }),
+    ItemAdded: (m, { payload: p }) => ({
+      ...m,
+      items: [...m.items, { sku: p.sku, quantity: p.quantity, unitPrice: p.unitPrice }],
+      total: m.total + p.quantity * p.unitPrice
+    }),
+    OrderPaid: (m) => ({ ...m, status: "paid" })
+  }
+})
 
 export const CustomerStats = Schema.Struct({ customerId: Schema.String, ordersPaid: Schema.Int, totalSpent: Schema.Number })
-export const customerStats = Effect.runSync(
-  Perspective.make({
-    name: "customer_stats",
-    model: CustomerStats,
-    initial: { customerId: "", ordersPaid: 0, totalSpent: 0 },
-    apply: {
-      CustomerCharged: (m, e) => {
-        const p = e.payload as Payload<typeof CustomerCharged>
-        return { customerId: p.customerId, ordersPaid: m.ordersPaid + 1, totalSpent: m.totalSpent + p.amount }
-      }
-    }
-  })
-)
+export const customerStats = Perspective.make({
+  name: "customer_stats",
+  events: [CustomerCharged],
+  model: CustomerStats,
+  initial: { customerId: "", ordersPaid: 0, totalSpent: 0 },
+  apply: {
+    CustomerCharged: (m, { payload: p }) => ({ customerId: p.customerId, ordersPaid: m.ordersPaid + 1, totalSpent: m.totalSpent + p.amount })
+  }
+})
 
 export const perspectives = [orderSummary, customerStats]

@@ -12,12 +12,12 @@ export const createOutbox = Effect.flatMap(Effect.service(PgClient.PgClient), (c
 
 export const confirmationReceptor = Effect.gen(function* () {
   const client = yield* PgClient.PgClient
-  return yield* Receptor.make({
+  return Receptor.make({
     name: "send_confirmation",
     handles: [OrderPaid],
     stage: "PostAllPerspectives",
     handle: (envelope) => {
-      const paid = envelope.payload as { orderId: string; amount: number }
+      const paid = envelope.payload
       // The event id is the key: a receptor re-fired after a crash writes nothing twice.
       return client.query("INSERT INTO orders_outbox (event_id, order_id, message) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
         envelope.eventId,

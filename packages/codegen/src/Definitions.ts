@@ -17,7 +17,7 @@ export interface Position {
 }
 
 /**
- * An event type named at some position: a handler key, an `eventTypes` entry, a `handles` entry.
+ * An event type named at some position: a handler key, an `events` entry, a `handles` entry.
  *
  * @category models
  * @since 0.1.0
@@ -39,8 +39,8 @@ export interface EventDefinitionInfo extends Position {
 }
 
 /**
- * A `Perspective.make({ name, apply, eventTypes? })`: `eventTypes` are the routed types in declaration order
- * (the `eventTypes` option when given, else the `apply` keys); `references` are every event type it names.
+ * A `Perspective.make({ name, events, apply })`: `eventTypes` are the routed types (the `apply` keys, which the
+ * type checker holds to the `events` listed) in declaration order; `references` are every event type it names.
  *
  * @category models
  * @since 0.1.0

@@ -39,10 +39,10 @@ describe("whizbang-codegen", { timeout: 120_000 }, () => {
   it("check fails on the broken fixture with file:line:col for each error", () => {
     const { code, stderr } = cli(fixture("broken"), "check")
     expect(code).toBe(1)
-    expect(stderr).toContain(`src/perspectives.ts:15:28 - error duplicate-perspective-name: perspective name "balance" is already defined at ./perspectives.ts:8:24`)
+    expect(stderr).toContain(`src/perspectives.ts:16:28 - error duplicate-perspective-name: perspective name "balance" is already defined at ./perspectives.ts:8:24`)
     expect(stderr).toContain(`src/events.ts:14:47 - error missing-stream-id:`)
     expect(stderr).toContain(`src/receptors.ts:10:47 - error awaited-event-not-handled:`)
-    expect(stderr).toContain(`src/perspectives.ts:30:22 - error dynamic-definition:`)
+    expect(stderr).toContain(`src/perspectives.ts:33:22 - error dynamic-definition:`)
     expect(stderr).toContain("whizbang-codegen: 11 errors, src/whizbang.generated.ts not generated")
   })
 

@@ -47,10 +47,10 @@ describe("Scanner", () => {
       `src/events.ts:19:46 - error dynamic-definition: EventDefinition.make needs its event type as a string literal; a type computed at run time cannot be scanned`,
       `src/events.ts:24:7 - error not-importable: event "Local" (const Local) is not exported; export it so the generated module can import it`,
       `src/events.ts:27:32 - error not-importable: event "Inner" must be assigned to a top-level const so the generated module can import it`,
-      `src/perspectives.ts:15:28 - error duplicate-perspective-name: perspective name "balance" is already defined at ./perspectives.ts:8:24; both would write table wh_per_balance`,
-      `src/perspectives.ts:26:12 - error dynamic-definition: a spread of shared in the apply of perspective "spread" cannot be read statically; write each handler out`,
-      `src/perspectives.ts:30:22 - error dynamic-definition: the perspective name must be a string literal (or a const initialised with one); a name computed at run time cannot be scanned`,
-      `src/perspectives.ts:32:47 - error invalid-perspective-name: perspective name "AccountBalance" must match /^[a-z][a-z0-9_]{0,47}$/ (did you mean "account_balance"?)`,
+      `src/perspectives.ts:16:28 - error duplicate-perspective-name: perspective name "balance" is already defined at ./perspectives.ts:8:24; both would write table wh_per_balance`,
+      `src/perspectives.ts:29:12 - error dynamic-definition: a spread of shared in the apply of perspective "spread" cannot be read statically; write each handler out`,
+      `src/perspectives.ts:33:22 - error dynamic-definition: the perspective name must be a string literal (or a const initialised with one); a name computed at run time cannot be scanned`,
+      `src/perspectives.ts:35:47 - error invalid-perspective-name: perspective name "AccountBalance" must match /^[a-z][a-z0-9_]{0,47}$/ (did you mean "account_balance"?)`,
       `src/receptors.ts:10:47 - error awaited-event-not-handled: receptor "audit" awaits perspective "balance" for "Withdrawn", but it does not handle that type (it handles: Deposited)`,
       `src/receptors.ts:11:20 - error unknown-perspective: receptor "audit" awaits perspective "ledger", which no scanned Perspective.make defines`
     ])
@@ -60,7 +60,7 @@ describe("Scanner", () => {
     const root = fixture("warnings")
     const result = scan(root)
     expect(formatted(root, result)).toEqual([
-      `src/index.ts:11:44 - warning unknown-event-type: perspective "accounts" handles "Closed", which no scanned EventDefinition.make defines (a typo, or its file is not included)`
+      `src/index.ts:13:44 - warning unknown-event-type: perspective "accounts" handles "Closed", which no scanned EventDefinition.make defines (a typo, or its file is not included)`
     ])
     expect(Diagnostic.hasErrors(result.diagnostics)).toBe(false)
     expect(result.perspectives[0]?.eventTypes).toEqual(["Opened", "Closed"])
@@ -77,7 +77,7 @@ export default B`,
 import * as E from "./events.js"
 import Bee from "./more.js"
 const NAME = "piped"
-export const piped = W.Perspective.make({ name: NAME, model: null as never, initial: 0, apply: { [E.A.type]: (m) => m, [Bee.type]: (m) => m } }).pipe((x) => x) satisfies unknown`
+export const piped = W.Perspective.make({ name: NAME, events: [E.A, Bee], model: null as never, initial: 0, apply: { [E.A.type]: (m) => m, [Bee.type]: (m) => m } }).pipe((x) => x) satisfies unknown`
     })
     const result = scan(root)
     expect(result.diagnostics).toEqual([])
@@ -99,21 +99,21 @@ export type T = EventDefinition.Any`
   it("reports a handler key naming an event outside the scanned files as dynamic", () => {
     const root = project({
       "src/p.ts": `${core}import { Elsewhere } from "../other/events.js"
-export const p = Perspective.make({ name: "p", model: null as never, initial: 0, apply: { [Elsewhere.type]: (m) => m } })`,
+export const p = Perspective.make({ name: "p", events: [Elsewhere], model: null as never, initial: 0, apply: { [Elsewhere.type]: (m) => m } })`,
       "other/events.ts": `${core}export const Elsewhere = EventDefinition.make("Elsewhere", { payload: Schema.String, streamId: (s) => s })`
     })
     expect(formatted(root, scan(root))).toEqual([
-      `src/p.ts:4:91 - error dynamic-definition: cannot resolve the handler key [Elsewhere.type] of perspective "p": use an event type literal or [SomeEvent.type] of an event in the scanned files`
+      `src/p.ts:4:112 - error dynamic-definition: cannot resolve the handler key [Elsewhere.type] of perspective "p": use an event type literal or [SomeEvent.type] of an event in the scanned files`
     ])
     // Scanning the other directory too resolves it.
     expect(scan(root, ["src/**/*.ts", "other/**/*.ts"]).diagnostics).toEqual([])
   })
 
-  it("checks eventTypes against the handlers and receptor declarations it cannot read", () => {
+  it("checks the listed events against the handlers and receptor declarations it cannot read", () => {
     const root = project({
       "src/a.ts": `${core}export const A = EventDefinition.make("A", { payload: Schema.String, streamId: (s) => s })
 export const B = EventDefinition.make("B", { payload: Schema.String, streamId: (s) => s })
-export const p = Perspective.make({ name: "p", model: null as never, initial: 0, eventTypes: [A.type, "B"], apply: { A: (m) => m } })
+export const p = Perspective.make({ name: "p", events: [A, B], model: null as never, initial: 0, apply: { A: (m) => m } })
 const syncs = [{ perspective: "p" }]
 export const r1 = Receptor.make({ name: "r1", handles: [A], awaitPerspectiveSync: syncs, handle: () => Effect.void })
 export const r2 = Receptor.make({ name: "r2", handles: ["A"], awaitPerspectiveSync: [{ perspective: p.name, eventTypes: ["B"] }], handle: () => Effect.void })
@@ -121,7 +121,7 @@ const base = { handles: [A], handle: () => Effect.void }
 export const r3 = Receptor.make({ ...base, name: "r3" })`
     })
     expect(formatted(root, scan(root))).toEqual([
-      `src/a.ts:5:103 - error missing-handler: perspective "p" lists "B" in eventTypes but has no apply handler for it`,
+      `src/a.ts:5:60 - error missing-handler: perspective "p" lists "B" in events but has no apply handler for it`,
       `src/a.ts:7:61 - error dynamic-definition: the awaitPerspectiveSync of receptor "r1" must be an array literal of { perspective, eventTypes? }`,
       `src/a.ts:10:35 - warning dynamic-definition: a spread in the options of receptor "r3" may hide awaitPerspectiveSync declarations; they are not tracked`
     ])

@@ -2,6 +2,9 @@
  * The registry of event definitions a service knows: it validates names, encodes payloads for storage and decodes
  * stored payloads, with typed errors for unknown types and bad payloads.
  *
+ * `make` returns a plain value; its mistakes (an invalid or repeated type name, a bad `maxPayloadBytes`) are
+ * reported by {@link validate}, which every layer taking a registry runs at start-up.
+ *
  * @since 0.1.0
  */
 import { Data, Effect, Schema } from "effect"
@@ -41,7 +44,10 @@ export interface RegistryOptions {
  * @since 0.1.0
  */
 export interface EventRegistry {
+  /** The definitions by type (the first one of a repeated type). */
   readonly definitions: ReadonlyMap<string, EventDefinition.Any>
+  /** What {@link validate} fails with: invalid or repeated names, a bad option. Empty when the registry is sound. */
+  readonly problems: ReadonlyArray<InvalidEventDefinition>
   readonly maxPayloadBytes: number
   /** The definition of a type, or `UnknownEventType`. */
   readonly get: (eventType: string) => Effect.Effect<EventDefinition.Any, UnknownEventType>
@@ -77,65 +83,71 @@ const checkStorable = (eventType: string, encoded: unknown, maxBytes: number): E
 }
 
 /**
- * Builds a registry; fails when names are invalid or used twice.
+ * Fails with the registry's first problem (an invalid or repeated type name, a bad option); layers that take a
+ * registry run it when they are built.
+ *
+ * @category validation
+ * @since 0.1.0
+ */
+export const validate = (registry: EventRegistry): Effect.Effect<EventRegistry, InvalidEventDefinition> =>
+  registry.problems.length === 0 ? Effect.succeed(registry) : Effect.fail(registry.problems[0]!)
+
+/**
+ * Builds a registry. Never fails: the problems it finds are kept for {@link validate}.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = (
-  definitions: ReadonlyArray<EventDefinition.Any>,
-  options: RegistryOptions = {}
-): Effect.Effect<EventRegistry, InvalidEventDefinition> =>
-  Effect.gen(function* () {
-    const maxPayloadBytes = options.maxPayloadBytes ?? 1024 * 1024
-    if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes <= 0) {
-      return yield* new InvalidEventDefinition({ eventType: "*", detail: `maxPayloadBytes must be a positive integer, got ${maxPayloadBytes}` })
-    }
-    const byType = new Map<string, EventDefinition.Any>()
-    for (const definition of definitions) {
-      if (!validTypeName.test(definition.type)) {
-        return yield* new InvalidEventDefinition({
-          eventType: definition.type,
-          detail: "a type name is 1-200 characters, has no control characters and no surrounding spaces"
-        })
-      }
-      if (byType.has(definition.type)) {
-        return yield* new InvalidEventDefinition({ eventType: definition.type, detail: "defined twice" })
-      }
-      byType.set(definition.type, definition)
-    }
-    const get = (eventType: string): Effect.Effect<EventDefinition.Any, UnknownEventType> => {
-      const definition = byType.get(eventType)
-      return definition === undefined ? Effect.fail(new UnknownEventType({ eventType })) : Effect.succeed(definition)
-    }
-    return {
-      definitions: byType,
-      maxPayloadBytes,
-      get,
-      encode: (eventType, payload) =>
-        get(eventType).pipe(
-          Effect.flatMap((definition) =>
-            Schema.encodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(payload, { errors: "all" })
-          ),
-          Effect.catchTag("SchemaError", (error) => Effect.fail(new InvalidEventPayload({ eventType, detail: error.message }))),
-          Effect.flatMap((encoded) => checkStorable(eventType, encoded, maxPayloadBytes)),
-          // What is stored must decode again: JSON turns NaN into null and drops undefined, which would make an
-          // event unreadable later. Refuse it now instead.
-          Effect.tap((stored) =>
-            get(eventType).pipe(
-              Effect.flatMap((definition) => Schema.decodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(stored)),
-              Effect.catchTag("SchemaError", (error) =>
-                Effect.fail(new InvalidEventPayload({ eventType, detail: `does not survive storage as JSON: ${error.message}` }))
-              )
+export const make = (definitions: ReadonlyArray<EventDefinition.Any>, options: RegistryOptions = {}): EventRegistry => {
+  const maxPayloadBytes = options.maxPayloadBytes ?? 1024 * 1024
+  const problems: Array<InvalidEventDefinition> = []
+  if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes <= 0) {
+    problems.push(new InvalidEventDefinition({ eventType: "*", detail: `maxPayloadBytes must be a positive integer, got ${maxPayloadBytes}` }))
+  }
+  const byType = new Map<string, EventDefinition.Any>()
+  for (const definition of definitions) {
+    if (!validTypeName.test(definition.type)) {
+      problems.push(new InvalidEventDefinition({
+        eventType: definition.type,
+        detail: "a type name is 1-200 characters, has no control characters and no surrounding spaces"
+      }))
+    } else if (byType.has(definition.type)) {
+      problems.push(new InvalidEventDefinition({ eventType: definition.type, detail: "defined twice" }))
+    } else byType.set(definition.type, definition)
+  }
+  const get = (eventType: string): Effect.Effect<EventDefinition.Any, UnknownEventType> => {
+    const definition = byType.get(eventType)
+    return definition === undefined ? Effect.fail(new UnknownEventType({ eventType })) : Effect.succeed(definition)
+  }
+  return {
+    definitions: byType,
+    problems,
+    maxPayloadBytes,
+    get,
+    encode: (eventType, payload) =>
+      get(eventType).pipe(
+        Effect.flatMap((definition) =>
+          Schema.encodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(payload, { errors: "all" })
+        ),
+        Effect.catchTag("SchemaError", (error) => Effect.fail(new InvalidEventPayload({ eventType, detail: error.message }))),
+        Effect.flatMap((encoded) => checkStorable(eventType, encoded, maxPayloadBytes)),
+        // What is stored must decode again: JSON turns NaN into null and drops undefined, which would make an
+        // event unreadable later. Refuse it now instead.
+        Effect.tap((stored) =>
+          get(eventType).pipe(
+            Effect.flatMap((definition) => Schema.decodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(stored)),
+            Effect.catchTag("SchemaError", (error) =>
+              Effect.fail(new InvalidEventPayload({ eventType, detail: `does not survive storage as JSON: ${error.message}` }))
             )
           )
-        ),
-      decode: (eventType, json, eventId) =>
-        get(eventType).pipe(
-          Effect.flatMap((definition) =>
-            Schema.decodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(json, { errors: "all" })
-          ),
-          Effect.catchTag("SchemaError", (error) => Effect.fail(new InvalidEventPayload({ eventType, eventId, detail: error.message })))
         )
-    } satisfies EventRegistry
-  })
+      ),
+    decode: (eventType, json, eventId) =>
+      get(eventType).pipe(
+        Effect.flatMap((definition) =>
+          Schema.decodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(json, { errors: "all" })
+        ),
+        Effect.catchTag("SchemaError", (error) => Effect.fail(new InvalidEventPayload({ eventType, eventId, detail: error.message })))
+      )
+  }
+}

@@ -11,7 +11,7 @@ import * as AppendRequest from "./AppendRequest.js"
 import type { Envelope } from "./Envelope.js"
 import type { NewEvent } from "./EventDefinition.js"
 import * as EventId from "./EventId.js"
-import type { EventRegistry } from "./EventRegistry.js"
+import { type EventRegistry, type InvalidEventDefinition, validate as validateRegistry } from "./EventRegistry.js"
 import { type AppendError, InvalidRequest, InvalidStreamId, type ReadError, WrongExpectedVersion } from "./EventStoreError.js"
 
 /**
@@ -56,6 +56,18 @@ export class EventStore extends Context.Service<EventStore, {
 }>()("@whizbang/core/EventStore") {}
 
 /**
+ * Appends events to one stream with the {@link EventStore} in context: `yield* EventStore.append(id, [...])`.
+ *
+ * @category accessors
+ * @since 0.1.0
+ */
+export const append = (
+  streamId: string,
+  events: ReadonlyArray<NewEvent>,
+  options?: AppendRequest.AppendOptions
+): Effect.Effect<AppendResult, AppendError, EventStore> => Effect.flatMap(EventStore, (store) => store.append(streamId, events, options))
+
+/**
  * Validates read options; shared by the layers.
  *
  * @category constructors
@@ -77,8 +89,9 @@ export const checkRead = (streamId: string, options: ReadOptions = {}): Effect.E
  * @category layers
  * @since 0.1.0
  */
-export const makeMemory = (registry: EventRegistry): Effect.Effect<EventStore["Service"]> =>
+export const makeMemory = (registry: EventRegistry): Effect.Effect<EventStore["Service"], InvalidEventDefinition> =>
   Effect.gen(function* () {
+    yield* validateRegistry(registry)
     const streams = yield* Ref.make(new Map<string, ReadonlyArray<Envelope>>())
     return EventStore.of({
       append: (streamId, events, options) =>
@@ -123,4 +136,4 @@ export const makeMemory = (registry: EventRegistry): Effect.Effect<EventStore["S
  * @category layers
  * @since 0.1.0
  */
-export const layerMemory = (registry: EventRegistry): Layer.Layer<EventStore> => Layer.effect(EventStore, makeMemory(registry))
+export const layerMemory = (registry: EventRegistry): Layer.Layer<EventStore, InvalidEventDefinition> => Layer.effect(EventStore, makeMemory(registry))

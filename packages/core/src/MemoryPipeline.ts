@@ -6,10 +6,9 @@
  *
  * ```ts
  * const test = Effect.gen(function* () {
- *   const store = yield* EventStore.EventStore
- *   yield* store.append(id, [Deposited.make({ accountId: id, amount: 5 })])
- *   yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitIdle
- *   const row = yield* (yield* PerspectiveStore.PerspectiveStore).getById("balance", id)
+ *   yield* EventStore.append(id, [Deposited.make({ accountId: id, amount: 5 })])
+ *   yield* PerspectiveWorker.awaitIdle
+ *   const model = yield* PerspectiveStore.getById(balance, id) // Option.some({ total: 5 })
  * }).pipe(Effect.provide(MemoryPipeline.layer({ events, perspectives: [balance] })))
  * ```
  *

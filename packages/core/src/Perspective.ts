@@ -11,13 +11,34 @@
  * would let `OrderSummary` and `order_summary` collide on one table. A rejected camelCase name carries its
  * deterministic snake_case suggestion in the error instead.
  *
+ * **Typed.** A definition is a plain value: `events` lists the {@link EventDefinition.EventDefinition}s it
+ * handles, `apply` has exactly one handler per listed type (a misspelled or missing key does not compile), and
+ * each handler's envelope carries the payload type of its definition's schema:
+ *
+ * ```ts
+ * const balance = Perspective.make({
+ *   name: "balance",
+ *   events: [Deposited, Withdrawn],
+ *   model: Schema.Struct({ total: Schema.Number }),
+ *   initial: { total: 0 },
+ *   apply: {
+ *     Deposited: (m, e) => ({ total: m.total + e.payload.amount }),
+ *     Withdrawn: (m, e) => ({ total: m.total - e.payload.amount })
+ *   }
+ * })
+ * ```
+ *
+ * Nothing is checked when the value is made: the name, the handlers and the wiring are validated when a layer is
+ * built from it ({@link validate}, `PerspectiveRegistry.make`), with the errors of `DefinitionErrors`.
+ *
  * **Envelopes.** {@link EventEnvelope} is the minimal structural shape a handler needs; a full envelope with
  * metadata and scope satisfies it.
  *
  * @since 0.1.0
  */
-import { Data, Effect, Schema } from "effect"
+import { Data, Effect, type Schema } from "effect"
 import { InvalidPerspectiveName, MissingEventHandler } from "./DefinitionErrors.js"
+import type * as EventDefinition from "./EventDefinition.js"
 import { toSnakeCase } from "./internal/snakeCase.js"
 
 /**
@@ -26,12 +47,22 @@ import { toSnakeCase } from "./internal/snakeCase.js"
  * @category models
  * @since 0.1.0
  */
-export interface EventEnvelope {
+export interface EventEnvelope<Payload = unknown, Type extends string = string> {
   readonly eventId: string
   readonly streamId: string
-  readonly eventType: string
-  readonly payload: unknown
+  /** 1 for the first event of the stream, then +1 for each event. */
+  readonly streamVersion: number
+  readonly eventType: Type
+  readonly payload: Payload
 }
+
+/**
+ * The envelope a handler of definition `D` receives: its type name and its decoded payload.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type EnvelopeOf<D> = D extends EventDefinition.EventDefinition<infer Type, infer S> ? EventEnvelope<S["Type"], Type> : never
 
 /**
  * What happens to the stored row after an event: keep (upsert) it, delete it, or purge it.
@@ -64,7 +95,8 @@ export interface Outcome<M> {
 export type ApplyResult<M> = M | Outcome<M>
 
 /**
- * A pure handler for one event type.
+ * A pure handler for one event type, as a perspective holds it (type-erased; see {@link Handlers} for the typed
+ * form `make` takes).
  *
  * @category models
  * @since 0.1.0
@@ -72,7 +104,18 @@ export type ApplyResult<M> = M | Outcome<M>
 export type Handler<M> = (model: M, event: EventEnvelope) => ApplyResult<M>
 
 /**
- * A validated perspective definition.
+ * The `apply` of a perspective over definitions `D`: one handler per type name, each receiving that
+ * definition's envelope.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Handlers<M, D extends EventDefinition.Any> = {
+  readonly [Type in D["type"]]: (model: M, event: EnvelopeOf<Extract<D, { readonly type: Type }>>) => ApplyResult<M>
+}
+
+/**
+ * A perspective definition.
  *
  * @category models
  * @since 0.1.0
@@ -83,10 +126,20 @@ export interface Perspective<M, E = M> {
   readonly tableName: string
   readonly model: Schema.Codec<M, E>
   readonly initial: M
-  /** The event types it handles, in declaration order. */
+  /** The definitions it handles, in declaration order. */
+  readonly events: ReadonlyArray<EventDefinition.Any>
+  /** Their type names, in declaration order. */
   readonly eventTypes: ReadonlyArray<string>
   readonly handlers: Readonly<Record<string, Handler<M>>>
 }
+
+/**
+ * The decoded model type of a perspective.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ModelOf<P> = P extends Perspective<infer M, any> ? M : never
 
 /**
  * A perspective of any model type, as held by registries.
@@ -157,32 +210,43 @@ export const outcome = <M>(model: M, action: Action): Outcome<M> =>
   Object.defineProperty({ model, action }, outcomeBrand, { value: true, enumerable: false })
 
 /**
- * Defines a perspective. `eventTypes` defaults to the keys of `apply`; when given, every listed type needs a
- * handler or the definition fails with {@link MissingEventHandler}.
+ * Defines a perspective. Returns a plain value; {@link validate} (run by the layers that take perspectives)
+ * checks its name and handlers.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = <M, E>(options: {
+export const make = <const Events extends ReadonlyArray<EventDefinition.Any>, S extends Schema.Codec<any, any>>(options: {
   readonly name: string
-  readonly model: Schema.Codec<M, E>
-  readonly initial: M
-  readonly apply: Readonly<Record<string, Handler<M>>>
-  readonly eventTypes?: ReadonlyArray<string>
-}): Effect.Effect<Perspective<M, E>, InvalidPerspectiveName | MissingEventHandler> =>
+  readonly events: Events
+  readonly model: S
+  readonly initial: S["Type"]
+  readonly apply: NoInfer<Handlers<S["Type"], Events[number]>>
+}): Perspective<S["Type"], S["Encoded"]> => ({
+  name: options.name,
+  tableName: `wh_per_${options.name}`,
+  model: options.model,
+  initial: options.initial,
+  events: options.events,
+  eventTypes: [...new Set(options.events.map((definition) => definition.type))],
+  // Erased here, sound at run time: the worker routes an event only to the handler of its own type, with the
+  // payload decoded by that type's schema.
+  handlers: { ...(options.apply as unknown as Readonly<Record<string, Handler<S["Type"]>>>) }
+})
+
+/**
+ * Checks a definition: a valid name and a handler for every listed event type (a caller without the type
+ * checker, or with a cast, can leave one out).
+ *
+ * @category validation
+ * @since 0.1.0
+ */
+export const validate = <M, E>(perspective: Perspective<M, E>): Effect.Effect<Perspective<M, E>, InvalidPerspectiveName | MissingEventHandler> =>
   Effect.gen(function*() {
-    const name = yield* validateName(options.name)
-    const eventTypes = [...new Set(options.eventTypes ?? Object.keys(options.apply))]
-    const missing = eventTypes.filter((type) => typeof options.apply[type] !== "function")
-    if (missing.length > 0) return yield* new MissingEventHandler({ perspectiveName: name, eventTypes: missing })
-    return {
-      name,
-      tableName: `wh_per_${name}`,
-      model: options.model,
-      initial: options.initial,
-      eventTypes,
-      handlers: { ...options.apply }
-    }
+    yield* validateName(perspective.name)
+    const missing = perspective.eventTypes.filter((type) => typeof perspective.handlers[type] !== "function")
+    if (missing.length > 0) return yield* new MissingEventHandler({ perspectiveName: perspective.name, eventTypes: missing })
+    return perspective
   })
 
 const isAction = (u: unknown): u is Action => u === "none" || u === "delete" || u === "purge"

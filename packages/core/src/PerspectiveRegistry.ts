@@ -1,8 +1,8 @@
 /**
  * The runner registry: perspective name -> runner, and event type -> the perspectives that handle it.
  *
- * Built once at start-up from every perspective of the service. Building fails on a duplicate name (two
- * perspectives would share one table); looking up a name nobody registered fails with {@link UnknownPerspective}
+ * Built once at start-up from every perspective of the service. Building validates each definition
+ * (`Perspective.validate`: name, handlers) and fails on a duplicate name (two perspectives would share one table); looking up a name nobody registered fails with {@link UnknownPerspective}
  * naming it, so a work row for a removed perspective is reported, not silently dropped.
  *
  * **When to use**: workers resolve runners here by the `perspective_name` of claimed work; the routing map
@@ -11,8 +11,8 @@
  * @since 0.1.0
  */
 import { Context, Data, Effect, Layer } from "effect"
-import { DuplicatePerspectiveName } from "./DefinitionErrors.js"
-import type * as Perspective from "./Perspective.js"
+import { DuplicatePerspectiveName, type PerspectiveDefinitionError } from "./DefinitionErrors.js"
+import * as Perspective from "./Perspective.js"
 import * as PerspectiveRunner from "./PerspectiveRunner.js"
 
 /**
@@ -95,13 +95,13 @@ export const fromRunners = (
   })
 
 /**
- * Builds a registry from perspective definitions.
+ * Builds a registry from perspective definitions, validating each one first.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = (perspectives: Iterable<Perspective.Any>): Effect.Effect<Shape, DuplicatePerspectiveName> =>
-  fromRunners(Array.from(perspectives, PerspectiveRunner.make))
+export const make = (perspectives: Iterable<Perspective.Any>): Effect.Effect<Shape, PerspectiveDefinitionError> =>
+  Effect.forEach(perspectives, Perspective.validate).pipe(Effect.flatMap((valid) => fromRunners(valid.map(PerspectiveRunner.make))))
 
 /**
  * A layer providing the registry of `perspectives`.
@@ -109,5 +109,5 @@ export const make = (perspectives: Iterable<Perspective.Any>): Effect.Effect<Sha
  * @category layers
  * @since 0.1.0
  */
-export const layer = (perspectives: Iterable<Perspective.Any>): Layer.Layer<PerspectiveRegistry, DuplicatePerspectiveName> =>
+export const layer = (perspectives: Iterable<Perspective.Any>): Layer.Layer<PerspectiveRegistry, PerspectiveDefinitionError> =>
   Layer.effect(PerspectiveRegistry, make(perspectives))

@@ -5,21 +5,32 @@
  * with every write. `writeBatch` applies many upserts and deletions in one call (one transaction in Postgres).
  * `query` filters by top-level field equality on `data` (`data @> $1` in Postgres), sorted by id, paged.
  *
+ * **Reading.** Applications read through the perspective value, and get its decoded model:
+ *
+ * ```ts
+ * const model = yield* PerspectiveStore.getById(balance, accountId) // Option<{ total: number }>
+ * ```
+ *
+ * {@link getById}, {@link getRow}, {@link getMany} and {@link query} decode with the perspective's schema (a row
+ * that does not decode is a {@link PerspectiveStoreError}). The service's own methods are the port: by name, with
+ * the stored (encoded) `data`, for storage layers to implement and workers to use.
+ *
  * @since 0.1.0
  */
-import { Clock, Context, Data, Effect, Layer, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import type * as Perspective from "./Perspective.js"
 
 /**
- * A stored read-model row.
+ * A stored read-model row; `Data` is the decoded model when read through a perspective, the stored JSON
+ * (`unknown`) through the port.
  *
  * @category models
  * @since 0.1.0
  */
-export interface Row {
+export interface Row<Data = unknown> {
   /** The stream id. */
   readonly id: string
-  readonly data: unknown
+  readonly data: Data
   readonly metadata?: unknown
   readonly scope?: unknown
   readonly version: number
@@ -72,7 +83,8 @@ export class PerspectiveStoreError extends Data.TaggedError("PerspectiveStoreErr
 }
 
 /**
- * The store's operations.
+ * The store's operations (the port: by perspective name, `data` as stored). Applications use the typed
+ * accessors ({@link getById}, ...) instead.
  *
  * @category models
  * @since 0.1.0
@@ -163,3 +175,77 @@ export const makeMemory: Effect.Effect<Shape> = Effect.sync(() => {
  * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<PerspectiveStore> = Layer.effect(PerspectiveStore, makeMemory)
+
+const decoderOf = <M, E>(perspective: Perspective.Perspective<M, E>, operation: string) => {
+  const decode = Schema.decodeUnknownEffect(perspective.model)
+  return (row: Row): Effect.Effect<Row<M>, PerspectiveStoreError> =>
+    decode(row.data).pipe(
+      Effect.map((data) => ({ ...row, data })),
+      Effect.mapError((cause) =>
+        new PerspectiveStoreError({
+          operation,
+          reason: `the stored model of perspective "${perspective.name}", row ${row.id}, does not decode: ${cause.message}`,
+          cause
+        })
+      )
+    )
+}
+
+/**
+ * The row of stream `id` in `perspective`, its model decoded, with its version and timestamps.
+ *
+ * @category accessors
+ * @since 0.1.0
+ */
+export const getRow = <M, E>(
+  perspective: Perspective.Perspective<M, E>,
+  id: string
+): Effect.Effect<Option.Option<Row<M>>, PerspectiveStoreError, PerspectiveStore> => {
+  const decode = decoderOf(perspective, "getById")
+  return Effect.flatMap(PerspectiveStore, (store) => store.getById(perspective.name, id)).pipe(
+    Effect.flatMap(Option.match({ onNone: () => Effect.succeedNone, onSome: (row) => Effect.map(decode(row), Option.some) }))
+  )
+}
+
+/**
+ * The decoded model of stream `id` in `perspective`: `yield* PerspectiveStore.getById(balance, id)`.
+ *
+ * @category accessors
+ * @since 0.1.0
+ */
+export const getById = <M, E>(
+  perspective: Perspective.Perspective<M, E>,
+  id: string
+): Effect.Effect<Option.Option<M>, PerspectiveStoreError, PerspectiveStore> =>
+  Effect.map(getRow(perspective, id), Option.map((row) => row.data))
+
+/**
+ * The decoded models of these streams (absent ones are left out), in one round trip.
+ *
+ * @category accessors
+ * @since 0.1.0
+ */
+export const getMany = <M, E>(
+  perspective: Perspective.Perspective<M, E>,
+  ids: ReadonlyArray<string>
+): Effect.Effect<ReadonlyMap<string, M>, PerspectiveStoreError, PerspectiveStore> => {
+  const decode = decoderOf(perspective, "getMany")
+  return Effect.flatMap(PerspectiveStore, (store) => store.getMany(perspective.name, ids)).pipe(
+    Effect.flatMap((rows) => Effect.forEach(rows.values(), decode)),
+    Effect.map((rows) => new Map(rows.map((row) => [row.id, row.data] as const)))
+  )
+}
+
+/**
+ * The rows of `perspective` matching `query`, models decoded, sorted by id.
+ *
+ * @category accessors
+ * @since 0.1.0
+ */
+export const query = <M, E>(
+  perspective: Perspective.Perspective<M, E>,
+  query?: Query
+): Effect.Effect<ReadonlyArray<Row<M>>, PerspectiveStoreError, PerspectiveStore> =>
+  Effect.flatMap(PerspectiveStore, (store) => store.query(perspective.name, query)).pipe(
+    Effect.flatMap((rows) => Effect.forEach(rows, decoderOf(perspective, "query")))
+  )

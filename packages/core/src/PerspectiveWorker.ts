@@ -18,7 +18,7 @@
  */
 import { Context, Data, Duration, Effect, Layer, Option, Queue, Stream, SubscriptionRef } from "effect"
 import type * as CompletionStrategy from "./CompletionStrategy.js"
-import type * as EventRegistry from "./EventRegistry.js"
+import * as EventRegistry from "./EventRegistry.js"
 import { InstanceProvider } from "./InstanceProvider.js"
 import { afterCycle, completeLifecycles, type LifecycleDeps } from "./internal/lifecycle.js"
 import { type ProcessedGroup, runCycle } from "./internal/workerCycle.js"
@@ -28,7 +28,7 @@ import type * as Perspective from "./Perspective.js"
 import * as PerspectiveRegistry from "./PerspectiveRegistry.js"
 import { PerspectiveStore } from "./PerspectiveStore.js"
 import * as ProcessedEventCache from "./ProcessedEventCache.js"
-import type * as Receptor from "./Receptor.js"
+import * as Receptor from "./Receptor.js"
 import * as SlidingWindowBatcher from "./SlidingWindowBatcher.js"
 import { WorkCoordinator } from "./WorkCoordinator.js"
 import * as WorkerOptions from "./WorkerOptions.js"
@@ -160,6 +160,9 @@ const run = <A>(hook: ((a: A) => Effect.Effect<void>) | undefined, a: A) =>
 export const make = (config: Config) =>
   Effect.gen(function* () {
     const options = yield* WorkerOptions.decode(config.options ?? {})
+    // Definitions are plain values: this is where their mistakes surface, before any wiring is checked.
+    yield* EventRegistry.validate(config.events)
+    yield* Effect.forEach(config.receptors ?? [], Receptor.validate, { discard: true })
     yield* checkWiring(config)
     const coordinator = yield* WorkCoordinator
     const store = yield* PerspectiveStore
@@ -332,3 +335,11 @@ export const make = (config: Config) =>
  * @since 0.1.0
  */
 export const layer = (config: Config) => Layer.effect(PerspectiveWorker, make(config))
+
+/**
+ * Completes once the {@link PerspectiveWorker} in context is idle: `yield* PerspectiveWorker.awaitIdle`.
+ *
+ * @category accessors
+ * @since 0.1.0
+ */
+export const awaitIdle: Effect.Effect<void, never, PerspectiveWorker> = Effect.flatMap(PerspectiveWorker, (worker) => worker.awaitIdle)

@@ -6,32 +6,31 @@ const Deposited = EventDefinition.make("Deposited", {
   payload: Schema.Struct({ accountId: Schema.String, amount: Schema.Number, at: Schema.DateTimeUtcFromString }),
   streamId: (p) => p.accountId
 })
-const events = Effect.runSync(EventRegistry.make([Deposited]))
-const balance = Effect.runSync(Perspective.make({
+const events = EventRegistry.make([Deposited])
+const balance = Perspective.make({
   name: "balance",
+  events: [Deposited],
   model: Schema.Struct({ total: Schema.Number }),
   initial: { total: 0 },
-  apply: { Deposited: (m, e) => ({ total: m.total + (e.payload as { amount: number }).amount }) }
-}))
+  apply: { Deposited: (m, e) => ({ total: m.total + e.payload.amount }) }
+})
 const options = { pollingIntervalMilliseconds: 20, notifyHealthyPollingIntervalMilliseconds: 20, drainBatcher: { slidingWindowMilliseconds: 1, maxWaitMilliseconds: 5, maxSize: 100 } }
 
 describe("MemoryPipeline", () => {
   it.live("materializes read models in memory: append, worker applies, store reads", () =>
     Effect.gen(function* () {
       const seen = yield* Ref.make<Array<string>>([])
-      const receptor = yield* Receptor.make({ name: "audit", handles: [Deposited], stage: "PostPerspective", handle: (e) => Ref.update(seen, (all) => [...all, e.eventId]) })
+      const receptor = Receptor.make({ name: "audit", handles: [Deposited], stage: "PostPerspective", handle: (e) => Ref.update(seen, (all) => [...all, e.eventId]) })
       yield* Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
         const worker = yield* PerspectiveWorker.PerspectiveWorker
         const at = yield* Schema.decodeUnknownEffect(Schema.DateTimeUtcFromString)("2026-01-01T00:00:00.000Z")
         const a = EventId.unsafeMake()
         const b = EventId.unsafeMake()
-        const appended = yield* store.append(a, [Deposited.make({ accountId: a, amount: 5, at }), Deposited.make({ accountId: a, amount: 7, at })])
-        yield* store.append(b, [Deposited.make({ accountId: b, amount: 1, at })])
-        yield* worker.awaitIdle
-        const models = yield* PerspectiveStore.PerspectiveStore
-        expect(Option.getOrThrow(yield* models.getById("balance", a)).data).toEqual({ total: 12 })
-        expect(Option.getOrThrow(yield* models.getById("balance", b)).data).toEqual({ total: 1 })
+        const appended = yield* EventStore.append(a, [Deposited.make({ accountId: a, amount: 5, at }), Deposited.make({ accountId: a, amount: 7, at })])
+        yield* EventStore.append(b, [Deposited.make({ accountId: b, amount: 1, at })])
+        yield* PerspectiveWorker.awaitIdle
+        expect(Option.getOrThrow(yield* PerspectiveStore.getById(balance, a))).toEqual({ total: 12 })
+        expect(Option.getOrThrow(yield* PerspectiveStore.getById(balance, b))).toEqual({ total: 1 })
         expect(yield* Ref.get(seen)).toEqual(expect.arrayContaining(appended.events.map((e) => e.eventId)))
         expect((yield* worker.stats).eventsApplied).toBe(3)
       }).pipe(Effect.provide(MemoryPipeline.layer({ events, perspectives: [balance], receptors: [receptor], options })), Effect.scoped)

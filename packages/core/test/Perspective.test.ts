@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
+import * as EventDefinition from "../src/EventDefinition.js"
 import * as Perspective from "../src/Perspective.js"
 import * as PerspectiveRegistry from "../src/PerspectiveRegistry.js"
 import * as PerspectiveRunner from "../src/PerspectiveRunner.js"
@@ -10,26 +11,45 @@ type Counter = typeof Counter.Type
 const event = (eventId: string, eventType: string, payload: unknown = {}): Perspective.EventEnvelope => ({
   eventId,
   streamId: "s1",
+  streamVersion: 1,
   eventType,
   payload
 })
 
-const counter = (name = "order_counter") =>
+const order = Schema.Struct({ orderId: Schema.String })
+const defineEvent = <const T extends string>(type: T) => EventDefinition.make(type, { payload: order, streamId: (p) => p.orderId })
+const OrderPlaced = defineEvent("OrderPlaced")
+const OrderCancelled = defineEvent("OrderCancelled")
+const OrderPurged = defineEvent("OrderPurged")
+const OrderBroken = defineEvent("OrderBroken")
+const OrderShipped = defineEvent("OrderShipped")
+const CustomerRenamed = defineEvent("CustomerRenamed")
+
+const make = (name = "order_counter") =>
   Perspective.make({
     name,
+    events: [OrderPlaced, OrderCancelled, OrderPurged, OrderBroken],
     model: Counter,
     initial: { count: 0, last: "" },
     apply: {
-      OrderPlaced: (m: Counter, e) => ({ count: m.count + 1, last: e.eventId }),
-      OrderCancelled: (m: Counter) => ({ model: m, action: "delete" }),
-      OrderPurged: (m: Counter) => Perspective.outcome(m, "purge"),
+      OrderPlaced: (m, e) => ({ count: m.count + 1, last: e.eventId }),
+      OrderCancelled: (m) => ({ model: m, action: "delete" }),
+      OrderPurged: (m) => Perspective.outcome(m, "purge"),
       OrderBroken: () => {
         throw new Error("boom")
       }
     }
   })
+// The definition as the layers see it: validated.
+const counter = (name?: string) => Perspective.validate(make(name))
 
 describe("Perspective definitions", () => {
+  it("a definition is a plain value; making one never fails", () => {
+    const p = make("Not A Valid Name")
+    expect(p.name).toBe("Not A Valid Name")
+    expect(p.events.map((d) => d.type)).toEqual(["OrderPlaced", "OrderCancelled", "OrderPurged", "OrderBroken"])
+  })
+
   it.effect("a valid definition knows its table and event types", () =>
     Effect.gen(function*() {
       const p = yield* counter()
@@ -56,16 +76,16 @@ describe("Perspective definitions", () => {
       expect((yield* Effect.flip(Perspective.validateName("x;--"))).suggestion).toBe("x")
     }))
 
-  it.effect("an event type listed without a handler is a definition error naming it", () =>
+  it.effect("an event type listed without a handler is a definition error naming it (only a cast gets there)", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        Perspective.make({
+        Perspective.validate(Perspective.make({
           name: "orders",
+          events: [OrderPlaced, OrderShipped],
           model: Counter,
           initial: { count: 0, last: "" },
-          eventTypes: ["OrderPlaced", "OrderShipped"],
-          apply: { OrderPlaced: (m: Counter) => m }
-        })
+          apply: { OrderPlaced: (m: Counter) => m } as unknown as Perspective.Handlers<Counter, typeof OrderPlaced | typeof OrderShipped>
+        }))
       )
       expect(error._tag).toBe("MissingEventHandler")
       if (error._tag === "MissingEventHandler") expect(error.eventTypes).toEqual(["OrderShipped"])
@@ -145,14 +165,15 @@ describe("PerspectiveRunner", () => {
 describe("PerspectiveRegistry", () => {
   const other = Perspective.make({
     name: "order_list",
+    events: [OrderPlaced, CustomerRenamed],
     model: Schema.Array(Schema.String),
-    initial: [] as ReadonlyArray<string>,
+    initial: [],
     apply: { OrderPlaced: (m, e) => [...m, e.eventId], CustomerRenamed: (m) => m }
   })
 
   it.effect("finds a runner by its registered name and routes event types to perspective names", () =>
     Effect.gen(function*() {
-      const registry = yield* PerspectiveRegistry.make([yield* counter(), yield* other])
+      const registry = yield* PerspectiveRegistry.make([make(), other])
       expect(registry.names).toEqual(["order_counter", "order_list"])
       expect((yield* registry.get("order_list")).perspectiveName).toBe("order_list")
       expect(registry.perspectivesFor("OrderPlaced")).toEqual(["order_counter", "order_list"])
@@ -162,7 +183,7 @@ describe("PerspectiveRegistry", () => {
 
   it.effect("an unknown name is a typed error naming it", () =>
     Effect.gen(function*() {
-      const registry = yield* PerspectiveRegistry.make([yield* counter()])
+      const registry = yield* PerspectiveRegistry.make([make()])
       const error = yield* Effect.flip(registry.get("ghost"))
       expect(error._tag).toBe("UnknownPerspective")
       expect(error.perspectiveName).toBe("ghost")
@@ -171,8 +192,14 @@ describe("PerspectiveRegistry", () => {
 
   it.effect("duplicate perspective names are rejected", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(PerspectiveRegistry.make([yield* counter(), yield* counter()]))
+      const error = yield* Effect.flip(PerspectiveRegistry.make([make(), make()]))
       expect(error).toMatchObject({ _tag: "DuplicatePerspectiveName", perspectiveName: "order_counter" })
+    }))
+
+  it.effect("building a registry validates each definition's name", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(PerspectiveRegistry.make([make(), make("OrderCounter")]))
+      expect(error).toMatchObject({ _tag: "InvalidPerspectiveName", perspectiveName: "OrderCounter", suggestion: "order_counter" })
     }))
 
   it.effect("the layer provides the registry service", () =>

@@ -65,13 +65,13 @@ describe("SecurityContext.withEnvelope", () => {
     }))
 })
 
-describe("Receptor.make", () => {
+describe("Receptor.make and Receptor.validate", () => {
   it.effect("validates names, handled types, stage options and sync timeouts", () =>
     Effect.gen(function* () {
-      const ok = yield* Receptor.make({ name: "notify", handles: ["A", "A", "B"], stage: "PostAllPerspectives", handle: () => Effect.void })
+      const ok = yield* Receptor.validate(Receptor.make({ name: "notify", handles: ["A", "A", "B"], stage: "PostAllPerspectives", handle: () => Effect.void }))
       expect(ok.handles).toEqual(["A", "B"])
       expect(ok.mode).toBe("inline")
-      const bad = (options: Parameters<typeof Receptor.make>[0]) => Effect.map(Effect.flip(Receptor.make(options)), (e) => e.detail)
+      const bad = (options: Parameters<typeof Receptor.make>[0]) => Effect.map(Effect.flip(Receptor.validate(Receptor.make(options))), (e) => e.detail)
       expect(yield* bad({ name: "x; drop", handles: ["A"], handle: () => Effect.void })).toMatch(/receptor name/)
       expect(yield* bad({ name: "x", handles: [], handle: () => Effect.void })).toMatch(/at least one/)
       expect(yield* bad({ name: "x", handles: ["A"], perspective: "p", handle: () => Effect.void })).toMatch(/PostPerspective/)

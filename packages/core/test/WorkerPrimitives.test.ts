@@ -8,6 +8,7 @@ import { Effect, Fiber, Queue, Ref, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as BatchedCompletionStrategy from "../src/BatchedCompletionStrategy.js"
 import * as Channels from "../src/Channels.js"
+import * as EventDefinition from "../src/EventDefinition.js"
 import * as Perspective from "../src/Perspective.js"
 import * as PerspectiveRegistry from "../src/PerspectiveRegistry.js"
 import { PerspectiveStatus } from "../src/PerspectiveStatus.js"
@@ -15,15 +16,19 @@ import * as ProcessedEventCache from "../src/ProcessedEventCache.js"
 import * as SlidingWindowBatcher from "../src/SlidingWindowBatcher.js"
 import * as WorkCoordinator from "../src/WorkCoordinator.js"
 
+const Added = EventDefinition.make("Added", { payload: Schema.Struct({}), streamId: () => "" })
+const Broken = EventDefinition.make("Broken", { payload: Schema.Struct({}), streamId: () => "" })
+
 const setup = Effect.gen(function*() {
   const applied = yield* Ref.make<ReadonlyArray<string>>([])
   const log = yield* Ref.make<ReadonlyArray<string>>([])
-  const counter = yield* Perspective.make({
+  const counter = Perspective.make({
     name: "counter",
+    events: [Added, Broken],
     model: Schema.Number,
     initial: 0,
     apply: {
-      Added: (n: number) => n + 1,
+      Added: (n) => n + 1,
       Broken: () => {
         throw new Error("cannot apply")
       }
@@ -49,7 +54,7 @@ const setup = Effect.gen(function*() {
       const fresh = new Set(yield* cache.filterUnprocessed(events.map((e) => e.workId), perspectiveName, streamId))
       const todo = events.filter((e) => fresh.has(e.workId))
       if (todo.length === 0) return
-      const outcome = yield* runner.run(streamId, undefined, todo)
+      const outcome = yield* runner.run(streamId, undefined, todo.map((e) => ({ ...e, streamVersion: 1 })))
       const appliedWork = todo.filter((e) => outcome.appliedEventIds.includes(e.eventId)).map((e) => e.workId)
       yield* Ref.update(applied, (a) => [...a, ...appliedWork])
       yield* Ref.update(log, (l) => [...l, `applied ${appliedWork}`])

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { AppendRequest, type Envelope, EventStore, EventStoreError, type EventRegistry } from "@whizbang/core"
+import { AppendRequest, type Envelope, EventStore, EventStoreError, EventRegistry } from "@whizbang/core"
 import { Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
@@ -142,9 +142,10 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
   })
 
 /**
- * The Postgres event store as a layer.
+ * The Postgres event store as a layer; building it validates the registry (`EventRegistry.validate`).
  *
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: Options): Layer.Layer<EventStore.EventStore, never, PgClient> => Layer.effect(EventStore.EventStore, make(options))
+export const layer = (options: Options): Layer.Layer<EventStore.EventStore, EventRegistry.InvalidEventDefinition, PgClient> =>
+  Layer.effect(EventStore.EventStore, Effect.andThen(EventRegistry.validate(options.registry), make(options)))

@@ -105,7 +105,7 @@ export const layerPorts = (
   config: Config
 ): Layer.Layer<
   Ports,
-  WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | PostgresError,
+  WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | EventRegistry.InvalidEventDefinition | PostgresError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
 > =>
   Layer.unwrap(
@@ -147,8 +147,9 @@ export const layer = (
   | PerspectiveWorker.PerspectiveWorker
   | PgInstanceRegistry.PgInstanceRegistry,
   | WorkerOptions.InvalidWorkerOptions
-  | DefinitionErrors.InvalidPerspectiveName
-  | DefinitionErrors.DuplicatePerspectiveName
+  | DefinitionErrors.PerspectiveDefinitionError
+  | EventRegistry.InvalidEventDefinition
+  | Receptor.InvalidReceptor
   | PerspectiveWorker.WorkerConfigurationError
   | DuplicateInstanceError
   | PostgresError,

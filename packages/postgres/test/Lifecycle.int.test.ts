@@ -43,11 +43,11 @@ const recordingReceptors = (fired: Ref.Ref<Array<Fired>>) =>
           ...(cursorsDone === undefined ? {} : { cursorsDone })
         }])
       })
-    return yield* Effect.all([
+    return [
       Receptor.make({ name: "per_perspective", handles: [Bank.Deposited], stage: "PostPerspective", handle: record("PostPerspective", "per_perspective") }),
       Receptor.make({ name: "after_all", handles: [Bank.Deposited, Bank.Withdrawn], stage: "PostAllPerspectives", handle: record("PostAllPerspectives", "after_all") }),
       Receptor.make({ name: "last", handles: [Bank.Deposited], stage: "PostLifecycle", handle: record("PostLifecycle", "last") })
-    ])
+    ]
   })
 
 const withPipeline = <A, E>(fired: Ref.Ref<Array<Fired>>, body: Effect.Effect<A, E, EventStore.EventStore | PerspectiveWorker.PerspectiveWorker | PgClient.PgClient>, before?: Effect.Effect<void, never, PgClient.PgClient>) =>

@@ -14,8 +14,7 @@ EventStoreContract.run("postgres", (registry) => PgEventStore.layer({ registry }
 
 describe("PgEventStore (Postgres specifics)", () => {
   const registryLayer = Layer.effect(EventStore.EventStore, Effect.gen(function* () {
-    const registry = yield* Effect.orDie(EventStoreContract.registry)
-    return yield* PgEventStore.make({ registry, routing: (type) => (type === "ItemAdded" ? ["cart_summary", "sku_stats"] : []) })
+    return yield* PgEventStore.make({ registry: EventStoreContract.registry, routing: (type) => (type === "ItemAdded" ? ["cart_summary", "sku_stats"] : []) })
   })).pipe(Layer.provideMerge(migrated))
 
   layer(registryLayer)((it) => {
@@ -58,12 +57,15 @@ describe("PgEventStore (Postgres specifics)", () => {
 
 describe("EventRegistry", () => {
   layer(Layer.empty)((it) => {
-    it.effect("refuses duplicate and hostile type names", () =>
+    it.effect("refuses duplicate and hostile type names when validated, and the event store layer refuses to build", () =>
       Effect.gen(function* () {
-        const dup = yield* Effect.flip(EventRegistry.make([EventStoreContract.ItemAdded, EventStoreContract.ItemAdded]))
+        const dup = yield* Effect.flip(EventRegistry.validate(EventRegistry.make([EventStoreContract.ItemAdded, EventStoreContract.ItemAdded])))
         expect(dup.detail).toBe("defined twice")
-        const bad = yield* Effect.flip(EventRegistry.make([{ ...EventStoreContract.ItemAdded, type: " x\n" }]))
+        const hostile = EventRegistry.make([{ ...EventStoreContract.ItemAdded, type: " x\n" }])
+        const bad = yield* Effect.flip(EventRegistry.validate(hostile))
         expect(bad._tag).toBe("InvalidEventDefinition")
+        const built = yield* Effect.flip(Layer.build(PgEventStore.layer({ registry: hostile })).pipe(Effect.provide(migrated), Effect.scoped))
+        expect(built).toMatchObject({ _tag: "InvalidEventDefinition", eventType: " x\n" })
       }))
   })
 })

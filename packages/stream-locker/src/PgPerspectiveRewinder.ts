@@ -231,7 +231,7 @@ export const layer = (
   config: Config
 ): Layer.Layer<
   PgPerspectiveRewinder | PerspectiveRewinder.PerspectiveRewinder,
-  InvalidRebuildOptions | PostgresError.PostgresConfigError | DefinitionErrors.DuplicatePerspectiveName,
+  InvalidRebuildOptions | PostgresError.PostgresConfigError | DefinitionErrors.PerspectiveDefinitionError,
   PgClient.PgClient | PerspectiveStreamLocker | InstanceProvider.InstanceProvider
 > =>
   Layer.effectContext(

@@ -63,8 +63,8 @@ const foldInIdOrder = (streamId: string) =>
   ).pipe(Effect.map((rows) => rows.map((r) => r.amount)), Effect.orDie)
 
 const ledgerOf = (streamId: string) =>
-  Effect.flatMap(Effect.service(PerspectiveStore.PerspectiveStore), (s) => s.getById("ledger", streamId)).pipe(
-    Effect.map((row) => (Option.getOrThrow(row).data as { amounts: Array<number> }).amounts),
+  PerspectiveStore.getById(Ledger.ledger, streamId).pipe(
+    Effect.map((model) => Option.getOrThrow(model).amounts),
     Effect.orDie
   )
 

@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { type Envelope, EventId, type Receptor } from "@whizbang/core"
+import { type Envelope, EventId, Receptor } from "@whizbang/core"
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { EventCompletionAwaiter } from "./EventCompletionAwaiter.js"
 import { InlineLifecycleStage } from "./InlineLifecycleStage.js"
@@ -138,6 +138,8 @@ const inScope = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
  * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(options: Options) {
+  // Receptors are plain values: their mistakes surface here, when the dispatcher is built.
+  yield* Effect.forEach(options.receptors, Receptor.validate, { discard: true })
   const context = yield* Effect.context<PerspectiveSyncAwaiter | EventCompletionAwaiter>()
   const completion = yield* EventCompletionAwaiter
   const defaultMillis = options.defaultSyncTimeoutMilliseconds ?? ReceptorSync.defaultTimeoutMilliseconds
@@ -193,10 +195,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
 })
 
 /**
- * The dispatcher for `receptors`; needs the awaiters.
+ * The dispatcher for `receptors`; needs the awaiters. Building it validates the receptors (`Receptor.validate`).
  *
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: Options): Layer.Layer<Dispatcher, never, PerspectiveSyncAwaiter | EventCompletionAwaiter> =>
+export const layer = (options: Options): Layer.Layer<Dispatcher, Receptor.InvalidReceptor, PerspectiveSyncAwaiter | EventCompletionAwaiter> =>
   Layer.effect(Dispatcher, make(options))

@@ -2,7 +2,7 @@
  * Sync-aware lenses: read a perspective's row after waiting until the perspective caught up with the events
  * that matter, so a handler reads its own writes.
  *
- * - `getById(perspective, id, sync?)`: waits, then reads. Without `sync`, it waits for the stream's pending
+ * - `getById(perspective, id, sync?)`: waits, then reads the row, its model decoded with the perspective's schema. Without `sync`, it waits for the stream's pending
  *   events (the row's id is its stream id) — from this process's tracker and, with `PgSyncInquiry`, the
  *   database; with a `SyncFilter`, for what the filter matches.
  * - `query(perspective, query)`: delegates to the store (no wait).
@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { PerspectiveStore } from "@whizbang/core"
+import { type Perspective, PerspectiveStore } from "@whizbang/core"
 import { Duration, Effect, type Option } from "effect"
 import { PerspectiveSyncAwaiter } from "./PerspectiveSyncAwaiter.js"
 import type { InlineStageSyncError, SyncFilterError } from "./SyncError.js"
@@ -21,13 +21,13 @@ import type * as SyncFilter from "./SyncFilter.js"
 import type * as SyncResult from "./SyncResult.js"
 
 /**
- * A row read after a sync wait, with the wait's outcome.
+ * A row read after a sync wait (its `data` the perspective's decoded model), with the wait's outcome.
  *
  * @category models
  * @since 0.1.0
  */
-export interface SyncedRow {
-  readonly row: Option.Option<PerspectiveStore.Row>
+export interface SyncedRow<M = unknown> {
+  readonly row: Option.Option<PerspectiveStore.Row<M>>
   readonly sync: SyncResult.SyncResult
 }
 
@@ -58,18 +58,17 @@ const isFilter = (spec: SyncSpec): spec is SyncFilter.SyncOptions | SyncFilter.S
  * @category reading
  * @since 0.1.0
  */
-export const getById = (
-  perspectiveName: string,
+export const getById = <M, E>(
+  perspective: Perspective.Perspective<M, E>,
   id: string,
   sync: SyncSpec = {}
-): Effect.Effect<SyncedRow, LensError, PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter> =>
+): Effect.Effect<SyncedRow<M>, LensError, PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter> =>
   Effect.gen(function*() {
     const awaiter = yield* PerspectiveSyncAwaiter
-    const store = yield* PerspectiveStore.PerspectiveStore
     const result = isFilter(sync)
-      ? yield* awaiter.waitAsync(perspectiveName, sync)
-      : yield* awaiter.waitForStreamAsync(perspectiveName, id, { timeout: sync.timeout ?? Duration.seconds(5) })
-    return { row: yield* store.getById(perspectiveName, id), sync: result }
+      ? yield* awaiter.waitAsync(perspective.name, sync)
+      : yield* awaiter.waitForStreamAsync(perspective.name, id, { timeout: sync.timeout ?? Duration.seconds(5) })
+    return { row: yield* PerspectiveStore.getRow(perspective, id), sync: result }
   })
 
 /**
@@ -78,11 +77,11 @@ export const getById = (
  * @category reading
  * @since 0.1.0
  */
-export const query = (
-  perspectiveName: string,
+export const query = <M, E>(
+  perspective: Perspective.Perspective<M, E>,
   q?: PerspectiveStore.Query
-): Effect.Effect<ReadonlyArray<PerspectiveStore.Row>, PerspectiveStore.PerspectiveStoreError, PerspectiveStore.PerspectiveStore> =>
-  Effect.flatMap(PerspectiveStore.PerspectiveStore, (store) => store.query(perspectiveName, q))
+): Effect.Effect<ReadonlyArray<PerspectiveStore.Row<M>>, PerspectiveStore.PerspectiveStoreError, PerspectiveStore.PerspectiveStore> =>
+  PerspectiveStore.query(perspective, q)
 
 /**
  * A lens bound to one perspective.
@@ -90,22 +89,22 @@ export const query = (
  * @category models
  * @since 0.1.0
  */
-export interface Lens {
-  readonly getById: (id: string, sync?: SyncSpec) => Effect.Effect<SyncedRow, LensError>
-  readonly query: (q?: PerspectiveStore.Query) => Effect.Effect<ReadonlyArray<PerspectiveStore.Row>, PerspectiveStore.PerspectiveStoreError>
+export interface Lens<M = unknown> {
+  readonly getById: (id: string, sync?: SyncSpec) => Effect.Effect<SyncedRow<M>, LensError>
+  readonly query: (q?: PerspectiveStore.Query) => Effect.Effect<ReadonlyArray<PerspectiveStore.Row<M>>, PerspectiveStore.PerspectiveStoreError>
 }
 
 /**
- * A lens over `perspectiveName`; `sync` is the default wait of its `getById`.
+ * A lens over `perspective`; `sync` is the default wait of its `getById`.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const withSync = (
-  perspectiveName: string,
+export const withSync = <M, E>(
+  perspective: Perspective.Perspective<M, E>,
   sync?: SyncSpec
-): Effect.Effect<Lens, never, PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter> =>
+): Effect.Effect<Lens<M>, never, PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter> =>
   Effect.map(Effect.context<PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter>(), (context) => ({
-    getById: (id, override) => Effect.provideContext(getById(perspectiveName, id, override ?? sync), context),
-    query: (q) => Effect.provideContext(query(perspectiveName, q), context)
+    getById: (id, override) => Effect.provideContext(getById(perspective, id, override ?? sync), context),
+    query: (q) => Effect.provideContext(query(perspective, q), context)
   }))

@@ -26,7 +26,7 @@ const envelope = (eventType: string, streamId = uuid(), eventId = uuid()): Envel
 
 /** A dispatcher over receptors built from `defs`; `seen` collects what each handler observed. */
 const setup = (defs: ReadonlyArray<Parameters<typeof Receptor.make>[0]>, defaultSyncTimeoutMilliseconds?: number) => {
-  const receptors = defs.map((d) => Effect.runSync(Receptor.make(d)))
+  const receptors = defs.map((d) => Receptor.make(d))
   return Dispatcher.layer({ receptors, defaultSyncTimeoutMilliseconds }).pipe(
     Layer.provideMerge(Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer)),
     Layer.provideMerge(SyncEventTracker.layer),

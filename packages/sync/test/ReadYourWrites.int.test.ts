@@ -36,10 +36,10 @@ describe("read-your-writes on Postgres", () => {
         // One "request": its own scope; append, then read through the sync-aware lens.
         const { row, sync } = yield* ScopedEventTracker.withScope(Effect.gen(function*() {
           yield* store.append(s, [Orders.placed(s, amount)])
-          return yield* SyncAwareLens.getById("order_summary", s, SyncFilter.currentScope().withTimeout("10 seconds"))
+          return yield* SyncAwareLens.getById(Orders.summary, s, SyncFilter.currentScope().withTimeout("10 seconds"))
         }))
         outcomes.set(sync._tag, (outcomes.get(sync._tag) ?? 0) + 1)
-        const data = Option.getOrUndefined(Option.map(row, (r) => r.data as { total: number }))
+        const data = Option.getOrUndefined(Option.map(row, (r) => r.data))
         if (data?.total !== totals.get(s)) stale++
       }
       expect(stale).toBe(0)
@@ -54,7 +54,7 @@ describe("read-your-writes on Postgres", () => {
       yield* ScopedEventTracker.withScope(store.append(s, [Orders.placed(s, 4), Orders.shipped(s)]))
       const result = yield* (yield* awaiter).waitForStreamAsync("order_summary", s, { timeout: "10 seconds" })
       expect(result).toMatchObject({ _tag: "Synced", eventsAwaited: 2, deadLettered: [] })
-      const { row } = yield* SyncAwareLens.getById("order_summary", s)
+      const { row } = yield* SyncAwareLens.getById(Orders.summary, s)
       expect(Option.getOrThrow(row).data).toEqual({ total: 4, shipped: true, count: 2 })
     }))
 
@@ -71,18 +71,18 @@ describe("read-your-writes on Postgres", () => {
   const ran: Array<string> = []
   const contexts: Array<Option.Option<SyncContext.SyncContext>> = []
   const receptors = [
-    Effect.runSync(Receptor.make({
+    Receptor.make({
       name: "strict",
       handles: ["OrderPlaced"],
       awaitPerspectiveSync: [{ perspective: "order_summary", timeoutMilliseconds: 300 }],
       handle: () => Effect.sync(() => void ran.push("strict"))
-    })),
-    Effect.runSync(Receptor.make({
+    }),
+    Receptor.make({
       name: "lenient",
       handles: ["OrderShipped"],
       awaitPerspectiveSync: [{ perspective: "order_summary", timeoutMilliseconds: 300, fireBehavior: "FireAlways" }],
       handle: () => Effect.map(SyncContext.Current, (c) => void contexts.push(c))
-    }))
+    })
   ]
   scenario("worker not running: FireOnSuccess fails with PerspectiveSyncTimeoutError (handler not run); FireAlways runs with TimedOut", { worker: false, receptors },
     Effect.gen(function*() {
@@ -99,7 +99,7 @@ describe("read-your-writes on Postgres", () => {
     }))
 
   const seen: Array<unknown> = []
-  const notify = Effect.runSync(Receptor.make({
+  const notify = Receptor.make({
     name: "notify",
     handles: ["OrderShipped"],
     awaitPerspectiveSync: [{ perspective: "order_summary" }],
@@ -109,7 +109,7 @@ describe("read-your-writes on Postgres", () => {
         const row = yield* Effect.orDie(models!.getById("order_summary", envelope.streamId))
         seen.push({ outcome: Option.map(yield* SyncContext.Current, (c) => c.outcome), data: Option.map(row, (r) => r.data) })
       })
-  }))
+  })
   // Receptors close over their services: the handler's store is captured when the scenario starts.
   let models: PerspectiveStore.Shape | undefined
   scenario("with the worker: an incoming event's receptor runs after the perspective applied it", { receptors: [notify] },
@@ -133,7 +133,7 @@ describe("read-your-writes on Postgres", () => {
       return { result, ids }
     }))
     expect(result).toMatchObject({ _tag: "Synced", eventsAwaited: 3, deadLettered: [ids[1]] })
-    const { row } = yield* SyncAwareLens.getById("order_summary", s)
+    const { row } = yield* SyncAwareLens.getById(Orders.summary, s)
     expect(Option.getOrThrow(row).data).toEqual({ total: 7, shipped: false, count: 2 })
     const letters = yield* (yield* Effect.service(PgClient.PgClient)).query<{ event_id: string }>("select event_id from wh_dead_letters")
     expect(letters.map((l) => l.event_id)).toEqual([ids[1]])

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { PerspectiveStore } from "@whizbang/core"
-import { Effect, Fiber, Layer, Option } from "effect"
+import { EventDefinition, Perspective, PerspectiveStore } from "@whizbang/core"
+import { Effect, Fiber, Layer, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
 import * as ScopedEventTracker from "../src/ScopedEventTracker.js"
@@ -12,6 +12,15 @@ import { start, uuid, waitersRegistered } from "./support.js"
 const layer = Layer.mergeAll(PerspectiveSyncAwaiter.layer, Layer.effect(PerspectiveStore.PerspectiveStore, PerspectiveStore.makeMemory)).pipe(
   Layer.provideMerge(SyncEventTracker.layer)
 )
+
+const OrderPlaced = EventDefinition.make("OrderPlaced", { payload: Schema.Struct({ orderId: Schema.String }), streamId: (p) => p.orderId })
+const orders = Perspective.make({
+  name: "orders",
+  events: [OrderPlaced],
+  model: Schema.Struct({ total: Schema.Number, region: Schema.optionalKey(Schema.String) }),
+  initial: { total: 0 },
+  apply: { OrderPlaced: (m) => m }
+})
 
 /** Tracks an event of stream `s` for `orders`; "processing" it writes the row and marks it, as the worker would. */
 const pendingWrite = (s: string, data: unknown) =>
@@ -31,7 +40,7 @@ describe("SyncAwareLens", () => {
     Effect.gen(function*() {
       const s = uuid()
       const process = yield* pendingWrite(s, { total: 5 })
-      const fiber = yield* start(SyncAwareLens.getById("orders", s))
+      const fiber = yield* start(SyncAwareLens.getById(orders, s))
       yield* waitersRegistered(1)
       yield* process
       const { row, sync } = yield* Fiber.join(fiber)
@@ -44,7 +53,7 @@ describe("SyncAwareLens", () => {
       const s = uuid()
       yield* (yield* PerspectiveStore.PerspectiveStore).writeBatch([{ perspectiveName: "orders", streamId: s, data: { total: 1 }, action: "none" }])
       yield* pendingWrite(s, { total: 2 }) // never processed
-      const lens = yield* SyncAwareLens.withSync("orders", { timeout: "1 second" })
+      const lens = yield* SyncAwareLens.withSync(orders, { timeout: "1 second" })
       const fiber = yield* start(lens.getById(s))
       yield* TestClock.adjust("2 seconds")
       const { row, sync } = yield* Fiber.join(fiber)
@@ -56,7 +65,7 @@ describe("SyncAwareLens", () => {
     ScopedEventTracker.withScope(Effect.gen(function*() {
       const s = uuid()
       const process = yield* pendingWrite(s, { total: 9 })
-      const fiber = yield* start(SyncAwareLens.getById("orders", s, SyncFilter.currentScope()))
+      const fiber = yield* start(SyncAwareLens.getById(orders, s, SyncFilter.currentScope()))
       yield* waitersRegistered(1)
       yield* process
       const result = yield* Fiber.join(fiber)
@@ -73,10 +82,19 @@ describe("SyncAwareLens", () => {
         { perspectiveName: "orders", streamId: b, data: { total: 2, region: "us" }, action: "none" }
       ])
       yield* pendingWrite(a, {}) // pending, but query does not wait
-      const lens = yield* SyncAwareLens.withSync("orders")
+      const lens = yield* SyncAwareLens.withSync(orders)
       expect((yield* lens.query({ where: { region: "us" } })).map((r) => r.id)).toEqual([b])
       const missing = yield* lens.getById(uuid())
       expect(Option.isNone(missing.row)).toBe(true)
       expect(missing.sync._tag).toBe("NoPendingEvents")
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("the row's model is decoded with the perspective's schema; one that does not decode is a store error", () =>
+    Effect.gen(function*() {
+      const s = uuid()
+      yield* (yield* PerspectiveStore.PerspectiveStore).writeBatch([{ perspectiveName: "orders", streamId: s, data: { total: "five" }, action: "none" }])
+      const error = yield* Effect.flip(SyncAwareLens.getById(orders, s))
+      expect(error._tag).toBe("PerspectiveStoreError")
+      expect(error.message).toContain(`perspective "orders"`)
     }).pipe(Effect.provide(layer)))
 })

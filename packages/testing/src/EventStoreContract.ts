@@ -49,7 +49,7 @@ const failureTag = <A, E extends { readonly _tag: string }>(exit: Exit.Exit<A, E
  * @since 0.1.0
  */
 export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRegistry) => Layer.Layer<EventStore.EventStore, E>): void => {
-  const storeLayer = Layer.unwrap(Effect.map(Effect.orDie(registry), makeLayer))
+  const storeLayer = makeLayer(registry)
   describe(`EventStore contract: ${name}`, () => {
     layer(storeLayer, { timeout: 60_000 })((it) => {
       it.effect("appends a batch and reads it back in order, with versions, UUIDv7 ids, metadata and scope", () =>

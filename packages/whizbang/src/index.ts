@@ -1,14 +1,23 @@
 /**
  * whizbang — the umbrella: `Whizbang.layer(config)` composes the whole product, and the building blocks are
- * re-exported so one import is enough.
+ * re-exported, each by its module name (`Perspective.make`, `PerspectiveStore.getById`), so one import is enough.
  *
  * @since 0.1.0
  */
 
 /** @since 0.1.0 */
 export * as Whizbang from "./Whizbang.js"
-/** @since 0.1.0 */
-export * from "@whizbang/core"
+/**
+ * The modules an application uses. The worker's machinery (work coordinator, batchers, completion strategies,
+ * dedup cache, runners) stays in `@whizbang/core` for those who compose their own pipeline.
+ *
+ * @since 0.1.0
+ */
+export {
+  AppendRequest, DefinitionErrors, Envelope, EventDefinition, EventId, EventRegistry, EventStore, EventStoreError,
+  InstanceProvider, LifecycleStage, MemoryPipeline, Perspective, PerspectiveRegistry, PerspectiveStore, PerspectiveWorker,
+  Receptor, SecurityContext, WorkerOptions
+} from "@whizbang/core"
 /** @since 0.1.0 */
 export { PgClient, PgEventStore, PgMigrator, PgPerspectivePipeline, PgPerspectiveStore, SchemaReady } from "@whizbang/postgres"
 /** @since 0.1.0 */

@@ -89,15 +89,28 @@ const handlerKey = (context: Context, name: ts.PropertyName): string | undefined
   return ts.isComputedPropertyName(name) ? eventTypeOf(context, name.expression) : undefined
 }
 
+/** The definitions of a perspective's `events` that resolve to scanned events; the others are left to the type checker. */
+const definitionList = (context: Context, member: ts.ObjectLiteralElementLike, what: string): ReadonlyArray<Reference> => {
+  const list = valueOf(member)
+  if (list === undefined || !ts.isArrayLiteralExpression(list)) {
+    dynamic(context, member, `${what} must be an array literal of event definitions`)
+    return []
+  }
+  return list.elements.flatMap((element) => {
+    const type = ts.isSpreadElement(element) ? undefined : eventTypeOf(context, element)
+    return type === undefined ? [] : [{ type, ...positionOf(element) }]
+  })
+}
+
 export const extractPerspective = (context: Context, call: ts.CallExpression): PerspectiveInfo | undefined => {
   const options = call.arguments[0]
   if (options === undefined || !ts.isObjectLiteralExpression(options)) {
-    dynamic(context, options ?? call, "Perspective.make options must be an object literal with name, model, initial and apply")
+    dynamic(context, options ?? call, "Perspective.make options must be an object literal with name, events, model, initial and apply")
     return undefined
   }
   const spread = options.properties.find(ts.isSpreadAssignment)
   if (spread !== undefined) {
-    dynamic(context, spread, `a spread of ${excerpt(spread.expression)} in Perspective.make options cannot be read statically; write name, apply and eventTypes out`)
+    dynamic(context, spread, `a spread of ${excerpt(spread.expression)} in Perspective.make options cannot be read statically; write name, events and apply out`)
     return undefined
   }
   const nameMember = property(options, "name")
@@ -119,23 +132,29 @@ export const extractPerspective = (context: Context, call: ts.CallExpression): P
     return undefined
   }
   const handlers: Array<Reference> = []
+  let unresolved = false
   for (const member of apply.properties) {
     const key = ts.isSpreadAssignment(member) || member.name === undefined ? undefined : handlerKey(context, member.name)
     if (ts.isSpreadAssignment(member)) {
+      unresolved = true
       dynamic(context, member, `a spread of ${excerpt(member.expression)} in the apply of perspective "${name}" cannot be read statically; write each handler out`)
     } else if (key === undefined) {
+      unresolved = true
       dynamic(context, member.name ?? member, `cannot resolve the handler key ${excerpt(member.name ?? member)} of perspective "${name}": use an event type literal or [SomeEvent.type] of an event in the scanned files`)
     } else handlers.push({ type: key, ...positionOf(member.name!) })
   }
-  const listMember = property(options, "eventTypes")
-  const listed = listMember === undefined ? undefined : eventTypeList(context, listMember, `the eventTypes of perspective "${name}"`)
-  for (const reference of listed ?? []) {
+  // The type checker already holds `apply` to exactly the listed definitions; the scan re-checks what it can
+  // resolve (a cast or plain JavaScript gets past the types). A definition from outside the scanned files is
+  // known only by its handler key, so the routed types are both lists.
+  const listMember = property(options, "events")
+  const listed = listMember === undefined ? [] : definitionList(context, listMember, `the events of perspective "${name}"`)
+  for (const reference of unresolved ? [] : listed) {
     if (!handlers.some((h) => h.type === reference.type)) {
-      context.reportAt(reference, "error", "missing-handler", `perspective "${name}" lists "${reference.type}" in eventTypes but has no apply handler for it`)
+      context.reportAt(reference, "error", "missing-handler", `perspective "${name}" lists "${reference.type}" in events but has no apply handler for it`)
     }
   }
-  const eventTypes = [...new Set((listed ?? handlers).map((r) => r.type))]
-  return { name, exportName: importable(context, call, `perspective "${name}"`), eventTypes, references: [...handlers, ...(listed ?? [])], ...positionOf(call) }
+  const eventTypes = [...new Set([...listed, ...handlers].map((r) => r.type))]
+  return { name, exportName: importable(context, call, `perspective "${name}"`), eventTypes, references: [...handlers, ...listed], ...positionOf(call) }
 }
 
 const perspectiveNameOf = (context: Context, expression: ts.Expression): string | undefined => {

@@ -55,7 +55,7 @@ export const makeCallKind = (call: ts.CallExpression, imports: WhizbangImports):
 
 /**
  * The top-level `const` a definition is bound to, looking through wrappers that keep the value importable:
- * parentheses, `as`/`satisfies`, calls taking it as an argument (`Effect.runSync(...)`) and method calls on it
+ * parentheses, `as`/`satisfies`, calls taking it as an argument (`Object.freeze(...)`) and method calls on it
  * (`.pipe(...)`). `undefined` when the definition lives inside a function or an expression.
  */
 export const topLevelConst = (call: ts.CallExpression): ts.VariableDeclaration | undefined => {
