@@ -15,7 +15,7 @@ describe("the front door", () => {
       const started = Date.now()
       const result = yield* Effect.gen(function* () {
         const workers = [yield* Workers.start({ url, schema }), yield* Workers.start({ url, schema })]
-        const appended = yield* Writer.appendConcurrently({ streamIds: Writer.streams(200), appenders: 10, perAppender: 2_000, batch: 5 })
+        const appended = yield* Writer.appendConcurrently({ streamIds: Writer.streams(200), appenders: 10, perAppender: 2_000, batch: 20 })
         const appendedAt = Date.now()
         const reports = yield* Workers.settle(workers, Effect.map(Writer.counts, (c) => c.work))
         return { appended, appendedAt, reports, counts: yield* Writer.counts, balance: yield* Writer.mismatches("balance"), activity: yield* Writer.mismatches("activity") }
