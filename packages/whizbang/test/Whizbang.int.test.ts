@@ -34,7 +34,7 @@ describe("Whizbang.layer", () => {
   it.live("a start refused for a bad option has not touched the database: the schema does not exist", () =>
     withDatabase((url) =>
       Effect.gen(function* () {
-        const refusals = [
+        const refusals: ReadonlyArray<Partial<Whizbang.Config>> = [
           { snapshots: { every: 0 } },
           { maxConnections: 0 },
           { options: { maxStreamsPerBatch: -1 } },

@@ -1,7 +1,7 @@
 // The acceptance domain: accounts with deposits and withdrawals, two perspectives, and the same folds written
 // in SQL over `wh_events` alone. `trail` records the order in which events were applied, so a reordered,
 // skipped or doubled event shows as a mismatch, not only a wrong total.
-import { existsSync, writeFileSync } from "node:fs"
+import { existsSync, writeSync } from "node:fs"
 import * as Path from "node:path"
 import { Effect, Schema } from "effect"
 import { EventDefinition, EventRegistry, Perspective } from "whizbang"
@@ -15,13 +15,14 @@ const step = (trail: string, tag: string) => (trail === "" ? tag : `${trail},${t
 
 /**
  * A cycle "in flight" for the purge scenario: a worker process started with ACCEPTANCE_HOLD_DIR blocks inside the
- * apply of the event tagged "hold" (after its fetch, before its commit) until the test writes `release`. The
- * handler is synchronous, so it blocks the whole worker process; the test and the purge run in other processes.
+ * apply of the event tagged "hold" (after its fetch, before its commit), after printing "held", until the test
+ * writes the file `release`. The handler is synchronous, so it blocks the whole worker process (the test and the
+ * purge run in another process); `writeSync` makes sure "held" is out before the block.
  */
 const holdIfAsked = (tag: string) => {
   const dir = process.env.ACCEPTANCE_HOLD_DIR
   if (dir === undefined || tag !== "hold" || existsSync(Path.join(dir, "release"))) return
-  writeFileSync(Path.join(dir, "held"), "")
+  writeSync(1, "held\n")
   const cell = new Int32Array(new SharedArrayBuffer(4))
   const deadline = Date.now() + 20_000
   while (!existsSync(Path.join(dir, "release")) && Date.now() < deadline) Atomics.wait(cell, 0, 0, 5)

@@ -1,6 +1,7 @@
 // A worker process of the acceptance suite: `Whizbang.layer` as the README composes it, started by the tests
 // with `--import tsx`. Environment: DATABASE_URL, ACCEPTANCE_SCHEMA, ACCEPTANCE_PERSPECTIVES (comma-separated
-// names this instance runs; default all). Prints "ready" once the worker polls; then answers each "idle" line on
+// names this instance runs; default all), ACCEPTANCE_OPTIONS (JSON worker options over the suite's; its
+// `failureBackoff` goes to the coordinator). Prints "ready" once the worker polls; then answers each "idle" line on
 // stdin, after the worker's `awaitIdle`, with one JSON line. Stops gracefully (deregisters) when stdin ends.
 import { createInterface } from "node:readline"
 import { Cause, Effect, Fiber, Layer } from "effect"
@@ -8,6 +9,10 @@ import { PerspectiveWorker, PgPerspectiveRewinder, Whizbang } from "whizbang"
 import * as Domain from "./domain.js"
 
 const only = process.env.ACCEPTANCE_PERSPECTIVES?.split(",")
+const { failureBackoff, ...overrides } = JSON.parse(process.env.ACCEPTANCE_OPTIONS ?? "{}") as {
+  readonly failureBackoff?: { readonly initialMilliseconds: number; readonly multiplier: number; readonly maxMilliseconds: number }
+  readonly [option: string]: unknown
+}
 
 const app = Layer.unwrap(Effect.gen(function* () {
   const { events, perspectives } = yield* Domain.definitions
@@ -17,7 +22,8 @@ const app = Layer.unwrap(Effect.gen(function* () {
     serviceName: "acceptance-worker",
     events,
     perspectives: perspectives.filter((p) => only === undefined || only.includes(p.name)),
-    options: Domain.options,
+    options: { ...Domain.options, ...overrides },
+    ...(failureBackoff ? { failureBackoff } : {}),
     rewind: Domain.rewind,
     watchdog: { interval: null }
   })

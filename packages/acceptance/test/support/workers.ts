@@ -16,18 +16,24 @@ export interface IdleReport {
 export interface Worker {
   /** Resolves after the worker's `awaitIdle`, with its state then. */
   readonly awaitIdle: Effect.Effect<IdleReport, Error>
+  /** Resolves once the worker blocks in the apply of the event tagged "hold" (see `holdDir`). */
+  readonly held: Effect.Effect<void, Error>
 }
 
 export interface Options {
   readonly url: string
   readonly schema: string
   readonly perspectives?: ReadonlyArray<string>
+  /** A directory: the worker blocks applying the event tagged "hold" until the file `release` appears in it. */
   readonly holdDir?: string
+  /** Worker options over the suite's fast defaults (e.g. fewer attempts before a dead letter). */
+  readonly options?: Record<string, unknown>
 }
 
 export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scope> =>
   Effect.gen(function* () {
     const ready = yield* Deferred.make<void, Error>()
+    const held = yield* Deferred.make<void, Error>()
     const waiting: Array<Deferred.Deferred<IdleReport, Error>> = []
     const child: ChildProcessWithoutNullStreams = yield* Effect.acquireRelease(
       Effect.sync(() =>
@@ -40,7 +46,8 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
             DATABASE_URL: options.url,
             ACCEPTANCE_SCHEMA: options.schema,
             ...(options.perspectives ? { ACCEPTANCE_PERSPECTIVES: options.perspectives.join(",") } : {}),
-            ...(options.holdDir ? { ACCEPTANCE_HOLD_DIR: options.holdDir } : {})
+            ...(options.holdDir ? { ACCEPTANCE_HOLD_DIR: options.holdDir } : {}),
+            ...(options.options ? { ACCEPTANCE_OPTIONS: JSON.stringify(options.options) } : {})
           },
           stdio: ["pipe", "pipe", "pipe"]
         })),
@@ -66,6 +73,7 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
       buffered = lines.pop()!
       for (const line of lines) {
         if (line === "ready") Deferred.doneUnsafe(ready, Effect.void)
+        else if (line === "held") Deferred.doneUnsafe(held, Effect.void)
         else if (line.startsWith("{")) {
           const next = waiting.shift()
           if (next !== undefined) Deferred.doneUnsafe(next, Effect.succeed(JSON.parse(line) as IdleReport))
@@ -75,10 +83,12 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
     child.on("exit", (code) => {
       const error = new Error(`worker exited with ${code}: ${stderr}`)
       Deferred.doneUnsafe(ready, Effect.fail(error))
+      Deferred.doneUnsafe(held, Effect.fail(error))
       for (const next of waiting.splice(0)) Deferred.doneUnsafe(next, Effect.fail(error))
     })
     yield* Deferred.await(ready)
     return {
+      held: Deferred.await(held),
       awaitIdle: Effect.gen(function* () {
         const answer = yield* Deferred.make<IdleReport, Error>()
         waiting.push(answer)
