@@ -18,11 +18,14 @@
  *   concurrency) queues them, and concurrent nested transactions on one transaction are not supported.
  * - An interrupted `query` is cancelled on the server; a `drizzle` callback is a plain promise and is not.
  * - `bigint` columns come back from raw `query` as strings (pg's default); drizzle tables map them to numbers.
+ * - The options are validated before the pool exists (`decodeOptions`): the URL must name a host and a database,
+ *   since pg would otherwise fill them from `PGHOST`/`PGDATABASE` and a service could migrate a database nobody named.
+ * - LISTEN connections (`PgListener`) come from `connect`, outside the pool: `maxConnections` is all for statements.
  *
  * @since 0.1.0
  */
 import { drizzle as makeDrizzle, type NodePgDatabase } from "drizzle-orm/node-postgres"
-import { Config, Context, Duration, Effect, Layer, Option, Redacted, type Scope } from "effect"
+import { Config, Context, type Duration, Effect, Layer, Option, type Redacted, type Scope } from "effect"
 import pg from "pg"
 import * as Identifier from "./Identifier.js"
 import * as Connection from "./internal/connection.js"
