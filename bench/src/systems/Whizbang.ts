@@ -6,7 +6,7 @@
  * writes them (one work row per (event, perspective), partition = abs(hashtext(stream)) % 10000), so the
  * measured work is the worker's alone.
  */
-import { EventStore, InstanceProvider, PerspectiveWorker, type WorkerOptions } from "@whizbang/core"
+import { EventStore, InstanceProvider, PerspectiveWorker, type WorkerOptions, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
 import { Context, Effect, Layer, References } from "effect"
 import type pg from "pg"
@@ -90,7 +90,7 @@ export const withInstances = <A>(url: string, run: RunOptions, body: (i: Instanc
         perspectives: Domain.perspectives,
         ...(run.options ? { options: run.options } : {}),
         hooks
-      }).pipe(
+      }).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported),
         Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "bench" })),
         Layer.provideMerge(SchemaReady.layer),
         Layer.provideMerge(clientLayer(url, run.connectionsPerInstance ?? 10)),

@@ -25,6 +25,6 @@ layer(TestDatabase.layer)((it) => {
         execFile("pnpm", ["exec", "tsx", file], { cwd: Path.join(here, ".."), env: { ...process.env, DATABASE_URL: url }, timeout: 60_000 }, (error, stdout, stderr) =>
           resume(error ? Effect.fail(new Error(`${error.message}\n${stderr}`)) : Effect.succeed(stdout)))
       }).pipe(Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
-      expect(output).toContain("balance: { total: 142 }")
+      expect(output).toContain("Synced balance: { total: 142 }")
     }), { timeout: 90_000 })
 })

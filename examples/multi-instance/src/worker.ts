@@ -6,7 +6,7 @@
  * Environment: DATABASE_URL, INSTANCE_ID, ABANDON_SECONDS (default 2), POLL_MS (default 250).
  */
 import { hostname } from "node:os"
-import { InstanceProvider } from "@whizbang/core"
+import { InstanceProvider, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
 import { Cause, Effect, Fiber, Layer, References } from "effect"
 import * as Domain from "./domain.js"
@@ -30,7 +30,7 @@ const app = PgPerspectivePipeline.layer({
     drainBatcher: { slidingWindowMilliseconds: 10, maxWaitMilliseconds: 100, maxSize: 1000 }
   },
   affinityGraceMilliseconds: 1000
-}).pipe(
+}).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported),
   Layer.provideMerge(SchemaReady.layerVerify),
   Layer.provideMerge(PgClient.layer({ url: env("DATABASE_URL"), schema: Domain.schema, maxConnections: 4, applicationName: "whizbang-chaos-worker" })),
   Layer.provideMerge(InstanceProvider.layer({ instanceId: env("INSTANCE_ID"), serviceName: "chaos", hostName: hostname(), processId: process.pid }))

@@ -1,7 +1,6 @@
 /** The order service's layers: the whole service, or only its write side (when workers run in other processes). */
 import { Effect, Layer } from "effect"
-import { WorkerSignals } from "@whizbang/sync"
-import { PgPerspectivePipeline, Whizbang } from "whizbang"
+import { PgPerspectivePipeline, PgPerspectiveRewinder, Whizbang, WorkerSignals } from "whizbang"
 import { events, perspectives } from "./domain.js"
 import { confirmationReceptor, createOutbox } from "./outbox.js"
 
@@ -24,7 +23,7 @@ export const layer = (config: ServiceConfig) => {
       yield* createOutbox
       const receptors = [yield* confirmationReceptor]
       if (config.runWorker === false) return PgPerspectivePipeline.layerPorts({ ...base, receptors })
-      return PgPerspectivePipeline.layer({ ...base, receptors, hooks: yield* WorkerSignals.hooks() })
+      return PgPerspectiveRewinder.layerPipeline({ ...base, receptors, hooks: yield* WorkerSignals.hooks() })
     })
   )
   return pipeline.pipe(Layer.provideMerge(Whizbang.layerSync(base)), Layer.provideMerge(Whizbang.layerInfrastructure(base)))

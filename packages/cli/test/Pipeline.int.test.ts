@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker } from "@whizbang/core"
+import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase, TestDatabase } from "@whizbang/testing"
 import { Effect, Layer, Logger, Metric, Option, References, Tracer } from "effect"
@@ -34,7 +34,7 @@ const pipeline = PgPerspectivePipeline.layer({
   perspectives: Bank.perspectives,
   options: fast,
   failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 50 }
-}).pipe(
+}).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported),
   Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "bank" })),
   Layer.provideMerge(PgTestDatabase.layer({ schema: "bank", maxConnections: 8 })),
   Layer.provide(Layer.mergeAll(Layer.succeed(Tracer.Tracer, recordingTracer), Logger.layer([capturingLogger]))),

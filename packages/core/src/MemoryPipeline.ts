@@ -22,6 +22,7 @@ import * as EventId from "./EventId.js"
 import * as EventStore from "./EventStore.js"
 import * as InstanceProvider from "./InstanceProvider.js"
 import * as NotificationListener from "./NotificationListener.js"
+import * as PerspectiveRewinder from "./PerspectiveRewinder.js"
 import * as PerspectiveStore from "./PerspectiveStore.js"
 import * as PerspectiveWorker from "./PerspectiveWorker.js"
 import * as WorkCoordinator from "./WorkCoordinator.js"
@@ -93,5 +94,7 @@ const ports = (config: PerspectiveWorker.Config) =>
 export const layer = (config: PerspectiveWorker.Config) =>
   PerspectiveWorker.layer(config).pipe(
     Layer.provideMerge(ports(config)),
+    // The memory coordinator mints ids in order and never flags a pair for a rewind.
+    Layer.provideMerge(PerspectiveRewinder.layerUnsupported),
     Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "memory" }))
   )

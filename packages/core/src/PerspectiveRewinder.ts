@@ -3,8 +3,8 @@
  * an event arrived with an id lower than one already applied (a late arrival).
  *
  * The worker never applies a flagged pair's work itself: its fetch returns one marker row
- * (`PendingEvent.rewindRequired`), and the cycle hands the pair to the rewinder found in context. Without a
- * rewinder in context, flagged pairs simply wait (nothing is applied out of order). The Postgres rewinder lives
+ * (`PendingEvent.rewindRequired`), and the cycle hands the pair to the rewinder. The worker requires one (its
+ * layer does not type-check without it): a flagged pair nobody rewinds would wait forever. The Postgres rewinder lives
  * in `@whizbang/stream-locker` (`PgPerspectiveRewinder`): it debounces, takes the stream lock, replays from the
  * latest snapshot before the trigger and commits model, cursor and covered work rows in one transaction.
  *
@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Context, type Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 
 /**
  * One (stream, perspective) pair.
@@ -60,9 +60,29 @@ export interface Shape {
 }
 
 /**
- * The rewinder as a service; optional for the worker.
+ * The rewinder as a service; required by the worker.
  *
  * @category services
  * @since 0.1.0
  */
 export class PerspectiveRewinder extends Context.Service<PerspectiveRewinder, Shape>()("@whizbang/core/PerspectiveRewinder") {}
+
+/**
+ * A rewinder for pipelines whose coordinator never flags a pair (the in-memory pipeline, tests of other
+ * parts): every flagged pair that reaches it is logged as an error and reported `failed`, so a composition
+ * that should have had a real rewinder says so instead of stalling silently. Use the Postgres rewinder
+ * (`PgPerspectiveRewinder` in `@whizbang/stream-locker`) with the Postgres pipeline.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerUnsupported: Layer.Layer<PerspectiveRewinder> = Layer.succeed(PerspectiveRewinder, PerspectiveRewinder.of({
+  rewindFlagged: (targets) =>
+    Effect.as(
+      Effect.forEach(targets, (t) =>
+        Effect.logError(
+          `(${t.streamId}, ${t.perspectiveName}) needs a rewind (late arrival) but this pipeline has no rewinder: provide PgPerspectiveRewinder.layer (or use Whizbang.layer)`
+        ), { discard: true }),
+      targets.map((t): Result => ({ ...t, outcome: "failed", replayedEventIds: [], error: "no rewinder in this pipeline" }))
+    )
+}))

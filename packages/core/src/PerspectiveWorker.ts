@@ -8,7 +8,9 @@
  * A stream whose group filled `perspectiveBatchSize` is drained again at once, up to `drainLoopMaxIterations`.
  *
  * **When to use**: provide `layer(config)` with a `WorkCoordinator`, `PerspectiveStore` and `InstanceProvider`
- * (the Postgres layers in `@whizbang/postgres`, or the in-memory ones); a `NotificationListener` is optional.
+ * and a `PerspectiveRewinder` (the Postgres layers in `@whizbang/postgres` and `@whizbang/stream-locker`, or the
+ * in-memory ones); a `NotificationListener` is optional. The rewinder is required so that no composition can
+ * leave a stream flagged by a late arrival waiting forever: without one the layer does not type-check.
  * The loops run as fibers of the layer's scope and stop with it.
  *
  * **Gotchas**: a failing apply never stops the worker; it is reported (cursor Failed, retry with backoff, then
@@ -18,14 +20,16 @@
  */
 import { Context, Data, Duration, Effect, Layer, Option, Queue, Stream, SubscriptionRef } from "effect"
 import type * as CompletionStrategy from "./CompletionStrategy.js"
+import type * as DefinitionErrors from "./DefinitionErrors.js"
 import * as EventRegistry from "./EventRegistry.js"
 import { InstanceProvider } from "./InstanceProvider.js"
 import { afterCycle, completeLifecycles, type LifecycleDeps } from "./internal/lifecycle.js"
 import { type ProcessedGroup, runCycle } from "./internal/workerCycle.js"
 import { LifecycleStore } from "./LifecycleStore.js"
 import { NotificationListener } from "./NotificationListener.js"
-import type * as Perspective from "./Perspective.js"
+import * as Perspective from "./Perspective.js"
 import * as PerspectiveRegistry from "./PerspectiveRegistry.js"
+import * as PerspectiveRewinder from "./PerspectiveRewinder.js"
 import { PerspectiveStore } from "./PerspectiveStore.js"
 import * as ProcessedEventCache from "./ProcessedEventCache.js"
 import * as Receptor from "./Receptor.js"
@@ -125,6 +129,34 @@ export class WorkerConfigurationError extends Data.TaggedError("WorkerConfigurat
   }
 }
 
+/**
+ * Checks a worker configuration without starting anything: options, perspective names and the wiring of
+ * perspectives and receptors to event definitions. `make` runs the same checks; compositions that touch the
+ * database first (migrations) run this before, so a refused start leaves the database untouched.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const validate = (
+  config: Config
+): Effect.Effect<
+  WorkerOptions.WorkerOptions,
+  | WorkerOptions.InvalidWorkerOptions
+  | WorkerConfigurationError
+  | DefinitionErrors.PerspectiveDefinitionError
+  | EventRegistry.InvalidEventDefinition
+  | Receptor.InvalidReceptor
+> =>
+  Effect.gen(function* () {
+    const options = yield* WorkerOptions.decode(config.options ?? {})
+    // Definitions are plain values: this is where their mistakes surface, before any wiring is checked.
+    yield* EventRegistry.validate(config.events)
+    yield* Effect.forEach(config.receptors ?? [], Receptor.validate, { discard: true })
+    yield* checkWiring(config)
+    yield* PerspectiveRegistry.make(config.perspectives)
+    return options
+  })
+
 const checkWiring = (config: Config): Effect.Effect<void, WorkerConfigurationError> => {
   const known = config.events.definitions
   const names = new Set(config.perspectives.map((p) => p.name))
@@ -159,15 +191,13 @@ const run = <A>(hook: ((a: A) => Effect.Effect<void>) | undefined, a: A) =>
  */
 export const make = (config: Config) =>
   Effect.gen(function* () {
-    const options = yield* WorkerOptions.decode(config.options ?? {})
-    // Definitions are plain values: this is where their mistakes surface, before any wiring is checked.
-    yield* EventRegistry.validate(config.events)
-    yield* Effect.forEach(config.receptors ?? [], Receptor.validate, { discard: true })
-    yield* checkWiring(config)
+    const options = yield* validate(config)
     const coordinator = yield* WorkCoordinator
     const store = yield* PerspectiveStore
     const { instanceId } = yield* InstanceProvider
     const listener = yield* Effect.serviceOption(NotificationListener)
+    // Required, never optional: a worker without one would leave late-arrival streams flagged and unapplied.
+    const rewinder = yield* PerspectiveRewinder.PerspectiveRewinder
     const perspectives = yield* PerspectiveRegistry.make(config.perspectives)
     const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(options.leaseSeconds), ...(config.dedupObserver ? { observer: config.dedupObserver } : {}) })
     const hooks = config.hooks ?? {}
@@ -184,7 +214,7 @@ export const make = (config: Config) =>
       Effect.tap((n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void)),
       Effect.catchCause((cause) => Effect.logWarning("reconciling lifecycles failed; retrying when idle", cause))
     )
-    const deps = { instanceId, coordinator, store, perspectives, events: config.events, cache, options, strategy: config.completionStrategy ?? "batched" } as const
+    const deps = { instanceId, coordinator, store, perspectives, events: config.events, cache, options, strategy: config.completionStrategy ?? "batched", rewinder } as const
 
     const drain = yield* Queue.bounded<string>(Math.max(options.maxStreamsPerBatch * 2, 64))
     const wake = yield* Queue.sliding<void>(1)

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventDefinition, EventRegistry, InstanceProvider, Perspective, PerspectiveStore, PerspectiveWorker, Receptor, WorkCoordinator } from "@whizbang/core"
-import { Effect, Layer, Schema } from "effect"
+import { EventDefinition, EventRegistry, InstanceProvider, Perspective, PerspectiveRewinder, PerspectiveStore, PerspectiveWorker, Receptor, WorkCoordinator } from "@whizbang/core"
+import { Effect, Layer, Schema, type Scope } from "effect"
 
 const Opened = EventDefinition.make("Opened", { payload: Schema.Struct({ id: Schema.String }), streamId: (p) => p.id })
 // Not registered with the worker below.
 const Closed = EventDefinition.make("Closed", { payload: Schema.Struct({ id: Schema.String }), streamId: (p) => p.id })
 
-const ports = Layer.mergeAll(WorkCoordinator.layerMemory, PerspectiveStore.layerMemory, InstanceProvider.layerMemory())
+const ports = Layer.mergeAll(WorkCoordinator.layerMemory, PerspectiveStore.layerMemory, InstanceProvider.layerMemory(), PerspectiveRewinder.layerUnsupported)
 
 describe("PerspectiveWorker start-up checks", () => {
   it.effect("refuses wiring that names unknown event types or perspectives, listing every problem", () =>
@@ -54,4 +54,16 @@ describe("PerspectiveWorker start-up checks", () => {
       const badReceptor = yield* start({ events, perspectives: [], receptors: [receptor] })
       expect(badReceptor).toMatchObject({ _tag: "InvalidReceptor", receptor: "1bad" })
     }).pipe(Effect.provide(ports)))
+
+  it.effect("requires a PerspectiveRewinder: a composition without one does not type-check, and forced, its start dies naming it", () =>
+    Effect.gen(function* () {
+      const events = EventRegistry.make([Opened])
+      const withoutRewinder = Layer.mergeAll(WorkCoordinator.layerMemory, PerspectiveStore.layerMemory, InstanceProvider.layerMemory())
+      const worker = PerspectiveWorker.layer({ events, perspectives: [] }).pipe(Layer.provide(withoutRewinder))
+      // @ts-expect-error the worker still requires PerspectiveRewinder
+      const build: Effect.Effect<unknown, unknown, Scope.Scope> = Layer.build(worker)
+      const exit = yield* Effect.exit(Effect.scoped(build))
+      expect(exit._tag).toBe("Failure")
+      expect(String(exit)).toMatch(/PerspectiveRewinder/)
+    }))
 })

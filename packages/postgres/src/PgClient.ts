@@ -18,14 +18,18 @@
  *   concurrency) queues them, and concurrent nested transactions on one transaction are not supported.
  * - An interrupted `query` is cancelled on the server; a `drizzle` callback is a plain promise and is not.
  * - `bigint` columns come back from raw `query` as strings (pg's default); drizzle tables map them to numbers.
+ * - The options are validated before the pool exists (`decodeOptions`): the URL must name a host and a database,
+ *   since pg would otherwise fill them from `PGHOST`/`PGDATABASE` and a service could migrate a database nobody named.
+ * - LISTEN connections (`PgListener`) come from `connect`, outside the pool: `maxConnections` is all for statements.
  *
  * @since 0.1.0
  */
 import { drizzle as makeDrizzle, type NodePgDatabase } from "drizzle-orm/node-postgres"
-import { Config, Context, Duration, Effect, Layer, Option, Redacted, type Scope } from "effect"
+import { Config, Context, type Duration, Effect, Layer, Option, type Redacted, type Scope } from "effect"
 import pg from "pg"
 import * as Identifier from "./Identifier.js"
 import * as Connection from "./internal/connection.js"
+import * as ConnectionOptions from "./internal/connectionOptions.js"
 import * as Transaction from "./internal/transaction.js"
 import { fromCause, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import * as Tables from "./Tables.js"
@@ -38,14 +42,32 @@ export interface Options {
   readonly url: string | Redacted.Redacted<string>
   /** The service schema; default `whizbang`. Validated: `/^[a-z_][a-z0-9_]{0,62}$/`, not `pg_*`. */
   readonly schema?: string | undefined
-  /** Pool size; default 10. */
+  /**
+   * Pool size, an integer >= 1; default 10. LISTEN connections (one per listener, two in `Whizbang.layer`) are
+   * opened outside the pool, so the server sees up to `maxConnections` + listeners connections per process.
+   */
   readonly maxConnections?: number | undefined
   /** How long to wait for a connection (new or from the pool); default 10 seconds. */
   readonly connectTimeout?: Duration.Input | undefined
   /** Idle connections are closed after this; default 30 seconds. */
   readonly idleTimeout?: Duration.Input | undefined
+  /** Shown in `pg_stat_activity.application_name`; 1 to 63 printable ASCII characters; default `whizbang`. */
   readonly applicationName?: string | undefined
 }
+
+/**
+ * Validates the options without connecting: the URL must be a `postgres://` (or `postgresql://`) URL naming a
+ * host and a database (no fallback to `PGHOST`/`PGDATABASE`), the schema a valid identifier, `maxConnections`
+ * an integer >= 1, the timeouts finite positive durations, `applicationName` printable ASCII of at most 63
+ * characters. Fails with a `PostgresConfigError` naming the option (`urlOption` names the URL setting).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const decodeOptions = (
+  options: Omit<Options, "url"> & { readonly url: unknown },
+  urlOption = "url"
+): Effect.Effect<ConnectionOptions.Decoded, PostgresConfigError> => ConnectionOptions.decode(options, { url: urlOption })
 
 /**
  * @category models
@@ -56,8 +78,13 @@ export interface Shape {
   readonly schema: string
   /** The drizzle tables of `schema`. */
   readonly tables: Tables.Tables
-  /** The underlying pool, for what needs a dedicated connection (LISTEN). Prefer `query`. */
+  /** The underlying pool. Prefer `query`. */
   readonly pool: pg.Pool
+  /**
+   * Opens a connection outside the pool, with the pool's settings, for what holds one for long (LISTEN): such a
+   * connection never takes a pool slot, so `maxConnections` is all for statements. The caller ends it.
+   */
+  readonly connect: Effect.Effect<pg.Client, PostgresError>
   /** Runs one statement; every value is a bound parameter (`$1`, `$2`, ...). */
   readonly query: <Row extends object = Record<string, unknown>>(
     sql: string,
@@ -83,13 +110,14 @@ export class PgClient extends Context.Service<PgClient, Shape>()("@whizbang/post
  */
 export const make = (options: Options): Effect.Effect<Shape, PostgresConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    const schema = yield* Identifier.validateSchema(options.schema ?? "whizbang", "schema")
+    const decoded = yield* decodeOptions(options)
+    const schema = decoded.schema
     const config: pg.PoolConfig = {
-      connectionString: Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url,
-      max: options.maxConnections ?? 10,
-      connectionTimeoutMillis: Duration.toMillis(options.connectTimeout ?? Duration.seconds(10)),
-      idleTimeoutMillis: Duration.toMillis(options.idleTimeout ?? Duration.seconds(30)),
-      application_name: options.applicationName ?? "whizbang",
+      connectionString: decoded.connectionString,
+      max: decoded.maxConnections,
+      connectionTimeoutMillis: decoded.connectTimeoutMillis,
+      idleTimeoutMillis: decoded.idleTimeoutMillis,
+      application_name: decoded.applicationName,
       options: `-c search_path=${Identifier.quote(schema)}`
     }
     const pool = yield* Effect.acquireRelease(
@@ -120,7 +148,18 @@ export const make = (options: Options): Effect.Effect<Shape, PostgresConfigError
     const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R> =>
       Transaction.withTransaction(pool, statement, effect)
 
-    return PgClient.of({ schema, tables: Tables.make(schema), pool, query, drizzle, withTransaction })
+    const connect = Effect.tryPromise({
+      try: () => {
+        const client = new pg.Client(config)
+        return client.connect().then(() => client, (error) => {
+          client.end().catch(() => undefined)
+          throw error
+        })
+      },
+      catch: (cause) => fromCause(cause)
+    })
+
+    return PgClient.of({ schema, tables: Tables.make(schema), pool, connect, query, drizzle, withTransaction })
   })
 
 /**

@@ -1,5 +1,6 @@
 /**
- * A LISTEN on one dedicated connection of the `PgClient`'s pool, kept open for the life of a scope: the
+ * A LISTEN on one dedicated connection opened by the `PgClient` outside its pool (so listeners never take the
+ * pool's slots: with them in the pool, `maxConnections: 2` and two listeners left no connection for statements), kept open for the life of a scope: the
  * connection is re-opened with capped exponential backoff (100 ms doubling to 5 s) when it dies, and only
  * notifications whose payload is this client's schema are delivered (channel names are shared by every schema
  * of a database; the payload names the schema).
@@ -15,19 +16,21 @@ import { PgClient } from "./PgClient.js"
 import * as Identifier from "./Identifier.js"
 
 /** Holds one LISTEN connection until it breaks; fails when it does, so the caller reconnects. */
-const listenOnce = (pool: pg.Pool, channel: string, schema: string, onMessage: () => void) =>
+const listenOnce = (client: PgClient["Service"], channel: string, onMessage: () => void) =>
   Effect.scoped(
     Effect.gen(function* () {
       const connection = yield* Effect.acquireRelease(
-        Effect.tryPromise(() => pool.connect()),
-        (c) => Effect.sync(() => c.release(true))
+        client.connect,
+        (c) => Effect.promise(() => c.end().catch(() => undefined))
       )
+      // Errors of the idle connection are handled by `onBroken` below; until then, keep Node from crashing.
+      connection.on("error", () => undefined)
       // `channel` was checked to be a plain identifier (see `fork`), so it needs no quoting.
       yield* Effect.tryPromise(() => connection.query(`LISTEN ${channel}`))
       onMessage()
       yield* Effect.callback<never, Error>((resume) => {
         const onNotification = (message: pg.Notification) => {
-          if (message.channel === channel && message.payload === schema) onMessage()
+          if (message.channel === channel && message.payload === client.schema) onMessage()
         }
         const onBroken = (error?: Error) => resume(Effect.fail(error ?? new Error(`LISTEN ${channel} connection ended`)))
         connection.on("notification", onNotification)
@@ -54,7 +57,7 @@ export const fork = (channel: string, onMessage: () => void): Effect.Effect<void
     const client = yield* PgClient
     const reconnect = Schedule.min([Schedule.exponential(Duration.millis(100)), Schedule.spaced(Duration.seconds(5))])
     yield* Effect.forkScoped(
-      listenOnce(client.pool, channel, client.schema, onMessage).pipe(
+      listenOnce(client, channel, onMessage).pipe(
         Effect.tapError((error) => Effect.logWarning(`LISTEN ${channel} connection lost; reconnecting`, error)),
         Effect.retry(reconnect)
       )

@@ -1,10 +1,13 @@
 /**
  * The whole perspective pipeline on Postgres in one layer: the event store (writing work rows for every
  * perspective that handles an event's type), the work coordinator, the perspective store, the NOTIFY listener
- * and the perspective worker. Needs a `PgClient`, `SchemaReady` and an `InstanceProvider`.
+ * and the perspective worker. Needs a `PgClient`, `SchemaReady`, an `InstanceProvider` and a `PerspectiveRewinder`
+ * (`PgPerspectiveRewinder.layerPipeline` in `@whizbang/stream-locker` provides the rewinder and its stream locks;
+ * `Whizbang.layer` composes everything).
  *
  * ```ts
  * const app = PgPerspectivePipeline.layer({ events, perspectives }).pipe(
+ *   Layer.provideMerge(PerspectiveRewinder.layerUnsupported), // no late arrivals expected; else PgPerspectiveRewinder
  *   Layer.provideMerge(SchemaReady.layer),
  *   Layer.provideMerge(PgClient.layer({ url, schema: "orders" })),
  *   Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "orders" }))
@@ -20,6 +23,7 @@ import {
   type InstanceProvider,
   type NotificationListener,
   type Perspective,
+  type PerspectiveRewinder,
   type PerspectiveStore,
   type LifecycleStore,
   type Receptor,
@@ -153,7 +157,7 @@ export const layer = (
   | PerspectiveWorker.WorkerConfigurationError
   | DuplicateInstanceError
   | PostgresError,
-  PgClient | SchemaReady | InstanceProvider.InstanceProvider
+  PgClient | SchemaReady | InstanceProvider.InstanceProvider | PerspectiveRewinder.PerspectiveRewinder
 > =>
   PerspectiveWorker.layer(config).pipe(
     Layer.provideMerge(layerPorts(config)),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, WorkCoordinator } from "@whizbang/core"
+import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, WorkCoordinator, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgWorkCoordinator } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Deferred, Effect, Fiber, Layer } from "effect"
@@ -26,7 +26,7 @@ const crashingWorker = (crash: "before-commit" | "after-commit", reached: Deferr
         )
     }))
   )
-  return PerspectiveWorker.layer(config).pipe(Layer.provide(coordinator), Layer.provideMerge(PgPerspectivePipeline.layerPorts(config)))
+  return PerspectiveWorker.layer(config).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported), Layer.provide(coordinator), Layer.provideMerge(PgPerspectivePipeline.layerPorts(config)))
 }
 
 const scenario = (crash: "before-commit" | "after-commit") =>
@@ -61,7 +61,7 @@ const scenario = (crash: "before-commit" | "after-commit") =>
       expect(streams.map((id) => balances.get(id)?.data)).toEqual(streams.map(() => ({ balance: 3, audits: 0 })))
       // Every event applied exactly once: two events -> version 2 and two entries in the ordered log.
       expect(streams.map((id) => [activity.get(id)?.version, (activity.get(id)?.data as { order: Array<number> }).order])).toEqual(streams.map(() => [2, [5, -2]]))
-    }).pipe(Effect.provide(PgPerspectivePipeline.layer(config).pipe(Layer.provide(InstanceProvider.layerMemory({ serviceName: "survivor" })), Layer.orDie)), Effect.scoped)
+    }).pipe(Effect.provide(PgPerspectivePipeline.layer(config).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported), Layer.provide(InstanceProvider.layerMemory({ serviceName: "survivor" })), Layer.orDie)), Effect.scoped)
   }).pipe(Effect.provide(PgTestDatabase.layer({ schema: "bank" })), Effect.scoped)
 
 describe("crash between apply and commit", () => {

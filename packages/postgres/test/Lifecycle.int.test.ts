@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, InstanceProvider, PerspectiveWorker, Receptor, SecurityContext } from "@whizbang/core"
+import { EventId, EventStore, InstanceProvider, PerspectiveWorker, Receptor, SecurityContext, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Effect, Layer, Option, Ref } from "effect"
@@ -55,7 +55,7 @@ const withPipeline = <A, E>(fired: Ref.Ref<Array<Fired>>, body: Effect.Effect<A,
     if (before) yield* before
     const receptors = yield* recordingReceptors(fired)
     return yield* body.pipe(
-      Effect.provide(PgPerspectivePipeline.layer({ events: Bank.events, perspectives: Bank.perspectives, options: fast, receptors }).pipe(Layer.orDie))
+      Effect.provide(PgPerspectivePipeline.layer({ events: Bank.events, perspectives: Bank.perspectives, options: fast, receptors }).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported), Layer.orDie))
     )
   }).pipe(
     Effect.provide(Layer.mergeAll(InstanceProvider.layerMemory({ serviceName: "lifecycle-test" })).pipe(Layer.provideMerge(PgTestDatabase.layer({ schema: "bank" })))),

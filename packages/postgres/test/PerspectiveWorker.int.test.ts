@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker } from "@whizbang/core"
+import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Deferred, Effect, Layer, Option, Ref } from "effect"
@@ -12,7 +12,7 @@ const fast = {
 }
 
 const pipeline = (config: Partial<PgPerspectivePipeline.Config> = {}) =>
-  PgPerspectivePipeline.layer({ events: Bank.events, perspectives: Bank.perspectives, options: fast, ...config }).pipe(
+  PgPerspectivePipeline.layer({ events: Bank.events, perspectives: Bank.perspectives, options: fast, ...config }).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported),
     Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "bank-test" })),
     Layer.provideMerge(PgTestDatabase.layer({ schema: "bank", maxConnections: 12 })),
     Layer.orDie

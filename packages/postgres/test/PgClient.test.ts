@@ -35,3 +35,19 @@ describe("PgClient.layerConfig", () => {
       expect(hostile).toMatchObject({ _tag: "PostgresConfigError", option: "schema" })
     }))
 })
+
+describe("PgClient.decodeOptions", () => {
+  it.effect("refuses a missing or malformed URL and bad pool options before any connection, naming the option", () =>
+    Effect.gen(function*() {
+      const refused = (options: Omit<Partial<PgClient.Options>, "url"> & { readonly url: unknown }) =>
+        Effect.flip(Effect.scoped(PgClient.make(options as unknown as PgClient.Options)))
+      expect(yield* refused({ url: undefined })).toMatchObject({ _tag: "PostgresConfigError", option: "url" })
+      expect(yield* refused({ url: "not a url" })).toMatchObject({ option: "url", message: expect.stringMatching(/not a URL/) })
+      expect(yield* refused({ url: "postgres://u@h" })).toMatchObject({ option: "url", message: expect.stringMatching(/no database/) })
+      expect(yield* refused({ url: "postgres://u@h/db", maxConnections: 0 })).toMatchObject({ option: "maxConnections" })
+      expect(yield* refused({ url: "postgres://u@h/db", connectTimeout: "-1 seconds" })).toMatchObject({ option: "connectTimeout" })
+      expect(yield* refused({ url: "postgres://u@h/db", applicationName: "caf\u00e9" })).toMatchObject({ option: "applicationName" })
+      const decoded = yield* PgClient.decodeOptions({ url: "postgres://u@h/db" })
+      expect(decoded).toMatchObject({ maxConnections: 10, applicationName: "whizbang", schema: "whizbang" })
+    }))
+})

@@ -18,7 +18,7 @@
  * ready, `"background"` in a fiber, or `"off"`) and rewinds them without waiting for the debounce.
  *
  * **When to use**: provide it to the worker — `layerPipeline` composes it with `PgPerspectivePipeline`, or
- * provide `layer` to `PerspectiveWorker.layer` yourself. Without it flagged pairs wait, unapplied.
+ * provide `layer` to `PerspectiveWorker.layer` yourself (the worker requires a rewinder).
  *
  * @since 0.1.0
  */
@@ -257,7 +257,7 @@ export const layerPipeline = (
 ): Layer.Layer<
   Layer.Success<Pipeline> | PgPerspectiveRewinder | PerspectiveRewinder.PerspectiveRewinder | PerspectiveStreamLocker,
   Layer.Error<Pipeline> | Layer.Error<ReturnType<typeof layer>> | InvalidStreamLockOptions,
-  Exclude<Layer.Services<Pipeline>, PerspectiveStreamLocker> | PgClient.PgClient | InstanceProvider.InstanceProvider
+  Exclude<Layer.Services<Pipeline>, PerspectiveStreamLocker | PerspectiveRewinder.PerspectiveRewinder> | PgClient.PgClient | InstanceProvider.InstanceProvider
 > => {
   const rewinder = layer({
     events: config.events,

@@ -1,7 +1,10 @@
 /**
  * Everything in one layer — the analogue of the original's `AddWhizbang()`: the Postgres client of the service
- * schema, migrations (schema-ready gate), the instance identity, the event store, the perspective pipeline and
- * worker, and stream locks.
+ * schema, migrations (schema-ready gate), the instance identity, the event store (its appends tracked for
+ * read-your-writes), the perspective pipeline and worker with the rewinder (late arrivals), stream locks,
+ * read-your-writes awaiters, and the health check and watchdog.
+ *
+ * Every option is validated before anything connects: a refused start leaves the database untouched.
  *
  * ```ts
  * const app = Whizbang.layer({
@@ -21,18 +24,30 @@
  */
 import {
   EventId,
+  type DefinitionErrors,
   type EventStore,
   InstanceProvider,
   type LifecycleStore,
   type NotificationListener,
+  type PerspectiveRewinder,
   type PerspectiveStore,
   type PerspectiveWorker,
-  type WorkCoordinator
+  type WorkCoordinator,
+  type WorkerOptions
 } from "@whizbang/core"
-import { PgClient, PgPerspectivePipeline, type PostgresError, SchemaReady } from "@whizbang/postgres"
+import {
+  PgClient,
+  PgHealth,
+  type PgInstanceRegistry,
+  PgPerspectivePipeline,
+  PgWatchdog,
+  type PostgresError,
+  SchemaReady
+} from "@whizbang/postgres"
 import {
   type PerspectiveStreamLocker,
   type PerspectiveStreamLockOptions,
+  PgPerspectiveRewinder,
   PgPerspectiveStreamLocker,
   type StreamLockError
 } from "@whizbang/stream-locker"
@@ -40,11 +55,15 @@ import {
   EventCompletionAwaiter,
   PerspectiveSyncAwaiter,
   PgSyncInquiry,
+  type SyncError,
   SyncEventTracker,
+  TrackedEventStore,
+  TrackedEventTypeRegistry,
   WorkerSignals
 } from "@whizbang/sync"
-import { Effect, Layer, type Redacted } from "effect"
+import { type Duration, Effect, Layer, type Redacted } from "effect"
 import * as Os from "node:os"
+import { applicationName, validate as validateConfig } from "./internal/validateConfig.js"
 
 /**
  * Configuration of a Whizbang service.
@@ -53,16 +72,38 @@ import * as Os from "node:os"
  * @since 0.1.0
  */
 export interface Config extends PgPerspectivePipeline.Config {
-  readonly databaseUrl: string | Redacted.Redacted<string>
+  /**
+   * `postgres://user@host:port/database`; host and database must be in the URL (no fallback to `PGHOST` /
+   * `PGDATABASE`). Missing (an unset environment variable) or malformed: the start fails with a
+   * `PostgresConfigError` whose `option` is `databaseUrl`.
+   */
+  readonly databaseUrl: string | Redacted.Redacted<string> | undefined
   /** The service's Postgres schema; default `whizbang`. */
   readonly schema?: string
   /** Name shown in `wh_service_instances` and logs; default `whizbang`. */
   readonly serviceName?: string
+  /** Shown in `pg_stat_activity.application_name`; default the service name. */
+  readonly applicationName?: string
   /** This process's instance id (a UUID); default: a new one per process. */
   readonly instanceId?: string
-  /** Pool size; default 10. */
+  /**
+   * Pool size for statements, an integer >= 1; default 10. The two LISTEN connections (worker wake-ups,
+   * read-your-writes) are opened outside the pool.
+   */
   readonly maxConnections?: number
   readonly streamLocks?: PerspectiveStreamLockOptions.Input
+  /** Rewinds after late arrivals (debounce, start-up scan); snapshot options come from `snapshots`. */
+  readonly rewind?: Omit<PgPerspectiveRewinder.Options, "snapshots">
+  readonly rewindHooks?: PgPerspectiveRewinder.Hooks
+  /** Options of `PgHealth` (the health check service). */
+  readonly health?: PgHealth.Options
+  /** Options of `PgWatchdog`; it diagnoses every `interval` (default 30 s; `null`: only on demand). */
+  readonly watchdog?: PgWatchdog.Options & { readonly interval?: Duration.Input | null | undefined }
+  /**
+   * Extra event type -> perspective names to track for read-your-writes (codegen's `trackedEventTypes`);
+   * the registered perspectives' own types are always tracked.
+   */
+  readonly trackedEventTypes?: TrackedEventTypeRegistry.Mappings
 }
 
 /**
@@ -82,12 +123,28 @@ export type WriteServices =
   | LifecycleStore.LifecycleStore
   | PerspectiveStreamLocker.PerspectiveStreamLocker
   | SyncEventTracker.SyncEventTracker
+  | TrackedEventTypeRegistry.TrackedEventTypeRegistry
   | PgSyncInquiry.PgSyncInquiry
   | PerspectiveSyncAwaiter.PerspectiveSyncAwaiter
   | EventCompletionAwaiter.EventCompletionAwaiter
+  | PgHealth.PgHealth
+  | PgWatchdog.PgWatchdog
 
 /**
- * Every start-up error: configuration, migration, wiring, duplicate instance.
+ * What {@link layer} provides: the write side, the worker, its rewinder and the instance registry.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Services =
+  | WriteServices
+  | PerspectiveWorker.PerspectiveWorker
+  | PerspectiveRewinder.PerspectiveRewinder
+  | PgPerspectiveRewinder.PgPerspectiveRewinder
+  | PgInstanceRegistry.PgInstanceRegistry
+
+/**
+ * Every start-up error: configuration (refused before anything connects), migration, wiring, duplicate instance.
  *
  * @category errors
  * @since 0.1.0
@@ -98,6 +155,24 @@ export type Errors =
   | PostgresError.MigrationError
   | PostgresError.PostgresConfigError
   | StreamLockError.InvalidStreamLockOptions
+  | StreamLockError.InvalidRebuildOptions
+  | SyncError.TrackedEventTypeRegistryError
+  | WorkerOptions.InvalidWorkerOptions
+  | PerspectiveWorker.WorkerConfigurationError
+  | DefinitionErrors.InvalidPerspectiveName
+  | DefinitionErrors.DuplicatePerspectiveName
+
+/**
+ * Checks every option of every layer `layer` composes, without connecting; `layer`, `layerWithoutWorker` and
+ * `layerInfrastructure` run it first, so a refused start has not migrated anything.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const validate = (config: Config): Effect.Effect<void, Errors> => Effect.asVoid(validateConfig(config))
+
+const validated = <A, E, R>(config: Config, build: () => Layer.Layer<A, E, R>): Layer.Layer<A, E | Errors, R> =>
+  Layer.unwrap(Effect.as(validate(config), Layer.suspend(build)))
 
 const identity = (config: Config) =>
   InstanceProvider.layer({
@@ -115,17 +190,22 @@ const identity = (config: Config) =>
  */
 export const layerInfrastructure = (
   config: Config
-): Layer.Layer<
-  SchemaReady.SchemaReady | InstanceProvider.InstanceProvider | PgClient.PgClient,
-  PostgresError.PostgresError | PostgresError.MigrationError | PostgresError.PostgresConfigError
-> =>
-  Layer.mergeAll(SchemaReady.layer, identity(config)).pipe(
-    Layer.provideMerge(PgClient.layer({ url: config.databaseUrl, schema: config.schema, maxConnections: config.maxConnections }))
-  )
+): Layer.Layer<SchemaReady.SchemaReady | InstanceProvider.InstanceProvider | PgClient.PgClient, Errors> =>
+  validated(config, () =>
+    Layer.mergeAll(SchemaReady.layer, identity(config)).pipe(
+      Layer.provideMerge(PgClient.layer({
+        // validate() refused a missing URL already
+        url: config.databaseUrl as string | Redacted.Redacted<string>,
+        schema: config.schema,
+        maxConnections: config.maxConnections,
+        applicationName: applicationName(config)
+      }))
+    ))
 
 /**
- * Read-your-writes: the process tracker, the database inquiry (woken by NOTIFY, so waits resolve across
- * instances) and the awaiters.
+ * Read-your-writes: the process tracker, the tracked-type registry (every type a registered perspective handles,
+ * plus `trackedEventTypes`), the database inquiry (woken by NOTIFY, so waits resolve across instances) and the
+ * awaiters.
  *
  * @category layers
  * @since 0.1.0
@@ -133,31 +213,71 @@ export const layerInfrastructure = (
 export const layerSync = (config: Config) =>
   Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(
     Layer.provideMerge(PgSyncInquiry.layer({ perspectives: config.perspectives })),
-    Layer.provideMerge(SyncEventTracker.layer)
+    Layer.provideMerge(Layer.merge(SyncEventTracker.layer, trackedTypes(config)))
+  )
+
+const trackedTypes = (config: Config) =>
+  Layer.effect(
+    TrackedEventTypeRegistry.TrackedEventTypeRegistry,
+    Effect.gen(function*() {
+      const registry = yield* TrackedEventTypeRegistry.make(config.trackedEventTypes)
+      for (const p of config.perspectives) for (const type of p.eventTypes) yield* registry.register(type, p.name)
+      return registry
+    })
   )
 
 /**
- * A write-side process: infrastructure, event store and stores, stream locks, sync — no worker.
+ * The health check (`PgHealth`) and the watchdog (`PgWatchdog`, diagnosing in the background unless
+ * `watchdog.interval` is `null`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerOperations = (config: Config): Layer.Layer<PgHealth.PgHealth | PgWatchdog.PgWatchdog, never, PgClient.PgClient> =>
+  Layer.merge(
+    PgHealth.layer({ ...config.health, ...(config.watchdog ? { watchdog: config.watchdog } : {}) }),
+    PgWatchdog.layer(config.watchdog)
+  )
+
+/**
+ * A write-side process: infrastructure, the tracked event store and stores, stream locks, sync, health and
+ * watchdog — no worker (it runs in other processes).
  *
  * @category layers
  * @since 0.1.0
  */
 export const layerWithoutWorker = (config: Config): Layer.Layer<WriteServices, Errors> =>
-  Layer.mergeAll(PgPerspectivePipeline.layerPorts(config), PgPerspectiveStreamLocker.layer(config.streamLocks), layerSync(config)).pipe(
-    Layer.provideMerge(layerInfrastructure(config))
-  )
+  validated(config, () =>
+    TrackedEventStore.layer.pipe(
+      Layer.provideMerge(
+        Layer.mergeAll(PgPerspectivePipeline.layerPorts(config), PgPerspectiveStreamLocker.layer(config.streamLocks), layerOperations(config))
+      ),
+      Layer.provideMerge(layerSync(config)),
+      Layer.provideMerge(layerInfrastructure(config))
+    ))
 
 /**
- * The whole service: infrastructure, event store, perspective worker (signalling the sync tracker after every
- * commit), stream locks and sync.
+ * The whole service: infrastructure, the tracked event store, the perspective worker (signalling the sync
+ * tracker after every commit) with its rewinder and stream locks, sync, health and watchdog.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layer = (config: Config): Layer.Layer<WriteServices | PerspectiveWorker.PerspectiveWorker, Errors> => {
-  const pipeline = Layer.unwrap(Effect.map(WorkerSignals.hooks(config.hooks), (hooks) => PgPerspectivePipeline.layer({ ...config, hooks })))
-  return Layer.mergeAll(pipeline, PgPerspectiveStreamLocker.layer(config.streamLocks)).pipe(
-    Layer.provideMerge(layerSync(config)),
-    Layer.provideMerge(layerInfrastructure(config))
-  )
-}
+export const layer = (config: Config): Layer.Layer<Services, Errors> =>
+  validated(config, () => {
+    const pipeline = Layer.unwrap(
+      Effect.map(WorkerSignals.hooks(config.hooks), (hooks) =>
+        PgPerspectiveRewinder.layerPipeline({
+          ...config,
+          hooks,
+          ...(config.rewind ? { rewind: config.rewind } : {}),
+          ...(config.rewindHooks ? { rewindHooks: config.rewindHooks } : {}),
+          ...(config.streamLocks ? { lock: config.streamLocks } : {})
+        }))
+    )
+    return TrackedEventStore.layer.pipe(
+      Layer.provideMerge(Layer.merge(pipeline, layerOperations(config))),
+      Layer.provideMerge(layerSync(config)),
+      Layer.provideMerge(layerInfrastructure(config))
+    )
+  })

@@ -15,12 +15,44 @@ export * as Whizbang from "./Whizbang.js"
  */
 export {
   AppendRequest, DefinitionErrors, Envelope, EventDefinition, EventId, EventRegistry, EventStore, EventStoreError,
-  InstanceProvider, LifecycleStage, MemoryPipeline, Perspective, PerspectiveRegistry, PerspectiveStore, PerspectiveWorker,
+  InstanceProvider, LifecycleStage, MemoryPipeline, Perspective, PerspectiveRegistry, PerspectiveRewinder, PerspectiveStore, PerspectiveWorker,
   Receptor, SecurityContext, WorkerOptions
 } from "@whizbang/core"
 /** @since 0.1.0 */
-export { PgClient, PgEventStore, PgMigrator, PgPerspectivePipeline, PgPerspectiveStore, SchemaReady } from "@whizbang/postgres"
+export {
+  PgClient,
+  PgEventStore,
+  PgHealth,
+  PgMigrator,
+  PgPerspectivePipeline,
+  PgPerspectiveStore,
+  PgStatus,
+  PgWatchdog,
+  PostgresError,
+  SchemaReady
+} from "@whizbang/postgres"
 /** @since 0.1.0 */
-export { PerspectiveStreamLocker, PerspectiveStreamLockOptions, WithStreamLock } from "@whizbang/stream-locker"
+export {
+  PerspectiveBootstrap,
+  PerspectivePurge,
+  PerspectiveStreamLocker,
+  PerspectiveStreamLockOptions,
+  PgPerspectiveRewinder,
+  StreamLockError,
+  WithStreamLock
+} from "@whizbang/stream-locker"
 /** @since 0.1.0 */
-export { Dispatcher, EventCompletionAwaiter, PerspectiveSyncAwaiter, SyncAwareLens, SyncContext, SyncFilter, SyncResult } from "@whizbang/sync"
+export {
+  Dispatcher,
+  EventCompletionAwaiter,
+  PerspectiveSyncAwaiter,
+  SyncAwareLens,
+  SyncContext,
+  SyncError,
+  SyncEventTracker,
+  SyncFilter,
+  SyncResult,
+  TrackedEventStore,
+  TrackedEventTypeRegistry,
+  WorkerSignals
+} from "@whizbang/sync"

@@ -16,7 +16,7 @@ import type { Envelope, EventMetadata, EventScope } from "../Envelope.js"
 import type * as EventRegistry from "../EventRegistry.js"
 import * as InstantCompletionStrategy from "../InstantCompletionStrategy.js"
 import type * as PerspectiveRegistry from "../PerspectiveRegistry.js"
-import * as PerspectiveRewinder from "../PerspectiveRewinder.js"
+import type * as PerspectiveRewinder from "../PerspectiveRewinder.js"
 import { PerspectiveStatus } from "../PerspectiveStatus.js"
 import type * as PerspectiveStore from "../PerspectiveStore.js"
 import type * as ProcessedEventCache from "../ProcessedEventCache.js"
@@ -32,6 +32,8 @@ export interface CycleDeps {
   readonly cache: ProcessedEventCache.ProcessedEventCache
   readonly options: WorkerOptions.WorkerOptions
   readonly strategy: "batched" | "instant"
+  /** Required: without it a flagged pair would wait forever, unapplied. */
+  readonly rewinder: PerspectiveRewinder.Shape
 }
 
 export interface ProcessedGroup {
@@ -104,14 +106,13 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
   })
 
 /**
- * The rewind path: flagged pairs go to the rewinder in context (none: they wait, unapplied). The replayed events'
- * dedup entries are dropped so a later re-delivery is judged against the rebuilt model, never skipped.
+ * The rewind path: flagged pairs go to the worker's rewinder (a required service, so no composition can leave
+ * them waiting unnoticed). The replayed events' dedup entries are dropped so a later re-delivery is judged
+ * against the rebuilt model, never skipped.
  */
 const rewind = (deps: CycleDeps, targets: ReadonlyArray<PerspectiveRewinder.Target>) =>
   Effect.gen(function* () {
-    const rewinder = yield* Effect.serviceOption(PerspectiveRewinder.PerspectiveRewinder)
-    if (rewinder._tag === "None") return
-    const results = yield* rewinder.value.rewindFlagged(targets)
+    const results = yield* deps.rewinder.rewindFlagged(targets)
     for (const r of results) {
       if (r.outcome === "rewound") yield* deps.cache.removeRange(r.replayedEventIds.map((eventId) => dedupKey({ perspectiveName: r.perspectiveName, eventId })))
     }

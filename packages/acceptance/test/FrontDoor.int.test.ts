@@ -1,0 +1,34 @@
+// The front door under ordinary concurrency: several writers on the same streams, two worker processes, every
+// read model checked against the fold computed by SQL from `wh_events` alone. Composed only from `whizbang`,
+// as the README composes it (the database comes from @whizbang/testing).
+import { describe, expect, it } from "@effect/vitest"
+import { TestDatabase } from "@whizbang/testing"
+import { Effect } from "effect"
+import * as Workers from "./support/workers.js"
+import * as Writer from "./support/writer.js"
+
+describe("the front door", () => {
+  it.live("(a) 10 concurrent appenders, 200 overlapping streams, 20,000 events, 2 worker processes: every fold exact, nothing left", () =>
+    Effect.gen(function* () {
+      const { url } = yield* TestDatabase.TestDatabase
+      const schema = "front_a"
+      const started = Date.now()
+      const result = yield* Effect.gen(function* () {
+        const workers = [yield* Workers.start({ url, schema }), yield* Workers.start({ url, schema })]
+        const appended = yield* Writer.appendConcurrently({ streamIds: Writer.streams(200), appenders: 10, perAppender: 2_000, batch: 20 })
+        const appendedAt = Date.now()
+        const reports = yield* Workers.settle(workers, Effect.map(Writer.counts, (c) => c.work))
+        return { appended, appendedAt, reports, counts: yield* Writer.counts, balance: yield* Writer.mismatches("balance"), activity: yield* Writer.mismatches("activity") }
+      }).pipe(Effect.provide(Writer.layer(url, schema)))
+      const rewinds = result.reports.reduce((n, r) => n + r.rewinds.rewound, 0)
+      console.log(
+        `front door (a): ${result.appended} events, 200 streams, appended in ${result.appendedAt - started} ms, settled after ${Date.now() - started} ms; ` +
+          `mismatches balance ${result.balance}, activity ${result.activity}; rewinds ${rewinds}; ` +
+          `applied per worker ${result.reports.map((r) => r.stats.eventsApplied).join(" / ")}`
+      )
+      expect(result.counts).toEqual({ events: 20_000, work: 0, dead_letters: 0 })
+      expect(result.balance).toBe(0)
+      expect(result.activity).toBe(0)
+      expect(result.reports.every((r) => r.idle)).toBe(true)
+    }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped))
+})

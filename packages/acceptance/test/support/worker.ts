@@ -1,0 +1,55 @@
+// A worker process of the acceptance suite: `Whizbang.layer` as the README composes it, started by the tests
+// with `--import tsx`. Environment: DATABASE_URL, ACCEPTANCE_SCHEMA, ACCEPTANCE_PERSPECTIVES (comma-separated
+// names this instance runs; default all), ACCEPTANCE_OPTIONS (JSON worker options over the suite's; its
+// `failureBackoff` goes to the coordinator). Prints "ready" once the worker polls; then answers each "idle" line on
+// stdin, after the worker's `awaitIdle`, with one JSON line. Stops gracefully (deregisters) when stdin ends.
+import { createInterface } from "node:readline"
+import { Cause, Effect, Fiber, Layer } from "effect"
+import { PerspectiveWorker, PgPerspectiveRewinder, Whizbang } from "whizbang"
+import * as Domain from "./domain.js"
+
+const only = process.env.ACCEPTANCE_PERSPECTIVES?.split(",")
+const { failureBackoff, ...overrides } = JSON.parse(process.env.ACCEPTANCE_OPTIONS ?? "{}") as {
+  readonly failureBackoff?: { readonly initialMilliseconds: number; readonly multiplier: number; readonly maxMilliseconds: number }
+  readonly [option: string]: unknown
+}
+
+const app = Layer.unwrap(Effect.gen(function* () {
+  const { events, perspectives } = yield* Domain.definitions
+  return Whizbang.layer({
+    databaseUrl: process.env.DATABASE_URL,
+    schema: process.env.ACCEPTANCE_SCHEMA ?? "whizbang",
+    serviceName: "acceptance-worker",
+    events,
+    perspectives: perspectives.filter((p) => only === undefined || only.includes(p.name)),
+    options: { ...Domain.options, ...overrides },
+    ...(failureBackoff ? { failureBackoff } : {}),
+    rewind: Domain.rewind,
+    watchdog: { interval: null }
+  })
+}))
+
+const main = Effect.gen(function* () {
+  const worker = yield* PerspectiveWorker.PerspectiveWorker
+  const rewinder = yield* PgPerspectiveRewinder.PgPerspectiveRewinder
+  const answer = Effect.gen(function* () {
+    yield* worker.awaitIdle
+    const line = { type: "idle", idle: yield* worker.isIdle, stats: yield* worker.stats, rewinds: yield* rewinder.stats }
+    process.stdout.write(`${JSON.stringify(line)}\n`)
+  })
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    if (line === "idle") Effect.runFork(answer)
+  })
+  yield* worker.awaitPolls(1)
+  process.stdout.write("ready\n")
+  return yield* Effect.never
+}).pipe(Effect.provide(app), Effect.scoped)
+
+const fiber = Effect.runFork(main)
+process.stdin.on("end", () => void Effect.runPromise(Fiber.interrupt(fiber)).then(() => process.exit(0)))
+fiber.addObserver((exit) => {
+  if (exit._tag === "Failure" && !Cause.hasInterruptsOnly(exit.cause)) {
+    process.stderr.write(`acceptance worker failed: ${Cause.pretty(exit.cause)}\n`)
+    process.exit(1)
+  }
+})

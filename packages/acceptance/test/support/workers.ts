@@ -1,0 +1,116 @@
+// Starts worker processes (see worker.ts) for a test and talks to them; they stop with the test's scope.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { Deferred, Effect, type Scope } from "effect"
+
+const entry = fileURLToPath(new URL("./worker.ts", import.meta.url))
+const root = fileURLToPath(new URL("../../../..", import.meta.url))
+
+/** What a worker answers once idle. */
+export interface IdleReport {
+  readonly idle: boolean
+  readonly stats: { readonly polls: number; readonly eventsApplied: number; readonly failures: number; readonly deduped: number }
+  readonly rewinds: { readonly rewound: number; readonly failed: number; readonly locked: number; readonly replayedEvents: number }
+}
+
+export interface Worker {
+  /** Resolves after the worker's `awaitIdle`, with its state then. */
+  readonly awaitIdle: Effect.Effect<IdleReport, Error>
+  /** Resolves once the worker blocks in the apply of the event tagged "hold" (see `holdDir`). */
+  readonly held: Effect.Effect<void, Error>
+}
+
+export interface Options {
+  readonly url: string
+  readonly schema: string
+  readonly perspectives?: ReadonlyArray<string>
+  /** A directory: the worker blocks applying the event tagged "hold" until the file `release` appears in it. */
+  readonly holdDir?: string
+  /** Worker options over the suite's fast defaults (e.g. fewer attempts before a dead letter). */
+  readonly options?: Record<string, unknown>
+}
+
+export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scope> =>
+  Effect.gen(function* () {
+    const ready = yield* Deferred.make<void, Error>()
+    const held = yield* Deferred.make<void, Error>()
+    const waiting: Array<Deferred.Deferred<IdleReport, Error>> = []
+    const child: ChildProcessWithoutNullStreams = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, ["--import", "tsx", entry], {
+          cwd: root,
+          env: {
+            ...process.env,
+            // The workspace packages from source, as the tests import them (vitest aliases).
+            TSX_TSCONFIG_PATH: `${root}/tsconfig.tests.json`,
+            DATABASE_URL: options.url,
+            ACCEPTANCE_SCHEMA: options.schema,
+            ...(options.perspectives ? { ACCEPTANCE_PERSPECTIVES: options.perspectives.join(",") } : {}),
+            ...(options.holdDir ? { ACCEPTANCE_HOLD_DIR: options.holdDir } : {}),
+            ...(options.options ? { ACCEPTANCE_OPTIONS: JSON.stringify(options.options) } : {})
+          },
+          stdio: ["pipe", "pipe", "pipe"]
+        })),
+      (child) =>
+        Effect.callback<void>((resume) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+          const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+          child.once("exit", () => {
+            clearTimeout(timer)
+            resume(Effect.void)
+          })
+          child.stdin.end()
+        })
+    )
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000)
+    })
+    let buffered = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString()
+      const lines = buffered.split("\n")
+      buffered = lines.pop()!
+      for (const line of lines) {
+        if (line === "ready") Deferred.doneUnsafe(ready, Effect.void)
+        else if (line === "held") Deferred.doneUnsafe(held, Effect.void)
+        else if (line.startsWith("{")) {
+          const next = waiting.shift()
+          if (next !== undefined) Deferred.doneUnsafe(next, Effect.succeed(JSON.parse(line) as IdleReport))
+        }
+      }
+    })
+    child.on("exit", (code) => {
+      const error = new Error(`worker exited with ${code}: ${stderr}`)
+      Deferred.doneUnsafe(ready, Effect.fail(error))
+      Deferred.doneUnsafe(held, Effect.fail(error))
+      for (const next of waiting.splice(0)) Deferred.doneUnsafe(next, Effect.fail(error))
+    })
+    yield* Deferred.await(ready)
+    return {
+      held: Deferred.await(held),
+      awaitIdle: Effect.gen(function* () {
+        const answer = yield* Deferred.make<IdleReport, Error>()
+        waiting.push(answer)
+        child.stdin.write("idle\n")
+        return yield* Deferred.await(answer)
+      })
+    }
+  })
+
+/**
+ * Waits until every worker is idle and no work row is left, asking again while work remains (a rewind debounce
+ * can end an idle period with work still to do). Fails after `rounds` rounds.
+ */
+export const settle = <E, R>(
+  workers: ReadonlyArray<Worker>,
+  remaining: Effect.Effect<number, E, R>,
+  rounds = 20
+): Effect.Effect<ReadonlyArray<IdleReport>, E | Error, R> =>
+  Effect.gen(function* () {
+    for (let round = 0; round < rounds; round++) {
+      const reports = yield* Effect.forEach(workers, (w) => w.awaitIdle)
+      if ((yield* remaining) === 0 && reports.every((r) => r.idle)) return reports
+    }
+    return yield* Effect.fail(new Error(`work still pending after ${rounds} idle rounds: ${yield* remaining} row(s)`))
+  })

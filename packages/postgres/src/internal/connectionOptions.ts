@@ -1,0 +1,82 @@
+// Validation of the client's options, pure and before any connection: a start refused for a bad option must not
+// have touched the database (migrations run only after the client is built).
+import { Duration, Effect, Option, Redacted } from "effect"
+import * as Identifier from "../Identifier.js"
+import { PostgresConfigError } from "../PostgresError.js"
+
+export interface Decoded {
+  readonly connectionString: string
+  readonly schema: string
+  readonly maxConnections: number
+  readonly connectTimeoutMillis: number
+  readonly idleTimeoutMillis: number
+  readonly applicationName: string
+}
+
+export interface Input {
+  readonly url: unknown
+  readonly schema?: unknown
+  readonly maxConnections?: unknown
+  readonly connectTimeout?: Duration.Input | undefined
+  readonly idleTimeout?: Duration.Input | undefined
+  readonly applicationName?: unknown
+}
+
+/** The option names to report; the umbrella calls the URL `databaseUrl`. */
+export interface Names {
+  readonly url: string
+}
+
+const fail = (option: string, message: string) => Effect.fail(new PostgresConfigError({ option, message: `${option} ${message}` }))
+
+// Without a host or a database in the URL, pg would fill them from PGHOST/PGDATABASE or the OS user: a service
+// could migrate a database nobody named. So both must be in the URL (a socket directory goes in `?host=`).
+const decodeUrl = (option: string, input: unknown): Effect.Effect<string, PostgresConfigError> => {
+  const raw = Redacted.isRedacted(input) ? Redacted.value(input) : input
+  if (raw === undefined || raw === null) return fail(option, "is missing (is the environment variable set?)")
+  if (typeof raw !== "string" || raw.trim() === "") return fail(option, "must be a non-empty postgres:// URL")
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return fail(option, "is not a URL; expected postgres://user@host:port/database")
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    return fail(option, `must use the postgres:// or postgresql:// scheme, got "${url.protocol}"`)
+  }
+  if (url.hostname === "" && !url.searchParams.has("host")) return fail(option, "names no host; expected postgres://user@host:port/database")
+  if (decodeURIComponent(url.pathname.replace(/^\//, "")) === "") return fail(option, "names no database; expected postgres://user@host:port/database")
+  return Effect.succeed(raw)
+}
+
+const decodeDuration = (option: string, input: Duration.Input | undefined, fallback: Duration.Duration) => {
+  if (input === undefined) return Effect.succeed(Duration.toMillis(fallback))
+  const decoded = Duration.fromInput(input)
+  return Option.isSome(decoded) && Duration.isFinite(decoded.value) && Duration.isPositive(decoded.value)
+    ? Effect.succeed(Duration.toMillis(decoded.value))
+    : fail(option, `must be a finite, positive duration, got ${String(input)}`)
+}
+
+// Postgres truncates application_name to 63 bytes and replaces non-ASCII characters with "?".
+const decodeApplicationName = (input: unknown): Effect.Effect<string, PostgresConfigError> => {
+  if (input === undefined) return Effect.succeed("whizbang")
+  if (typeof input !== "string" || !/^[\x20-\x7e]{1,63}$/.test(input)) {
+    return fail("applicationName", `must be 1 to 63 printable ASCII characters, got ${JSON.stringify(input)}`)
+  }
+  return Effect.succeed(input)
+}
+
+export const decode = (input: Input, names: Names = { url: "url" }): Effect.Effect<Decoded, PostgresConfigError> =>
+  Effect.gen(function*() {
+    const connectionString = yield* decodeUrl(names.url, input.url)
+    const schema = yield* Identifier.validateSchema(input.schema ?? "whizbang", "schema")
+    const max = input.maxConnections ?? 10
+    // LISTEN connections are opened outside the pool (see PgListener), so one pooled connection can serve everything.
+    if (typeof max !== "number" || !Number.isSafeInteger(max) || max < 1) {
+      return yield* fail("maxConnections", `must be an integer >= 1, got ${String(max)}`)
+    }
+    const connectTimeoutMillis = yield* decodeDuration("connectTimeout", input.connectTimeout, Duration.seconds(10))
+    const idleTimeoutMillis = yield* decodeDuration("idleTimeout", input.idleTimeout, Duration.seconds(30))
+    const applicationName = yield* decodeApplicationName(input.applicationName)
+    return { connectionString, schema, maxConnections: max, connectTimeoutMillis, idleTimeoutMillis, applicationName }
+  })

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Redacted } from "effect"
+import { Whizbang } from "whizbang"
+import * as Fixtures from "./fixtures.js"
+
+const url = "postgres://nobody@127.0.0.1:1/none"
+
+// Validation needs no server: a refused configuration never connects.
+const refused = (config: Partial<Whizbang.Config>) =>
+  Effect.gen(function* () {
+    const { events, perspectives } = yield* Fixtures.definitions
+    return yield* Effect.flip(Whizbang.validate({ databaseUrl: url, events, perspectives, ...config }))
+  })
+
+describe("Whizbang.validate", () => {
+  it.effect("accepts the defaults", () =>
+    Effect.gen(function* () {
+      const { events, perspectives } = yield* Fixtures.definitions
+      yield* Whizbang.validate({ databaseUrl: Redacted.make(url), events, perspectives })
+    }))
+
+  it.effect("a missing or malformed database URL is a PostgresConfigError naming databaseUrl (no libpq fallback)", () =>
+    Effect.gen(function* () {
+      const cases: ReadonlyArray<[unknown, RegExp]> = [
+        [undefined, /databaseUrl is missing/],
+        ["", /non-empty/],
+        ["not a url", /is not a URL/],
+        ["mysql://u@h/db", /postgres:\/\/ or postgresql:\/\//],
+        ["postgres:///db", /names no host/],
+        ["postgres://u@localhost", /names no database/],
+        ["postgres://u@localhost/", /names no database/]
+      ]
+      for (const [databaseUrl, message] of cases) {
+        const error = yield* refused({ databaseUrl: databaseUrl as string })
+        expect(error).toMatchObject({ _tag: "PostgresConfigError", option: "databaseUrl" })
+        expect(error.message).toMatch(message)
+      }
+      // A socket directory in `?host=` names the host.
+      const { events, perspectives } = yield* Fixtures.definitions
+      yield* Whizbang.validate({ databaseUrl: "postgres:///db?host=/var/run/postgresql", events, perspectives })
+    }))
+
+  it.effect("every option of every composed layer is checked, naming the option", () =>
+    Effect.gen(function* () {
+      const cases: ReadonlyArray<[Partial<Whizbang.Config>, string, string]> = [
+        [{ maxConnections: 0 }, "PostgresConfigError", "maxConnections"],
+        [{ maxConnections: 2.5 }, "PostgresConfigError", "maxConnections"],
+        [{ schema: "pg_catalog" }, "PostgresConfigError", "schema"],
+        [{ applicationName: "x".repeat(64) }, "PostgresConfigError", "applicationName"],
+        [{ serviceName: "é".repeat(70) }, "PostgresConfigError", "applicationName"],
+        [{ serviceName: " " }, "PostgresConfigError", "serviceName"],
+        [{ instanceId: "not-a-uuid" }, "PostgresConfigError", "instanceId"],
+        [{ failureBackoff: { initialMilliseconds: -1, multiplier: 2, maxMilliseconds: 10 } }, "PostgresConfigError", "failureBackoff.initialMilliseconds"],
+        [{ failureBackoff: { initialMilliseconds: 10, multiplier: Number.NaN, maxMilliseconds: 10 } }, "PostgresConfigError", "failureBackoff.multiplier"],
+        [{ failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 5 } }, "PostgresConfigError", "failureBackoff.maxMilliseconds"],
+        [{ affinityGraceMilliseconds: Number.NaN }, "PostgresConfigError", "affinityGraceMilliseconds"],
+        [{ registry: { heartbeatIntervalMilliseconds: 0 } }, "PostgresConfigError", "registry.heartbeatIntervalMilliseconds"],
+        [{ snapshots: { every: 0 } }, "PostgresConfigError", "snapshots.every"],
+        [{ streamLocks: { lockTimeout: "1 second", keepAliveInterval: "1 second" } }, "InvalidStreamLockOptions", "keepAliveInterval"],
+        [{ rewind: { debounceWindow: -5 } }, "InvalidRebuildOptions", "rewind.debounceWindow"],
+        [{ rewind: { startupScan: "sometimes" as never } }, "InvalidRebuildOptions", "rewind.startupScan"],
+        [{ health: { maxFailedCursors: -1 } }, "PostgresConfigError", "health.maxFailedCursors"],
+        [{ watchdog: { interval: "0 millis" } }, "PostgresConfigError", "watchdog.interval"],
+        [{ trackedEventTypes: { Deposited: [""] } }, "TrackedEventTypeRegistryError", ""]
+      ]
+      for (const [config, tag, option] of cases) {
+        const error = yield* refused(config)
+        expect(error._tag, JSON.stringify(config)).toBe(tag)
+        if (option !== "") expect((error as { option?: string }).option, JSON.stringify(config)).toBe(option)
+      }
+      const options = yield* refused({ options: { maxStreamsPerBatch: -1 } })
+      expect(options._tag).toBe("InvalidWorkerOptions")
+      expect(options.message).toMatch(/maxStreamsPerBatch/)
+    }))
+
+  it.effect("wiring problems (a perspective name, an unknown event type) are refused before connecting too", () =>
+    Effect.gen(function* () {
+      const { events, perspectives } = yield* Fixtures.definitions
+      const renamed = { ...perspectives[0]!, name: "Bad-Name" }
+      const error = yield* Effect.flip(Whizbang.validate({ databaseUrl: url, events, perspectives: [renamed] }))
+      expect(error._tag).toBe("InvalidPerspectiveName")
+      const unknown = { ...perspectives[0]!, eventTypes: ["Nope"] }
+      const wiring = yield* Effect.flip(Whizbang.validate({ databaseUrl: url, events, perspectives: [unknown as never] }))
+      expect(wiring._tag).toBe("WorkerConfigurationError")
+    }))
+})
