@@ -95,6 +95,18 @@ describe("PgEventStore: one round trip, ids and late arrivals", () => {
         expect(statements).toHaveLength(1)
       }))
 
+    it.effect("wh_next_event_id in SQL and EventId.successor agree", () =>
+      Effect.gen(function* () {
+        const client = yield* PgClient.PgClient
+        const ids = [
+          "01890000-0000-7000-8000-000000000000", "01890000-0000-7000-bfff-ffffffffffff", "01890000-0000-7fff-bfff-ffffffffffff",
+          "01890000-0000-7abc-9fff-ffffffffffff", "f81d4fae-7dec-41d0-a765-00a0c91e6bf6", "01890000-0000-8fff-ffff-ffffffffffff",
+          ...Array.from({ length: 50 }, () => EventId.unsafeMake())
+        ]
+        const rows = yield* client.query<{ next: string }>("select wh_next_event_id(id)::text as next from unnest($1::uuid[]) with ordinality as t(id, n) order by n", [ids])
+        expect(rows.map((r) => r.next)).toEqual(ids.map(EventId.successor))
+      }))
+
     it.effect("a refused append leaves the caller's transaction usable", () =>
       Effect.gen(function* () {
         const store = yield* EventStore.EventStore
