@@ -2,7 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { EventId, EventRegistry, EventStore, InstanceProvider, WorkCoordinator } from "@whizbang/core"
 import { PgClient, PgEventStore, PgMigrator, PgWorkCoordinator } from "@whizbang/postgres"
 import { EventStoreContract, TestDatabase } from "@whizbang/testing"
-import { Effect, Exit, Layer, Schema } from "effect"
+import { Context, Effect, Exit, Layer, Schema } from "effect"
 
 const pgClient = Layer.unwrap(
   Effect.map(Effect.service(TestDatabase.TestDatabase), ({ url }) => PgClient.layer({ url, schema: "whizbang" }))
@@ -172,6 +172,37 @@ describe("PgEventStore: one round trip, ids and late arrivals", () => {
       }))
   })
 })
+
+describe("PgEventStore in two service schemas of one database", () => {
+  const schemaStore = (schema: string) =>
+    Layer.unwrap(Effect.map(Effect.service(TestDatabase.TestDatabase), ({ url }) => {
+      const client = PgClient.layer({ url, schema }).pipe(Layer.orDie)
+      return Layer.effect(EventStore.EventStore, Effect.flatMap(Effect.orDie(EventStoreContract.registry), (registry) => PgEventStore.make({ registry }))).pipe(
+        Layer.provide(Layer.merge(client, PgMigrator.layer.pipe(Layer.provide(client), Layer.orDie)))
+      )
+    }))
+  const both = Layer.effectContext(Effect.gen(function* () {
+    const a = yield* Layer.build(schemaStore("svc_append_a"))
+    const b = yield* Layer.build(schemaStore("svc_append_b"))
+    return Context.make(StoreA, Context.get(a, EventStore.EventStore)).pipe(Context.add(StoreB, Context.get(b, EventStore.EventStore)))
+  })).pipe(Layer.provide(TestDatabase.layer))
+
+  layer(both)((it) => {
+    it.effect("each schema's append function writes to its own tables under its own lock", () =>
+      Effect.gen(function* () {
+        const a = yield* StoreA
+        const b = yield* StoreB
+        const cartId = EventId.unsafeMake()
+        const add = (sku: string) => EventStoreContract.ItemAdded.make({ cartId, sku, quantity: 1 })
+        yield* Effect.all([a.append(cartId, [add("a1")], { expectedVersion: "noStream" }), b.append(cartId, [add("b1"), add("b2")], { expectedVersion: "noStream" })], { concurrency: 2 })
+        expect((yield* a.readStream(cartId)).map((e) => (e.payload as { sku: string }).sku)).toEqual(["a1"])
+        expect((yield* b.readStream(cartId)).map((e) => (e.payload as { sku: string }).sku)).toEqual(["b1", "b2"])
+      }))
+  })
+})
+
+class StoreA extends Context.Service<StoreA, EventStore.EventStore["Service"]>()("test/StoreA") {}
+class StoreB extends Context.Service<StoreB, EventStore.EventStore["Service"]>()("test/StoreB") {}
 
 describe("EventRegistry", () => {
   layer(Layer.empty)((it) => {
