@@ -191,10 +191,10 @@ export interface Result {
   readonly summary: ReadonlyArray<{ readonly system: System; readonly batch: number; readonly appenders: number; readonly appendsPerSecond: Stats.Spread }>
 }
 
-/** Appends per shape and system: `--append-count N`, else 1,000 (quick) or 5,000 (full). */
+/** Appends per shape and system: `--append-count N`, else 500 (quick) or 5,000 (full). */
 export const appendsOf = (profile: Profile.Profile, args: ReadonlyArray<string>) => {
   const given = Profile.stringArg(args, "append-count")
-  if (given === undefined) return profile.name === "quick" ? 1_000 : 5_000
+  if (given === undefined) return profile.name === "quick" ? 500 : 5_000
   const n = Number(given)
   if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--append-count needs a positive integer, got ${given}`)
   return n
