@@ -165,7 +165,7 @@ export const prepare = (
         return yield* new InvalidStreamId({ streamId, detail: `a ${event.type} event belongs to stream ${JSON.stringify(String(own).slice(0, 100))}` })
       }
       const eventId = event.eventId === undefined ? yield* generate : event.eventId.toLowerCase()
-      if (!EventId.isUuid(eventId)) return yield* Effect.die(new Error(`EventId.Generator made ${JSON.stringify(eventId)}, not a UUID`))
+      if (!EventId.isV7(eventId)) return yield* Effect.die(new Error(`EventId.Generator made ${JSON.stringify(eventId)}, not a UUIDv7`))
       prepared.push({ eventId: eventId.toLowerCase(), supplied: event.eventId !== undefined, eventType: event.type, payload: event.payload, encodedPayload })
     }
     return {
