@@ -43,7 +43,8 @@ export const makeAt = (millis: number): string => v7({ msecs: millis })
 export const fromClock: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, makeAt)
 
 /**
- * Where the event stores take new event ids from. Default: {@link make} (wall clock, monotonic in the process).
+ * Where the event stores take new event ids from (each must be a UUIDv7; anything else is a defect). Default:
+ * {@link make} (wall clock, monotonic in the process).
  * Provide another, e.g. {@link fromClock}, with `Effect.provideService(EventId.Generator, ...)` around `append`.
  *
  * @category services
