@@ -1,5 +1,5 @@
 /**
- * `pnpm --filter @whizbang/bench bench [--profile quick|full] [--only a,b,d] [overrides]`
+ * `pnpm --filter @whizbang/bench bench [--profile quick|full] [--only a,b,d,g] [overrides]`
  *
  * Runs the scenarios against one PostgreSQL (DATABASE_URL, else WHIZBANG_TEST_DATABASE_URL, else an embedded
  * one), each system in a fresh database, prints a table per scenario and writes results/<scenario>-<profile>.json,
@@ -14,6 +14,7 @@ import * as Chart from "./Chart.js"
 import * as PG from "./Postgres.js"
 import * as Profile from "./Profile.js"
 import * as QueryCounter from "./QueryCounter.js"
+import * as Append from "./scenarios/Append.js"
 import * as Latency from "./scenarios/Latency.js"
 import * as Scale from "./scenarios/Scale.js"
 import * as Throughput from "./scenarios/Throughput.js"
@@ -21,7 +22,7 @@ import * as Table from "./Table.js"
 
 const args = process.argv.slice(2)
 const profile = Profile.fromArgs(args)
-const only = new Set((Profile.stringArg(args, "only") ?? "a,b,d").split(",").map((s) => s.trim()))
+const only = new Set((Profile.stringArg(args, "only") ?? "a,b,d,g").split(",").map((s) => s.trim()))
 const resultsDir = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "results")
 mkdirSync(resultsDir, { recursive: true })
 if (args.includes("--count-queries")) QueryCounter.install()
@@ -78,6 +79,8 @@ try {
   latency = await scenario("b", "latency", () => Latency.run(server.url, profile, log), (r) => Latency.table(r, profile),
     (r) => r.runs.every((x) => x.problems.length === 0))
   await scenario("d", "scale", () => Scale.run(server.url, profile, log), (r) => Scale.table(r, profile),
+    (r) => r.runs.every((x) => x.problems.length === 0))
+  await scenario("g", "append", () => Append.run(server.url, profile, Append.appendsOf(profile, args), log), (r) => Append.table(r, profile),
     (r) => r.runs.every((x) => x.problems.length === 0))
   if (args.includes("--count-queries")) console.log(`\n== Round trips by statement (all scenarios)\n${QueryCounter.report()}`)
 

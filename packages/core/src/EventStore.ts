@@ -6,13 +6,12 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Ref } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as AppendRequest from "./AppendRequest.js"
 import type { Envelope } from "./Envelope.js"
-import type { NewEvent } from "./EventDefinition.js"
 import * as EventId from "./EventId.js"
 import { type EventRegistry, type InvalidEventDefinition, validate as validateRegistry } from "./EventRegistry.js"
-import { type AppendError, InvalidRequest, InvalidStreamId, type ReadError, WrongExpectedVersion } from "./EventStoreError.js"
+import { type AppendError, DuplicateEventId, InvalidRequest, InvalidStreamId, type ReadError, WrongExpectedVersion } from "./EventStoreError.js"
 
 /**
  * What an append stored.
@@ -47,8 +46,12 @@ export interface ReadOptions {
  * @since 0.1.0
  */
 export class EventStore extends Context.Service<EventStore, {
-  /** Appends events to one stream in one transaction: all are stored or none. */
-  readonly append: (streamId: string, events: ReadonlyArray<NewEvent>, options?: AppendRequest.AppendOptions) => Effect.Effect<AppendResult, AppendError>
+  /**
+   * Appends events to one stream in one transaction: all are stored or none. The store gives each event an id
+   * above every id of the stream, in version order; an event may bring its own UUIDv7 instead (imports), stored
+   * as is (`DuplicateEventId` when it is already used, `InvalidEventId` when it is not a UUIDv7).
+   */
+  readonly append: (streamId: string, events: ReadonlyArray<AppendRequest.AppendEvent>, options?: AppendRequest.AppendOptions) => Effect.Effect<AppendResult, AppendError>
   /** Reads a stream in version order, payloads decoded. */
   readonly readStream: (streamId: string, options?: ReadOptions) => Effect.Effect<ReadonlyArray<Envelope>, ReadError>
   /** The stream's current version (0 when it has no events). */
@@ -63,7 +66,7 @@ export class EventStore extends Context.Service<EventStore, {
  */
 export const append = (
   streamId: string,
-  events: ReadonlyArray<NewEvent>,
+  events: ReadonlyArray<AppendRequest.AppendEvent>,
   options?: AppendRequest.AppendOptions
 ): Effect.Effect<AppendResult, AppendError, EventStore> => Effect.flatMap(EventStore, (store) => store.append(streamId, events, options))
 
@@ -90,42 +93,49 @@ export const checkRead = (streamId: string, options: ReadOptions = {}): Effect.E
  * @since 0.1.0
  */
 export const makeMemory = (registry: EventRegistry): Effect.Effect<EventStore["Service"], InvalidEventDefinition> =>
-  Effect.gen(function* () {
-    yield* validateRegistry(registry)
-    const streams = yield* Ref.make(new Map<string, ReadonlyArray<Envelope>>())
+  Effect.map(validateRegistry(registry), () => {
+    interface Stream {
+      readonly events: Array<Envelope>
+      highest: string | undefined
+    }
+    const streams = new Map<string, Stream>()
+    const stored = new Set<string>()
+    // Everything from the version check to the write runs synchronously, so it is atomic like the Postgres
+    // store's stream lock: ids are assigned against the stream as it is when the events are written.
+    const write = (prepared: AppendRequest.PreparedAppend): Effect.Effect<AppendResult, WrongExpectedVersion | DuplicateEventId> =>
+      Effect.suspend((): Effect.Effect<AppendResult, WrongExpectedVersion | DuplicateEventId> => {
+        const { streamId } = prepared
+        const stream = streams.get(streamId) ?? { events: [], highest: undefined }
+        const actual = stream.events.length
+        if (!AppendRequest.versionMatches(prepared.expectedVersion, actual)) {
+          const expected = prepared.expectedVersion === "noStream" ? "noStream" : (prepared.expectedVersion as number)
+          return Effect.fail(new WrongExpectedVersion({ streamId, expected, actual }))
+        }
+        const taken = prepared.events.filter((e) => e.supplied && stored.has(e.eventId)).map((e) => e.eventId)
+        if (taken.length > 0) return Effect.fail(new DuplicateEventId({ eventIds: taken }))
+        const ids = AppendRequest.assignIds(prepared, stream.highest)
+        const envelopes = AppendRequest.envelopes(prepared, ids, actual)
+        for (const [i, envelope] of envelopes.entries()) {
+          stream.events.push({ ...envelope, payload: prepared.events[i]!.encodedPayload })
+          stored.add(envelope.eventId)
+          if (stream.highest === undefined || envelope.eventId > stream.highest) stream.highest = envelope.eventId
+        }
+        streams.set(streamId, stream)
+        return Effect.succeed({ streamId, nextExpectedVersion: actual + envelopes.length, events: envelopes })
+      })
     return EventStore.of({
       append: (streamId, events, options) =>
-        Effect.gen(function* () {
-          const prepared = yield* AppendRequest.prepare(registry, streamId, events, options)
-          return yield* Ref.modify(streams, (current): [Effect.Effect<AppendResult, WrongExpectedVersion>, Map<string, ReadonlyArray<Envelope>>] => {
-            const existing = current.get(streamId) ?? []
-            if (!AppendRequest.versionMatches(prepared.expectedVersion, existing.length)) {
-              const expected = prepared.expectedVersion === "noStream" ? "noStream" : (prepared.expectedVersion as number)
-              return [Effect.fail(new WrongExpectedVersion({ streamId, expected, actual: existing.length })), current]
-            }
-            const stored = prepared.events.map((event, index): Envelope => ({
-              eventId: event.eventId,
-              streamId,
-              streamVersion: existing.length + index + 1,
-              eventType: event.eventType,
-              payload: event.encodedPayload,
-              metadata: event.metadata,
-              scope: event.scope
-            }))
-            const next = new Map(current).set(streamId, [...existing, ...stored])
-            return [Effect.succeed({ streamId, nextExpectedVersion: existing.length + stored.length, events: stored.map((e, i) => ({ ...e, payload: prepared.events[i]!.payload })) }), next]
-          }).pipe(Effect.flatten)
-        }),
+        AppendRequest.prepare(registry, streamId, events, options).pipe(Effect.flatMap(write)),
       readStream: (streamId, options) =>
         Effect.gen(function* () {
           const { afterVersion, limit } = yield* checkRead(streamId, options)
-          const all = (yield* Ref.get(streams)).get(streamId) ?? []
+          const all = streams.get(streamId)?.events ?? []
           const slice = all.filter((e) => e.streamVersion > afterVersion).slice(0, limit)
           return yield* Effect.forEach(slice, (e) => registry.decode(e.eventType, e.payload, e.eventId).pipe(Effect.map((payload) => ({ ...e, payload }))))
         }),
       streamVersion: (streamId) =>
         EventId.isUuid(streamId)
-          ? Ref.get(streams).pipe(Effect.map((s) => s.get(streamId)?.length ?? 0))
+          ? Effect.sync(() => streams.get(streamId)?.events.length ?? 0)
           : Effect.fail(new InvalidStreamId({ streamId, detail: "stream ids are UUIDs" }))
     })
   })

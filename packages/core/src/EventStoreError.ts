@@ -74,6 +74,31 @@ export class InvalidRequest extends Data.TaggedError("InvalidRequest")<{ readonl
 }
 
 /**
+ * An event id supplied by the caller that is not a UUIDv7.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class InvalidEventId extends Data.TaggedError("InvalidEventId")<{ readonly eventId: string; readonly detail: string }> {
+  override get message(): string {
+    return `invalid event id ${JSON.stringify(String(this.eventId).slice(0, 100))}: ${this.detail}`
+  }
+}
+
+/**
+ * Event ids supplied by the caller that are already stored, or given twice in one append.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class DuplicateEventId extends Data.TaggedError("DuplicateEventId")<{ readonly eventIds: ReadonlyArray<string> }> {
+  override get message(): string {
+    const shown = this.eventIds.slice(0, 5).join(", ")
+    return `event id${this.eventIds.length === 1 ? "" : "s"} already used: ${shown}${this.eventIds.length > 5 ? ", ..." : ""}`
+  }
+}
+
+/**
  * The storage behind the event store failed (connection lost, ...). The append may be retried.
  *
  * @category errors
@@ -91,7 +116,15 @@ export class EventStoreUnavailable extends Data.TaggedError("EventStoreUnavailab
  * @category errors
  * @since 0.1.0
  */
-export type AppendError = WrongExpectedVersion | UnknownEventType | InvalidEventPayload | InvalidStreamId | InvalidRequest | EventStoreUnavailable
+export type AppendError =
+  | WrongExpectedVersion
+  | UnknownEventType
+  | InvalidEventPayload
+  | InvalidStreamId
+  | InvalidRequest
+  | InvalidEventId
+  | DuplicateEventId
+  | EventStoreUnavailable
 
 /**
  * Every error `readStream` can fail with.

@@ -1,6 +1,8 @@
 /**
- * The PostgreSQL event store: appends events (and their perspective work rows) in one transaction with
- * optimistic concurrency, and reads streams back decoded.
+ * The PostgreSQL event store: appends events (and their perspective work rows) with optimistic concurrency in
+ * ONE round trip — the `wh_append_events` function (migration 0003) locks the stream, checks the version, mints
+ * the ids after the lock (so a stream's id order is its version order) and writes everything — and reads streams
+ * back decoded.
  *
  * Validation and encoding are `AppendRequest.prepare` from `@whizbang/core`, shared with the in-memory store,
  * so both accept and refuse exactly the same input; both pass `EventStoreContract`.
@@ -14,7 +16,6 @@ import { Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import * as AppendSql from "./sql/appendEvents.js"
-import * as LifecycleSql from "./sql/lifecycle.js"
 import * as ReadSql from "./sql/readStream.js"
 
 /**
@@ -62,54 +63,49 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
     const append: EventStore.EventStore["Service"]["append"] = (streamId, events, appendOptions) =>
       Effect.gen(function* () {
         const prepared = yield* AppendRequest.prepare(registry, streamId, events, appendOptions)
+        const batchTypes = [...new Set(prepared.events.map((e) => e.eventType))]
         const routedTypes: Array<string> = []
         const routedPerspectives: Array<string> = []
-        for (const type of new Set(prepared.events.map((e) => e.eventType))) {
+        for (const type of batchTypes) {
           for (const perspective of routing(type)) {
             routedTypes.push(type)
             routedPerspectives.push(perspective)
           }
         }
-        const write = Effect.gen(function* () {
-          yield* client.query(AppendSql.lockStream, [streamId])
-          const [row] = yield* client.query<{ version: string }>(AppendSql.streamVersion, [streamId])
-          const actual = Number(row?.version ?? 0)
-          if (!AppendRequest.versionMatches(prepared.expectedVersion, actual)) {
-            const expected = prepared.expectedVersion === "noStream" ? "noStream" : (prepared.expectedVersion as number)
-            return yield* new EventStoreError.WrongExpectedVersion({ streamId, expected, actual })
-          }
-          yield* client.query(AppendSql.insertEvents, [
-            prepared.events.map((e) => e.eventId),
-            streamId,
-            prepared.events.map((_, i) => actual + i + 1),
-            prepared.events.map((e) => e.eventType),
-            prepared.events.map((e) => JSON.stringify(e.encodedPayload)),
-            prepared.events.map((e) => JSON.stringify(e.metadata)),
-            prepared.events.map((e) => JSON.stringify(e.scope)),
-            routedTypes,
-            routedPerspectives,
-            partitionCount
-          ])
-          const tracked = prepared.events.filter((e) => lifecycleTypes(e.eventType)).map((e) => e.eventId)
-          if (tracked.length > 0) yield* client.query(LifecycleSql.insertPending, [tracked, streamId])
-          return actual
-        })
-        const before = yield* client.withTransaction(write).pipe(
+        const supplied = prepared.events.filter((e) => e.supplied).map((e) => e.eventId)
+        const rows = yield* client.query<{ outcome: string; version: string; ids: ReadonlyArray<string> | null }>(AppendSql.appendEvents, [
+          streamId,
+          prepared.expectedVersion === "any" ? null : prepared.expectedVersion === "noStream" ? 0 : prepared.expectedVersion,
+          prepared.events.map((e) => e.eventId),
+          prepared.events.map((e) => e.supplied),
+          prepared.events.map((e) => e.eventType),
+          prepared.events.map((e) => JSON.stringify(e.encodedPayload)),
+          prepared.correlationId ?? null,
+          prepared.causationId,
+          prepared.timestamp,
+          JSON.stringify(prepared.scope),
+          routedTypes,
+          routedPerspectives,
+          partitionCount,
+          batchTypes.filter(lifecycleTypes)
+        ]).pipe(
+          // A supplied id stored by a concurrent append to another stream since the function's check.
+          Effect.catchIf(
+            (error) => error.reason._tag === "UniqueViolation" && error.reason.constraint === "wh_events_pkey" && supplied.length > 0,
+            () => Effect.fail(new EventStoreError.DuplicateEventId({ eventIds: supplied }))
+          ),
           Effect.catchTag("PostgresError", (error) => Effect.fail(unavailable(error)))
         )
-        return {
-          streamId,
-          nextExpectedVersion: before + prepared.events.length,
-          events: prepared.events.map((e, i): Envelope.Envelope => ({
-            eventId: e.eventId,
-            streamId,
-            streamVersion: before + i + 1,
-            eventType: e.eventType,
-            payload: e.payload,
-            metadata: e.metadata,
-            scope: e.scope
-          }))
+        const row = rows[0]
+        if (row === undefined) return yield* Effect.die(new Error("wh_append_events returned no row"))
+        const before = Number(row.version)
+        if (row.outcome === "wrong_version") {
+          const expected = prepared.expectedVersion === "noStream" ? "noStream" : (prepared.expectedVersion as number)
+          return yield* new EventStoreError.WrongExpectedVersion({ streamId, expected, actual: before })
         }
+        if (row.outcome === "duplicate") return yield* new EventStoreError.DuplicateEventId({ eventIds: row.ids ?? supplied })
+        const ids = row.ids ?? []
+        return { streamId, nextExpectedVersion: before + ids.length, events: AppendRequest.envelopes(prepared, ids, before) }
       })
 
     const readStream: EventStore.EventStore["Service"]["readStream"] = (streamId, readOptions) =>

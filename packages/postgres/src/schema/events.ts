@@ -1,10 +1,11 @@
 /**
  * `wh_events`: the append-only event log. `(stream_id, stream_version)` is unique, which is the optimistic
- * concurrency check of an append.
+ * concurrency check of an append; `(stream_id, event_id)` gives an append the stream's highest id in one index
+ * descent (new ids go above it) and replays a stream in event-id order.
  *
  * @since 0.1.0
  */
-import { bigint, jsonb, text, timestamp, unique, uuid } from "drizzle-orm/pg-core"
+import { bigint, index, jsonb, text, timestamp, unique, uuid } from "drizzle-orm/pg-core"
 import { SCHEMA_PLACEHOLDER, serviceSchema } from "./serviceSchema.js"
 
 /**
@@ -24,7 +25,10 @@ export const makeEvents = (schema: string) =>
       scope: jsonb("scope"),
       createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow()
     },
-    (t) => [unique("wh_events_stream_version_key").on(t.streamId, t.streamVersion)]
+    (t) => [
+      unique("wh_events_stream_version_key").on(t.streamId, t.streamVersion),
+      index("wh_events_stream_event_idx").on(t.streamId, t.eventId)
+    ]
   )
 
 /**

@@ -1,33 +1,16 @@
 /**
- * The statements of one append, run in one transaction by `PgEventStore`.
+ * The append statement: ONE round trip. `wh_append_events` (migration 0003) takes the stream's advisory lock,
+ * checks the expected version, refuses supplied ids already stored, mints ids above the stream's highest id,
+ * writes the events, their work rows (firing the `wh_notify_work` trigger) and lifecycle rows, and returns
+ * `outcome` ('ok' | 'wrong_version' | 'duplicate'), `version` (before the append) and `ids`.
  *
- * 1. `lockStream`: a transaction-scoped advisory lock on (schema, stream) serialises appends to one stream, so the
- *    version read next is exact and concurrent appenders queue instead of failing on the unique key and retrying.
- * 2. `streamVersion`: the current version.
- * 3. `insertEvents`: the events and, in the same statement, one work row per (event, perspective handling its type).
- *    The work rows' insert fires the `wh_notify_work` trigger, so listeners wake when the transaction commits.
+ * Params: $1 stream id, $2 expected version (null = any), $3 event ids (proposed or supplied), $4 supplied flags,
+ * $5 types, $6 payloads, $7 correlation id (null = the first event's id), $8 causation id, $9 timestamp,
+ * $10 scope, $11 routed event types, $12 routed perspective names (parallel arrays), $13 partition count,
+ * $14 lifecycle-tracked types of the batch.
  */
-
-/** Namespace of Whizbang's stream advisory locks (the first key of the two-key form). */
-const streamLockNamespace = 0x5748_0001
-
-export const lockStream = `SELECT pg_advisory_xact_lock(${streamLockNamespace}, hashtext(current_schema() || ':' || $1::text))`
+export const appendEvents = `SELECT outcome, version, ids FROM wh_append_events(
+  $1::uuid, $2::bigint, $3::uuid[], $4::boolean[], $5::text[], $6::jsonb[], $7::text, $8::text, $9::text, $10::jsonb,
+  $11::text[], $12::text[], $13::int, $14::text[])`
 
 export const streamVersion = `SELECT coalesce(max(stream_version), 0)::bigint AS version FROM wh_events WHERE stream_id = $1::uuid`
-
-/**
- * Params: $1 event ids, $2 stream id, $3 versions, $4 types, $5 payloads, $6 metadata, $7 scopes,
- * $8 routed event types, $9 routed perspective names (parallel arrays), $10 partition count.
- */
-export const insertEvents = `
-WITH inserted AS (
-  INSERT INTO wh_events (event_id, stream_id, stream_version, event_type, payload, metadata, scope)
-  SELECT e.event_id, $2::uuid, e.stream_version, e.event_type, e.payload, e.metadata, e.scope
-  FROM unnest($1::uuid[], $3::bigint[], $4::text[], $5::jsonb[], $6::jsonb[], $7::jsonb[])
-    AS e(event_id, stream_version, event_type, payload, metadata, scope)
-  RETURNING event_id, stream_id, event_type
-)
-INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
-SELECT gen_random_uuid(), i.stream_id, r.perspective_name, i.event_id, abs(hashtext(i.stream_id::text)) % $10::int
-FROM inserted i
-JOIN unnest($8::text[], $9::text[]) AS r(event_type, perspective_name) ON r.event_type = i.event_type`
