@@ -25,7 +25,9 @@ const counter = (name = "order_counter") =>
       OrderPurged: (m: Counter) => Perspective.outcome(m, "purge"),
       OrderBroken: () => {
         throw new Error("boom")
-      }
+      },
+      // A handler bug: returns a model its schema cannot encode.
+      OrderCorrupted: () => ({ count: "many", last: "" }) as unknown as Counter
     }
   })
 
@@ -34,7 +36,7 @@ describe("Perspective definitions", () => {
     Effect.gen(function*() {
       const p = yield* counter()
       expect(p.tableName).toBe("wh_per_order_counter")
-      expect(p.eventTypes).toEqual(["OrderPlaced", "OrderCancelled", "OrderPurged", "OrderBroken"])
+      expect(p.eventTypes).toEqual(["OrderPlaced", "OrderCancelled", "OrderPurged", "OrderBroken", "OrderCorrupted"])
     }))
 
   for (const bad of ["", "Orders", "1orders", "order-summary", "orders; DROP TABLE x", "a".repeat(49), "ordérs", "_x"]) {
@@ -138,7 +140,33 @@ describe("PerspectiveRunner", () => {
       const outcome = yield* runner.run("s1", { count: "many" }, [event("e1", "OrderPlaced")])
       expect(outcome.appliedEventIds).toEqual([])
       expect(outcome.failure?.eventId).toBe("e1")
-      expect(outcome.failure?.reason).toContain("stored model does not decode")
+      expect(outcome.failure?.reason).toContain("stored model no longer decodes")
+      expect(outcome.failure?.reason).toContain("no event is at fault")
+    }))
+
+  it.effect("a model that does not encode is blamed on the event that produced it, and the prefix applies", () =>
+    Effect.gen(function*() {
+      const runner = PerspectiveRunner.make(yield* counter())
+      const outcome = yield* runner.run("s1", undefined, [
+        event("e1", "OrderPlaced"),
+        event("e2", "OrderPlaced"),
+        event("e3", "OrderCorrupted"),
+        event("e4", "OrderPlaced")
+      ])
+      expect(outcome.appliedEventIds).toEqual(["e1", "e2"])
+      expect(outcome.lastEventId).toBe("e2")
+      expect(outcome.model).toEqual({ count: 2, last: "e2" })
+      expect(outcome.failure?.eventId).toBe("e3")
+      expect(outcome.failure?.reason).toContain("does not encode")
+    }))
+
+  it.effect("an unencodable model from the first event applies nothing and blames that event", () =>
+    Effect.gen(function*() {
+      const runner = PerspectiveRunner.make(yield* counter())
+      const outcome = yield* runner.run("s1", { count: 1, last: "e0" }, [event("e1", "OrderCorrupted"), event("e2", "OrderPlaced")])
+      expect(outcome.appliedEventIds).toEqual([])
+      expect(outcome.lastEventId).toBeUndefined()
+      expect(outcome.failure?.eventId).toBe("e1")
     }))
 })
 

@@ -53,10 +53,11 @@ export interface CycleResult {
 const groupKey = (e: WorkCoordinator.PendingEvent) => `${e.streamId}|${e.perspectiveName}`
 
 /**
- * Dedup is by (perspective, event), not by work row: a re-delivered event may come back in a new work row.
- * Exported for tests and observers that need to recognise the keys.
+ * Dedup is by work row: only the database re-delivering the SAME row is a duplicate. Rebuild, rewind, purge and
+ * dead-letter retry create new rows for events already applied, and those must be applied again (keyed by
+ * (perspective, event), a rebuild within the TTL was silently dropped). Exported for tests and observers.
  */
-export const dedupKey = (e: { readonly perspectiveName: string; readonly eventId: string }) => `${e.perspectiveName}:${e.eventId}`
+export const dedupKey = (row: { readonly workId: string }) => row.workId
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
@@ -104,17 +105,14 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
   })
 
 /**
- * The rewind path: flagged pairs go to the rewinder in context (none: they wait, unapplied). The replayed events'
- * dedup entries are dropped so a later re-delivery is judged against the rebuilt model, never skipped.
+ * The rewind path: flagged pairs go to the rewinder in context (none: they wait, unapplied). The dedup cache
+ * needs no clean-up: it is keyed by work row, and the rows a rewind leaves for the normal path were never applied.
  */
-const rewind = (deps: CycleDeps, targets: ReadonlyArray<PerspectiveRewinder.Target>) =>
+const rewind = (_deps: CycleDeps, targets: ReadonlyArray<PerspectiveRewinder.Target>) =>
   Effect.gen(function* () {
     const rewinder = yield* Effect.serviceOption(PerspectiveRewinder.PerspectiveRewinder)
     if (rewinder._tag === "None") return
-    const results = yield* rewinder.value.rewindFlagged(targets)
-    for (const r of results) {
-      if (r.outcome === "rewound") yield* deps.cache.removeRange(r.replayedEventIds.map((eventId) => dedupKey({ perspectiveName: r.perspectiveName, eventId })))
-    }
+    yield* rewinder.value.rewindFlagged(targets)
   })
 
 // Telemetry (names listed in @whizbang/postgres Telemetry): spans whizbang.fetch / apply / flush, and metrics.
@@ -144,8 +142,9 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
       wanted.set(rows[0]!.perspectiveName, ids.add(rows[0]!.streamId))
     }
     const models = new Map<string, ReadonlyMap<string, PerspectiveStore.Row>>()
+    // Applies are synchronous folds, so what runs concurrently per perspective is the model load (one call each).
     yield* Effect.forEach(wanted, ([name, ids]) => Effect.map(deps.store.getMany(name, [...ids]), (rows) => void models.set(name, rows)), {
-      concurrency: 4,
+      concurrency: deps.options.maxConcurrentPerspectives,
       discard: true
     })
 
@@ -182,7 +181,11 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
           streamId,
           perspectiveName,
           lastEventId: last?.eventId,
-          status: PerspectiveStatus.Completed,
+          // A pair that filled its batch has more pending work, which this worker drains next: it is still
+          // being processed and catching up, not completed.
+          status: all.length >= limit && failure === undefined
+            ? PerspectiveStatus.Processing | PerspectiveStatus.CatchingUp
+            : PerspectiveStatus.Completed,
           model: last === undefined || outcome === undefined ? undefined : {
             data: outcome.model,
             action: outcome.action,
@@ -209,6 +212,8 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
     }
     yield* strategy.flush(deps.coordinator).pipe(Effect.withSpan("whizbang.flush", { attributes: { "whizbang.groups": groups.size } }))
     yield* deps.cache.activateRetention
+    // Amortised: eviction costs O(evicted + 1), so every cycle keeps the cache at one TTL's worth of work.
+    yield* deps.cache.evictExpired
     if (flagged.length > 0) yield* rewind(deps, flagged)
     return { processed, failures, deduped, more: [...more] }
   }).pipe(
