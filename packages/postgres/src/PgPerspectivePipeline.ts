@@ -29,7 +29,7 @@ import {
 } from "@whizbang/core"
 import { Effect, Layer } from "effect"
 import type { PgClient } from "./PgClient.js"
-import type { DuplicateInstanceError, PostgresError } from "./PostgresError.js"
+import type { DuplicateInstanceError, PostgresConfigError, PostgresError } from "./PostgresError.js"
 import type { SchemaReady } from "./SchemaReady.js"
 import * as PgEventStore from "./PgEventStore.js"
 import * as PgInstanceRegistry from "./PgInstanceRegistry.js"
@@ -54,7 +54,8 @@ export interface Config extends Omit<PerspectiveWorker.Config, "events"> {
   readonly registry?: Omit<PgInstanceRegistry.Options, "abandonStaleInstanceThresholdSeconds">
   /**
    * Snapshots written in the completion transaction: every N applied events per (stream, perspective), newest M
-   * kept (defaults 100 and 5; see `PgPerspectiveSnapshots`). Positive integers; anything else is a defect at start-up.
+   * kept (defaults 100 and 5; see `PgPerspectiveSnapshots`). Positive integers; anything else fails the layer with a
+   * `PostgresConfigError` naming the option.
    */
   readonly snapshots?: PgPerspectiveSnapshots.Input
 }
@@ -105,7 +106,7 @@ export const layerPorts = (
   config: Config
 ): Layer.Layer<
   Ports,
-  WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | PostgresError,
+  WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | PostgresError | PostgresConfigError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
 > =>
   Layer.unwrap(
@@ -151,7 +152,8 @@ export const layer = (
   | DefinitionErrors.DuplicatePerspectiveName
   | PerspectiveWorker.WorkerConfigurationError
   | DuplicateInstanceError
-  | PostgresError,
+  | PostgresError
+  | PostgresConfigError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
 > =>
   PerspectiveWorker.layer(config).pipe(

@@ -148,7 +148,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
       discard: true
     })
 
-    const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make(deps.options.retryOptions)
+    const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make()
     const decodedById: DecodeCache = new Map()
     const processed: Array<ProcessedGroup> = []
     const failures: Array<CompletionStrategy.PerspectiveFailure> = []
