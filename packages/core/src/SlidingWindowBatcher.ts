@@ -6,6 +6,12 @@
  * the first item, or when it holds `maxSize` (default 1000) distinct keys. Items with a key already in the batch
  * coalesce into the first occurrence (a burst of drain signals for one stream becomes one apply pass).
  *
+ * With `eagerWhenIdle`, the window applies only while work is already flowing: when the queue was empty as the
+ * take began (nothing waiting: the consumer was idle), the first arrival closes the batch at once, together with
+ * whatever is already queued behind it. When items were already waiting (they arrived while the consumer was busy),
+ * the window, `maxWait` and `maxSize` batch them as above. An idle worker so applies a lone event without delay,
+ * and a busy one still coalesces bursts.
+ *
  * Order is preserved: a batch lists keys in first-arrival order, and no item is dropped. An item that would
  * exceed `maxSize` stays in the queue for the next batch. Time comes from Effect's `Clock` (TestClock-driven).
  *
@@ -28,6 +34,8 @@ export interface Options<A> {
   readonly maxSize?: number
   /** Coalescing key. Default: the item itself (strings, numbers). */
   readonly key?: (item: A) => unknown
+  /** Close the batch at the first arrival when nothing was waiting as the take began. Default false. */
+  readonly eagerWhenIdle?: boolean
 }
 
 /**
@@ -60,9 +68,20 @@ export const take = <A, E>(queue: Queue.Dequeue<A, E>, options: Options<A> = {})
   const keyOf = options.key ?? ((a: A) => a)
   return Effect.gen(function*() {
     const batch = new Map<unknown, A>()
+    const idle = options.eagerWhenIdle === true && (yield* Queue.size(queue)) <= 0
     const first = yield* Queue.take(queue)
     batch.set(keyOf(first), first)
     let received = 1
+    if (idle) {
+      while (batch.size < maxSize) {
+        const next = yield* Queue.poll(queue)
+        if (next._tag === "None") break
+        received++
+        const key = keyOf(next.value)
+        if (!batch.has(key)) batch.set(key, next.value)
+      }
+      return { items: Array.from(batch.values()), received }
+    }
     const deadline = (yield* Clock.currentTimeMillis) + maxWait
     while (batch.size < maxSize) {
       const remaining = Math.min(window, deadline - (yield* Clock.currentTimeMillis))
