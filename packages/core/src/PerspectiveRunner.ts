@@ -37,6 +37,8 @@ export interface RunOutcome {
   readonly lastEventId?: string
   /** The event that stopped the fold, absent when every event applied. */
   readonly failure?: Perspective.ApplyFailed
+  /** Set when the failure is the stored model's (it no longer decodes), not the event's. */
+  readonly storedModelUnreadable?: true
 }
 
 /**
@@ -115,11 +117,12 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
       const empty = { perspectiveName: perspective.name, streamId, model: stored, action: "none" as const, appliedEventIds: [] }
       const decoded = yield* Effect.result(stored === undefined ? Effect.succeed(perspective.initial) : decode(stored))
       if (decoded._tag === "Failure") {
-        // No event is at fault, but the pair cannot move: the first event carries the failure (cursor Failed,
-        // retried with backoff) and the others are not attempted, so they keep their attempts. The fix is the
-        // schema (or a rebuild of the perspective), not the events.
+        // No event is at fault, but the pair cannot move: the failure is reported on the first event (cursor
+        // Failed, retried with backoff) flagged `storedModelUnreadable`, so it consumes no attempts and nothing is
+        // dead-lettered for it; the pair waits until the schema is fixed or the perspective rebuilt.
         return {
           ...empty,
+          storedModelUnreadable: true as const,
           failure: schemaFailure(
             ordered[0],
             streamId,

@@ -142,6 +142,7 @@ describe("PerspectiveRunner", () => {
       expect(outcome.failure?.eventId).toBe("e1")
       expect(outcome.failure?.reason).toContain("stored model no longer decodes")
       expect(outcome.failure?.reason).toContain("no event is at fault")
+      expect(outcome.storedModelUnreadable).toBe(true)
     }))
 
   it.effect("a model that does not encode is blamed on the event that produced it, and the prefix applies", () =>
@@ -158,6 +159,7 @@ describe("PerspectiveRunner", () => {
       expect(outcome.model).toEqual({ count: 2, last: "e2" })
       expect(outcome.failure?.eventId).toBe("e3")
       expect(outcome.failure?.reason).toContain("does not encode")
+      expect(outcome.storedModelUnreadable).toBeUndefined()
     }))
 
   it.effect("an unencodable model from the first event applies nothing and blames that event", () =>

@@ -166,7 +166,8 @@ export const make = (
           backoff.initialMilliseconds,
           backoff.multiplier,
           backoff.maxMilliseconds,
-          maxAttempts
+          maxAttempts,
+          mine.map((f) => f.countsAttempt !== false)
         ])
         yield* client.query(Fail.flagFailedCursors, [mine.map((f) => f.streamId), mine.map((f) => f.perspectiveName), mine.map((f) => f.error)])
         const exhausted = updated.filter((r) => r.exhausted).map((r) => r.work_id)

@@ -127,6 +127,47 @@ describe("perspective pipeline on Postgres", () => {
       }
     })
 
+  const unreadableFailures = Effect.runSync(Ref.make(0))
+  const enoughFailures = Effect.runSync(Deferred.make<void>())
+  scenario("a stored model that no longer decodes stops the pair without spending attempts: nothing is dead-lettered, and it resumes once fixed",
+    pipeline({
+      options: { ...fast, maxPerspectiveEventAttempts: 2 },
+      failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 50 },
+      hooks: {
+        onPerspectiveEventFailed: () =>
+          Effect.flatMap(Ref.updateAndGet(unreadableFailures, (n) => n + 1), (n) => n >= 5 ? Deferred.succeed(enoughFailures, undefined) : Effect.void)
+      }
+    }),
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const worker = yield* PerspectiveWorker.PerspectiveWorker
+      const models = yield* PerspectiveStore.PerspectiveStore
+      const client = yield* PgClient.PgClient
+      const id = EventId.unsafeMake()
+      yield* store.append(id, [deposit(id, 5)])
+      yield* worker.awaitIdle
+      // The schema changed under the stored row (or it was edited by hand): it no longer decodes.
+      yield* client.query(`update wh_per_balance set data = '{"balance":"five"}' where id = $1`, [id])
+      yield* store.append(id, [deposit(id, 7), deposit(id, 1)])
+      yield* Deferred.await(enoughFailures) // 5 failed tries, more than maxPerspectiveEventAttempts (2)
+      const rows = yield* client.query<{ attempts: number; error: string | null }>(
+        `select attempts, error from wh_perspective_events where perspective_name = 'balance' order by event_id`)
+      expect(rows.map((r) => r.attempts)).toEqual([0, 0])
+      expect(rows[0]!.error).toMatch(/stored model no longer decodes/)
+      expect(yield* countRows("wh_dead_letters")).toBe(0)
+      expect(yield* countRows("wh_perspective_cursors where perspective_name = 'balance' and status & 4 = 4")).toBe(1)
+      // The other perspective of the stream is not held back.
+      expect((Option.getOrThrow(yield* models.getById("activity", id)).data as { order: Array<number> }).order).toEqual([5, 7, 1])
+      // Fixed: the pair resumes from the repaired model with every event.
+      yield* client.query(`update wh_per_balance set data = '{"balance":5,"audits":0}' where id = $1`, [id])
+      for (;;) {
+        yield* worker.awaitIdle // each retry first waits out the short backoff
+        if ((yield* countRows("wh_perspective_events")) === 0) break
+      }
+      expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 13, audits: 0 })
+      expect(yield* countRows("wh_dead_letters")).toBe(0)
+    }))
+
   scenario("stops a stream at a failing event, retries, dead-letters it after N attempts, then continues; other streams finish", failing(),
     Effect.gen(function* () {
       const store = yield* EventStore.EventStore

@@ -64,6 +64,13 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 /** Decoded payloads of one cycle, by event id: an event handled by several perspectives is decoded once. */
 type DecodeCache = Map<string, Result.Result<unknown, UnknownEventType | InvalidEventPayload>>
 
+interface GroupFailure {
+  readonly row: WorkCoordinator.PendingEvent
+  readonly error: string
+  /** `false`: not the event's fault (the stored model no longer decodes); no attempt is counted. */
+  readonly countsAttempt?: false
+}
+
 const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.PendingEvent>, stored: unknown, decodedById: DecodeCache) =>
   Effect.gen(function* () {
     const { streamId, perspectiveName } = rows[0]!
@@ -71,7 +78,7 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
     const skipped = rows.filter((r) => !fresh.has(dedupKey(r)))
     const candidates = rows.filter((r) => fresh.has(dedupKey(r)))
     const envelopes: Array<Envelope> = []
-    let failure: { readonly row: WorkCoordinator.PendingEvent; readonly error: string } | undefined
+    let failure: GroupFailure | undefined
     for (const row of candidates) {
       const decoded = decodedById.get(row.eventId) ?? (yield* Effect.result(deps.events.decode(row.eventType, row.payload, row.eventId)))
       decodedById.set(row.eventId, decoded)
@@ -91,14 +98,15 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
     }
     const runner = yield* Effect.result(deps.perspectives.get(perspectiveName))
     if (runner._tag === "Failure") {
-      return { skipped, applied: [], failure: { row: candidates[0] ?? rows[0]!, error: runner.failure.message }, outcome: undefined, envelopes: [] }
+      const unknown: GroupFailure = { row: candidates[0] ?? rows[0]!, error: runner.failure.message }
+      return { skipped, applied: [], failure: unknown, outcome: undefined, envelopes: [] }
     }
     const outcome = yield* runner.success.run(streamId, stored, envelopes)
     const byEvent = new Map(candidates.map((r) => [r.eventId, r]))
     const applied = outcome.appliedEventIds.map((id) => byEvent.get(id)!)
     if (outcome.failure !== undefined) {
       const row = byEvent.get(outcome.failure.eventId) ?? candidates[applied.length] ?? candidates[0]!
-      failure = { row, error: outcome.failure.message }
+      failure = outcome.storedModelUnreadable === true ? { row, error: outcome.failure.message, countsAttempt: false } : { row, error: outcome.failure.message }
     }
     const appliedIds = new Set(outcome.appliedEventIds)
     return { skipped, applied, failure, outcome, envelopes: envelopes.filter((e) => appliedIds.has(e.eventId)) }
@@ -205,7 +213,13 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
         yield* Effect.logWarning(`apply failed (attempt ${failure.row.attempts + 1}): ${messageOf(failure.error)}`).pipe(
           Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.event_id": failure.row.eventId })
         )
-        const reported = { workId: failure.row.workId, streamId, perspectiveName, error: messageOf(failure.error) }
+        const reported: CompletionStrategy.PerspectiveFailure = {
+          workId: failure.row.workId,
+          streamId,
+          perspectiveName,
+          error: messageOf(failure.error),
+          ...(failure.countsAttempt === false ? { countsAttempt: false } : {})
+        }
         failures.push(reported)
         yield* strategy.reportFailure(reported, deps.coordinator)
       }
