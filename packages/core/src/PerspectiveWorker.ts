@@ -4,7 +4,7 @@
  * A claim loop leases streams with pending work (`WorkCoordinator.claimWork`) and feeds their ids to the drain
  * channel; it wakes on a NOTIFY wake-up, on {@link PerspectiveWorker} `requestImmediatePoll`, or on the
  * safety-net poll. `maxConcurrentDrainConsumers` consumer loops take drain signals — at once when idle, batched
- * with the sliding window while streams are already waiting (see `SlidingWindowBatcher` `eagerWhenIdle`) — skip
+ * with the sliding window only while every other consumer is busy (see `SlidingWindowBatcher`) — skip
  * streams another consumer is processing (the per-stream gate), and run a cycle: fetch, dedup, apply, commit.
  * A stream whose group filled `perspectiveBatchSize` is drained again at once, up to `drainLoopMaxIterations`.
  *
@@ -284,9 +284,11 @@ export const make = (config: Config) =>
           slidingWindow: Duration.millis(options.drainBatcher.slidingWindowMilliseconds),
           maxWait: Duration.millis(options.drainBatcher.maxWaitMilliseconds),
           maxSize: options.drainBatcher.maxSize,
-          // The window batches only while work is flowing (streams already waiting); an idle consumer applies
-          // the first arrival at once, so a lone append is not held back by the window.
-          eagerWhenIdle: true
+          // The window batches only while work is flowing: an idle consumer applies the first arrival at once,
+          // and a batch stays open only while every other consumer is in a cycle (waiting while one is free only
+          // adds latency). So a lone append is never held back, and a saturated worker still builds large batches.
+          eagerWhenIdle: true,
+          keepOpen: () => busy >= options.maxConcurrentDrainConsumers - 1
         })
         const mine = items.filter((id) => !gate.has(id))
         for (const id of mine) gate.add(id)

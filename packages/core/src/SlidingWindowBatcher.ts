@@ -6,11 +6,14 @@
  * the first item, or when it holds `maxSize` (default 1000) distinct keys. Items with a key already in the batch
  * coalesce into the first occurrence (a burst of drain signals for one stream becomes one apply pass).
  *
- * With `eagerWhenIdle`, the window applies only while work is already flowing: when the queue was empty as the
- * take began (nothing waiting: the consumer was idle), the first arrival closes the batch at once, together with
- * whatever is already queued behind it. When items were already waiting (they arrived while the consumer was busy),
- * the window, `maxWait` and `maxSize` batch them as above. An idle worker so applies a lone event without delay,
- * and a busy one still coalesces bursts.
+ * Two options make the window apply only while work is already flowing (the worker uses both):
+ * - `eagerWhenIdle`: when the queue was empty as the take began (nothing waiting: the consumer was idle), the first
+ *   arrival closes the batch at once, together with whatever is already queued behind it.
+ * - `keepOpen`: checked before each wait for a further item; `false` closes the batch at once. The worker keeps a
+ *   batch open only while every other consumer is busy, so waiting never holds work that a free consumer could
+ *   start on now.
+ * When items were already waiting and `keepOpen` holds, the window, `maxWait` and `maxSize` batch them as above:
+ * an idle worker applies a lone event without delay, and a saturated one still builds large batches.
  *
  * Order is preserved: a batch lists keys in first-arrival order, and no item is dropped. An item that would
  * exceed `maxSize` stays in the queue for the next batch. Time comes from Effect's `Clock` (TestClock-driven).
@@ -36,6 +39,8 @@ export interface Options<A> {
   readonly key?: (item: A) => unknown
   /** Close the batch at the first arrival when nothing was waiting as the take began. Default false. */
   readonly eagerWhenIdle?: boolean
+  /** Checked before each wait for a further item: `false` closes the batch now. Default: always open. */
+  readonly keepOpen?: () => boolean
 }
 
 /**
@@ -84,6 +89,7 @@ export const take = <A, E>(queue: Queue.Dequeue<A, E>, options: Options<A> = {})
     }
     const deadline = (yield* Clock.currentTimeMillis) + maxWait
     while (batch.size < maxSize) {
+      if (options.keepOpen !== undefined && !options.keepOpen()) break
       const remaining = Math.min(window, deadline - (yield* Clock.currentTimeMillis))
       if (remaining <= 0) break
       const next = yield* Effect.result(Queue.take(queue).pipe(Effect.timeoutOption(Duration.millis(remaining))))

@@ -52,6 +52,19 @@ describe("SlidingWindowBatcher", () => {
       expect(yield* Queue.size(queue)).toBe(1)
     }))
 
+  it.effect("keepOpen: a batch stays open only while it holds, and closes at once (no clock) when it turns false", () =>
+    Effect.gen(function*() {
+      const queue = yield* Queue.bounded<string>(100)
+      let othersBusy = true
+      yield* Queue.offerAll(queue, ["a", "b"]) // work is flowing
+      const fiber = yield* Effect.forkChild(SlidingWindowBatcher.take(queue, { eagerWhenIdle: true, keepOpen: () => othersBusy }))
+      yield* TestClock.adjust(ms(100))
+      expect(fiber.pollUnsafe()).toBeUndefined() // every other consumer busy: the window holds
+      othersBusy = false // a consumer is free: waiting longer would only add latency
+      yield* Queue.offer(queue, "c")
+      expect((yield* Fiber.join(fiber)).items).toEqual(["a", "b", "c"])
+    }))
+
   it.effect("each arrival resets the window", () =>
     Effect.gen(function*() {
       const queue = yield* Queue.bounded<string>(100)
