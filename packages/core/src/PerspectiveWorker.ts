@@ -222,7 +222,8 @@ export const make = (config: Config) =>
       for (const id of fresh) queued.add(id)
       yield* Queue.offerAll(drain, fresh)
       // A tick that found no new work is still a completed tick (the reference: "whether or not work was found").
-      if (fresh.length === 0) yield* run(hooks.onBatchCycleComplete, emptyTick)
+      // An idle worker also lets expired dedup entries go (cycles evict too; each call costs O(evicted + 1)).
+      if (fresh.length === 0) yield* Effect.andThen(cache.evictExpired, run(hooks.onBatchCycleComplete, emptyTick))
       return fresh.length
     })
 

@@ -58,4 +58,26 @@ describe("PerspectiveWorker wake-up and batching (default options)", () => {
         Effect.scoped
       )
     }))
+  it.effect("the dedup cache is evicted as the worker runs: entries go once their TTL (leaseSeconds) has passed", () =>
+    Effect.gen(function*() {
+      const processed = yield* Deferred.make<void>()
+      const evicted = yield* Deferred.make<number>()
+      yield* Effect.gen(function*() {
+        yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
+        const id = EventId.unsafeMake()
+        yield* (yield* EventStore.EventStore).append(id, [Counted.make({ id }), Counted.make({ id })])
+        yield* Deferred.await(processed)
+        yield* TestClock.adjust(Duration.seconds(61)) // past the 60 s TTL; the idle worker keeps polling meanwhile
+        expect(yield* Deferred.await(evicted)).toBe(2)
+      }).pipe(
+        Effect.provide(MemoryPipeline.layer({
+          events,
+          perspectives: [count],
+          options: { leaseSeconds: 60 },
+          hooks: { onPerspectiveEventProcessed: () => Deferred.succeed(processed, undefined) },
+          dedupObserver: { evicted: (n) => Deferred.succeed(evicted, n) }
+        })),
+        Effect.scoped
+      )
+    }))
 })
