@@ -210,7 +210,8 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
       }
       if (failure !== undefined) {
         yield* Metric.update(Metric.withAttributes(failuresMetric, { perspective: perspectiveName }), 1)
-        yield* Effect.logWarning(`apply failed (attempt ${failure.row.attempts + 1}): ${messageOf(failure.error)}`).pipe(
+        const attempt = failure.countsAttempt === false ? "not counted as an attempt" : `attempt ${failure.row.attempts + 1}`
+        yield* Effect.logWarning(`apply failed (${attempt}): ${messageOf(failure.error)}`).pipe(
           Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.event_id": failure.row.eventId })
         )
         const reported: CompletionStrategy.PerspectiveFailure = {
