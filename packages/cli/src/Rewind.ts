@@ -9,9 +9,8 @@
  *   on the streams are revoked in the same transaction, so an instance applying them right now cannot commit
  *   a model computed before the rebuild (its fencing fails and it retries).
  *
- * **Gotchas**: a running worker's dedup cache remembers events it applied within its retention
- * (`leaseSeconds`, default 300 s); a rebuild within that window of their first apply may see them dropped as
- * duplicates. Rebuild with workers stopped, or after that window, for a model built from every event.
+ * Running workers need not be stopped: their dedup cache is keyed by work row, and a rebuild's rows are new, so
+ * events applied moments before are applied again to the rebuilt model, never dropped as duplicates.
  *
  * @since 0.1.0
  */

@@ -5,6 +5,7 @@ import { PgTestDatabase, TestDatabase } from "@whizbang/testing"
 import { Effect, Layer, Logger, Metric, Option, References, Tracer } from "effect"
 import * as Bank from "./fixtures/bank.js"
 import { cli } from "./fixtures/runCli.js"
+import * as Rewind from "../src/Rewind.js"
 
 const fast = {
   pollingIntervalMilliseconds: 50,
@@ -105,5 +106,27 @@ describe("the CLI against a running pipeline", () => {
         "whizbang.perspective": "balance",
         "whizbang.event_id": letter.event_id
       })
+    }).pipe(Effect.scoped, Effect.provide(pipeline)), 120_000)
+  it.live("a rebuild within the dedup TTL rebuilds the full fold: the worker's cache never takes the new work rows for duplicates", () =>
+    Effect.gen(function*() {
+      const store = yield* EventStore.EventStore
+      const worker = yield* PerspectiveWorker.PerspectiveWorker
+      const models = yield* PerspectiveStore.PerspectiveStore
+      const client = yield* PgClient.PgClient
+      Bank.audits.reject = false
+      const id = EventId.unsafeMake()
+      yield* store.append(id, [1, 2, 3].map((amount) => Bank.Deposited.make({ accountId: id, amount })))
+      yield* store.append(id, [Bank.Audited.make({ accountId: id })])
+      yield* worker.awaitIdle
+      expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 6, audits: 1 })
+      const before = (yield* worker.stats).deduped
+      // Well within the 300 s TTL of the worker that just applied every one of these events.
+      const rebuilt = yield* Rewind.rebuild({ perspective: "balance", streamId: id, eventTypes: ["Deposited", "Audited"] })
+      expect(rebuilt.enqueued).toBe(4)
+      yield* worker.requestImmediatePoll
+      yield* worker.awaitIdle
+      expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 6, audits: 1 })
+      expect((yield* worker.stats).deduped).toBe(before)
+      expect(yield* client.query("select 1 from wh_perspective_events")).toHaveLength(0)
     }).pipe(Effect.scoped, Effect.provide(pipeline)), 120_000)
 })

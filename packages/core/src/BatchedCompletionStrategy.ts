@@ -39,7 +39,7 @@ export const staleAfterMillis = (options: WorkerOptions.RetryOptions, retryCount
  * @since 0.1.0
  */
 export const make = (
-  retryOptions: WorkerOptions.RetryOptions = WorkerOptions.defaults.retryOptions
+  retryOptions: WorkerOptions.RetryOptions = WorkerOptions.defaultRetryOptions
 ): Effect.Effect<CompletionStrategy.Shape> =>
   Effect.sync(() => {
     let nextId = 0

@@ -65,6 +65,11 @@ export interface PerspectiveFailure {
   readonly streamId: string
   readonly perspectiveName: string
   readonly error: string
+  /**
+   * `false` when the event is not at fault (the stored model no longer decodes): the pair is marked Failed and
+   * waits out the backoff, but the row's attempts do not grow, so it is never dead-lettered for it. Default `true`.
+   */
+  readonly countsAttempt?: boolean | undefined
 }
 
 /**

@@ -7,6 +7,10 @@
  * outcome reports what was applied before it, so the caller can commit the progress and record the failure
  * (nothing is skipped silently, and the cursor never moves past the failing event).
  *
+ * A model the schema cannot encode is blamed on the event whose handler returned it, and the events before it
+ * still apply. A stored model that no longer decodes stops the pair at its first event (retried with backoff
+ * like any failure) without attempting the others: the schema, not the events, needs fixing.
+ *
  * The row action is the action returned by the last applied event: `delete` followed by a plain update
  * re-creates the row.
  *
@@ -33,6 +37,8 @@ export interface RunOutcome {
   readonly lastEventId?: string
   /** The event that stopped the fold, absent when every event applied. */
   readonly failure?: Perspective.ApplyFailed
+  /** Set when the failure is the stored model's (it no longer decodes), not the event's. */
+  readonly storedModelUnreadable?: true
 }
 
 /**
@@ -75,39 +81,77 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
       reason: `${reason} (stream ${streamId})`
     })
 
+  // Folds `events` from `start`, stopping at the first failing apply, or — when `checkEach` — at the first
+  // event whose resulting model the schema cannot encode (that event is the one to blame).
+  const fold = (start: M, events: ReadonlyArray<Perspective.EventEnvelope>, streamId: string, checkEach: boolean) =>
+    Effect.gen(function*() {
+      let model = start
+      let encoded: unknown = undefined
+      let action: Perspective.Action = "none"
+      const applied: Array<string> = []
+      let failure: Perspective.ApplyFailed | undefined
+      for (const event of events) {
+        const step = yield* Effect.result(Perspective.applyEvent(perspective, model, event))
+        if (step._tag === "Failure") {
+          failure = step.failure
+          break
+        }
+        if (checkEach) {
+          const checked = yield* Effect.result(encode(step.success.model))
+          if (checked._tag === "Failure") {
+            failure = schemaFailure(event, streamId, `the model returned for this event does not encode: ${checked.failure.message}`)
+            break
+          }
+          encoded = checked.success
+        }
+        model = step.success.model
+        action = step.success.action
+        applied.push(event.eventId)
+      }
+      return { model, encoded, action, applied, failure }
+    })
+
   const run = (streamId: string, stored: unknown, events: ReadonlyArray<Perspective.EventEnvelope>) =>
     Effect.gen(function*() {
       const ordered = [...events].sort(byEventId)
       const empty = { perspectiveName: perspective.name, streamId, model: stored, action: "none" as const, appliedEventIds: [] }
       const decoded = yield* Effect.result(stored === undefined ? Effect.succeed(perspective.initial) : decode(stored))
       if (decoded._tag === "Failure") {
-        return { ...empty, failure: schemaFailure(ordered[0], streamId, `stored model does not decode: ${decoded.failure.message}`) }
-      }
-      let model = decoded.success
-      let action: Perspective.Action = "none"
-      const applied: Array<string> = []
-      let failure: Perspective.ApplyFailed | undefined
-      for (const event of ordered) {
-        const step = yield* Effect.result(Perspective.applyEvent(perspective, model, event))
-        if (step._tag === "Failure") {
-          failure = step.failure
-          break
+        // No event is at fault, but the pair cannot move: the failure is reported on the first event (cursor
+        // Failed, retried with backoff) flagged `storedModelUnreadable`, so it consumes no attempts and nothing is
+        // dead-lettered for it; the pair waits until the schema is fixed or the perspective rebuilt.
+        return {
+          ...empty,
+          storedModelUnreadable: true as const,
+          failure: schemaFailure(
+            ordered[0],
+            streamId,
+            `the stored model no longer decodes with the perspective's schema (no event is at fault; fix the schema or rebuild the perspective): ${decoded.failure.message}`
+          )
         }
-        model = step.success.model
-        action = step.success.action
-        applied.push(event.eventId)
       }
-      const encoded = yield* Effect.result(encode(model))
-      if (encoded._tag === "Failure") {
-        return { ...empty, failure: schemaFailure(ordered[0], streamId, `model does not encode: ${encoded.failure.message}`) }
+      // Fast path: encode once after the fold. Only if that fails is the fold redone encoding after every event
+      // (folds are pure), so the event that produced the unencodable model is blamed and the prefix commits.
+      let result = yield* fold(decoded.success, ordered, streamId, false)
+      let encoded: unknown
+      if (result.applied.length > 0) {
+        const once = yield* Effect.result(encode(result.model))
+        if (once._tag === "Success") encoded = once.success
+        else {
+          result = yield* fold(decoded.success, ordered, streamId, true)
+          encoded = result.encoded
+        }
       }
-      const outcome: RunOutcome = { ...empty, model: encoded.success, action, appliedEventIds: applied }
-      const last = applied.at(-1)
+      const last = result.applied.at(-1)
+      if (last === undefined) return { ...empty, ...(result.failure === undefined ? {} : { failure: result.failure }) }
       return {
-        ...outcome,
-        ...(last === undefined ? {} : { lastEventId: last }),
-        ...(failure === undefined ? {} : { failure })
-      }
+        ...empty,
+        model: encoded,
+        action: result.action,
+        appliedEventIds: result.applied,
+        lastEventId: last,
+        ...(result.failure === undefined ? {} : { failure: result.failure })
+      } satisfies RunOutcome
     })
 
   return { perspectiveName: perspective.name, eventTypes: perspective.eventTypes, run }

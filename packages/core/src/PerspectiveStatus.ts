@@ -15,10 +15,15 @@
  */
 export const PerspectiveStatus = {
   None: 0,
+  /** Set with CatchingUp by a commit that left more of the pair's work pending, which the worker drains next. */
   Processing: 1,
+  /** Set by a commit that applied everything the pair had pending (clears Processing, CatchingUp, Failed). */
   Completed: 2,
+  /** Set by a failed apply, with the error; the cursor keeps its position. */
   Failed: 4,
+  /** The pair is behind: its last commit filled `perspectiveBatchSize` and more work is pending. */
   CatchingUp: 8,
+  /** A late arrival (an event below the cursor) was detected; a rewind clears it. */
   RewindRequired: 32
 } as const
 

@@ -3,7 +3,8 @@
  *
  * A claim loop leases streams with pending work (`WorkCoordinator.claimWork`) and feeds their ids to the drain
  * channel; it wakes on a NOTIFY wake-up, on {@link PerspectiveWorker} `requestImmediatePoll`, or on the
- * safety-net poll. `maxConcurrentDrainConsumers` consumer loops batch drain signals with a sliding window, skip
+ * safety-net poll. `maxConcurrentDrainConsumers` consumer loops take drain signals — at once when idle, batched
+ * with the sliding window only while every other consumer is busy (see `SlidingWindowBatcher`) — skip
  * streams another consumer is processing (the per-stream gate), and run a cycle: fetch, dedup, apply, commit.
  * A stream whose group filled `perspectiveBatchSize` is drained again at once, up to `drainLoopMaxIterations`.
  *
@@ -48,7 +49,7 @@ export interface Hooks {
   readonly onWorkProcessingStarted?: () => Effect.Effect<void>
   /** Active -> idle, after `idleThresholdPolls` consecutive empty polls. */
   readonly onWorkProcessingIdle?: () => Effect.Effect<void>
-  /** After every consumer cycle, whether or not it found work. */
+  /** After every consumer cycle, and after every poll that found no new work (`streams: 0`). */
   readonly onBatchCycleComplete?: (summary: CycleSummary) => Effect.Effect<void>
   /** After a (stream, perspective) committed applied events. */
   readonly onPerspectiveEventProcessed?: (group: ProcessedGroup) => Effect.Effect<void>
@@ -180,6 +181,8 @@ interface State {
   readonly deduped: number
 }
 
+const emptyTick: CycleSummary = { streams: 0, eventsApplied: 0, failures: 0, deduped: 0 }
+
 const run = <A>(hook: ((a: A) => Effect.Effect<void>) | undefined, a: A) =>
   hook === undefined ? Effect.void : Effect.catchCause(hook(a), (cause) => Effect.logWarning("worker hook failed", cause))
 
@@ -251,6 +254,9 @@ export const make = (config: Config) =>
       const fresh = claimed.filter((id) => !queued.has(id))
       for (const id of fresh) queued.add(id)
       yield* Queue.offerAll(drain, fresh)
+      // A tick that found no new work is still a completed tick (the reference: "whether or not work was found").
+      // An idle worker also lets expired dedup entries go (cycles evict too; each call costs O(evicted + 1)).
+      if (fresh.length === 0) yield* Effect.andThen(cache.evictExpired, run(hooks.onBatchCycleComplete, emptyTick))
       return fresh.length
     })
 
@@ -311,7 +317,12 @@ export const make = (config: Config) =>
         const { items } = yield* SlidingWindowBatcher.take(drain, {
           slidingWindow: Duration.millis(options.drainBatcher.slidingWindowMilliseconds),
           maxWait: Duration.millis(options.drainBatcher.maxWaitMilliseconds),
-          maxSize: options.drainBatcher.maxSize
+          maxSize: options.drainBatcher.maxSize,
+          // The window batches only while work is flowing: an idle consumer applies the first arrival at once,
+          // and a batch stays open only while every other consumer is in a cycle (waiting while one is free only
+          // adds latency). So a lone append is never held back, and a saturated worker still builds large batches.
+          eagerWhenIdle: true,
+          keepOpen: () => busy >= options.maxConcurrentDrainConsumers - 1
         })
         const mine = items.filter((id) => !gate.has(id))
         for (const id of mine) gate.add(id)

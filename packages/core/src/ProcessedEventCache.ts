@@ -8,8 +8,13 @@
  *   their start. A retained entry stops matching once its TTL has passed, even before
  *   {@link ProcessedEventCache.evictExpired} removes it.
  *
- * Keys are work ids (one per stream, perspective and event), so the same event applied by two perspectives is
- * two entries. Rewinds force-remove entries with `remove` / `removeRange`.
+ * Keys are work ids (one per stream, perspective and event). The worker keys by work row, never by event: rebuild,
+ * rewind, purge and dead-letter retry each create NEW work rows for events already applied, so their work can
+ * never be taken for a duplicate, while a row the database re-delivers (same work id) still is.
+ *
+ * Memory stays bounded: the worker calls {@link ProcessedEventCache.evictExpired} every cycle, and it costs
+ * O(evicted + 1) — retained entries are kept in the order their TTL started, so eviction stops at the first
+ * live one. At rest the cache holds at most the work applied within one TTL.
  *
  * Time comes from Effect's `Clock`, so `TestClock` drives expiry in tests.
  *
@@ -65,7 +70,7 @@ export interface ProcessedEventCache {
   ) => Effect.Effect<ReadonlyArray<string>>
   /** Starts the TTL of every in-flight entry; returns how many. */
   readonly activateRetention: Effect.Effect<number>
-  /** Removes retained entries past their TTL (never in-flight ones); returns how many. */
+  /** Removes retained entries past their TTL (never in-flight ones); returns how many. Costs O(evicted + 1). */
   readonly evictExpired: Effect.Effect<number>
   readonly remove: (id: string) => Effect.Effect<boolean>
   /** Removes these ids whatever their phase (rewinds); returns how many were present. */
@@ -135,9 +140,11 @@ export const make = (options: Options = {}): Effect.Effect<ProcessedEventCache> 
         return Effect.as(notify(observer.retentionActivated, count, count > 0), count)
       }),
       evictExpired: Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        // A Map iterates in insertion order, and every insertion into `retained` is stamped with the current time
+        // (a key is deleted before it is re-added), so the oldest entries come first: stop at the first live one.
         let count = 0
         for (const [id, start] of retained) {
-          if (alive(start, now)) continue
+          if (alive(start, now)) break
           retained.delete(id)
           count++
         }

@@ -6,6 +6,15 @@
  * the first item, or when it holds `maxSize` (default 1000) distinct keys. Items with a key already in the batch
  * coalesce into the first occurrence (a burst of drain signals for one stream becomes one apply pass).
  *
+ * Two options make the window apply only while work is already flowing (the worker uses both):
+ * - `eagerWhenIdle`: when the queue was empty as the take began (nothing waiting: the consumer was idle), the first
+ *   arrival closes the batch at once, together with whatever is already queued behind it.
+ * - `keepOpen`: checked before each wait for a further item; `false` closes the batch at once. The worker keeps a
+ *   batch open only while every other consumer is busy, so waiting never holds work that a free consumer could
+ *   start on now.
+ * When items were already waiting and `keepOpen` holds, the window, `maxWait` and `maxSize` batch them as above:
+ * an idle worker applies a lone event without delay, and a saturated one still builds large batches.
+ *
  * Order is preserved: a batch lists keys in first-arrival order, and no item is dropped. An item that would
  * exceed `maxSize` stays in the queue for the next batch. Time comes from Effect's `Clock` (TestClock-driven).
  *
@@ -28,6 +37,10 @@ export interface Options<A> {
   readonly maxSize?: number
   /** Coalescing key. Default: the item itself (strings, numbers). */
   readonly key?: (item: A) => unknown
+  /** Close the batch at the first arrival when nothing was waiting as the take began. Default false. */
+  readonly eagerWhenIdle?: boolean
+  /** Checked before each wait for a further item: `false` closes the batch now. Default: always open. */
+  readonly keepOpen?: () => boolean
 }
 
 /**
@@ -60,11 +73,23 @@ export const take = <A, E>(queue: Queue.Dequeue<A, E>, options: Options<A> = {})
   const keyOf = options.key ?? ((a: A) => a)
   return Effect.gen(function*() {
     const batch = new Map<unknown, A>()
+    const idle = options.eagerWhenIdle === true && (yield* Queue.size(queue)) <= 0
     const first = yield* Queue.take(queue)
     batch.set(keyOf(first), first)
     let received = 1
+    if (idle) {
+      while (batch.size < maxSize) {
+        const next = yield* Queue.poll(queue)
+        if (next._tag === "None") break
+        received++
+        const key = keyOf(next.value)
+        if (!batch.has(key)) batch.set(key, next.value)
+      }
+      return { items: Array.from(batch.values()), received }
+    }
     const deadline = (yield* Clock.currentTimeMillis) + maxWait
     while (batch.size < maxSize) {
+      if (options.keepOpen !== undefined && !options.keepOpen()) break
       const remaining = Math.min(window, deadline - (yield* Clock.currentTimeMillis))
       if (remaining <= 0) break
       const next = yield* Effect.result(Queue.take(queue).pipe(Effect.timeoutOption(Duration.millis(remaining))))

@@ -221,7 +221,7 @@ export const makeMemory = Effect.sync(() => {
         for (const f of failures) {
           const row = rows.get(f.workId)
           if (row !== undefined) {
-            row.attempts++
+            if (f.countsAttempt !== false) row.attempts++
             row.error = f.error
             delete row.instanceId
             delete row.leaseExpiry

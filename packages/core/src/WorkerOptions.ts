@@ -26,17 +26,21 @@
  * | drainBatcher.slidingWindowMilliseconds | 300 | positive integer |
  * | drainBatcher.maxWaitMilliseconds | 3000 | positive integer, >= slidingWindowMilliseconds |
  * | drainBatcher.maxSize | 1000 | positive integer |
- * | retryOptions.retryTimeoutSeconds | 1 | positive integer; first retry of an unacknowledged completion |
- * | retryOptions.enableExponentialBackoff | true | boolean |
- * | retryOptions.backoffMultiplier | 2 | finite number >= 1 |
- * | retryOptions.maxBackoffSeconds | 60 | positive integer, >= retryTimeoutSeconds |
+ *
+ * `maxConcurrentPerspectives` bounds the per-perspective model loads a cycle runs at once (the applies themselves are
+ * synchronous folds, so that is the part of a perspective group that can overlap).
+ *
+ * The original's `retryOptions` (retry of completions whose acknowledgement never arrived) is not a worker option
+ * here: a cycle commits its own completions in one transaction, and a commit that fails is redone from the
+ * database (its rows are delivered again), never replayed from memory. {@link RetryOptions} remains the
+ * configuration of `BatchedCompletionStrategy`'s manual delivery (`resetStale`).
  *
  * @since 0.1.0
  */
 import { Data, Effect, Schema, SchemaIssue } from "effect"
 
 const rule = <T>(check: (value: T) => boolean, text: string) =>
-  Schema.makeFilter<T>((value) => (check(value) ? undefined : `${text}, got ${JSON.stringify(value)}`))
+  Schema.makeFilter<T>((value) => (check(value) ? undefined : `${text}, got ${typeof value === "number" ? String(value) : JSON.stringify(value)}`))
 
 const PositiveInt = Schema.Number.check(rule((n) => Number.isSafeInteger(n) && n > 0, "must be a positive integer"))
 
@@ -65,8 +69,9 @@ export const DrainBatcherOptions = Schema.Struct({
 )
 
 /**
- * Retry of completions whose acknowledgement never arrived: `retryTimeoutSeconds * backoffMultiplier ^ retries`,
- * capped at `maxBackoffSeconds` (1 s, 2 s, 4 s ... 60 s by default).
+ * Retry of completions whose acknowledgement never arrived, for `BatchedCompletionStrategy.resetStale`:
+ * `retryTimeoutSeconds * backoffMultiplier ^ retries`, capped at `maxBackoffSeconds` (1 s, 2 s, 4 s ... 60 s by
+ * default).
  *
  * @category schemas
  * @since 0.1.0
@@ -109,8 +114,7 @@ export const WorkerOptionsSchema = Schema.Struct({
   maxStreamsPerBatch: int(300),
   drainLoopMaxIterations: int(5),
   drainLoopRefetchMinBatch: int(2),
-  drainBatcher: withDefault(DrainBatcherOptions, {}),
-  retryOptions: withDefault(RetryOptions, {})
+  drainBatcher: withDefault(DrainBatcherOptions, {})
 })
 
 /**
@@ -206,3 +210,11 @@ export const decode = (input: unknown = {}): Effect.Effect<WorkerOptions, Invali
  * @since 0.1.0
  */
 export const defaults: WorkerOptions = Schema.decodeUnknownSync(WorkerOptionsSchema)({})
+
+/**
+ * The default {@link RetryOptions}: 1 s, doubling, capped at 60 s.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const defaultRetryOptions: RetryOptions = Schema.decodeUnknownSync(RetryOptions)({})

@@ -19,11 +19,7 @@ export * as EventStore from "./EventStore.js"
 /** @since 0.1.0 */
 export * as EventStoreError from "./EventStoreError.js"
 /** @since 0.1.0 */
-export * as BatchFlusher from "./BatchFlusher.js"
-/** @since 0.1.0 */
 export * as BatchedCompletionStrategy from "./BatchedCompletionStrategy.js"
-/** @since 0.1.0 */
-export * as Channels from "./Channels.js"
 /** @since 0.1.0 */
 export * as CompletionStrategy from "./CompletionStrategy.js"
 /** @since 0.1.0 */

@@ -87,7 +87,7 @@ describe("BatchedCompletionStrategy", () => {
   it.effect("stale sent items return to pending with exponential backoff", () =>
     Effect.gen(function*() {
       const { reporter } = yield* recordingReporter
-      const strategy = yield* BatchedCompletionStrategy.make(WorkerOptions.defaults.retryOptions) // 1 s, x2, cap 60 s
+      const strategy = yield* BatchedCompletionStrategy.make(WorkerOptions.defaultRetryOptions) // 1 s, x2, cap 60 s
       yield* strategy.reportCompletion(completion(1), reporter)
       const resend = Effect.gen(function*() {
         yield* strategy.markAsSent(yield* strategy.pendingCompletions, [])
@@ -107,7 +107,7 @@ describe("BatchedCompletionStrategy", () => {
     }))
 
   it("backoff grows by the multiplier and stops at the cap; disabled backoff is fixed", () => {
-    const options = WorkerOptions.defaults.retryOptions
+    const options = WorkerOptions.defaultRetryOptions
     expect([0, 1, 2, 5, 6, 10].map((n) => BatchedCompletionStrategy.staleAfterMillis(options, n))).toEqual([
       1000, 2000, 4000, 32_000, 60_000, 60_000
     ])

@@ -23,12 +23,13 @@ const OrderCancelled = defineEvent("OrderCancelled")
 const OrderPurged = defineEvent("OrderPurged")
 const OrderBroken = defineEvent("OrderBroken")
 const OrderShipped = defineEvent("OrderShipped")
+const OrderCorrupted = defineEvent("OrderCorrupted")
 const CustomerRenamed = defineEvent("CustomerRenamed")
 
 const make = (name = "order_counter") =>
   Perspective.make({
     name,
-    events: [OrderPlaced, OrderCancelled, OrderPurged, OrderBroken],
+    events: [OrderPlaced, OrderCancelled, OrderPurged, OrderBroken, OrderCorrupted],
     model: Counter,
     initial: { count: 0, last: "" },
     apply: {
@@ -37,7 +38,9 @@ const make = (name = "order_counter") =>
       OrderPurged: (m) => Perspective.outcome(m, "purge"),
       OrderBroken: () => {
         throw new Error("boom")
-      }
+      },
+      // A handler bug: returns a model its schema cannot encode.
+      OrderCorrupted: () => ({ count: "many", last: "" }) as unknown as Counter
     }
   })
 // The definition as the layers see it: validated.
@@ -47,14 +50,14 @@ describe("Perspective definitions", () => {
   it("a definition is a plain value; making one never fails", () => {
     const p = make("Not A Valid Name")
     expect(p.name).toBe("Not A Valid Name")
-    expect(p.events.map((d) => d.type)).toEqual(["OrderPlaced", "OrderCancelled", "OrderPurged", "OrderBroken"])
+    expect(p.events.map((d) => d.type)).toEqual(["OrderPlaced", "OrderCancelled", "OrderPurged", "OrderBroken", "OrderCorrupted"])
   })
 
   it.effect("a valid definition knows its table and event types", () =>
     Effect.gen(function*() {
       const p = yield* counter()
       expect(p.tableName).toBe("wh_per_order_counter")
-      expect(p.eventTypes).toEqual(["OrderPlaced", "OrderCancelled", "OrderPurged", "OrderBroken"])
+      expect(p.eventTypes).toEqual(["OrderPlaced", "OrderCancelled", "OrderPurged", "OrderBroken", "OrderCorrupted"])
     }))
 
   for (const bad of ["", "Orders", "1orders", "order-summary", "orders; DROP TABLE x", "a".repeat(49), "ordérs", "_x"]) {
@@ -158,7 +161,35 @@ describe("PerspectiveRunner", () => {
       const outcome = yield* runner.run("s1", { count: "many" }, [event("e1", "OrderPlaced")])
       expect(outcome.appliedEventIds).toEqual([])
       expect(outcome.failure?.eventId).toBe("e1")
-      expect(outcome.failure?.reason).toContain("stored model does not decode")
+      expect(outcome.failure?.reason).toContain("stored model no longer decodes")
+      expect(outcome.failure?.reason).toContain("no event is at fault")
+      expect(outcome.storedModelUnreadable).toBe(true)
+    }))
+
+  it.effect("a model that does not encode is blamed on the event that produced it, and the prefix applies", () =>
+    Effect.gen(function*() {
+      const runner = PerspectiveRunner.make(yield* counter())
+      const outcome = yield* runner.run("s1", undefined, [
+        event("e1", "OrderPlaced"),
+        event("e2", "OrderPlaced"),
+        event("e3", "OrderCorrupted"),
+        event("e4", "OrderPlaced")
+      ])
+      expect(outcome.appliedEventIds).toEqual(["e1", "e2"])
+      expect(outcome.lastEventId).toBe("e2")
+      expect(outcome.model).toEqual({ count: 2, last: "e2" })
+      expect(outcome.failure?.eventId).toBe("e3")
+      expect(outcome.failure?.reason).toContain("does not encode")
+      expect(outcome.storedModelUnreadable).toBeUndefined()
+    }))
+
+  it.effect("an unencodable model from the first event applies nothing and blames that event", () =>
+    Effect.gen(function*() {
+      const runner = PerspectiveRunner.make(yield* counter())
+      const outcome = yield* runner.run("s1", { count: 1, last: "e0" }, [event("e1", "OrderCorrupted"), event("e2", "OrderPlaced")])
+      expect(outcome.appliedEventIds).toEqual([])
+      expect(outcome.lastEventId).toBeUndefined()
+      expect(outcome.failure?.eventId).toBe("e1")
     }))
 })
 

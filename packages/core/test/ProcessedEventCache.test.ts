@@ -93,6 +93,22 @@ describe("ProcessedEventCache", () => {
       expect(yield* cache.count).toBe(2)
     }))
 
+  it.effect("eviction stops at the first live entry yet never leaves an expired one behind, re-applied entries included", () =>
+    Effect.gen(function*() {
+      const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(10) })
+      yield* cache.markInFlight(["a", "b"])
+      yield* cache.activateRetention
+      yield* TestClock.adjust(Duration.seconds(4))
+      yield* cache.markInFlight(["c", "a"]) // "a" applied again: it moves behind "c" with a fresh TTL
+      yield* cache.activateRetention
+      yield* TestClock.adjust(Duration.seconds(7)) // b: 11 s (expired); c, a: 7 s
+      expect(yield* cache.evictExpired).toBe(1)
+      expect(yield* cache.contains("a")).toBe(true)
+      yield* TestClock.adjust(Duration.seconds(3))
+      expect(yield* cache.evictExpired).toBe(2)
+      expect(yield* cache.count).toBe(0)
+    }))
+
   it.effect("removal (for rewinds) clears entries in either phase", () =>
     Effect.gen(function*() {
       const cache = yield* ProcessedEventCache.make()

@@ -19,6 +19,52 @@ describe("SlidingWindowBatcher", () => {
       expect(batch.items).toEqual(["a"])
     }))
 
+  it.effect("eagerWhenIdle: an idle take closes at the first arrival, with what is already queued, without waiting", () =>
+    Effect.gen(function*() {
+      const queue = yield* Queue.bounded<string>(100)
+      const fiber = yield* Effect.forkChild(SlidingWindowBatcher.take(queue, { eagerWhenIdle: true }))
+      yield* Effect.yieldNow // the take starts on an empty queue: nothing is flowing
+      yield* Queue.offerAll(queue, ["a", "b", "a"])
+      const batch = yield* Fiber.join(fiber) // no clock adjustment: a window would never close
+      expect(batch).toEqual({ items: ["a", "b"], received: 3 })
+    }))
+
+  it.effect("eagerWhenIdle: items already waiting (work flowing) are batched with the window and maxSize", () =>
+    Effect.gen(function*() {
+      const queue = yield* Queue.bounded<string>(100)
+      yield* Queue.offerAll(queue, ["a", "b", "c"])
+      const fiber = yield* Effect.forkChild(SlidingWindowBatcher.take(queue, { eagerWhenIdle: true, maxSize: 10 }))
+      yield* TestClock.adjust(ms(200))
+      yield* Queue.offer(queue, "d")
+      yield* TestClock.adjust(ms(299))
+      expect(fiber.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(ms(1))
+      expect((yield* Fiber.join(fiber)).items).toEqual(["a", "b", "c", "d"])
+    }))
+
+  it.effect("eagerWhenIdle: the idle batch still respects maxSize, leaving the rest queued", () =>
+    Effect.gen(function*() {
+      const queue = yield* Queue.bounded<string>(100)
+      const fiber = yield* Effect.forkChild(SlidingWindowBatcher.take(queue, { eagerWhenIdle: true, maxSize: 2 }))
+      yield* Effect.yieldNow
+      yield* Queue.offerAll(queue, ["a", "b", "c"])
+      expect((yield* Fiber.join(fiber)).items).toEqual(["a", "b"])
+      expect(yield* Queue.size(queue)).toBe(1)
+    }))
+
+  it.effect("keepOpen: a batch stays open only while it holds, and closes at once (no clock) when it turns false", () =>
+    Effect.gen(function*() {
+      const queue = yield* Queue.bounded<string>(100)
+      let othersBusy = true
+      yield* Queue.offerAll(queue, ["a", "b"]) // work is flowing
+      const fiber = yield* Effect.forkChild(SlidingWindowBatcher.take(queue, { eagerWhenIdle: true, keepOpen: () => othersBusy }))
+      yield* TestClock.adjust(ms(100))
+      expect(fiber.pollUnsafe()).toBeUndefined() // every other consumer busy: the window holds
+      othersBusy = false // a consumer is free: waiting longer would only add latency
+      yield* Queue.offer(queue, "c")
+      expect((yield* Fiber.join(fiber)).items).toEqual(["a", "b", "c"])
+    }))
+
   it.effect("each arrival resets the window", () =>
     Effect.gen(function*() {
       const queue = yield* Queue.bounded<string>(100)

@@ -1,13 +1,13 @@
 /**
  * The database-free worker path, assembled from the primitives the PerspectiveWorker loop will use:
- * drain channel -> sliding-window batch -> one fetch for many streams -> dedup cache -> runner -> completion
- * strategy -> completion channel. The loop itself comes later; this proves the pieces fit and keep their promises.
+ * drain queue -> sliding-window batch -> one fetch for many streams -> dedup cache -> runner -> completion
+ * strategy -> completion queue. The loop itself comes later; this proves the pieces fit and keep their promises.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Queue, Ref, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as BatchedCompletionStrategy from "../src/BatchedCompletionStrategy.js"
-import * as Channels from "../src/Channels.js"
+import type * as CompletionStrategy from "../src/CompletionStrategy.js"
 import * as EventDefinition from "../src/EventDefinition.js"
 import * as Perspective from "../src/Perspective.js"
 import * as PerspectiveRegistry from "../src/PerspectiveRegistry.js"
@@ -42,7 +42,10 @@ const setup = Effect.gen(function*() {
     }
   })
   const strategy = yield* BatchedCompletionStrategy.make()
-  const channels = yield* Channels.make()
+  const channels = {
+    drain: yield* Queue.unbounded<string>(),
+    completions: yield* Queue.unbounded<CompletionStrategy.PerspectiveCompletion>()
+  }
   const coordinator = yield* WorkCoordinator.WorkCoordinator
   const memory = yield* WorkCoordinator.Memory
 

@@ -33,7 +33,7 @@ import {
 } from "@whizbang/core"
 import { Effect, Layer } from "effect"
 import type { PgClient } from "./PgClient.js"
-import type { DuplicateInstanceError, PostgresError } from "./PostgresError.js"
+import type { DuplicateInstanceError, PostgresConfigError, PostgresError } from "./PostgresError.js"
 import type { SchemaReady } from "./SchemaReady.js"
 import * as PgEventStore from "./PgEventStore.js"
 import * as PgInstanceRegistry from "./PgInstanceRegistry.js"
@@ -58,7 +58,8 @@ export interface Config extends Omit<PerspectiveWorker.Config, "events"> {
   readonly registry?: Omit<PgInstanceRegistry.Options, "abandonStaleInstanceThresholdSeconds">
   /**
    * Snapshots written in the completion transaction: every N applied events per (stream, perspective), newest M
-   * kept (defaults 100 and 5; see `PgPerspectiveSnapshots`). Positive integers; anything else is a defect at start-up.
+   * kept (defaults 100 and 5; see `PgPerspectiveSnapshots`). Positive integers; anything else fails the layer with a
+   * `PostgresConfigError` naming the option.
    */
   readonly snapshots?: PgPerspectiveSnapshots.Input
 }
@@ -109,7 +110,7 @@ export const layerPorts = (
   config: Config
 ): Layer.Layer<
   Ports,
-  WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | EventRegistry.InvalidEventDefinition | PostgresError,
+  WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | EventRegistry.InvalidEventDefinition | PostgresError | PostgresConfigError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
 > =>
   Layer.unwrap(
@@ -156,7 +157,8 @@ export const layer = (
   | Receptor.InvalidReceptor
   | PerspectiveWorker.WorkerConfigurationError
   | DuplicateInstanceError
-  | PostgresError,
+  | PostgresError
+  | PostgresConfigError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider | PerspectiveRewinder.PerspectiveRewinder
 > =>
   PerspectiveWorker.layer(config).pipe(

@@ -19,7 +19,8 @@ import { writeModels } from "./internal/writeModels.js"
 import { PgClient } from "./PgClient.js"
 import * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
-import type { PostgresError } from "./PostgresError.js"
+import type { PostgresConfigError, PostgresError } from "./PostgresError.js"
+import * as CoordinatorOptions from "./internal/coordinatorOptions.js"
 import { SchemaReady } from "./SchemaReady.js"
 import * as Claim from "./sql/claimWork.js"
 import * as Complete from "./sql/completeWork.js"
@@ -36,13 +37,16 @@ export interface Options {
   readonly leaseSeconds?: number
   readonly debugMode?: boolean
   readonly maxPerspectiveEventAttempts?: number | null
-  /** Backoff of a failed apply before its retry: `initial * multiplier ^ (attempts - 1)`, capped. Default 1 s x2, max 60 s. */
+  /**
+   * Backoff of a failed apply before its retry: `initial * multiplier ^ (attempts - 1)`, capped. Default 1 s x2, max
+   * 60 s. Positive finite milliseconds, multiplier >= 1, max >= initial.
+   */
   readonly failureBackoff?: { readonly initialMilliseconds: number; readonly multiplier: number; readonly maxMilliseconds: number }
   /** An owner silent for longer than this has its leases treated as free by claims. Default 30 s. */
   readonly abandonStaleInstanceThresholdSeconds?: number
   /**
    * Work waiting longer than this is claimable by any live instance, not only the one its partition maps to
-   * (so nothing is stranded behind a slow or stuck owner). Default 3000 ms.
+   * (so nothing is stranded behind a slow or stuck owner). Default 3000 ms; a finite number >= 0.
    */
   readonly affinityGraceMilliseconds?: number
   /** Snapshots written in the completion transaction (every 100 applied events, newest 5 kept, by default). */
@@ -93,26 +97,24 @@ const dueSnapshots = (
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkCoordinator["Service"], never, PgClient | InstanceProvider.InstanceProvider> =>
+export const make = (
+  options: Options = {}
+): Effect.Effect<WorkCoordinator.WorkCoordinator["Service"], PostgresConfigError, PgClient | InstanceProvider.InstanceProvider> =>
   Effect.gen(function* () {
+    // Every option is checked before anything runs: a typed error naming the first bad one.
+    const valid = yield* CoordinatorOptions.validate(options, WorkerOptions.defaults)
     const client = yield* PgClient
     const { instanceId } = yield* InstanceProvider.InstanceProvider
-    const defaults = WorkerOptions.defaults
-    const leaseSeconds = options.leaseSeconds ?? defaults.leaseSeconds
-    const staleSeconds = options.abandonStaleInstanceThresholdSeconds ?? defaults.abandonStaleInstanceThresholdSeconds
-    const graceMilliseconds = options.affinityGraceMilliseconds ?? 3000
+    const leaseSeconds = valid.leaseSeconds
+    const staleSeconds = valid.abandonStaleInstanceThresholdSeconds
+    const graceMilliseconds = valid.affinityGraceMilliseconds
     // With a registry, completions are also fenced against a successor process that took over this instance id.
     const registry = yield* Effect.serviceOption(PgInstanceRegistry)
     const bootToken = registry._tag === "Some" ? registry.value.bootToken : null
-    const debugMode = options.debugMode ?? defaults.debugMode
-    // PgPerspectivePipeline validates these first with a typed error; here a bad value is a defect.
-    const snapshots = yield* Effect.orDie(PgPerspectiveSnapshots.decode(options.snapshots))
-    const maxAttempts = options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts
-    const backoff = options.failureBackoff ?? {
-      initialMilliseconds: defaults.retryOptions.retryTimeoutSeconds * 1000,
-      multiplier: defaults.retryOptions.backoffMultiplier,
-      maxMilliseconds: defaults.retryOptions.maxBackoffSeconds * 1000
-    }
+    const debugMode = valid.debugMode
+    const snapshots = valid.snapshots
+    const maxAttempts = valid.maxPerspectiveEventAttempts
+    const backoff = valid.failureBackoff
 
     const fence = (streamIds: ReadonlyArray<string>) =>
       Effect.map(client.query<{ stream_id: string }>(Complete.fenceStreams, [instanceId, streamIds, leaseSeconds, bootToken]), (rows) => new Set(rows.map((r) => r.stream_id)))
@@ -132,7 +134,7 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
         const versions = yield* writeModels(client, completions.flatMap((c) => c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]))
         const advanced = completions.filter((c) => c.lastEventId !== undefined)
         if (advanced.length > 0) {
-          yield* client.query(Complete.advanceCursors, [advanced.map((c) => c.streamId), advanced.map((c) => c.perspectiveName), advanced.map((c) => c.lastEventId)])
+          yield* client.query(Complete.advanceCursors, [advanced.map((c) => c.streamId), advanced.map((c) => c.perspectiveName), advanced.map((c) => c.lastEventId), advanced.map((c) => c.status)])
         }
         const workIds = completions.flatMap((c) => c.workIds)
         const removed = yield* client.query(debugMode ? Complete.markWorkProcessed : Complete.deleteWork, [workIds])
@@ -164,7 +166,8 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
           backoff.initialMilliseconds,
           backoff.multiplier,
           backoff.maxMilliseconds,
-          maxAttempts
+          maxAttempts,
+          mine.map((f) => f.countsAttempt !== false)
         ])
         yield* client.query(Fail.flagFailedCursors, [mine.map((f) => f.streamId), mine.map((f) => f.perspectiveName), mine.map((f) => f.error)])
         const exhausted = updated.filter((r) => r.exhausted).map((r) => r.work_id)
@@ -239,5 +242,7 @@ export const make = (options: Options = {}): Effect.Effect<WorkCoordinator.WorkC
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: Options = {}): Layer.Layer<WorkCoordinator.WorkCoordinator, never, PgClient | InstanceProvider.InstanceProvider | SchemaReady> =>
+export const layer = (
+  options: Options = {}
+): Layer.Layer<WorkCoordinator.WorkCoordinator, PostgresConfigError, PgClient | InstanceProvider.InstanceProvider | SchemaReady> =>
   Layer.effect(WorkCoordinator.WorkCoordinator, Effect.flatMap(Effect.service(SchemaReady), () => make(options)))

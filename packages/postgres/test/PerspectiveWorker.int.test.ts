@@ -61,9 +61,11 @@ describe("perspective pipeline on Postgres", () => {
       expect((yield* worker.stats).eventsApplied).toBe(20_000)
     }), 180_000)
 
-  const dedupSeen = Effect.runSync(Ref.make<Array<string>>([]))
-  scenario("applies re-delivered work once: the dedup cache drops it and the observer sees it",
-    pipeline({ dedupObserver: { deduped: (ids) => Ref.update(dedupSeen, (all) => [...all, ...ids]) } }),
+  // (Dedup of re-delivered rows is a unit test of the worker: in Postgres a committed row is gone, or, in debug mode,
+  // marked processed and behind the cursor, so the same row cannot come back; new rows for the same events — a
+  // rebuild — must be applied, see the CLI's rebuild test.)
+  scenario("debug mode keeps the applied work rows, marked processed, and still releases the drained stream",
+    pipeline({ options: { ...fast, debugMode: true } }),
     Effect.gen(function* () {
       const store = yield* EventStore.EventStore
       const worker = yield* PerspectiveWorker.PerspectiveWorker
@@ -71,18 +73,44 @@ describe("perspective pipeline on Postgres", () => {
       const id = EventId.unsafeMake()
       const appended = yield* store.append(id, [deposit(id, 5), deposit(id, 7)])
       yield* worker.awaitIdle
-      // SQL re-delivers the same events (new work rows for already applied events).
-      const redelivered = yield* client.query<{ work_id: string }>(
-        `insert into wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
-         select gen_random_uuid(), $1, 'balance', e, 0 from unnest($2::uuid[]) e returning work_id`,
-        [id, appended.events.map((e) => e.eventId)]
-      )
-      yield* worker.awaitIdle
       expect(yield* PerspectiveStore.getById(Bank.balance, id)).toEqual(Option.some({ balance: 12, audits: 0 }))
-      expect(yield* countRows("wh_perspective_events")).toBe(0)
-      expect(redelivered).toHaveLength(2)
-      expect(yield* Ref.get(dedupSeen)).toEqual(appended.events.map((e) => `balance:${e.eventId}`))
-      expect((yield* worker.stats).deduped).toBe(2)
+      const kept = yield* client.query<{ event_id: string; perspective_name: string; processed: boolean; leased: boolean }>(
+        `select event_id, perspective_name, processed_at is not null as processed, instance_id is not null as leased
+         from wh_perspective_events order by perspective_name, event_id`)
+      const ids = appended.events.map((e) => e.eventId)
+      expect(kept).toEqual(["activity", "balance"].flatMap((perspective_name) =>
+        ids.map((event_id) => ({ event_id, perspective_name, processed: true, leased: false }))))
+      expect(yield* countRows("wh_active_streams")).toBe(0)
+      expect(yield* countRows("wh_perspective_cursors where status = 2")).toBe(2)
+      expect((yield* worker.stats).eventsApplied).toBe(4)
+    }))
+
+  const cursorStatuses = Effect.runSync(Ref.make<Array<number>>([]))
+  // The hook has no services of its own: the test hands it the pipeline's client.
+  const statusClient: { current?: PgClient.PgClient["Service"] } = {}
+  scenario("a cursor is Processing | CatchingUp while its pair has more work than one batch, Completed once drained",
+    pipeline({
+      options: { ...fast, perspectiveBatchSize: 2 },
+      hooks: {
+        // Runs after each commit, before the worker drains the rest of the stream.
+        onPerspectiveEventProcessed: (group) =>
+          group.perspectiveName !== "balance" || statusClient.current === undefined ? Effect.void : Effect.gen(function* () {
+            const [row] = yield* statusClient.current!.query<{ status: number }>(
+              `select status from wh_perspective_cursors where stream_id = $1 and perspective_name = 'balance'`, [group.streamId])
+            yield* Ref.update(cursorStatuses, (all) => [...all, row!.status])
+          }).pipe(Effect.orDie)
+      }
+    }),
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const worker = yield* PerspectiveWorker.PerspectiveWorker
+      statusClient.current = yield* PgClient.PgClient
+      const id = EventId.unsafeMake()
+      yield* store.append(id, [1, 2, 3, 4, 5].map((n) => deposit(id, n)))
+      yield* worker.awaitIdle
+      // 5 events in batches of 2: two commits with more pending (1 | 8 = 9), then the last one (2).
+      expect(yield* Ref.get(cursorStatuses)).toEqual([9, 9, 2])
+      expect(yield* countRows("wh_perspective_cursors where status = 2")).toBe(2)
     }))
 
   const failing = () => pipeline({ options: { ...fast, maxPerspectiveEventAttempts: 3 }, failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 50 } })
@@ -98,6 +126,47 @@ describe("perspective pipeline on Postgres", () => {
         if (letters.length > 0) return letters
       }
     })
+
+  const unreadableFailures = Effect.runSync(Ref.make(0))
+  const enoughFailures = Effect.runSync(Deferred.make<void>())
+  scenario("a stored model that no longer decodes stops the pair without spending attempts: nothing is dead-lettered, and it resumes once fixed",
+    pipeline({
+      options: { ...fast, maxPerspectiveEventAttempts: 2 },
+      failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 50 },
+      hooks: {
+        onPerspectiveEventFailed: () =>
+          Effect.flatMap(Ref.updateAndGet(unreadableFailures, (n) => n + 1), (n) => n >= 5 ? Deferred.succeed(enoughFailures, undefined) : Effect.void)
+      }
+    }),
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const worker = yield* PerspectiveWorker.PerspectiveWorker
+      const models = yield* PerspectiveStore.PerspectiveStore
+      const client = yield* PgClient.PgClient
+      const id = EventId.unsafeMake()
+      yield* store.append(id, [deposit(id, 5)])
+      yield* worker.awaitIdle
+      // The schema changed under the stored row (or it was edited by hand): it no longer decodes.
+      yield* client.query(`update wh_per_balance set data = '{"balance":"five"}' where id = $1`, [id])
+      yield* store.append(id, [deposit(id, 7), deposit(id, 1)])
+      yield* Deferred.await(enoughFailures) // 5 failed tries, more than maxPerspectiveEventAttempts (2)
+      const rows = yield* client.query<{ attempts: number; error: string | null }>(
+        `select attempts, error from wh_perspective_events where perspective_name = 'balance' order by event_id`)
+      expect(rows.map((r) => r.attempts)).toEqual([0, 0])
+      expect(rows[0]!.error).toMatch(/stored model no longer decodes/)
+      expect(yield* countRows("wh_dead_letters")).toBe(0)
+      expect(yield* countRows("wh_perspective_cursors where perspective_name = 'balance' and status & 4 = 4")).toBe(1)
+      // The other perspective of the stream is not held back.
+      expect((Option.getOrThrow(yield* models.getById("activity", id)).data as { order: Array<number> }).order).toEqual([5, 7, 1])
+      // Fixed: the pair resumes from the repaired model with every event.
+      yield* client.query(`update wh_per_balance set data = '{"balance":5,"audits":0}' where id = $1`, [id])
+      for (;;) {
+        yield* worker.awaitIdle // each retry first waits out the short backoff
+        if ((yield* countRows("wh_perspective_events")) === 0) break
+      }
+      expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 13, audits: 0 })
+      expect(yield* countRows("wh_dead_letters")).toBe(0)
+    }))
 
   scenario("stops a stream at a failing event, retries, dead-letters it after N attempts, then continues; other streams finish", failing(),
     Effect.gen(function* () {

@@ -55,15 +55,23 @@ export interface CycleResult {
 const groupKey = (e: WorkCoordinator.PendingEvent) => `${e.streamId}|${e.perspectiveName}`
 
 /**
- * Dedup is by (perspective, event), not by work row: a re-delivered event may come back in a new work row.
- * Exported for tests and observers that need to recognise the keys.
+ * Dedup is by work row: only the database re-delivering the SAME row is a duplicate. Rebuild, rewind, purge and
+ * dead-letter retry create new rows for events already applied, and those must be applied again (keyed by
+ * (perspective, event), a rebuild within the TTL was silently dropped). Exported for tests and observers.
  */
-export const dedupKey = (e: { readonly perspectiveName: string; readonly eventId: string }) => `${e.perspectiveName}:${e.eventId}`
+export const dedupKey = (row: { readonly workId: string }) => row.workId
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** Decoded payloads of one cycle, by event id: an event handled by several perspectives is decoded once. */
 type DecodeCache = Map<string, Result.Result<unknown, UnknownEventType | InvalidEventPayload>>
+
+interface GroupFailure {
+  readonly row: WorkCoordinator.PendingEvent
+  readonly error: string
+  /** `false`: not the event's fault (the stored model no longer decodes); no attempt is counted. */
+  readonly countsAttempt?: false
+}
 
 const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.PendingEvent>, stored: unknown, decodedById: DecodeCache) =>
   Effect.gen(function* () {
@@ -72,7 +80,7 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
     const skipped = rows.filter((r) => !fresh.has(dedupKey(r)))
     const candidates = rows.filter((r) => fresh.has(dedupKey(r)))
     const envelopes: Array<Envelope> = []
-    let failure: { readonly row: WorkCoordinator.PendingEvent; readonly error: string } | undefined
+    let failure: GroupFailure | undefined
     for (const row of candidates) {
       const decoded = decodedById.get(row.eventId) ?? (yield* Effect.result(deps.events.decode(row.eventType, row.payload, row.eventId)))
       decodedById.set(row.eventId, decoded)
@@ -92,14 +100,15 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
     }
     const runner = yield* Effect.result(deps.perspectives.get(perspectiveName))
     if (runner._tag === "Failure") {
-      return { skipped, applied: [], failure: { row: candidates[0] ?? rows[0]!, error: runner.failure.message }, outcome: undefined, envelopes: [] }
+      const unknown: GroupFailure = { row: candidates[0] ?? rows[0]!, error: runner.failure.message }
+      return { skipped, applied: [], failure: unknown, outcome: undefined, envelopes: [] }
     }
     const outcome = yield* runner.success.run(streamId, stored, envelopes)
     const byEvent = new Map(candidates.map((r) => [r.eventId, r]))
     const applied = outcome.appliedEventIds.map((id) => byEvent.get(id)!)
     if (outcome.failure !== undefined) {
       const row = byEvent.get(outcome.failure.eventId) ?? candidates[applied.length] ?? candidates[0]!
-      failure = { row, error: outcome.failure.message }
+      failure = outcome.storedModelUnreadable === true ? { row, error: outcome.failure.message, countsAttempt: false } : { row, error: outcome.failure.message }
     }
     const appliedIds = new Set(outcome.appliedEventIds)
     return { skipped, applied, failure, outcome, envelopes: envelopes.filter((e) => appliedIds.has(e.eventId)) }
@@ -107,15 +116,12 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
 
 /**
  * The rewind path: flagged pairs go to the worker's rewinder (a required service, so no composition can leave
- * them waiting unnoticed). The replayed events' dedup entries are dropped so a later re-delivery is judged
- * against the rebuilt model, never skipped.
+ * them waiting unnoticed). The dedup cache needs no clean-up: it is keyed by work row, and the rows a rewind
+ * leaves for the normal path were never applied.
  */
 const rewind = (deps: CycleDeps, targets: ReadonlyArray<PerspectiveRewinder.Target>) =>
   Effect.gen(function* () {
-    const results = yield* deps.rewinder.rewindFlagged(targets)
-    for (const r of results) {
-      if (r.outcome === "rewound") yield* deps.cache.removeRange(r.replayedEventIds.map((eventId) => dedupKey({ perspectiveName: r.perspectiveName, eventId })))
-    }
+    yield* deps.rewinder.rewindFlagged(targets)
   })
 
 // Telemetry (names listed in @whizbang/postgres Telemetry): spans whizbang.fetch / apply / flush, and metrics.
@@ -145,12 +151,13 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
       wanted.set(rows[0]!.perspectiveName, ids.add(rows[0]!.streamId))
     }
     const models = new Map<string, ReadonlyMap<string, PerspectiveStore.Row>>()
+    // Applies are synchronous folds, so what runs concurrently per perspective is the model load (one call each).
     yield* Effect.forEach(wanted, ([name, ids]) => Effect.map(deps.store.getMany(name, [...ids]), (rows) => void models.set(name, rows)), {
-      concurrency: 4,
+      concurrency: deps.options.maxConcurrentPerspectives,
       discard: true
     })
 
-    const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make(deps.options.retryOptions)
+    const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make()
     const decodedById: DecodeCache = new Map()
     const processed: Array<ProcessedGroup> = []
     const failures: Array<CompletionStrategy.PerspectiveFailure> = []
@@ -183,7 +190,11 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
           streamId,
           perspectiveName,
           lastEventId: last?.eventId,
-          status: PerspectiveStatus.Completed,
+          // A pair that filled its batch has more pending work, which this worker drains next: it is still
+          // being processed and catching up, not completed.
+          status: all.length >= limit && failure === undefined
+            ? PerspectiveStatus.Processing | PerspectiveStatus.CatchingUp
+            : PerspectiveStatus.Completed,
           model: last === undefined || outcome === undefined ? undefined : {
             data: outcome.model,
             action: outcome.action,
@@ -200,16 +211,25 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
       }
       if (failure !== undefined) {
         yield* Metric.update(Metric.withAttributes(failuresMetric, { perspective: perspectiveName }), 1)
-        yield* Effect.logWarning(`apply failed (attempt ${failure.row.attempts + 1}): ${messageOf(failure.error)}`).pipe(
+        const attempt = failure.countsAttempt === false ? "not counted as an attempt" : `attempt ${failure.row.attempts + 1}`
+        yield* Effect.logWarning(`apply failed (${attempt}): ${messageOf(failure.error)}`).pipe(
           Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.event_id": failure.row.eventId })
         )
-        const reported = { workId: failure.row.workId, streamId, perspectiveName, error: messageOf(failure.error) }
+        const reported: CompletionStrategy.PerspectiveFailure = {
+          workId: failure.row.workId,
+          streamId,
+          perspectiveName,
+          error: messageOf(failure.error),
+          ...(failure.countsAttempt === false ? { countsAttempt: false } : {})
+        }
         failures.push(reported)
         yield* strategy.reportFailure(reported, deps.coordinator)
       }
     }
     yield* strategy.flush(deps.coordinator).pipe(Effect.withSpan("whizbang.flush", { attributes: { "whizbang.groups": groups.size } }))
     yield* deps.cache.activateRetention
+    // Amortised: eviction costs O(evicted + 1), so every cycle keeps the cache at one TTL's worth of work.
+    yield* deps.cache.evictExpired
     if (flagged.length > 0) yield* rewind(deps, flagged)
     return { processed, failures, deduped, more: [...more] }
   }).pipe(

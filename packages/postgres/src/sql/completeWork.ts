@@ -23,12 +23,16 @@ WHERE stream_id IN (
 )
 RETURNING stream_id`
 
-/** Advances cursors. Params: parallel arrays $1 stream ids, $2 perspective names, $3 last event ids. */
+/**
+ * Advances cursors. The status is the completion's: Completed (2), or Processing | CatchingUp (1 | 8) while the
+ * pair has more pending work the worker is still draining; other flags (RewindRequired) are kept.
+ * Params: parallel arrays $1 stream ids, $2 perspective names, $3 last event ids, $4 statuses.
+ */
 export const advanceCursors = `
 INSERT INTO wh_perspective_cursors AS c (stream_id, perspective_name, last_event_id, status, error, processed_at)
-SELECT s, p, l, 2, NULL, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS t(s, p, l)
+SELECT s, p, l, st, NULL, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::int[]) AS t(s, p, l, st)
 ON CONFLICT (stream_id, perspective_name) DO UPDATE
-  SET last_event_id = excluded.last_event_id, status = (c.status & ~(1 | 4)) | 2, error = NULL, processed_at = now()`
+  SET last_event_id = excluded.last_event_id, status = (c.status & ~(1 | 2 | 4 | 8)) | excluded.status, error = NULL, processed_at = now()`
 
 /**
  * Deletes exactly the applied work rows. Params: $1 work ids. Returns the rows it removed: fewer than asked means a

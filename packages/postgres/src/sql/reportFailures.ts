@@ -5,17 +5,20 @@
  */
 
 /**
- * Backoff: `initial * multiplier ^ (attempts - 1)` milliseconds, capped at `max`.
- * Params: parallel arrays $1 work ids, $2 errors; $3 initial ms, $4 multiplier, $5 max ms, $6 max attempts (null = unlimited).
+ * Backoff: `initial * multiplier ^ (attempts - 1)` milliseconds, capped at `max`. A failure that is not the event's
+ * ($7 false: the stored model no longer decodes) waits out the backoff without counting an attempt, so it never
+ * dead-letters the event.
+ * Params: parallel arrays $1 work ids, $2 errors; $3 initial ms, $4 multiplier, $5 max ms, $6 max attempts (null =
+ * unlimited), $7 parallel array: counts an attempt.
  * Returns every updated row, `exhausted` when it reached the limit.
  */
 export const recordFailures = `
 UPDATE wh_perspective_events pe
-SET attempts = pe.attempts + 1, error = f.error, instance_id = NULL, lease_expiry = NULL,
+SET attempts = pe.attempts + CASE WHEN f.counts THEN 1 ELSE 0 END, error = f.error, instance_id = NULL, lease_expiry = NULL,
     scheduled_for = now() + make_interval(secs => least($5::float8, $3::float8 * power($4::float8, pe.attempts)) / 1000.0)
-FROM unnest($1::uuid[], $2::text[]) AS f(work_id, error)
+FROM unnest($1::uuid[], $2::text[], $7::boolean[]) AS f(work_id, error, counts)
 WHERE pe.work_id = f.work_id
-RETURNING pe.work_id, ($6::int IS NOT NULL AND pe.attempts >= $6::int) AS exhausted`
+RETURNING pe.work_id, (f.counts AND $6::int IS NOT NULL AND pe.attempts >= $6::int) AS exhausted`
 
 /** Params: parallel arrays $1 stream ids, $2 perspective names, $3 errors. */
 export const flagFailedCursors = `

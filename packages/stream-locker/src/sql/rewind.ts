@@ -40,13 +40,13 @@ WHERE stream_id = $1::uuid AND perspective_name = $2::text AND stream_lock_insta
 FOR UPDATE`
 
 /**
- * Moves the cursor to the last replayed event, clears RewindRequired (and Processing/Failed), the trigger and the
+ * Moves the cursor to the last replayed event, clears RewindRequired (and Processing/CatchingUp/Failed), the trigger and the
  * flag timestamps. Params: $1 stream id, $2 perspective name, $3 last event id (null = keep).
  */
 export const finishCursor = `
 UPDATE wh_perspective_cursors
 SET last_event_id = coalesce($3::uuid, last_event_id),
-    status = (status & ~(32 | 4 | 1)) | 2,
+    status = (status & ~(32 | 8 | 4 | 1)) | 2,
     error = NULL,
     processed_at = now(),
     rewind_trigger_event_id = NULL,

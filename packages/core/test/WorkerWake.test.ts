@@ -1,0 +1,84 @@
+/**
+ * Wake and batching logic of the worker, under TestClock: no time passes unless the test moves it, so a window
+ * or poll that would hold work back makes the test hang (and fail) instead of passing slowly.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Duration, Effect, Option, Queue, Schema } from "effect"
+import { TestClock } from "effect/testing"
+import * as EventDefinition from "../src/EventDefinition.js"
+import * as EventId from "../src/EventId.js"
+import * as EventRegistry from "../src/EventRegistry.js"
+import * as EventStore from "../src/EventStore.js"
+import * as MemoryPipeline from "../src/MemoryPipeline.js"
+import * as Perspective from "../src/Perspective.js"
+import * as PerspectiveStore from "../src/PerspectiveStore.js"
+import * as PerspectiveWorker from "../src/PerspectiveWorker.js"
+
+const Counted = EventDefinition.make("Counted", { payload: Schema.Struct({ id: Schema.String }), streamId: (p) => p.id })
+const events = EventRegistry.make([Counted])
+const count = Perspective.make({
+  name: "count",
+  events: [Counted],
+  model: Schema.Struct({ n: Schema.Number }),
+  initial: { n: 0 },
+  apply: { Counted: (m) => ({ n: m.n + 1 }) }
+})
+
+describe("PerspectiveWorker wake-up and batching (default options)", () => {
+  it.effect("an idle worker applies the first arrival at once: no sliding window, no poll", () =>
+    Effect.gen(function*() {
+      const processed = yield* Deferred.make<void>()
+      yield* Effect.gen(function*() {
+        // Started: the first poll is done, and the NOTIFY subscription (forked before it) is listening.
+        yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
+        const id = EventId.unsafeMake()
+        yield* (yield* EventStore.EventStore).append(id, [Counted.make({ id })])
+        yield* Deferred.await(processed) // the clock never moves: a 300 ms window would never close
+        const row = yield* (yield* PerspectiveStore.PerspectiveStore).getById("count", id)
+        expect(Option.getOrThrow(row).data).toEqual({ n: 1 })
+      }).pipe(
+        Effect.provide(MemoryPipeline.layer({
+          events,
+          perspectives: [count],
+          hooks: { onPerspectiveEventProcessed: () => Deferred.succeed(processed, undefined) }
+        })),
+        Effect.scoped
+      )
+    }))
+
+  it.effect("onBatchCycleComplete fires on every tick, also the empty ones", () =>
+    Effect.gen(function*() {
+      const ticks = yield* Queue.unbounded<PerspectiveWorker.CycleSummary>()
+      yield* Effect.gen(function*() {
+        yield* TestClock.adjust(Duration.seconds(1)) // the safety-net poll (1 s by default)
+        yield* TestClock.adjust(Duration.seconds(1))
+        const seen = yield* Queue.takeN(ticks, 3) // start-up poll + two safety-net polls, none found work
+        expect(seen).toEqual(Array.from({ length: 3 }, () => ({ streams: 0, eventsApplied: 0, failures: 0, deduped: 0 })))
+      }).pipe(
+        Effect.provide(MemoryPipeline.layer({ events, perspectives: [count], hooks: { onBatchCycleComplete: (s) => Queue.offer(ticks, s) } })),
+        Effect.scoped
+      )
+    }))
+  it.effect("the dedup cache is evicted as the worker runs: entries go once their TTL (leaseSeconds) has passed", () =>
+    Effect.gen(function*() {
+      const processed = yield* Deferred.make<void>()
+      const evicted = yield* Deferred.make<number>()
+      yield* Effect.gen(function*() {
+        yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
+        const id = EventId.unsafeMake()
+        yield* (yield* EventStore.EventStore).append(id, [Counted.make({ id }), Counted.make({ id })])
+        yield* Deferred.await(processed)
+        yield* TestClock.adjust(Duration.seconds(61)) // past the 60 s TTL; the idle worker keeps polling meanwhile
+        expect(yield* Deferred.await(evicted)).toBe(2)
+      }).pipe(
+        Effect.provide(MemoryPipeline.layer({
+          events,
+          perspectives: [count],
+          options: { leaseSeconds: 60 },
+          hooks: { onPerspectiveEventProcessed: () => Deferred.succeed(processed, undefined) },
+          dedupObserver: { evicted: (n) => Deferred.succeed(evicted, n) }
+        })),
+        Effect.scoped
+      )
+    }))
+})
