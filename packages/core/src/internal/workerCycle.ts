@@ -48,6 +48,11 @@ export interface CycleResult {
   readonly deduped: number
   /** Streams that may have more pending work than one pass took (a group hit `perspectiveBatchSize`). */
   readonly more: ReadonlyArray<string>
+  /**
+   * Streams whose fetched work could not move at all (blocked, or flagged and not rewound: debounce, lock):
+   * the worker holds them back from claims for a while instead of spinning on them.
+   */
+  readonly stalled: ReadonlyArray<string>
 }
 
 const groupKey = (e: WorkCoordinator.PendingEvent) => `${e.streamId}|${e.perspectiveName}`
@@ -110,11 +115,12 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
 const rewind = (deps: CycleDeps, targets: ReadonlyArray<PerspectiveRewinder.Target>) =>
   Effect.gen(function* () {
     const rewinder = yield* Effect.serviceOption(PerspectiveRewinder.PerspectiveRewinder)
-    if (rewinder._tag === "None") return
+    if (rewinder._tag === "None") return [] as ReadonlyArray<PerspectiveRewinder.Result>
     const results = yield* rewinder.value.rewindFlagged(targets)
     for (const r of results) {
       if (r.outcome === "rewound") yield* deps.cache.removeRange(r.replayedEventIds.map((eventId) => dedupKey({ perspectiveName: r.perspectiveName, eventId })))
     }
+    return results
   })
 
 // Telemetry (names listed in @whizbang/postgres Telemetry): spans whizbang.fetch / apply / flush, and metrics.
@@ -128,7 +134,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
   const marked: Array<string> = []
   return Effect.gen(function* () {
     const limit = deps.options.perspectiveBatchSize
-    const pending = yield* deps.coordinator.fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit }).pipe(
+    const pending = yield* deps.coordinator.fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit, perspectiveNames: deps.perspectives.names }).pipe(
       Effect.withSpan("whizbang.fetch", { attributes: { "whizbang.streams": streamIds.length } })
     )
     yield* Metric.update(batchSizeMetric, pending.length)
@@ -156,7 +162,12 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
     const more = new Set<string>()
     let deduped = 0
     const flagged: Array<PerspectiveRewinder.Target> = []
+    const moved = new Set<string>()
+    const runs = new Set(deps.perspectives.names)
     for (const [, all] of groups) {
+      // Work of a perspective this instance does not run waits for an instance that does (a rolling deploy): it
+      // is never applied, nor failed towards a dead letter, here. (The fetch already leaves it out.)
+      if (!runs.has(all[0]!.perspectiveName)) continue
       // A late arrival flagged the pair: never apply it here, out of order; the rewinder rebuilds it below.
       if (all[0]!.rewindRequired === true) {
         flagged.push({ streamId: all[0]!.streamId, perspectiveName: all[0]!.perspectiveName })
@@ -183,6 +194,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
           perspectiveName,
           lastEventId: last?.eventId,
           status: PerspectiveStatus.Completed,
+          cursorAtFetch: rows[0]!.cursorLastEventId,
           model: last === undefined || outcome === undefined ? undefined : {
             data: outcome.model,
             action: outcome.action,
@@ -191,6 +203,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
             eventsApplied: applied.length
           }
         }
+        moved.add(streamId)
         yield* strategy.reportCompletion(completion, deps.coordinator)
         const ids = applied.map(dedupKey)
         marked.push(...ids)
@@ -202,6 +215,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
         yield* Effect.logWarning(`apply failed (attempt ${failure.row.attempts + 1}): ${messageOf(failure.error)}`).pipe(
           Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.event_id": failure.row.eventId })
         )
+        moved.add(streamId)
         const reported = { workId: failure.row.workId, streamId, perspectiveName, error: messageOf(failure.error) }
         failures.push(reported)
         yield* strategy.reportFailure(reported, deps.coordinator)
@@ -209,8 +223,10 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
     }
     yield* strategy.flush(deps.coordinator).pipe(Effect.withSpan("whizbang.flush", { attributes: { "whizbang.groups": groups.size } }))
     yield* deps.cache.activateRetention
-    if (flagged.length > 0) yield* rewind(deps, flagged)
-    return { processed, failures, deduped, more: [...more] }
+    const rewound = flagged.length > 0 ? yield* rewind(deps, flagged) : []
+    for (const r of rewound) if (r.outcome === "rewound") moved.add(r.streamId)
+    const stalled = [...new Set(pending.map((r) => r.streamId))].filter((id) => !moved.has(id))
+    return { processed, failures, deduped, more: [...more], stalled }
   }).pipe(
     Effect.onError(() => Effect.suspend(() => deps.cache.removeRange(marked))),
     Effect.withSpan("whizbang.cycle", { attributes: { "whizbang.instance_id": deps.instanceId } }),

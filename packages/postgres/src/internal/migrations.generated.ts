@@ -57,5 +57,13 @@ export const migrations: ReadonlyArray<EmbeddedMigration> = [
       "CREATE TABLE \"__whizbang_schema__\".\"wh_lifecycle_pending\" (\n\t\"event_id\" uuid PRIMARY KEY NOT NULL,\n\t\"stream_id\" uuid NOT NULL,\n\t\"claimed_by\" uuid,\n\t\"claimed_at\" timestamp with time zone,\n\t\"created_at\" timestamp with time zone DEFAULT now() NOT NULL\n);",
       "CREATE INDEX \"wh_lifecycle_pending_stream_idx\" ON \"__whizbang_schema__\".\"wh_lifecycle_pending\" USING btree (\"stream_id\");"
     ]
+  },
+  {
+    "idx": 3,
+    "tag": "0004_instance_perspectives",
+    "hash": "95e6914366b7715694f7a955aa9f7ec6671ddf542a0b9d0609c14ceb4b3688de",
+    "statements": [
+      "ALTER TABLE \"__whizbang_schema__\".\"wh_service_instances\" ADD COLUMN \"perspective_names\" text[];"
+    ]
   }
 ]
