@@ -85,9 +85,10 @@ heads AS (
   LIMIT $2::int * greatest($8::int, 1)
 ),
 picked AS (
-  SELECT stream_id, min(partition_number) AS partition_number, min(event_id) AS oldest
-  FROM heads GROUP BY stream_id
-  ORDER BY min(event_id)
+  SELECT stream_id, min(partition_number) AS partition_number, min(position) AS oldest
+  FROM (SELECT h.*, row_number() OVER (ORDER BY h.event_id) AS position FROM heads h) ranked
+  GROUP BY stream_id
+  ORDER BY min(position)
   LIMIT $2::int
 ),
 claimed AS (
