@@ -1,6 +1,7 @@
 // Stream locks fence completions: a purge, rewind or bootstrap that takes a pair's stream lock after a worker cycle
 // fetched the pair's work wins over that cycle's commit. The interleaving is made deterministic by running the
-// operation inside the worker's fetch (a wrapped coordinator), after the rows were read and before they are applied.
+// operation inside the worker's completion call (a wrapped coordinator): after the cycle fetched the rows, read the
+// models and applied the events, before the commit.
 import { describe, expect, it } from "@effect/vitest"
 import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, WorkCoordinator } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgStatus, PgWorkCoordinator } from "@whizbang/postgres"
@@ -15,7 +16,7 @@ const fast = {
   drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 }
 }
 
-/** Runs once, inside the first fetch that returns work of `streamId` for `perspective`. */
+/** Runs once, just before the first completion that commits work of `streamId` for `perspective`. */
 interface Armed {
   readonly streamId: string
   readonly perspective: string
@@ -28,14 +29,13 @@ const pipeline = (armed: Ref.Ref<Option.Option<Armed>>, perspectives = [Ledger.l
     WorkCoordinator.WorkCoordinator,
     Effect.map(PgWorkCoordinator.make(), (inner): WorkCoordinator.Shape => ({
       ...inner,
-      fetchPendingEvents: (request) =>
-        inner.fetchPendingEvents(request).pipe(Effect.tap((rows) =>
-          Effect.flatMap(Ref.get(armed), (current) => {
-            if (Option.isNone(current)) return Effect.void
-            const { action, perspective, streamId } = current.value
-            if (!rows.some((r) => r.streamId === streamId && r.perspectiveName === perspective)) return Effect.void
-            return Effect.andThen(Ref.set(armed, Option.none()), action)
-          })))
+      reportCompletions: (completions) =>
+        Effect.flatMap(Ref.get(armed), (current) => {
+          if (Option.isNone(current)) return inner.reportCompletions(completions)
+          const { action, perspective, streamId } = current.value
+          if (!completions.some((c) => c.streamId === streamId && c.perspectiveName === perspective)) return inner.reportCompletions(completions)
+          return Ref.set(armed, Option.none()).pipe(Effect.andThen(action), Effect.andThen(inner.reportCompletions(completions)))
+        })
     }))
   )
   return PerspectiveWorker.layer(config).pipe(
