@@ -3,7 +3,7 @@
 // operation inside the worker's completion call (a wrapped coordinator): after the cycle fetched the rows, read the
 // models and applied the events, before the commit.
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, WorkCoordinator } from "@whizbang/core"
+import { EventId, EventStore, InstanceProvider, type Perspective, PerspectiveStore, PerspectiveWorker, WorkCoordinator } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgStatus, PgWorkCoordinator } from "@whizbang/postgres"
 import { PerspectiveBootstrap, PerspectivePurge, PerspectiveStreamLocker, PgPerspectiveStreamLocker } from "@whizbang/stream-locker"
 import { PgTestDatabase } from "@whizbang/testing"
@@ -23,7 +23,7 @@ interface Armed {
   readonly action: Effect.Effect<void>
 }
 
-const pipeline = (armed: Ref.Ref<Option.Option<Armed>>, perspectives = [Ledger.ledger]) => {
+const pipeline = (armed: Ref.Ref<Option.Option<Armed>>, perspectives: ReadonlyArray<Perspective.Any> = [Ledger.ledger]) => {
   const config = { events: Ledger.events, perspectives, options: fast }
   const wrapped = Layer.effect(
     WorkCoordinator.WorkCoordinator,
