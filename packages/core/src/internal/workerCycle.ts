@@ -224,7 +224,8 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
     yield* strategy.flush(deps.coordinator).pipe(Effect.withSpan("whizbang.flush", { attributes: { "whizbang.groups": groups.size } }))
     yield* deps.cache.activateRetention
     const rewound = flagged.length > 0 ? yield* rewind(deps, flagged) : []
-    for (const r of rewound) if (r.outcome === "rewound") moved.add(r.streamId)
+    // Rewound, or no longer flagged (finished elsewhere): its work can go on at once.
+    for (const r of rewound) if (r.outcome === "rewound" || r.outcome === "notFlagged") moved.add(r.streamId)
     const stalled = [...new Set(pending.map((r) => r.streamId))].filter((id) => !moved.has(id))
     return { processed, failures, deduped, more: [...more], stalled }
   }).pipe(
