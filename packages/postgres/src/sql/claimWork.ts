@@ -15,7 +15,10 @@
  * holds back a stream whose cycle could do nothing (see `PerspectiveWorker`).
  *
  * Oldest first: the walk follows `wh_perspective_events_claim_idx` (event id; UUIDv7, so append time), so the
- * oldest pending heads are taken first, and the claimed streams come back in that order.
+ * oldest pending heads are taken first, and the claimed streams come back in that order. The head test is a
+ * correlated `ORDER BY .. LIMIT 1` probe of the (stream, perspective, event) key, written `<=` (a pending row is
+ * never below its head, so it means `=`): `NOT EXISTS` becomes a hash anti-join over the whole work table, and `=`
+ * is estimated so selective that the planner scans every pending row instead of walking the index and stopping.
  *
  * A stream is free when nobody owns it, its lease expired, or its owner is abandoned (heartbeat older than the
  * threshold, see `PgInstanceRegistry`) — so a crashed instance's streams move on after the threshold, without
@@ -68,9 +71,10 @@ heads AS (
     AND ($7::text[] IS NULL OR pe.perspective_name = ANY($7::text[]))
     AND (pe.scheduled_for IS NULL OR pe.scheduled_for <= now())
     AND NOT (pe.stream_id = ANY($6::uuid[]))
-    AND NOT EXISTS (
-      SELECT 1 FROM wh_perspective_events h
-      WHERE h.stream_id = pe.stream_id AND h.perspective_name = pe.perspective_name AND h.event_id < pe.event_id AND h.processed_at IS NULL
+    AND pe.event_id <= (
+      SELECT h.event_id FROM wh_perspective_events h
+      WHERE h.stream_id = pe.stream_id AND h.perspective_name = pe.perspective_name AND h.processed_at IS NULL
+      ORDER BY h.event_id LIMIT 1
     )
     AND NOT coalesce(c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > now(), false)
     AND (a.stream_id IS NULL OR a.instance_id IS NULL OR a.instance_id = $1::uuid OR a.lease_expiry <= now()
