@@ -65,6 +65,7 @@ describe("whizbang CLI", () => {
       expect(snapshot.instances).toMatchObject([{ instanceId: instance, serviceName: "orders", hostName: "web-1", processId: 42 }])
       expect(snapshot.locks).toMatchObject([{ streamId: stream, perspective: "orders_summary", instanceId: instance, reason: "rewind" }])
       expect(snapshot.stuck).toMatchObject([{ streamId: stream, perspective: "orders_summary", pending: 2, reason: { _tag: "StreamLocked" } }])
+      expect(snapshot.waiting).toMatchObject([{ streamId: stream, perspective: "orders_summary", reason: { _tag: "StreamLocked", instanceId: instance, lockReason: "rewind" } }])
 
       const human = yield* cli(["status"], env())
       expect(human.code).toBe(0)
@@ -72,6 +73,7 @@ describe("whizbang CLI", () => {
       expect(human.stdout).toMatch(/orders_summary\s+1\s+2\s+2 events\s+\d+m \d+s\s+1\s+1/)
       expect(human.stdout).toMatch(/web-1\s+42/)
       expect(human.stdout).toMatch(/StreamLocked/)
+      expect(human.stdout).toMatch(/WAITING \(cannot move now\)\n.*\n.*StreamLocked\s+stream lock held by/)
 
       const failed = yield* cli(["failed", "--json", "--perspective", "orders_summary"], env())
       expect(failed.json()).toMatchObject([{ streamId: stream, perspective: "orders_summary", error: "boom", attempts: 0 }])

@@ -34,6 +34,12 @@ export interface PerspectiveCompletion {
    * advances the cursor and deletes `workIds`, so a crash can never apply an event twice.
    */
   readonly model?: ModelWrite | undefined
+  /**
+   * The cursor's last event id as the cycle's fetch read it (`PendingEvent.cursorLastEventId`; `null`: no
+   * cursor). When present, the coordinator commits only if the cursor is still there and not stream-locked, so
+   * a purge, rewind or bootstrap in between wins; absent, only the stream lock is checked.
+   */
+  readonly cursorAtFetch?: string | null | undefined
 }
 
 /**

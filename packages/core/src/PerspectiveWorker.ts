@@ -8,6 +8,12 @@
  * streams another consumer is processing (the per-stream gate), and run a cycle: fetch, dedup, apply, commit.
  * A stream whose group filled `perspectiveBatchSize` is drained again at once, up to `drainLoopMaxIterations`.
  *
+ * Only the registered perspectives' work is claimed and fetched (a rolling deploy leaves the rest to instances that
+ * run it). A stream whose cycle could not move at all (a flagged pair waiting out its rewind debounce, a rewind
+ * lock held elsewhere) is held back from claims for `idleThresholdPolls + 1` poll intervals, and claims of such
+ * streams do not count as work found: a worker with only blocked streams polls about once per interval and is idle.
+ * (Backoff and stream locks are left out by the claim itself.)
+ *
  * **When to use**: provide `layer(config)` with a `WorkCoordinator`, `PerspectiveStore` and `InstanceProvider`
  * and a `PerspectiveRewinder` (the Postgres layers in `@whizbang/postgres` and `@whizbang/stream-locker`, or the
  * in-memory ones); a `NotificationListener` is optional. The rewinder is required so that no composition can
@@ -19,7 +25,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Data, Duration, Effect, Layer, Option, Queue, Stream, SubscriptionRef } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer, Option, Queue, Stream, SubscriptionRef } from "effect"
 import type * as CompletionStrategy from "./CompletionStrategy.js"
 import type * as DefinitionErrors from "./DefinitionErrors.js"
 import * as EventRegistry from "./EventRegistry.js"
@@ -228,20 +234,32 @@ export const make = (config: Config) =>
     const pollMillis = Option.isSome(listener)
       ? Math.max(options.pollingIntervalMilliseconds, options.notifyHealthyPollingIntervalMilliseconds)
       : options.pollingIntervalMilliseconds
+    // Streams whose last cycle could not move, with the time before which they are not claimed again. An entry
+    // stays (past its time) until a cycle on the stream moves, so re-tries of a stuck stream never count as work.
+    const stalled = new Map<string, number>()
+    const holdMillis = pollMillis * (options.idleThresholdPolls + 1)
+    const forgetAfterMillis = options.leaseSeconds * 1000
 
     const claimOnce = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      for (const [id, until] of stalled) if (until + forgetAfterMillis < now) stalled.delete(id)
+      const held = [...stalled].filter(([, until]) => until > now).map(([id]) => id)
       const claimed = yield* coordinator.claimWork({
         instanceId,
         maxStreams: options.maxStreamsPerBatch,
         leaseSeconds: options.leaseSeconds,
-        exclude: [...queued]
+        perspectiveNames: perspectives.names,
+        exclude: [...queued, ...held]
       }).pipe(
         Effect.catchCause((cause) => Effect.as(Effect.logWarning("claiming work failed; retrying on the next poll", cause), [] as ReadonlyArray<string>))
       )
       const previous = yield* SubscriptionRef.get(state)
-      // A poll is empty only when nothing was claimed AND nothing is queued or in a cycle (committing, firing receptors).
-      const emptyPolls = claimed.length === 0 && busy === 0 && queued.size === 0 ? previous.emptyPolls + 1 : 0
-      const idle = claimed.length > 0 ? false : previous.idle || emptyPolls >= options.idleThresholdPolls
+      // A poll is empty only when nothing was claimed AND nothing is queued or in a cycle (committing, firing
+      // receptors) — re-tries of streams that could not move last time excepted: they are not work found.
+      const found = claimed.filter((id) => !stalled.has(id)).length
+      const waiting = [...queued].filter((id) => !stalled.has(id)).length
+      const emptyPolls = found === 0 && busy === 0 && waiting === 0 ? previous.emptyPolls + 1 : 0
+      const idle = found > 0 ? false : previous.idle || emptyPolls >= options.idleThresholdPolls
       // Lifecycles whose last perspective completed outside a cycle's own check (a dead letter, a crash) are
       // fired when the worker turns idle — before it says so, so waiting for idle also waits for them.
       if (!previous.idle && idle) yield* reconcileLifecycles
@@ -301,6 +319,17 @@ export const make = (config: Config) =>
             failures: result.failures.length,
             deduped: result.deduped
           })
+          const stuck = new Set(result.stalled)
+          const until = (yield* Clock.currentTimeMillis) + holdMillis
+          // A stuck stream that moved again (its rewind ran) is work: the worker is not idle until it is drained.
+          if (batch.some((id) => stalled.has(id) && !stuck.has(id))) {
+            const before = yield* SubscriptionRef.getAndUpdate(state, (s) => ({ ...s, emptyPolls: 0, idle: false }))
+            if (before.idle) yield* run(hooks.onWorkProcessingStarted, undefined)
+          }
+          for (const id of batch) {
+            if (stuck.has(id)) stalled.set(id, until)
+            else stalled.delete(id)
+          }
           batch = result.more.length >= options.drainLoopRefetchMinBatch || (result.more.length > 0 && iteration === 0) ? result.more : []
         }
         // Whatever is left is claimed again by the next poll; ask for it now.
@@ -326,10 +355,12 @@ export const make = (config: Config) =>
         })
         const mine = items.filter((id) => !gate.has(id))
         for (const id of mine) gate.add(id)
-        busy++
+        // A cycle over re-tries of stuck streams only does not keep the worker busy (see claimOnce).
+        const counts = mine.some((id) => !stalled.has(id))
+        if (counts) busy++
         yield* processStreams(mine).pipe(
           Effect.ensuring(Effect.sync(() => {
-            busy--
+            if (counts) busy--
             mine.forEach((id) => {
               gate.delete(id)
               queued.delete(id)

@@ -55,6 +55,13 @@ export interface PendingEvent {
    * marker, the normal path must not apply it, and a `PerspectiveRewinder` (when provided) rebuilds the pair.
    */
   readonly rewindRequired?: boolean
+  /**
+   * The (stream, perspective) cursor's last applied event id as the fetch read it (`null`: no cursor yet);
+   * absent when the coordinator does not track it. A completion hands it back
+   * (`PerspectiveCompletion.cursorAtFetch`) so the coordinator can refuse to commit over a purge, rewind or
+   * bootstrap that moved the cursor in between.
+   */
+  readonly cursorLastEventId?: string | null
 }
 
 /**
@@ -64,11 +71,20 @@ export interface PendingEvent {
  * @since 0.1.0
  */
 export interface Shape extends CompletionStrategy.CompletionReporter<WorkCoordinatorError> {
-  /** Leases the work of up to `maxStreams` streams for `leaseSeconds`; returns their ids (oldest work first). */
+  /**
+   * Leases the work of up to `maxStreams` streams for `leaseSeconds`; returns their ids (oldest work first).
+   * Only streams with work the instance can apply now are claimed: a (stream, perspective) waiting out a retry
+   * backoff or under a stream lock does not make its stream claimable.
+   */
   readonly claimWork: (request: {
     readonly instanceId: string
     readonly maxStreams: number
     readonly leaseSeconds: number
+    /**
+     * The perspectives the instance runs: work of any other perspective is never claimed (it waits for an
+     * instance that runs it — a rolling deploy). Absent: every perspective.
+     */
+    readonly perspectiveNames?: ReadonlyArray<string>
     /**
      * Streams the instance already has queued or in a cycle: not returned, so `maxStreams` counts only streams
      * that need a new cycle. (Their leases are renewed by the cycle and the completion.)
@@ -81,6 +97,8 @@ export interface Shape extends CompletionStrategy.CompletionReporter<WorkCoordin
     readonly streamIds: ReadonlyArray<string>
     /** Most events per (stream, perspective). Default: all. */
     readonly limit?: number
+    /** Only these perspectives' work is returned (as for `claimWork`). Absent: every perspective. */
+    readonly perspectiveNames?: ReadonlyArray<string>
   }) => Effect.Effect<ReadonlyArray<PendingEvent>, WorkCoordinatorError>
   /** Extends the instance's leases on these rows; returns how many were renewed. */
   readonly renewLeases: (request: {
@@ -168,13 +186,14 @@ export const makeMemory = Effect.sync(() => {
     row.instanceId !== undefined && row.instanceId !== instanceId && (row.leaseExpiry ?? 0) > now
 
   const coordinator = WorkCoordinator.of({
-    claimWork: ({ exclude, instanceId, leaseSeconds, maxStreams }) =>
+    claimWork: ({ exclude, instanceId, leaseSeconds, maxStreams, perspectiveNames }) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         const blocked = new Set<string>(exclude ?? [])
+        const runs = perspectiveNames === undefined ? () => true : (name: string) => perspectiveNames.includes(name)
         for (const row of rows.values()) if (leasedByOther(row, instanceId, now)) blocked.add(row.streamId)
         const oldest = new Map<string, string>()
         for (const row of rows.values()) {
-          if (blocked.has(row.streamId)) continue
+          if (blocked.has(row.streamId) || !runs(row.perspectiveName)) continue
           const seen = oldest.get(row.streamId)
           if (seen === undefined || row.eventId < seen) oldest.set(row.streamId, row.eventId)
         }
@@ -187,13 +206,14 @@ export const makeMemory = Effect.sync(() => {
         }
         return streams
       }),
-    fetchPendingEvents: ({ instanceId, streamIds, limit }) =>
+    fetchPendingEvents: ({ instanceId, streamIds, limit, perspectiveNames }) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         const wanted = new Set(streamIds)
         const perGroup = new Map<string, number>()
         const out: Array<PendingEvent> = []
         for (const row of [...rows.values()].sort(byOrder)) {
           if (!wanted.has(row.streamId) || !leasedBy(row, instanceId, now)) continue
+          if (perspectiveNames !== undefined && !perspectiveNames.includes(row.perspectiveName)) continue
           const key = cursorKey(row.streamId, row.perspectiveName)
           const n = perGroup.get(key) ?? 0
           if (limit !== undefined && n >= limit) continue

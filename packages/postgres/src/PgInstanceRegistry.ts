@@ -44,6 +44,12 @@ export interface Options {
    * crash would: for tests of takeover.
    */
   readonly deregisterOnShutdown?: boolean
+  /**
+   * The perspectives this instance runs, recorded on its row so that `PgStatus` and `PgWatchdog` can tell work
+   * that no live instance runs (a rolling deploy) from work that is merely waiting. Omitted: not recorded, and
+   * the instance is taken as running every perspective. `PgPerspectivePipeline.layer` passes its perspectives.
+   */
+  readonly perspectiveNames?: ReadonlyArray<string>
 }
 
 /**
@@ -56,6 +62,8 @@ export interface LiveInstance {
   readonly instanceId: string
   readonly hostName: string
   readonly processId: number
+  /** The perspectives it runs; `null` when not recorded (taken as every perspective). */
+  readonly perspectiveNames: ReadonlyArray<string> | null
 }
 
 /**
@@ -95,7 +103,8 @@ export const make = (options: Options = {}) =>
     const interval = options.heartbeatIntervalMilliseconds ?? Math.max(100, Math.floor((threshold * 1000) / 3))
     const bootToken = globalThis.crypto.randomUUID()
     const { instanceId } = identity
-    const row = [instanceId, identity.serviceName, identity.hostName, identity.processId, bootToken] as const
+    const perspectiveNames = options.perspectiveNames === undefined ? null : [...new Set(options.perspectiveNames)]
+    const row = [instanceId, identity.serviceName, identity.hostName, identity.processId, bootToken, perspectiveNames] as const
 
     const registered = yield* client.withTransaction(Effect.gen(function* () {
       const taken = yield* client.query(Sql.register, [...row, threshold])
@@ -159,8 +168,8 @@ export const make = (options: Options = {}) =>
       bootToken,
       abandonStaleInstanceThresholdSeconds: threshold,
       liveInstances: Effect.map(
-        client.query<{ instance_id: string; host_name: string; process_id: number }>(Sql.liveInstances, [threshold]),
-        (rows) => rows.map((r) => ({ instanceId: r.instance_id, hostName: r.host_name, processId: r.process_id }))
+        client.query<{ instance_id: string; host_name: string; process_id: number; perspective_names: Array<string> | null }>(Sql.liveInstances, [threshold]),
+        (rows) => rows.map((r) => ({ instanceId: r.instance_id, hostName: r.host_name, processId: r.process_id, perspectiveNames: r.perspective_names }))
       ),
       beat
     })

@@ -164,5 +164,9 @@ export const layer = (
   PerspectiveWorker.layer(config).pipe(
     Layer.provideMerge(layerPorts(config)),
     Layer.provideMerge(Layer.unwrap(Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
-      PgInstanceRegistry.layer({ ...config.registry, abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds }))))
+      PgInstanceRegistry.layer({
+        perspectiveNames: config.perspectives.map((p) => p.name),
+        ...config.registry,
+        abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds
+      }))))
   )

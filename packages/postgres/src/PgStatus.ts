@@ -1,8 +1,9 @@
 /**
  * A snapshot of how a service schema is doing: per perspective the streams (cursors), pending work, lag in
  * events and in seconds since the oldest pending event, failed cursors and dead letters; the instances with
- * their heartbeat age; the held stream locks; and what the watchdog finds stuck. `whizbang status` prints it,
- * `PgHealth` judges it.
+ * their heartbeat age and perspective set; the held stream locks; every pair blocked now and why (`waiting`: a
+ * retry backoff until T, a rewind debounce, a stream lock held by X for reason R, no live instance running the
+ * perspective); and what the watchdog finds stuck. `whizbang status` prints it, `PgHealth` judges it.
  *
  * @since 0.1.0
  */
@@ -28,6 +29,11 @@ export interface PerspectiveSummary {
   readonly failed: number
   readonly rewindRequired: number
   readonly deadLetters: number
+  /**
+   * Live instances that run this perspective. 0 with live instances present: its work waits for an instance that
+   * runs it (a rolling deploy), and is never dead-lettered for that.
+   */
+  readonly runningInstances: number
 }
 
 /**
@@ -41,6 +47,8 @@ export interface Instance {
   readonly processId: number
   readonly startedAt: string
   readonly heartbeatAgeSeconds: number
+  /** The perspectives it runs; `null` when not recorded (taken as every perspective). */
+  readonly perspectives: ReadonlyArray<string> | null
 }
 
 /**
@@ -66,6 +74,8 @@ export interface Snapshot {
   readonly perspectives: ReadonlyArray<PerspectiveSummary>
   readonly instances: ReadonlyArray<Instance>
   readonly locks: ReadonlyArray<Lock>
+  /** Every pending pair that cannot move now, whatever its age, with why (`PgWatchdog.blocked`). */
+  readonly waiting: ReadonlyArray<PgWatchdog.Stuck>
   readonly stuck: ReadonlyArray<PgWatchdog.Stuck>
 }
 
@@ -95,7 +105,7 @@ const toNumber = (value: unknown) => Number(value ?? 0)
  */
 export const perspectives: Effect.Effect<ReadonlyArray<PerspectiveSummary>, PostgresError, PgClient> = Effect.gen(function*() {
   const client = yield* PgClient
-  const rows = yield* client.query<Record<string, unknown>>(Sql.perspectives)
+  const rows = yield* client.query<Record<string, unknown>>(Sql.perspectives, [30])
   const summaries = rows.map((r): PerspectiveSummary => ({
     perspective: String(r.perspective_name),
     streams: toNumber(r.streams),
@@ -104,7 +114,8 @@ export const perspectives: Effect.Effect<ReadonlyArray<PerspectiveSummary>, Post
     lagSeconds: toNumber(r.lag_seconds),
     failed: toNumber(r.failed),
     rewindRequired: toNumber(r.rewind_required),
-    deadLetters: toNumber(r.dead_letters)
+    deadLetters: toNumber(r.dead_letters),
+    runningInstances: toNumber(r.running_instances)
   }))
   for (const s of summaries) {
     const attributes = { perspective: s.perspective }
@@ -129,7 +140,8 @@ export const instances: Effect.Effect<ReadonlyArray<Instance>, PostgresError, Pg
       hostName: String(r.host_name),
       processId: toNumber(r.process_id),
       startedAt: new Date(r.started_at as Date).toISOString(),
-      heartbeatAgeSeconds: toNumber(r.heartbeat_age_seconds)
+      heartbeatAgeSeconds: toNumber(r.heartbeat_age_seconds),
+      perspectives: Array.isArray(r.perspective_names) ? r.perspective_names.map(String) : null
     }))
 )
 
@@ -167,6 +179,7 @@ export const snapshot = (options: { readonly watchdog?: PgWatchdog.Options } = {
       perspectives: yield* perspectives,
       instances: yield* instances,
       locks: yield* locks,
+      waiting: yield* PgWatchdog.blocked(options.watchdog ?? {}),
       stuck: yield* PgWatchdog.diagnose({ stuckAfter: Duration.seconds(30), ...options.watchdog })
     }
   })

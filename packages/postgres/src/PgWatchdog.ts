@@ -7,9 +7,10 @@
  * | reason | meaning |
  * |---|---|
  * | `StreamLocked` | a live stream lock (rewind, bootstrap, purge) pauses normal processing |
+ * | `NoInstanceRunsPerspective` | live instances exist, but none runs this perspective (a rolling deploy): the work waits for one that does |
  * | `LeaseHeldByDeadInstance` | the stream's lease is live but its holder's heartbeat is stale or missing; it frees at lease expiry |
  * | `FailingEvent` | the head event failed `attempts` times; it is retried after `backoffUntil`, then dead-lettered |
- * | `RewindPending` | the cursor is flagged RewindRequired and waits for a worker to rewind it |
+ * | `RewindPending` | the cursor is flagged RewindRequired (a late arrival) and waits out the rewind debounce, or for a worker to rewind it |
  * | `LeaseHeldByLiveInstance` | a live instance holds the lease but does not commit (slow apply, hung fiber) |
  * | `NotClaimed` | nobody holds the lease: no live worker handles this perspective, or all are saturated |
  *
@@ -34,9 +35,10 @@ import * as Sql from "./sql/watchdog.js"
  */
 export type Reason =
   | { readonly _tag: "StreamLocked"; readonly instanceId: string; readonly lockReason: string | null; readonly until: string }
+  | { readonly _tag: "NoInstanceRunsPerspective"; readonly perspective: string; readonly liveInstances: number }
   | { readonly _tag: "LeaseHeldByDeadInstance"; readonly instanceId: string; readonly leaseUntil: string; readonly heartbeatAgeSeconds: number | null }
   | { readonly _tag: "FailingEvent"; readonly eventId: string; readonly attempts: number; readonly error: string | null; readonly backoffUntil: string | null }
-  | { readonly _tag: "RewindPending" }
+  | { readonly _tag: "RewindPending"; readonly flaggedAt: string | null; readonly firstFlaggedAt: string | null }
   | { readonly _tag: "LeaseHeldByLiveInstance"; readonly instanceId: string; readonly leaseUntil: string; readonly heartbeatAgeSeconds: number }
   | { readonly _tag: "NotClaimed"; readonly liveInstances: number }
 
@@ -89,6 +91,8 @@ export interface Row {
   readonly backing_off: boolean
   readonly waiting_seconds: number
   readonly cursor_status: number | null
+  readonly rewind_flagged_at: Date | null
+  readonly rewind_first_flagged_at: Date | null
   readonly stream_lock_instance_id: string | null
   readonly stream_lock_reason: string | null
   readonly stream_lock_expiry: Date | null
@@ -97,6 +101,8 @@ export interface Row {
   readonly lease_instance_known: boolean
   readonly lease_heartbeat_age_seconds: number | null
   readonly instances: number
+  /** Live instances that run the pair's perspective. */
+  readonly runners: number
 }
 
 const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString())
@@ -110,8 +116,10 @@ const describe = (reason: Reason): string => {
       return `lease held by dead instance ${reason.instanceId} (${reason.heartbeatAgeSeconds === null ? "no heartbeat" : `last heartbeat ${Math.round(reason.heartbeatAgeSeconds)}s ago`}) until ${reason.leaseUntil}`
     case "FailingEvent":
       return `event ${reason.eventId} failed ${reason.attempts} time(s)${reason.backoffUntil === null ? "" : `, retry after ${reason.backoffUntil}`}: ${reason.error ?? "unknown error"}`
+    case "NoInstanceRunsPerspective":
+      return `no live instance runs perspective "${reason.perspective}" (${reason.liveInstances} live instance(s) run others); the work waits for one that does`
     case "RewindPending":
-      return "cursor flagged RewindRequired; waiting for a worker to rewind it"
+      return `cursor flagged RewindRequired by a late arrival${reason.flaggedAt === null ? "" : ` (last at ${reason.flaggedAt}${reason.firstFlaggedAt === null ? "" : `, first flagged at ${reason.firstFlaggedAt}`})`}; waiting out the rewind debounce or for a worker to rewind it`
     case "LeaseHeldByLiveInstance":
       return `lease held by live instance ${reason.instanceId} until ${reason.leaseUntil}, but it is not committing (slow or hung apply?)`
     case "NotClaimed":
@@ -130,12 +138,14 @@ export const classify = (row: Row, options: { readonly deadInstanceAfterSeconds:
   const lockLive = row.stream_lock_instance_id !== null && (row.stream_lock_expiry === null || new Date(row.stream_lock_expiry).getTime() > Date.now())
   const reason: Reason = lockLive
     ? { _tag: "StreamLocked", instanceId: row.stream_lock_instance_id!, lockReason: row.stream_lock_reason, until: iso(row.stream_lock_expiry) ?? "forever" }
+    : options.liveInstances > 0 && row.runners === 0
+    ? { _tag: "NoInstanceRunsPerspective", perspective: row.perspective_name, liveInstances: options.liveInstances }
     : row.lease_instance_id !== null && !alive
     ? { _tag: "LeaseHeldByDeadInstance", instanceId: row.lease_instance_id, leaseUntil: iso(row.lease_expiry)!, heartbeatAgeSeconds: row.lease_heartbeat_age_seconds }
     : row.attempts > 0
     ? { _tag: "FailingEvent", eventId: row.event_id, attempts: row.attempts, error: row.error, backoffUntil: row.backing_off ? iso(row.scheduled_for) : null }
     : row.cursor_status !== null && (row.cursor_status & RewindRequired) !== 0
-    ? { _tag: "RewindPending" }
+    ? { _tag: "RewindPending", flaggedAt: iso(row.rewind_flagged_at), firstFlaggedAt: iso(row.rewind_first_flagged_at) }
     : row.lease_instance_id !== null
     ? { _tag: "LeaseHeldByLiveInstance", instanceId: row.lease_instance_id, leaseUntil: iso(row.lease_expiry)!, heartbeatAgeSeconds: row.lease_heartbeat_age_seconds! }
     : { _tag: "NotClaimed", liveInstances: options.liveInstances }
@@ -191,13 +201,35 @@ export const diagnose = (options: Options = {}): Effect.Effect<ReadonlyArray<Stu
     const client = yield* PgClient
     const stuckAfter = Duration.toSeconds(options.stuckAfter ?? Duration.seconds(30))
     const deadInstanceAfterSeconds = Duration.toSeconds(options.deadInstanceAfter ?? Duration.seconds(30))
-    const rows = yield* client.query<Row>(Sql.diagnose, [stuckAfter, options.limit ?? 100])
+    const rows = yield* client.query<Row>(Sql.diagnose, [stuckAfter, options.limit ?? 100, deadInstanceAfterSeconds])
     const [live] = yield* client.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM wh_service_instances WHERE last_heartbeat_at > now() - make_interval(secs => $1::float8)",
       [deadInstanceAfterSeconds]
     )
     return rows.map((row) => classify(row, { deadInstanceAfterSeconds, liveInstances: live?.n ?? 0 }))
   }).pipe(Effect.withSpan("whizbang.watchdog.diagnose"))
+
+const blockingTags: ReadonlySet<Reason["_tag"]> = new Set(["StreamLocked", "NoInstanceRunsPerspective", "RewindPending"])
+
+/**
+ * Whether a reason means the pair cannot move now whatever the workers do (a stream lock, no instance running the
+ * perspective, a retry backoff, a rewind debounce) — as opposed to a slow or dead holder.
+ *
+ * @category predicates
+ * @since 0.1.0
+ */
+export const isBlocked = (reason: Reason): boolean =>
+  blockingTags.has(reason._tag) || (reason._tag === "FailingEvent" && reason.backoffUntil !== null)
+
+/**
+ * Every pending (stream, perspective) that is blocked right now, whatever its age, with why: what `PgStatus`
+ * shows as waiting. Workers do not claim such pairs until they can move (see `PgWorkCoordinator`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const blocked = (options: Omit<Options, "stuckAfter"> = {}): Effect.Effect<ReadonlyArray<Stuck>, PostgresError, PgClient> =>
+  Effect.map(diagnose({ ...options, stuckAfter: Duration.zero }), (pairs) => pairs.filter((p) => isBlocked(p.reason)))
 
 /**
  * Logs one warning per stuck pair, annotated with its stream id, perspective and head event id.

@@ -5,9 +5,11 @@
  *   work is spread over the live instances by partition, and abandoned instances' leases count as free.
  * - `renewStreamLeases` extends the leases of streams still being applied (long applies).
  * - `fetchPendingEvents` returns the events of many streams in one query, in event-id order.
- * - `reportCompletions` commits in ONE transaction: the lease check (fencing), the read-model rows, the cursors,
- *   and the deletion of exactly the applied work rows (kept, marked processed, in debug mode). If any stream's
- *   lease was lost, the whole transaction rolls back and fails: the new owner redoes that work.
+ * - `reportCompletions` commits in ONE transaction: the lease check (fencing), the stream-lock check on the
+ *   cursors, the read-model rows, the cursors, and the deletion of exactly the applied work rows (kept, marked
+ *   processed, in debug mode). If any stream's lease was lost, or any pair's cursor is stream-locked or moved
+ *   since the fetch (purge, rewind, bootstrap), the whole transaction rolls back and fails: the work is
+ *   delivered again and applied on top of what the lock holder left.
  * - `reportFailures` records attempts, backoff and the cursor's Failed flag, and moves rows that reached
  *   `maxPerspectiveEventAttempts` to `wh_dead_letters`, in one transaction.
  *
@@ -59,6 +61,7 @@ interface PendingRow {
   readonly perspective_name: string
   readonly event_id: string
   readonly attempts: number
+  readonly cursor_last_event_id: string | null
   readonly blocked: boolean
   readonly rewind_required: boolean
   readonly event_type: string
@@ -75,6 +78,27 @@ const coordinatorError = (operation: string) => (cause: PostgresError) =>
   new WorkCoordinator.WorkCoordinatorError({ operation, reason: cause.message, cause })
 
 const unique = <A>(items: Iterable<A>) => [...new Set(items)]
+
+const pairKey = (streamId: string, perspectiveName: string) => `${streamId}|${perspectiveName}`
+
+interface CursorFence {
+  readonly stream_id: string
+  readonly perspective_name: string
+  readonly last_event_id: string | null
+  readonly locked: boolean
+  readonly stream_lock_instance_id: string | null
+  readonly stream_lock_reason: string | null
+}
+
+/** Why a completion may not commit over its pair's cursor, or undefined when it may. */
+const cursorConflict = (completion: CompletionStrategy.PerspectiveCompletion, cursor: CursorFence | undefined): string | undefined => {
+  if (cursor?.locked === true) {
+    return `stream lock held by ${cursor.stream_lock_instance_id} (${cursor.stream_lock_reason ?? "no reason"})`
+  }
+  if (completion.cursorAtFetch === undefined) return undefined
+  const now = cursor?.last_event_id ?? null
+  return now === completion.cursorAtFetch ? undefined : `cursor moved since the fetch (${completion.cursorAtFetch ?? "none"} -> ${cursor === undefined ? "deleted" : now ?? "none"})`
+}
 
 /** A snapshot of each upserted pair whose applied-event count (row version) crossed a multiple of `every`. */
 const dueSnapshots = (
@@ -131,10 +155,34 @@ export const make = (
             reason: `lease lost on ${lost.length} stream(s) (${lost.slice(0, 3).join(", ")}${lost.length > 3 ? ", ..." : ""}); their work is redone by the new owner`
           })
         }
+        // Cursors before model rows: the lock order of purge and rewind, and a lock taken later waits for this commit.
+        const cursors = yield* client.query<CursorFence>(Complete.fenceCursors, [completions.map((c) => c.streamId), completions.map((c) => c.perspectiveName)])
+        const byPair = new Map(cursors.map((c) => [pairKey(c.stream_id, c.perspective_name), c]))
+        const conflicts = completions.flatMap((c) => {
+          const why = cursorConflict(c, byPair.get(pairKey(c.streamId, c.perspectiveName)))
+          return why === undefined ? [] : [`(${c.streamId}, ${c.perspectiveName}): ${why}`]
+        })
+        if (conflicts.length > 0) {
+          return yield* new WorkCoordinator.WorkCoordinatorError({
+            operation: "reportCompletions",
+            reason: `${conflicts.length} pair(s) were stream-locked or rebuilt after the fetch (${conflicts.slice(0, 3).join("; ")}${conflicts.length > 3 ? "; ..." : ""}); their work is delivered again`
+          })
+        }
         const versions = yield* writeModels(client, completions.flatMap((c) => c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]))
         const advanced = completions.filter((c) => c.lastEventId !== undefined)
-        if (advanced.length > 0) {
-          yield* client.query(Complete.advanceCursors, [advanced.map((c) => c.streamId), advanced.map((c) => c.perspectiveName), advanced.map((c) => c.lastEventId), advanced.map((c) => c.status)])
+        const existing = advanced.filter((c) => byPair.has(pairKey(c.streamId, c.perspectiveName)))
+        const fresh = advanced.filter((c) => !byPair.has(pairKey(c.streamId, c.perspectiveName)))
+        if (existing.length > 0) {
+          yield* client.query(Complete.advanceCursors, [existing.map((c) => c.streamId), existing.map((c) => c.perspectiveName), existing.map((c) => c.lastEventId), existing.map((c) => c.status)])
+        }
+        if (fresh.length > 0) {
+          const created = yield* client.query(Complete.insertCursors, [fresh.map((c) => c.streamId), fresh.map((c) => c.perspectiveName), fresh.map((c) => c.lastEventId), fresh.map((c) => c.status)])
+          if (created.length < fresh.length) {
+            return yield* new WorkCoordinator.WorkCoordinatorError({
+              operation: "reportCompletions",
+              reason: `${fresh.length - created.length} cursor(s) were created by a bootstrap after the fetch; their work is delivered again`
+            })
+          }
         }
         const workIds = completions.flatMap((c) => c.workIds)
         const removed = yield* client.query(debugMode ? Complete.markWorkProcessed : Complete.deleteWork, [workIds])
@@ -185,8 +233,17 @@ export const make = (
     }
 
     return WorkCoordinator.WorkCoordinator.of({
-      claimWork: ({ exclude, leaseSeconds: lease, maxStreams }) =>
-        client.query<{ stream_id: string }>(Claim.claimWork, [instanceId, maxStreams, lease, staleSeconds, graceMilliseconds, exclude ?? []]).pipe(
+      claimWork: ({ exclude, leaseSeconds: lease, maxStreams, perspectiveNames }) =>
+        client.query<{ stream_id: string }>(Claim.claimWork, [
+          instanceId,
+          maxStreams,
+          lease,
+          staleSeconds,
+          graceMilliseconds,
+          exclude ?? [],
+          perspectiveNames === undefined ? null : [...perspectiveNames],
+          perspectiveNames?.length ?? 4
+        ]).pipe(
           // An empty poll also drops this instance's leases on streams with no work left (a claim that raced
           // the stream's last completion can leave one behind).
           Effect.tap((rows) => rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId]) : Effect.void),
@@ -195,10 +252,15 @@ export const make = (
           Effect.withSpan("whizbang.claim", { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": maxStreams } }),
           Effect.annotateLogs({ "whizbang.instance_id": instanceId })
         ),
-      fetchPendingEvents: ({ limit, streamIds }) =>
-        streamIds.length === 0
+      fetchPendingEvents: ({ limit, perspectiveNames, streamIds }) =>
+        streamIds.length === 0 || perspectiveNames?.length === 0
           ? Effect.succeed([])
-          : client.query<PendingRow>(Fetch.fetchPendingEvents, [instanceId, streamIds, limit ?? 2_147_483_647]).pipe(
+          : client.query<PendingRow>(Fetch.fetchPendingEvents, [
+            instanceId,
+            streamIds,
+            limit ?? 2_147_483_647,
+            perspectiveNames === undefined ? null : [...perspectiveNames]
+          ]).pipe(
             Effect.map((rows) =>
               rows.map((r): WorkCoordinator.PendingEvent => ({
                 workId: r.work_id,
@@ -212,7 +274,8 @@ export const make = (
                 scope: r.scope,
                 blocked: r.blocked,
                 rewindRequired: r.rewind_required,
-                streamVersion: r.stream_version
+                streamVersion: r.stream_version,
+                cursorLastEventId: r.cursor_last_event_id
               }))
             ),
             Effect.mapError(coordinatorError("fetchPendingEvents"))

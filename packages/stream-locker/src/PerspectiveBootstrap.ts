@@ -3,10 +3,12 @@
  * have events. For every stream with events of the types the perspective handles and no cursor for it, the
  * events are replayed in event-id order and the model, snapshots and cursor are written in one transaction.
  *
- * It runs without the stream lock (reason `"bootstrap"` in the reference): there is no cursor to lock yet, and
- * the write is idempotent and guarded — the cursor is inserted `ON CONFLICT DO NOTHING`, and when a cursor
- * appeared meanwhile (the worker got there first) nothing of that stream is written. Work rows the replay
- * covered are deleted in the same transaction, so a worker's stale completion of them rolls back.
+ * Each stream is rebuilt under the stream lock, reason `"bootstrap"`: the cursor is first created as a placeholder
+ * that already carries this instance's lock (`ON CONFLICT DO NOTHING`: when a cursor exists — the worker got there
+ * first — nothing of that stream is written), kept alive and released like any `withStreamLock`. While it is held
+ * workers neither claim nor apply the pair, and a worker completion fetched before it is refused (the cursor is
+ * locked, or moved). The commit is fenced on still holding the lock; work rows the replay covered are deleted in
+ * the same transaction. A failed rebuild removes its placeholder, so a later run tries the stream again.
  *
  * **When to use**: `layer` runs it at start-up, before the layers that depend on it (put it under the worker so
  * the worker starts after it); `bootstrap` is the effect to call from a CLI, with `onProgress` receiving
@@ -17,12 +19,15 @@
  *
  * @since 0.1.0
  */
-import { type EventRegistry, type Perspective, PerspectiveRunner } from "@whizbang/core"
+import { type EventRegistry, InstanceProvider, type Perspective, PerspectiveRunner } from "@whizbang/core"
 import { PgClient, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import * as Replay from "./internal/replay.js"
+import { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
 import * as Sql from "./sql/bootstrap.js"
-import type { RebuildFailed } from "./StreamLockError.js"
+import { fenceCursor } from "./sql/rewind.js"
+import { RebuildFailed, type StreamLockError, type StreamLockLost } from "./StreamLockError.js"
+import { withStreamLock } from "./withStreamLock.js"
 
 /**
  * Progress after one stream.
@@ -72,24 +77,42 @@ export interface Summary {
  */
 export const bootstrap = (
   config: Config
-): Effect.Effect<Summary, RebuildFailed | PostgresError.PostgresError | PostgresError.PostgresConfigError, PgClient.PgClient> =>
+): Effect.Effect<
+  Summary,
+  RebuildFailed | StreamLockError | StreamLockLost | PostgresError.PostgresError | PostgresError.PostgresConfigError,
+  PgClient.PgClient | PerspectiveStreamLocker | InstanceProvider.InstanceProvider
+> =>
   Effect.gen(function* () {
     const client = yield* PgClient.PgClient
+    const locker = yield* PerspectiveStreamLocker
+    const { instanceId } = yield* InstanceProvider.InstanceProvider
     const snapshots = yield* PgPerspectiveSnapshots.decode(config.snapshots)
     const runner = PerspectiveRunner.make(config.perspective)
     const perspectiveName = runner.perspectiveName
+    const timeout = Duration.toMillis(locker.options.lockTimeout)
     const streams = yield* client.query<{ stream_id: string }>(Sql.streamsWithoutCursor, [runner.eventTypes, perspectiveName])
     const total = streams.length
     let built = 0
     let skipped = 0
+    const rebuild = (streamId: string) =>
+      Effect.gen(function* () {
+        const folded = yield* Replay.fold({ client, events: config.events, runner, streamId, start: Option.none(), every: snapshots.every, operation: "bootstrap" })
+        yield* client.withTransaction(Effect.gen(function* () {
+          if ((yield* client.query(fenceCursor, [streamId, perspectiveName, instanceId])).length === 0) {
+            return yield* new RebuildFailed({ operation: "bootstrap", streamId, perspectiveName, reason: "the stream lock was lost before the commit" })
+          }
+          yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep, folded.eventIds.length)
+          if (folded.last !== undefined) yield* client.query(Sql.finishCursor, [streamId, perspectiveName, folded.last.event_id])
+        }))
+        return folded.last !== undefined
+      })
     for (const { stream_id: streamId } of streams) {
-      const folded = yield* Replay.fold({ client, events: config.events, runner, streamId, start: Option.none(), every: snapshots.every, operation: "bootstrap" })
-      const wrote = folded.last === undefined ? false : yield* client.withTransaction(Effect.gen(function* () {
-        const inserted = yield* client.query(Sql.insertCursor, [streamId, perspectiveName, folded.last!.event_id])
-        if (inserted.length === 0) return false
-        yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep, folded.eventIds.length)
-        return true
-      }))
+      const placed = (yield* client.query(Sql.insertLockedCursor, [streamId, perspectiveName, instanceId, timeout])).length > 0
+      const wrote = !placed ? false : yield* withStreamLock(streamId, perspectiveName, "bootstrap", rebuild(streamId)).pipe(
+        Effect.map((done) => Option.getOrElse(done, () => false)),
+        Effect.tap((done) => (done ? Effect.void : client.query(Sql.dropPlaceholder, [streamId, perspectiveName, instanceId]))),
+        Effect.onError(() => Effect.ignore(client.query(Sql.dropPlaceholder, [streamId, perspectiveName, instanceId])))
+      )
       if (wrote) built++
       else skipped++
       if (config.onProgress) yield* config.onProgress({ perspectiveName, streamId, outcome: wrote ? "built" : "skipped", done: built + skipped, total })
@@ -106,5 +129,9 @@ export const bootstrap = (
  */
 export const layer = (
   config: Omit<Config, "perspective"> & { readonly perspectives: ReadonlyArray<Perspective.Any> }
-): Layer.Layer<never, RebuildFailed | PostgresError.PostgresError | PostgresError.PostgresConfigError, PgClient.PgClient> =>
+): Layer.Layer<
+  never,
+  RebuildFailed | StreamLockError | StreamLockLost | PostgresError.PostgresError | PostgresError.PostgresConfigError,
+  PgClient.PgClient | PerspectiveStreamLocker | InstanceProvider.InstanceProvider
+> =>
   Layer.effectDiscard(Effect.forEach(config.perspectives, (perspective) => bootstrap({ ...config, perspective }), { discard: true }))

@@ -194,7 +194,8 @@ describe("late-arrival rewind on Postgres", () => {
       expect((yield* Deferred.await(killedRewound).pipe(Effect.timeout("20 seconds"))).outcome).toBe("rewound")
       expect(Date.now() - started).toBeGreaterThanOrEqual(500)
       const stats = yield* (yield* PgPerspectiveRewinder.PgPerspectiveRewinder).stats
-      expect(stats.locked).toBeGreaterThanOrEqual(1)
+      // Workers do not claim a pair under a live stream lock, so the rewinder never even tried while it was held.
+      expect(stats.locked).toBe(0)
       expect(stats.rewound).toBe(1)
       expect(yield* ledgerOf(id)).toEqual([0, 1, 2])
       expect((yield* cursorOf(id))!.stream_lock_instance_id).toBeNull()

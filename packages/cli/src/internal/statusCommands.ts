@@ -26,21 +26,26 @@ export const renderStatus = (s: PgStatus.Snapshot): string =>
     "",
     "PERSPECTIVES",
     table(
-      ["PERSPECTIVE", "STREAMS", "PENDING", "LAG", "OLDEST PENDING", "FAILED", "DEAD LETTERS", "REWINDING"],
+      ["PERSPECTIVE", "STREAMS", "PENDING", "LAG", "OLDEST PENDING", "FAILED", "DEAD LETTERS", "REWINDING", "RUNNING ON"],
       s.perspectives.map((p) => [
         p.perspective, count(p.streams), count(p.pending), `${count(p.pending)} events`, p.pending === 0 ? "-" : age(p.lagSeconds),
-        count(p.failed), count(p.deadLetters), count(p.rewindRequired)
+        count(p.failed), count(p.deadLetters), count(p.rewindRequired), `${count(p.runningInstances)} instance(s)`
       ])
     ),
     "",
     "INSTANCES",
-    table(["INSTANCE", "SERVICE", "HOST", "PID", "STARTED", "HEARTBEAT AGE"], s.instances.map((i) => [
-      i.instanceId, i.serviceName, i.hostName, String(i.processId), i.startedAt, age(i.heartbeatAgeSeconds)
+    table(["INSTANCE", "SERVICE", "HOST", "PID", "STARTED", "HEARTBEAT AGE", "PERSPECTIVES"], s.instances.map((i) => [
+      i.instanceId, i.serviceName, i.hostName, String(i.processId), i.startedAt, age(i.heartbeatAgeSeconds), i.perspectives?.join(", ") ?? "all"
     ])),
     "",
     "STREAM LOCKS",
     table(["STREAM", "PERSPECTIVE", "HOLDER", "REASON", "EXPIRES"], s.locks.map((l) => [
       l.streamId, l.perspective, l.instanceId, l.reason ?? "-", `${l.expiresAt ?? "never"}${l.expired ? " (expired)" : ""}`
+    ])),
+    "",
+    "WAITING (cannot move now)",
+    table(["STREAM", "PERSPECTIVE", "PENDING", "REASON", "DETAIL"], s.waiting.map((x) => [
+      x.streamId, x.perspective, count(x.pending), x.reason._tag, truncate(x.message, 100)
     ])),
     "",
     "STUCK (pending without progress)",

@@ -50,6 +50,11 @@ export interface CycleResult {
   readonly deduped: number
   /** Streams that may have more pending work than one pass took (a group hit `perspectiveBatchSize`). */
   readonly more: ReadonlyArray<string>
+  /**
+   * Streams whose fetched work could not move at all (blocked, or flagged and not rewound: debounce, lock):
+   * the worker holds them back from claims for a while instead of spinning on them.
+   */
+  readonly stalled: ReadonlyArray<string>
 }
 
 const groupKey = (e: WorkCoordinator.PendingEvent) => `${e.streamId}|${e.perspectiveName}`
@@ -121,7 +126,7 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
  */
 const rewind = (deps: CycleDeps, targets: ReadonlyArray<PerspectiveRewinder.Target>) =>
   Effect.gen(function* () {
-    yield* deps.rewinder.rewindFlagged(targets)
+    return yield* deps.rewinder.rewindFlagged(targets)
   })
 
 // Telemetry (names listed in @whizbang/postgres Telemetry): spans whizbang.fetch / apply / flush, and metrics.
@@ -135,7 +140,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
   const marked: Array<string> = []
   return Effect.gen(function* () {
     const limit = deps.options.perspectiveBatchSize
-    const pending = yield* deps.coordinator.fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit }).pipe(
+    const pending = yield* deps.coordinator.fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit, perspectiveNames: deps.perspectives.names }).pipe(
       Effect.withSpan("whizbang.fetch", { attributes: { "whizbang.streams": streamIds.length } })
     )
     yield* Metric.update(batchSizeMetric, pending.length)
@@ -164,7 +169,12 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
     const more = new Set<string>()
     let deduped = 0
     const flagged: Array<PerspectiveRewinder.Target> = []
+    const moved = new Set<string>()
+    const runs = new Set(deps.perspectives.names)
     for (const [, all] of groups) {
+      // Work of a perspective this instance does not run waits for an instance that does (a rolling deploy): it
+      // is never applied, nor failed towards a dead letter, here. (The fetch already leaves it out.)
+      if (!runs.has(all[0]!.perspectiveName)) continue
       // A late arrival flagged the pair: never apply it here, out of order; the rewinder rebuilds it below.
       if (all[0]!.rewindRequired === true) {
         flagged.push({ streamId: all[0]!.streamId, perspectiveName: all[0]!.perspectiveName })
@@ -195,6 +205,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
           status: all.length >= limit && failure === undefined
             ? PerspectiveStatus.Processing | PerspectiveStatus.CatchingUp
             : PerspectiveStatus.Completed,
+          cursorAtFetch: rows[0]!.cursorLastEventId,
           model: last === undefined || outcome === undefined ? undefined : {
             data: outcome.model,
             action: outcome.action,
@@ -203,6 +214,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
             eventsApplied: applied.length
           }
         }
+        moved.add(streamId)
         yield* strategy.reportCompletion(completion, deps.coordinator)
         const ids = applied.map(dedupKey)
         marked.push(...ids)
@@ -215,6 +227,7 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
         yield* Effect.logWarning(`apply failed (${attempt}): ${messageOf(failure.error)}`).pipe(
           Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.event_id": failure.row.eventId })
         )
+        moved.add(streamId)
         const reported: CompletionStrategy.PerspectiveFailure = {
           workId: failure.row.workId,
           streamId,
@@ -230,8 +243,11 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
     yield* deps.cache.activateRetention
     // Amortised: eviction costs O(evicted + 1), so every cycle keeps the cache at one TTL's worth of work.
     yield* deps.cache.evictExpired
-    if (flagged.length > 0) yield* rewind(deps, flagged)
-    return { processed, failures, deduped, more: [...more] }
+    const rewound = flagged.length > 0 ? yield* rewind(deps, flagged) : []
+    // Rewound, or no longer flagged (finished elsewhere): its work can go on at once.
+    for (const r of rewound) if (r.outcome === "rewound" || r.outcome === "notFlagged") moved.add(r.streamId)
+    const stalled = [...new Set(pending.map((r) => r.streamId))].filter((id) => !moved.has(id))
+    return { processed, failures, deduped, more: [...more], stalled }
   }).pipe(
     Effect.onError(() => Effect.suspend(() => deps.cache.removeRange(marked))),
     Effect.withSpan("whizbang.cycle", { attributes: { "whizbang.instance_id": deps.instanceId } }),

@@ -18,7 +18,12 @@ export const makeServiceInstances = (schema: string) =>
     processId: integer("process_id").notNull(),
     startedAt: timestamp("started_at", { withTimezone: true }).notNull().defaultNow(),
     lastHeartbeatAt: timestamp("last_heartbeat_at", { withTimezone: true }).notNull().defaultNow(),
-    metadata: jsonb("metadata")
+    metadata: jsonb("metadata"),
+    /**
+     * The perspectives this instance runs (claims and fetches only their work). NULL: not recorded (an older
+     * instance), taken as running every perspective.
+     */
+    perspectiveNames: text("perspective_names").array()
   })
 
 /**

@@ -3,67 +3,126 @@
  * claimed stream is processed by one instance at a time, whatever its perspective. Re-claiming a stream the
  * instance already owns renews its lease.
  *
+ * Only work the instance can apply NOW makes a stream claimable — otherwise a blocked stream would be claimed,
+ * fetched and found empty at every wake-up (a spin that also kept the worker from ever being idle). A
+ * (stream, perspective) pair counts through its head: its lowest pending event id. The pair is claimable when
+ * - its perspective is one the instance runs ($7; a rolling deploy leaves other perspectives' work to the
+ *   instances that run them, never to be failed here),
+ * - its head is not waiting out a retry backoff (`scheduled_for` in the future; later rows of the pair wait too,
+ *   since the pair stops at its head),
+ * - its cursor is not under a live stream lock (rewind, bootstrap, purge pause normal processing).
+ * A pair flagged RewindRequired stays claimable: the rewinder decides whether its debounce is over, and the worker
+ * holds back a stream whose cycle could do nothing (see `PerspectiveWorker`).
+ *
+ * Oldest first: the walk follows `wh_perspective_events_claim_idx` (event id; UUIDv7, so append time), so the
+ * oldest pending heads are taken first, and the claimed streams come back in that order. The head test is a
+ * correlated `ORDER BY .. LIMIT 1` probe of the (stream, perspective, event) key, written `<=` (a pending row is
+ * never below its head, so it means `=`): `NOT EXISTS` becomes a hash anti-join over the whole work table, and `=`
+ * is estimated so selective that the planner scans every pending row instead of walking the index and stopping.
+ *
  * A stream is free when nobody owns it, its lease expired, or its owner is abandoned (heartbeat older than the
  * threshold, see `PgInstanceRegistry`) — so a crashed instance's streams move on after the threshold, without
  * waiting out a long lease.
  *
- * Spreading: unowned work goes to the live instance whose rank (position among live instances ordered by id)
- * is `partition_number % live_count`. Nothing is stranded: work that waited longer than the grace period is
- * open to every instance (an overloaded or stuck owner-by-rank gets help), and an instance that is not
- * registered while no instance is (the registry is not in use) takes everything.
+ * Spreading: unowned work of perspective P goes to the live instance whose rank among the live instances that run
+ * P (ordered by id; an instance with no recorded perspective set runs every one) is `partition_number % count`.
+ * Nothing is stranded: work that waited longer than the grace period is open to every instance that runs its
+ * perspective (an overloaded or stuck owner-by-rank gets help), and an instance that is not registered while no
+ * instance is (the registry is not in use) takes everything it runs.
  *
  * The upsert's conflict clause re-checks ownership on the locked row, so two instances racing for a stream
  * cannot both win, and rows are taken in stream-id order — the order every statement that locks several
  * `wh_active_streams` rows uses (fence, renew, release) — so concurrent claimers never deadlock.
  *
  * Params: $1 instance id, $2 max streams, $3 lease seconds, $4 stale-instance threshold seconds,
- * $5 affinity grace milliseconds, $6 stream ids this instance already has queued (never returned).
+ * $5 affinity grace milliseconds, $6 stream ids this instance already has queued (never returned),
+ * $7 the perspective names the instance runs (null: every perspective), $8 heads scanned per wanted stream
+ * (the number of perspectives, at least 1: a stream has at most one head per perspective).
  */
 export const claimWork = `
 WITH live AS (
-  SELECT instance_id, (row_number() OVER (ORDER BY instance_id))::int - 1 AS rank
+  SELECT instance_id, perspective_names
   FROM wh_service_instances
   WHERE last_heartbeat_at > now() - make_interval(secs => $4::int)
 ),
 me AS (
-  SELECT (SELECT count(*)::int FROM live) AS n, coalesce((SELECT rank FROM live WHERE instance_id = $1::uuid), -1) AS rank
+  SELECT (SELECT count(*)::int FROM live) AS n,
+         EXISTS (SELECT 1 FROM live WHERE instance_id = $1::uuid) AS registered,
+         (SELECT count(*)::int FROM live WHERE instance_id < $1::uuid) AS rank
+),
+ranks AS (
+  SELECT p.name AS perspective_name,
+         count(l.instance_id)::int AS n,
+         (count(l.instance_id) FILTER (WHERE l.instance_id < $1::uuid))::int AS rank
+  FROM unnest($7::text[]) AS p(name)
+  LEFT JOIN live l ON l.perspective_names IS NULL OR p.name = ANY(l.perspective_names)
+  GROUP BY p.name
 ),
 stale AS (
   SELECT instance_id FROM wh_service_instances WHERE last_heartbeat_at <= now() - make_interval(secs => $4::int)
 ),
-candidates AS (
-  SELECT DISTINCT pe.stream_id, pe.partition_number
+heads AS (
+  SELECT pe.stream_id, pe.partition_number, pe.event_id
   FROM wh_perspective_events pe
   CROSS JOIN me
   LEFT JOIN wh_active_streams a ON a.stream_id = pe.stream_id
+  LEFT JOIN wh_perspective_cursors c ON c.stream_id = pe.stream_id AND c.perspective_name = pe.perspective_name
   WHERE pe.processed_at IS NULL
+    AND ($7::text[] IS NULL OR pe.perspective_name = ANY($7::text[]))
     AND (pe.scheduled_for IS NULL OR pe.scheduled_for <= now())
     AND NOT (pe.stream_id = ANY($6::uuid[]))
+    AND pe.event_id <= (
+      SELECT h.event_id FROM wh_perspective_events h
+      WHERE h.stream_id = pe.stream_id AND h.perspective_name = pe.perspective_name AND h.processed_at IS NULL
+      ORDER BY h.event_id LIMIT 1
+    )
+    AND NOT coalesce(c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > now(), false)
     AND (a.stream_id IS NULL OR a.instance_id IS NULL OR a.instance_id = $1::uuid OR a.lease_expiry <= now()
          OR a.instance_id IN (SELECT instance_id FROM stale))
     AND (a.instance_id = $1::uuid
-         OR (me.rank = -1 AND me.n = 0)
-         OR (me.rank >= 0 AND pe.partition_number % me.n = me.rank)
+         OR (NOT me.registered AND me.n = 0)
+         OR (me.registered AND $7::text[] IS NULL AND pe.partition_number % me.n = me.rank)
+         OR (me.registered AND $7::text[] IS NOT NULL AND EXISTS (
+               SELECT 1 FROM ranks r WHERE r.perspective_name = pe.perspective_name AND r.n > 0 AND pe.partition_number % r.n = r.rank))
          OR coalesce(pe.scheduled_for, pe.created_at) <= now() - make_interval(secs => $5::int / 1000.0))
+  ORDER BY pe.event_id
+  LIMIT $2::int * greatest($8::int, 1)
+),
+picked AS (
+  SELECT stream_id, min(partition_number) AS partition_number, min(position) AS oldest
+  FROM (SELECT h.*, row_number() OVER (ORDER BY h.event_id) AS position FROM heads h) ranked
+  GROUP BY stream_id
+  ORDER BY min(position)
   LIMIT $2::int
+),
+claimed AS (
+  INSERT INTO wh_active_streams AS a (stream_id, instance_id, partition_number, lease_expiry)
+  SELECT stream_id, $1::uuid, partition_number, now() + make_interval(secs => $3::int)
+  FROM picked
+  ORDER BY stream_id
+  ON CONFLICT (stream_id) DO UPDATE
+    SET instance_id = excluded.instance_id, lease_expiry = excluded.lease_expiry
+    WHERE a.instance_id IS NULL OR a.instance_id = excluded.instance_id OR a.lease_expiry <= now()
+       OR a.instance_id IN (SELECT instance_id FROM wh_service_instances WHERE last_heartbeat_at <= now() - make_interval(secs => $4::int))
+  RETURNING a.stream_id
 )
-INSERT INTO wh_active_streams AS a (stream_id, instance_id, partition_number, lease_expiry)
-SELECT stream_id, $1::uuid, partition_number, now() + make_interval(secs => $3::int)
-FROM candidates
-ORDER BY stream_id
-ON CONFLICT (stream_id) DO UPDATE
-  SET instance_id = excluded.instance_id, lease_expiry = excluded.lease_expiry
-  WHERE a.instance_id IS NULL OR a.instance_id = excluded.instance_id OR a.lease_expiry <= now()
-     OR a.instance_id IN (SELECT instance_id FROM wh_service_instances WHERE last_heartbeat_at <= now() - make_interval(secs => $4::int))
-RETURNING a.stream_id`
+SELECT c.stream_id FROM claimed c JOIN picked p ON p.stream_id = c.stream_id ORDER BY p.oldest`
 
-/** Drops the instance's leases on streams that have no pending work (stream-id lock order). Params: $1 instance id. */
+/**
+ * Drops the instance's leases on streams with no pending work of the perspectives it runs (its registered
+ * `perspective_names`; none recorded: every perspective), in stream-id lock order — so work of a perspective this
+ * instance does not run is never held behind its lease. Params: $1 instance id.
+ */
 export const releaseIdleStreams = `
 DELETE FROM wh_active_streams
 WHERE stream_id IN (
   SELECT a.stream_id FROM wh_active_streams a
   WHERE a.instance_id = $1::uuid
-    AND NOT EXISTS (SELECT 1 FROM wh_perspective_events pe WHERE pe.stream_id = a.stream_id AND pe.processed_at IS NULL)
+    AND NOT EXISTS (
+      SELECT 1 FROM wh_perspective_events pe
+      WHERE pe.stream_id = a.stream_id AND pe.processed_at IS NULL
+        AND pe.perspective_name = ANY(coalesce((SELECT i.perspective_names FROM wh_service_instances i WHERE i.instance_id = $1::uuid), ARRAY[pe.perspective_name]))
+    )
   ORDER BY a.stream_id FOR UPDATE
 )`
 

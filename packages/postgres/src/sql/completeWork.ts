@@ -4,6 +4,12 @@
  * `fenceStreams` runs first: it renews and row-locks the instance's live leases and returns the streams it still
  * owns. Work on any other stream is not committed — its lease expired or another instance took it over, and that
  * instance redoes it (invariant 5). Holding the row locks until commit stops a takeover in between.
+ *
+ * `fenceCursors` runs next: it row-locks the completed pairs' cursors (in (stream, perspective) order, before any
+ * model row, the order purge and rewind use too) and returns their position and stream lock. A pair whose cursor
+ * is under a live stream lock (purge, rewind, bootstrap), or moved since the cycle's fetch (a purge or rewind that
+ * committed and released in between), is not committed: the whole completion is dropped and its work delivered
+ * again, like a lost lease. Holding the cursor row locks until commit makes a lock taken later wait for the commit.
  */
 
 /**
@@ -24,8 +30,22 @@ WHERE stream_id IN (
 RETURNING stream_id`
 
 /**
- * Advances cursors. The status is the completion's: Completed (2), or Processing | CatchingUp (1 | 8) while the
- * pair has more pending work the worker is still draining; other flags (RewindRequired) are kept.
+ * Row-locks the cursors of these pairs and returns each one's position and live stream lock (pairs without a
+ * cursor return nothing). Params: parallel arrays $1 stream ids, $2 perspective names.
+ */
+export const fenceCursors = `
+SELECT c.stream_id, c.perspective_name, c.last_event_id,
+       coalesce(c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > now(), false) AS locked,
+       c.stream_lock_instance_id, c.stream_lock_reason
+FROM wh_perspective_cursors c
+JOIN unnest($1::uuid[], $2::text[]) AS t(s, p) ON c.stream_id = t.s AND c.perspective_name = t.p
+ORDER BY c.stream_id, c.perspective_name
+FOR UPDATE OF c`
+
+/**
+ * Advances cursors (existing ones are row-locked by {@link fenceCursors} already). The status is the completion's:
+ * Completed (2), or Processing | CatchingUp (1 | 8) while the pair has more pending work the worker is still
+ * draining; other flags (RewindRequired) are kept.
  * Params: parallel arrays $1 stream ids, $2 perspective names, $3 last event ids, $4 statuses.
  */
 export const advanceCursors = `
@@ -33,6 +53,17 @@ INSERT INTO wh_perspective_cursors AS c (stream_id, perspective_name, last_event
 SELECT s, p, l, st, NULL, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::int[]) AS t(s, p, l, st)
 ON CONFLICT (stream_id, perspective_name) DO UPDATE
   SET last_event_id = excluded.last_event_id, status = (c.status & ~(1 | 2 | 4 | 8)) | excluded.status, error = NULL, processed_at = now()`
+
+/**
+ * Creates the cursors of pairs that had none when fenced; returns the pairs created. Fewer than asked means a
+ * cursor appeared after the fence (a bootstrap committed its rebuild): that completion must not overwrite it.
+ * Params: parallel arrays $1 stream ids, $2 perspective names, $3 last event ids, $4 statuses.
+ */
+export const insertCursors = `
+INSERT INTO wh_perspective_cursors (stream_id, perspective_name, last_event_id, status, error, processed_at)
+SELECT s, p, l, st, NULL, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::int[]) AS t(s, p, l, st)
+ON CONFLICT (stream_id, perspective_name) DO NOTHING
+RETURNING stream_id`
 
 /**
  * Deletes exactly the applied work rows. Params: $1 work ids. Returns the rows it removed: fewer than asked means a
@@ -44,10 +75,15 @@ export const deleteWork = `DELETE FROM wh_perspective_events WHERE work_id = ANY
 export const markWorkProcessed = `UPDATE wh_perspective_events SET processed_at = now(), instance_id = NULL, lease_expiry = NULL WHERE work_id = ANY($1::uuid[]) AND processed_at IS NULL RETURNING work_id`
 
 /**
- * Streams with no work left leave `wh_active_streams` (a new append simply claims the stream again).
- * Params: $1 instance id, $2 stream ids.
+ * Streams with no work left of the perspectives the instance runs (its registered `perspective_names`; none
+ * recorded: every perspective) leave `wh_active_streams` — a new append simply claims the stream again, and an
+ * instance that runs the remaining perspectives can claim it at once. Params: $1 instance id, $2 stream ids.
  */
 export const releaseDrainedStreams = `
 DELETE FROM wh_active_streams a
 WHERE a.stream_id = ANY($2::uuid[]) AND a.instance_id = $1::uuid
-  AND NOT EXISTS (SELECT 1 FROM wh_perspective_events pe WHERE pe.stream_id = a.stream_id AND pe.processed_at IS NULL)`
+  AND NOT EXISTS (
+    SELECT 1 FROM wh_perspective_events pe
+    WHERE pe.stream_id = a.stream_id AND pe.processed_at IS NULL
+      AND pe.perspective_name = ANY(coalesce((SELECT i.perspective_names FROM wh_service_instances i WHERE i.instance_id = $1::uuid), ARRAY[pe.perspective_name]))
+  )`

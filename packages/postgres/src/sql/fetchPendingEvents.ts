@@ -21,7 +21,14 @@
  * The cursor update is skipped when it would change nothing, so a flagged pair waiting out its debounce window
  * does not rewrite its cursor at every poll. (`flagged` is never read: a data-modifying CTE always runs to completion.)
  *
- * Params: $1 instance id, $2 stream ids, $3 limit per (stream, perspective).
+ * Only the perspectives the instance runs are fetched ($4): work of another perspective is left for an instance that
+ * runs it (a rolling deploy), never failed here.
+ *
+ * Each row carries its cursor's `last_event_id` as read by this statement (`cursor_last_event_id`, null without a
+ * cursor): the completion commits only if the cursor is still there (see `completeWork.advanceCursors`), so a
+ * purge, rewind or bootstrap that ran in between is never overwritten.
+ *
+ * Params: $1 instance id, $2 stream ids, $3 limit per (stream, perspective), $4 perspective names (null: all).
  */
 export const fetchPendingEvents = `
 WITH pending AS (
@@ -30,6 +37,7 @@ WITH pending AS (
   FROM wh_perspective_events pe
   JOIN wh_active_streams a ON a.stream_id = pe.stream_id AND a.instance_id = $1::uuid AND a.lease_expiry > now()
   WHERE pe.stream_id = ANY($2::uuid[]) AND pe.processed_at IS NULL
+    AND ($4::text[] IS NULL OR pe.perspective_name = ANY($4::text[]))
 ),
 cursors AS (
   SELECT c.stream_id, c.perspective_name, c.last_event_id, c.status, c.rewind_trigger_event_id, c.rewind_flagged_at,
@@ -61,11 +69,12 @@ marked AS (
   SELECT p.*,
          (coalesce(c.status & 32 = 32, false)
            OR EXISTS (SELECT 1 FROM late l WHERE l.stream_id = p.stream_id AND l.perspective_name = p.perspective_name)) AS rewind_required,
-         coalesce(c.locked, false) AS locked
+         coalesce(c.locked, false) AS locked,
+         c.last_event_id AS cursor_last_event_id
   FROM pending p
   LEFT JOIN cursors c ON c.stream_id = p.stream_id AND c.perspective_name = p.perspective_name
 )
-SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts,
+SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts, w.cursor_last_event_id,
        (w.scheduled_for IS NOT NULL AND w.scheduled_for > now()) AS blocked, w.rewind_required,
        e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version
 FROM marked w

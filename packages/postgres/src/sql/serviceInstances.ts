@@ -9,15 +9,16 @@
 /**
  * Registers the instance, or takes over its row when the row is stale (its process is gone) or is this very
  * process's. Returns no row when another live process holds the id.
- * Params: $1 instance id, $2 service, $3 host, $4 pid, $5 boot token, $6 stale threshold seconds.
+ * Params: $1 instance id, $2 service, $3 host, $4 pid, $5 boot token, $6 perspective names this instance runs
+ * (null: not recorded, taken as all), $7 stale threshold seconds.
  */
 export const register = `
-INSERT INTO wh_service_instances AS i (instance_id, service_name, host_name, process_id, started_at, last_heartbeat_at, metadata)
-VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), jsonb_build_object('bootToken', $5::text))
+INSERT INTO wh_service_instances AS i (instance_id, service_name, host_name, process_id, started_at, last_heartbeat_at, metadata, perspective_names)
+VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), jsonb_build_object('bootToken', $5::text), $6::text[])
 ON CONFLICT (instance_id) DO UPDATE
   SET service_name = excluded.service_name, host_name = excluded.host_name, process_id = excluded.process_id,
-      started_at = now(), last_heartbeat_at = now(), metadata = excluded.metadata
-  WHERE i.last_heartbeat_at <= now() - make_interval(secs => $6::int)
+      started_at = now(), last_heartbeat_at = now(), metadata = excluded.metadata, perspective_names = excluded.perspective_names
+  WHERE i.last_heartbeat_at <= now() - make_interval(secs => $7::int)
      OR (i.host_name = excluded.host_name AND i.process_id = excluded.process_id AND i.metadata->>'bootToken' = $5::text)
 RETURNING instance_id`
 
@@ -37,8 +38,8 @@ RETURNING instance_id`
  * another process registered the id meanwhile. Params as {@link register} minus the threshold.
  */
 export const reRegister = `
-INSERT INTO wh_service_instances (instance_id, service_name, host_name, process_id, started_at, last_heartbeat_at, metadata)
-VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), jsonb_build_object('bootToken', $5::text))
+INSERT INTO wh_service_instances (instance_id, service_name, host_name, process_id, started_at, last_heartbeat_at, metadata, perspective_names)
+VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), jsonb_build_object('bootToken', $5::text), $6::text[])
 ON CONFLICT (instance_id) DO NOTHING
 RETURNING instance_id`
 
@@ -66,6 +67,6 @@ RETURNING instance_id`
 
 /** Live instances in rank order (the order claims spread partitions by). Params: $1 stale threshold seconds. */
 export const liveInstances = `
-SELECT instance_id, host_name, process_id FROM wh_service_instances
+SELECT instance_id, host_name, process_id, perspective_names FROM wh_service_instances
 WHERE last_heartbeat_at > now() - make_interval(secs => $1::int)
 ORDER BY instance_id`

@@ -4,7 +4,10 @@
  * for the hot path.
  */
 
-/** One row per perspective that has cursors, pending work or dead letters. */
+/**
+ * One row per perspective that has cursors, pending work or dead letters, with the live instances (heartbeat newer
+ * than $1 seconds) that run it (an instance with no recorded perspective set runs every one).
+ */
 export const perspectives = `
 WITH names AS (
   SELECT perspective_name FROM wh_perspective_cursors
@@ -27,7 +30,10 @@ dl AS (SELECT perspective_name, count(*)::int AS dead_letters FROM wh_dead_lette
 SELECT n.perspective_name, coalesce(cur.streams, 0) AS streams, coalesce(work.pending, 0) AS pending,
        coalesce(work.pending_streams, 0) AS pending_streams, coalesce(work.lag_seconds, 0) AS lag_seconds,
        coalesce(cur.failed, 0) AS failed, coalesce(cur.rewind_required, 0) AS rewind_required,
-       coalesce(dl.dead_letters, 0) AS dead_letters
+       coalesce(dl.dead_letters, 0) AS dead_letters,
+       (SELECT count(*)::int FROM wh_service_instances i
+        WHERE i.last_heartbeat_at > now() - make_interval(secs => $1::float8)
+          AND (i.perspective_names IS NULL OR n.perspective_name = ANY(i.perspective_names))) AS running_instances
 FROM names n
 LEFT JOIN cur ON cur.perspective_name = n.perspective_name
 LEFT JOIN work ON work.perspective_name = n.perspective_name
@@ -36,7 +42,7 @@ ORDER BY n.perspective_name`
 
 /** Every registered instance with its heartbeat age in seconds. */
 export const instances = `
-SELECT instance_id, service_name, host_name, process_id, started_at,
+SELECT instance_id, service_name, host_name, process_id, started_at, perspective_names,
        extract(epoch FROM now() - last_heartbeat_at)::float8 AS heartbeat_age_seconds
 FROM wh_service_instances ORDER BY service_name, started_at`
 

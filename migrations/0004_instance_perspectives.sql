@@ -1,0 +1,1 @@
+ALTER TABLE "__whizbang_schema__"."wh_service_instances" ADD COLUMN "perspective_names" text[];
