@@ -48,9 +48,6 @@ export default defineConfig({
           name: "acceptance",
           root: "packages/acceptance",
           include: ["test/**/*.test.ts"],
-          // Scenarios that wait for fixes landing in parallel (caller-supplied ids, rolling deploys, dedup keying,
-          // lock fencing): enable at merge by deleting this line.
-          exclude: ["test/pending/**"],
           testTimeout: 120_000,
           hookTimeout: 120_000
         }

@@ -14,11 +14,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
 import { Effect, Option } from "effect"
 import { EventId, EventStore, PerspectivePurge, PerspectiveStore, PgClient } from "whizbang"
-import * as Domain from "../support/domain.js"
-import * as Workers from "../support/workers.js"
-import * as Writer from "../support/writer.js"
+import * as Domain from "./support/domain.js"
+import * as Workers from "./support/workers.js"
+import * as Writer from "./support/writer.js"
 
-const root = fileURLToPath(new URL("../../../..", import.meta.url))
+const root = fileURLToPath(new URL("../../..", import.meta.url))
 
 const scenario = <A, E>(name: string, body: (url: string) => Effect.Effect<A, E, any>) =>
   it.live(name, () =>
