@@ -18,7 +18,8 @@ const alias = {
 const globalSetup = [fileURLToPath(new URL("./packages/testing/src/vitest/globalSetup.ts", import.meta.url))]
 const slow = { testTimeout: 60_000, hookTimeout: 60_000 }
 
-const tiers = (name: string, root: string, options: { readonly alias?: boolean; readonly timeout?: number } = {}) => {
+const tiers = (name: string, dir: string, options: { readonly alias?: boolean; readonly timeout?: number } = {}) => {
+  const root = fileURLToPath(new URL(`./${dir}`, import.meta.url))
   const resolve = options.alias === false ? {} : { resolve: { alias } }
   const timeouts = options.timeout === undefined ? slow : { testTimeout: options.timeout, hookTimeout: options.timeout }
   return [

@@ -29,6 +29,6 @@ const result = spawnSync(
     `--outputFile.json=${report}`,
     ...process.argv.slice(3)
   ],
-  { stdio: "inherit", env: process.env.CI && process.env.NO_COLOR === undefined ? { ...process.env, NO_COLOR: "1" } : process.env }
+  { cwd: root, stdio: "inherit", env: process.env.CI && process.env.NO_COLOR === undefined ? { ...process.env, NO_COLOR: "1" } : process.env }
 )
 process.exit(result.status ?? 1)
