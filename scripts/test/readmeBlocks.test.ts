@@ -2,7 +2,7 @@
 import { spawnSync } from "node:child_process"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import { blockErrors, extractBlocks, optOutMarker, readmeFiles, workspaceRoot, writeBlocks } from "./support/readmeBlocks.js"
+import { blockErrors, extractBlocks, optOutMarker, pending, readmeFiles, workspaceRoot, writeBlocks } from "./support/readmeBlocks.js"
 
 describe("extractBlocks", () => {
   it("finds ts and typescript fences with their README line, and honours the fragment marker", () => {
@@ -20,19 +20,6 @@ describe("extractBlocks", () => {
     ])
   })
 })
-
-// READMEs whose blocks were written as excerpts before this check existed (names from context, no imports). Their
-// errors are shown and the test is skipped; once a README compiles it must leave this list (the test says so), so
-// the list only shrinks. Empty it by giving each block its imports and declarations, or marking a true fragment.
-const pending = new Set([
-  "packages/cli/README.md",
-  "packages/core/README.md",
-  "packages/postgres/README.md",
-  "packages/stream-locker/README.md",
-  "packages/sync/README.md",
-  "packages/testing/README.md",
-  "packages/whizbang/README.md"
-])
 
 describe("README code blocks", () => {
   const dir = Path.join(workspaceRoot, "scripts", ".readme-blocks")

@@ -9,6 +9,19 @@ export const workspaceRoot = Path.resolve(Path.dirname(fileURLToPath(import.meta
 
 export const optOutMarker = "<!-- readme-check: fragment -->"
 
+// READMEs whose blocks were written as excerpts before this check existed (names from context, no imports). Their
+// errors are shown and the test is skipped; once a README compiles it must leave this list (the test says so), so
+// the list only shrinks. Empty it by giving each block its imports and declarations, or marking a true fragment.
+export const pending: ReadonlySet<string> = new Set([
+  "packages/cli/README.md",
+  "packages/core/README.md",
+  "packages/postgres/README.md",
+  "packages/stream-locker/README.md",
+  "packages/sync/README.md",
+  "packages/testing/README.md",
+  "packages/whizbang/README.md"
+])
+
 export interface CodeBlock {
   /** The README, relative to the workspace root. */
   readonly readme: string
@@ -63,11 +76,15 @@ export interface WrittenBlock extends CodeBlock {
  * Writes every checked block as its own module under `dir` (with a `tsconfig.json`), so names do not clash between
  * blocks; returns where each went, to map compiler errors back to README lines.
  */
-export const writeBlocks = (dir: string, compilerOptions: Record<string, unknown>): ReadonlyArray<WrittenBlock> => {
+export const writeBlocks = (
+  dir: string,
+  compilerOptions: Record<string, unknown>,
+  options: { readonly skip?: ReadonlySet<string> } = {}
+): ReadonlyArray<WrittenBlock> => {
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   const written: Array<WrittenBlock> = []
-  for (const readme of readmeFiles()) {
+  for (const readme of readmeFiles().filter((file) => !options.skip?.has(file))) {
     const blocks = extractBlocks(readme, readFileSync(Path.join(workspaceRoot, readme), "utf8")).filter((block) => !block.fragment)
     blocks.forEach((block, index) => {
       const file = `${readme.replace(/[/.]/g, "_")}_${index + 1}.ts`
