@@ -79,12 +79,12 @@ export interface WrittenBlock extends CodeBlock {
 export const writeBlocks = (
   dir: string,
   compilerOptions: Record<string, unknown>,
-  options: { readonly skip?: ReadonlySet<string> } = {}
+  readmes: ReadonlyArray<string> = readmeFiles()
 ): ReadonlyArray<WrittenBlock> => {
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   const written: Array<WrittenBlock> = []
-  for (const readme of readmeFiles().filter((file) => !options.skip?.has(file))) {
+  for (const readme of readmes) {
     const blocks = extractBlocks(readme, readFileSync(Path.join(workspaceRoot, readme), "utf8")).filter((block) => !block.fragment)
     blocks.forEach((block, index) => {
       const file = `${readme.replace(/[/.]/g, "_")}_${index + 1}.ts`
