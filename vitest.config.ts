@@ -23,7 +23,10 @@ const tiers = (name: string, dir: string, options: { readonly alias?: boolean; r
   const resolve = options.alias === false ? {} : { resolve: { alias } }
   const timeouts = options.timeout === undefined ? slow : { testTimeout: options.timeout, hookTimeout: options.timeout }
   return [
-    { ...resolve, test: { name: `${name}:unit`, root, include: ["test/**/*.test.ts"], exclude: ["test/**/*.int.test.ts", "**/node_modules/**"] } },
+    {
+      ...resolve,
+      test: { name: `${name}:unit`, root, include: ["test/**/*.test.ts"], exclude: ["test/**/*.int.test.ts", "**/node_modules/**"] }
+    },
     { ...resolve, test: { name: `${name}:int`, root, include: ["test/**/*.int.test.ts"], globalSetup, ...timeouts } }
   ]
 }

@@ -26,7 +26,10 @@ if (!["all", "unit", "int"].includes(tier)) {
 
 const workspaceDirs = [
   ...["packages", "examples"].flatMap((group) =>
-    readdirSync(Path.join(root, group), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => Path.join(root, group, d.name))),
+    readdirSync(Path.join(root, group), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => Path.join(root, group, d.name))
+  ),
   Path.join(root, "bench"),
   Path.join(root, "scripts")
 ]
@@ -48,7 +51,10 @@ const turbo = (tasks, extra = []) => {
 const lintInTests = false
 const steps = []
 if (tier !== "int") {
-  steps.push(["build, type-check, lint, unit tiers", turbo(["build", "typecheck:tests", ...(lintInTests ? ["lint:biome"] : []), "test:unit"])])
+  steps.push([
+    "build, type-check, lint, unit tiers",
+    turbo(["build", "typecheck:tests", ...(lintInTests ? ["lint:biome"] : []), "test:unit"])
+  ])
 }
 if (tier !== "unit") steps.push(["integration tiers", turbo(["test:int"], ["--concurrency=1"])])
 

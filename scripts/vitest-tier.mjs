@@ -21,14 +21,20 @@ const result = spawnSync(
   Path.join(root, "node_modules", ".bin", "vitest"),
   [
     "run",
-    "--root", root,
-    "--project", `${name}:${tier}`,
+    "--root",
+    root,
+    "--project",
+    `${name}:${tier}`,
     "--passWithNoTests",
     "--reporter=default",
     "--reporter=json",
     `--outputFile.json=${report}`,
     ...process.argv.slice(3)
   ],
-  { cwd: root, stdio: "inherit", env: process.env.CI && process.env.NO_COLOR === undefined ? { ...process.env, NO_COLOR: "1" } : process.env }
+  {
+    cwd: root,
+    stdio: "inherit",
+    env: process.env.CI && process.env.NO_COLOR === undefined ? { ...process.env, NO_COLOR: "1" } : process.env
+  }
 )
 process.exit(result.status ?? 1)

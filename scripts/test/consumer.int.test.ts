@@ -48,7 +48,8 @@ beforeAll(() => {
 })
 
 const workspaceDevDependency = (name: string) =>
-  (JSON.parse(readFileSync(Path.join(workspaceRoot, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies[name]!
+  (JSON.parse(readFileSync(Path.join(workspaceRoot, "package.json"), "utf8")) as { devDependencies: Record<string, string> })
+    .devDependencies[name]!
 
 const tarball = (name: string) => packed.find((p) => p.manifest.name === name)!.tarball
 const version = (name: string) => packed.find((p) => p.manifest.name === name)!.manifest.version
@@ -85,7 +86,13 @@ describe("consumer app installed with pnpm", () => {
     const install = run(
       "pnpm",
       // vite: the codegen README shows its Vite plugin (an optional peer a Vite user already has).
-      ["add", ...packed.map((p) => `file:${p.tarball}`), `effect@${effectVersion}`, "@types/node@20", `vite@${workspaceDevDependency("vite")}`],
+      [
+        "add",
+        ...packed.map((p) => `file:${p.tarball}`),
+        `effect@${effectVersion}`,
+        "@types/node@20",
+        `vite@${workspaceDevDependency("vite")}`
+      ],
       app,
       // Outside the workspace: no inherited workspace settings.
       { ...process.env, npm_config_workspace_dir: app },
@@ -113,7 +120,11 @@ describe("consumer app installed with pnpm", () => {
 
   it("type-checks the READMEs' code (strict, skipLibCheck off) against the installed packages", () => {
     const dir = Path.join(app, "readme")
-    const written = writeBlocks(dir, appTsconfig, readmeFiles().filter((readme) => !pending.has(readme)))
+    const written = writeBlocks(
+      dir,
+      appTsconfig,
+      readmeFiles().filter((readme) => !pending.has(readme))
+    )
     const tsc = existsSync(Path.join(app, "node_modules", ".bin", "tsc"))
       ? Path.join(app, "node_modules", ".bin", "tsc")
       : Path.join(workspaceRoot, "node_modules", ".bin", "tsc")
@@ -153,10 +164,7 @@ describe("the whizbang CLI installed with npm", () => {
   it("starts with the newest effect and its platform package, without the workspace's override", () => {
     const app = Path.join(base, "npm-app")
     mkdirSync(app, { recursive: true })
-    writeFileSync(
-      Path.join(app, "package.json"),
-      JSON.stringify({ name: "consumer-npm-app", private: true, type: "module" }, null, 2)
-    )
+    writeFileSync(Path.join(app, "package.json"), JSON.stringify({ name: "consumer-npm-app", private: true, type: "module" }, null, 2))
     const install = run(
       "npm",
       [

@@ -6,7 +6,9 @@ import { blockErrors, extractBlocks, optOutMarker, pending, readmeFiles, workspa
 
 describe("extractBlocks", () => {
   it("finds ts and typescript fences with their README line, and honours the fragment marker", () => {
-    const markdown = ["# T", "```ts", "const a = 1", "```", "", optOutMarker, "", "```typescript", "a.b", "```", "```sh", "ls", "```"].join("\n")
+    const markdown = ["# T", "```ts", "const a = 1", "```", "", optOutMarker, "", "```typescript", "a.b", "```", "```sh", "ls", "```"].join(
+      "\n"
+    )
     expect(extractBlocks("R.md", markdown)).toEqual([
       { readme: "R.md", line: 3, code: "const a = 1", fragment: false },
       { readme: "R.md", line: 9, code: "a.b", fragment: true }
@@ -31,9 +33,13 @@ describe("README code blocks", () => {
     strict: true,
     skipLibCheck: true
   })
-  const tsc = spawnSync(Path.join(workspaceRoot, "node_modules", ".bin", "tsc"), ["-p", Path.join(dir, "tsconfig.json"), "--pretty", "false"], {
-    encoding: "utf8"
-  })
+  const tsc = spawnSync(
+    Path.join(workspaceRoot, "node_modules", ".bin", "tsc"),
+    ["-p", Path.join(dir, "tsconfig.json"), "--pretty", "false"],
+    {
+      encoding: "utf8"
+    }
+  )
   const output = `${tsc.stdout}${tsc.stderr}`
   const errors = blockErrors(output, written)
 
@@ -42,15 +48,15 @@ describe("README code blocks", () => {
   })
 
   for (const readme of readmeFiles()) {
-  it(`${readme} type-checks`, (context) => {
-    const mine = errors.filter((error) => error.readme === readme).map((error) => `${error.readme}:${error.line}: ${error.message}`)
-    if (pending.has(readme)) {
-      expect(mine, `${readme} type-checks now: remove it from \`pending\` in this file`).not.toEqual([])
-      console.warn(`${readme}: ${mine.length} type error(s) in its code blocks (pending):\n  ${mine.join("\n  ")}`)
-      context.skip()
-    }
-    expect(mine).toEqual([])
-  })
+    it(`${readme} type-checks`, (context) => {
+      const mine = errors.filter((error) => error.readme === readme).map((error) => `${error.readme}:${error.line}: ${error.message}`)
+      if (pending.has(readme)) {
+        expect(mine, `${readme} type-checks now: remove it from \`pending\` in this file`).not.toEqual([])
+        console.warn(`${readme}: ${mine.length} type error(s) in its code blocks (pending):\n  ${mine.join("\n  ")}`)
+        context.skip()
+      }
+      expect(mine).toEqual([])
+    })
   }
 
   it("tsc reports nothing outside the blocks", () => {

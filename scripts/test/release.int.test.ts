@@ -47,7 +47,10 @@ describe("release rehearsal: changeset version", () => {
   it("moves every public package to one version (the fixed group) from the largest pending bump", () => {
     const pending = changesetBumps(Path.join(workspaceRoot, ".changeset"))
     const largest = bumps[Math.max(0, ...pending.map((bump) => bumps.indexOf(bump)))]!
-    const current = publicPackages().map((pkg) => pkg.manifest.version).sort().at(-1)!
+    const current = publicPackages()
+      .map((pkg) => pkg.manifest.version)
+      .sort()
+      .at(-1)!
     const expected = bumpVersion(current, largest)
     const versions = Object.fromEntries(
       publicPackages().map((pkg) => [pkg.manifest.name, JSON.parse(readFileSync(Path.join(copy, pkg.dir, "package.json"), "utf8")).version])
@@ -68,7 +71,9 @@ describe("release rehearsal: changeset version", () => {
     const privates = workspacePackages().filter((pkg) => pkg.manifest.private === true)
     expect(privates.length).toBeGreaterThan(0)
     for (const pkg of privates) {
-      expect(JSON.parse(readFileSync(Path.join(copy, pkg.dir, "package.json"), "utf8")).version, pkg.manifest.name).toBe(pkg.manifest.version)
+      expect(JSON.parse(readFileSync(Path.join(copy, pkg.dir, "package.json"), "utf8")).version, pkg.manifest.name).toBe(
+        pkg.manifest.version
+      )
       expect(existsSync(Path.join(copy, pkg.dir, "CHANGELOG.md")), pkg.manifest.name).toBe(false)
     }
   })
@@ -87,15 +92,28 @@ describe("release rehearsal: packed tarballs", () => {
   afterAll(() => rmSync(destination, { recursive: true, force: true }))
 
   it("packs every public package", () => {
-    expect(packed.map((p) => p.manifest.name).sort()).toEqual(publicPackages().map((p) => p.manifest.name).sort())
+    expect(packed.map((p) => p.manifest.name).sort()).toEqual(
+      publicPackages()
+        .map((p) => p.manifest.name)
+        .sort()
+    )
     console.log(packed.map((p) => `${p.manifest.name}: ${(p.bytes / 1024).toFixed(1)} kB`).join("\n"))
   })
 
   it("ships dist (js, d.ts, maps), README, LICENSE and package.json, nothing else", () => {
     for (const p of packed) {
       const files = tarballFiles(p.tarball)
-      expect(files.filter((file) => !/^package\/(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map))$/.test(file)), p.manifest.name).toEqual([])
-      for (const required of ["package/package.json", "package/README.md", "package/LICENSE", "package/dist/index.js", "package/dist/index.d.ts"]) {
+      expect(
+        files.filter((file) => !/^package\/(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map))$/.test(file)),
+        p.manifest.name
+      ).toEqual([])
+      for (const required of [
+        "package/package.json",
+        "package/README.md",
+        "package/LICENSE",
+        "package/dist/index.js",
+        "package/dist/index.d.ts"
+      ]) {
         expect(files, p.manifest.name).toContain(required)
       }
       for (const bin of Object.values(p.manifest.bin ?? {})) expect(files, p.manifest.name).toContain(`package/${bin.replace(/^\.\//, "")}`)

@@ -108,7 +108,9 @@ handle = listener((effect) => runtime.runPromise(effect))
 const address = http.address()
 const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}`
 console.log(`Orders API on ${url}${instances > 0 ? ` with ${instances} worker process(es)` : ""}. Ctrl-C stops it. Try:`)
-console.log(`  curl -s -X POST ${url}/orders -H 'content-type: application/json' -d '{"customerId":"0195f0a4-8c7e-7c56-9a4e-3d8b2f1c0a11"}'`)
+console.log(
+  `  curl -s -X POST ${url}/orders -H 'content-type: application/json' -d '{"customerId":"0195f0a4-8c7e-7c56-9a4e-3d8b2f1c0a11"}'`
+)
 console.log(`  curl -s -X POST ${url}/orders/<orderId>/items -d '{"sku":"tea","quantity":2,"unitPrice":3.5}'`)
 console.log(`  curl -s -X POST ${url}/orders/<orderId>/pay`)
 console.log(`  curl -s ${url}/orders/<orderId>`)

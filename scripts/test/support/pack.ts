@@ -58,7 +58,10 @@ export const packAll = (destination: string): ReadonlyArray<Packed> => {
 }
 
 export const tarballFiles = (tarball: string): ReadonlyArray<string> =>
-  execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).split("\n").filter((line) => line !== "").sort()
+  execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line !== "")
+    .sort()
 
 export const tarballManifest = (tarball: string): Manifest =>
   JSON.parse(execFileSync("tar", ["-xzOf", tarball, "package/package.json"], { encoding: "utf8" })) as Manifest

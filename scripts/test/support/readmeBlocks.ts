@@ -108,11 +108,9 @@ export interface BlockError {
 
 /** Maps `tsc --pretty false` output (`file.ts(line,col): error TSxxxx: ...`) back to README lines. */
 export const blockErrors = (output: string, written: ReadonlyArray<WrittenBlock>): ReadonlyArray<BlockError> =>
-  output
-    .split("\n")
-    .flatMap((line) => {
-      const match = /^(?:.*[\\/])?([^\\/(]+\.ts)\((\d+),\d+\): (error .*)$/.exec(line.trim())
-      if (match === null) return []
-      const block = written.find((b) => b.file === match[1])
-      return block === undefined ? [] : [{ readme: block.readme, line: block.line + Number(match[2]) - 1, message: match[3]! }]
-    })
+  output.split("\n").flatMap((line) => {
+    const match = /^(?:.*[\\/])?([^\\/(]+\.ts)\((\d+),\d+\): (error .*)$/.exec(line.trim())
+    if (match === null) return []
+    const block = written.find((b) => b.file === match[1])
+    return block === undefined ? [] : [{ readme: block.readme, line: block.line + Number(match[2]) - 1, message: match[3]! }]
+  })
