@@ -12,9 +12,11 @@ const server = await TestPostgres.startEmbedded().catch((error: unknown) => {
   process.exit(1)
 })
 
-let stopping: Promise<void> | undefined
+let stopping = false
 const stop = () => {
-  stopping ??= server.stop().finally(() => process.exit(0))
+  if (stopping) return
+  stopping = true
+  void server.stop().finally(() => process.exit(0))
 }
 process.on("message", (message) => message === "stop" && stop())
 process.on("disconnect", stop)

@@ -57,7 +57,11 @@ const startEmbedded = () =>
     host.once("exit", (code) => reject(new Error(`the embedded PostgreSQL host exited (${code})`)))
     host.once("message", (message: { readonly url?: string; readonly error?: string }) => {
       if (message.url === undefined) return reject(new Error(message.error ?? "no URL"))
-      resolve({ url: message.url, stop: () => (host.connected && host.send("stop"), exited(host)) })
+      const stop = () => {
+        if (host.connected) host.send("stop")
+        return exited(host)
+      }
+      resolve({ url: message.url, stop })
     })
   })
 
