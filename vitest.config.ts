@@ -25,7 +25,14 @@ const tiers = (name: string, dir: string, options: { readonly alias?: boolean; r
   return [
     {
       ...resolve,
-      test: { name: `${name}:unit`, root, include: ["test/**/*.test.ts"], exclude: ["test/**/*.int.test.ts", "**/node_modules/**"] }
+      test: {
+        name: `${name}:unit`,
+        root,
+        include: ["test/**/*.test.ts"],
+        exclude: ["test/**/*.int.test.ts", "**/node_modules/**"],
+        // CPU-bound property tests share two cores with the other tiers' builds and tests.
+        testTimeout: 15_000
+      }
     },
     { ...resolve, test: { name: `${name}:int`, root, include: ["test/**/*.int.test.ts"], globalSetup, ...timeouts } }
   ]

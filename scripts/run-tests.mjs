@@ -11,6 +11,7 @@
 // (e.g. `--filter=...[HEAD^]`).
 import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -49,11 +50,14 @@ const turbo = (tasks, extra = []) => {
 // `pnpm lint` (biome: format check and lint rules) joins the run once the repository has been formatted with
 // `pnpm format` (a one-time change made when the parallel branches are merged); until then it runs on its own.
 const lintInTests = false
+// As many tasks at once as there are cores: each vitest already runs its files in parallel, and more tasks than cores
+// only make CPU-bound tests (the property tests) slower than their timeouts.
+const parallel = Math.max(2, Os.availableParallelism())
 const steps = []
 if (tier !== "int") {
   steps.push([
     "build, type-check, lint, unit tiers",
-    turbo(["build", "typecheck:tests", ...(lintInTests ? ["lint:biome"] : []), "test:unit"])
+    turbo(["build", "typecheck:tests", ...(lintInTests ? ["lint:biome"] : []), "test:unit"], [`--concurrency=${parallel}`])
   ])
 }
 if (tier !== "unit") steps.push(["integration tiers", turbo(["test:int"], ["--concurrency=1"])])
