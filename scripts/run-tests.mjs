@@ -1,27 +1,83 @@
 #!/usr/bin/env node
-// Runs every vitest project once (unit and integration, one PostgreSQL for the run) and ends with the line
-// `N passed, N failed, N skipped` that CI reads; vitest's own summary is not in that form.
+// `pnpm test`: every check as turbo tasks, then the one line `N passed, N failed, N skipped` that CI reads.
+//
+//   1. build, the test/example/bench type-check, lint and every unit tier: in parallel, replayed from turbo's cache
+//      when their inputs did not change;
+//   2. every integration tier (never cached: they run against a real PostgreSQL), one package at a time, because
+//      each already runs its files in parallel and the latency tests measure time.
+//
+// Each tier's vitest writes `test-results/<tier>.json` in its package (a turbo output, so a cached tier brings its
+// report back); the line sums them. Options: `--tier unit|int` runs one tier; anything else goes to turbo
+// (e.g. `--filter=...[HEAD^]`).
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 
-const report = "test-results/vitest.json"
-mkdirSync("test-results", { recursive: true })
-rmSync(report, { force: true })
-
-const result = spawnSync(
-  "pnpm",
-  ["exec", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)],
-  { stdio: "inherit", env: { ...process.env, NO_COLOR: process.env.NO_COLOR ?? (process.env.CI ? "1" : undefined) } }
-)
-
-if (!existsSync(report)) {
-  console.error(`vitest wrote no report (exit ${result.status ?? result.signal}); see its output above`)
-  console.log("0 passed, 1 failed")
-  process.exit(result.status || 1)
+const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+const args = process.argv.slice(2)
+const tierIndex = args.indexOf("--tier")
+const tier = tierIndex === -1 ? "all" : args[tierIndex + 1]
+const turboArgs = tierIndex === -1 ? args : args.filter((_, i) => i !== tierIndex && i !== tierIndex + 1)
+if (!["all", "unit", "int"].includes(tier)) {
+  console.error("usage: run-tests.mjs [--tier unit|int] [turbo options]")
+  process.exit(2)
 }
-const totals = JSON.parse(readFileSync(report, "utf8"))
-const skipped = (totals.numPendingTests ?? 0) + (totals.numTodoTests ?? 0)
-// A file that failed to load counts as a failure even though it holds no failed test.
-const brokenFiles = (totals.testResults ?? []).filter((file) => file.status === "failed" && file.assertionResults.length === 0).length
-console.log(`${totals.numPassedTests} passed, ${totals.numFailedTests + brokenFiles} failed, ${skipped} skipped`)
-process.exit(result.status ?? 1)
+
+const workspaceDirs = [
+  ...["packages", "examples"].flatMap((group) =>
+    readdirSync(Path.join(root, group), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => Path.join(root, group, d.name))
+  ),
+  Path.join(root, "bench"),
+  Path.join(root, "scripts")
+]
+const reports = workspaceDirs.flatMap((dir) => ["unit", "int"].map((t) => Path.join(dir, "test-results", `${t}.json`)))
+for (const report of reports) rmSync(report, { force: true })
+
+const env = { ...process.env, TURBO_TELEMETRY_DISABLED: "1", ...(process.env.CI ? { NO_COLOR: process.env.NO_COLOR ?? "1" } : {}) }
+const turbo = (tasks, extra = []) => {
+  const result = spawnSync(Path.join(root, "node_modules", ".bin", "turbo"), ["run", ...tasks, "--continue", ...extra, ...turboArgs], {
+    cwd: root,
+    stdio: "inherit",
+    env
+  })
+  return result.status === 0
+}
+
+// `pnpm lint` (biome: format check and lint rules) joins the run once the repository has been formatted with
+// `pnpm format` (a one-time change made when the parallel branches are merged); until then it runs on its own.
+const lintInTests = false
+// As many tasks at once as there are cores: each vitest already runs its files in parallel, and more tasks than cores
+// only make CPU-bound tests (the property tests) slower than their timeouts.
+const parallel = Math.max(2, Os.availableParallelism())
+const steps = []
+if (tier !== "int") {
+  steps.push([
+    "build, type-check, lint, unit tiers",
+    turbo(["build", "typecheck:tests", ...(lintInTests ? ["lint:biome"] : []), "test:unit"], [`--concurrency=${parallel}`])
+  ])
+}
+if (tier !== "unit") steps.push(["integration tiers", turbo(["test:int"], ["--concurrency=1"])])
+
+let passed = 0
+let failed = 0
+let skipped = 0
+for (const report of reports.filter((file) => existsSync(file))) {
+  const totals = JSON.parse(readFileSync(report, "utf8"))
+  passed += totals.numPassedTests ?? 0
+  // A file that failed to load counts as a failure even though it holds no failed test.
+  const brokenFiles = (totals.testResults ?? []).filter((file) => file.status === "failed" && file.assertionResults.length === 0).length
+  failed += (totals.numFailedTests ?? 0) + brokenFiles
+  skipped += (totals.numPendingTests ?? 0) + (totals.numTodoTests ?? 0)
+}
+// A step that failed without a failed test (a build or type error, a tier that wrote no report) is one failure.
+const failedSteps = steps.filter(([, ok]) => !ok).map(([name]) => name)
+if (failedSteps.length > 0 && failed === 0) {
+  console.error(`failed without a failing test: ${failedSteps.join("; ")} (see the output above)`)
+  failed = failedSteps.length
+}
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`)
+process.exit(failed > 0 || failedSteps.length > 0 ? 1 : 0)

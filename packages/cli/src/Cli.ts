@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import { readFileSync } from "node:fs"
 import { Console, Effect, Logger } from "effect"
 import { CliError, Command } from "effect/cli"
 import { root } from "./internal/context.js"
@@ -26,12 +27,13 @@ import { exitCode, OperationError } from "./OperationError.js"
 export const command = root.pipe(Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, locks]))
 
 /**
- * The CLI's version, printed by `--version`.
+ * The CLI's version, printed by `--version`: read from the package's own `package.json` (one level above both
+ * `src/` and `dist/`), so a release bump needs no code change.
  *
  * @category constants
  * @since 0.1.0
  */
-export const version = "0.1.0"
+export const version: string = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { readonly version: string }).version
 
 const reportError = (argv: ReadonlyArray<string>, error: OperationError) =>
   Effect.gen(function*() {

@@ -1,0 +1,71 @@
+// `pnpm start` as a person uses it: a busy port, and Ctrl-C in the terminal (SIGINT to the whole process group).
+import { spawn } from "node:child_process"
+import { readdirSync } from "node:fs"
+import * as Net from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+
+const dir = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+const tsx = Path.join(dir, "node_modules", ".bin", "tsx")
+
+interface Finished {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs main.ts in its own process group; `onStdout` may act on the output (e.g. press Ctrl-C). */
+const start = (args: ReadonlyArray<string>, onStdout: (stdout: string, group: number) => void = () => undefined) =>
+  new Promise<Finished>((resolve, reject) => {
+    const child = spawn(tsx, ["src/main.ts", ...args], {
+      cwd: dir,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, DATABASE_URL: "", PORT: "" }
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString()
+      onStdout(stdout, child.pid!)
+    })
+    child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
+    child.on("error", reject)
+    child.on("exit", (code) => resolve({ code, stdout, stderr }))
+  })
+
+const embeddedDirs = () => new Set(readdirSync(Os.tmpdir()).filter((name) => name.startsWith("whizbang-embedded-pg-")))
+
+describe("pnpm start", () => {
+  it("on a busy port says so in one line, with how to pick another, and starts nothing", async () => {
+    const blocker = Net.createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve))
+    const port = (blocker.address() as Net.AddressInfo).port
+    const before = embeddedDirs()
+    const result = await start(["--port", String(port)]).finally(() => blocker.close())
+    expect(result.code).toBe(1)
+    expect(result.stderr.trim().split("\n")).toEqual([expect.stringContaining(`Port ${port} is in use`)])
+    expect(result.stderr).toContain("--port")
+    expect(result.stderr).toContain("PORT=")
+    expect(result.stdout).not.toContain("PostgreSQL")
+    expect([...embeddedDirs()].filter((name) => !before.has(name))).toEqual([])
+  })
+
+  it("stops the API, the worker process and the embedded PostgreSQL on Ctrl-C, quietly, leaving nothing behind", async () => {
+    const before = embeddedDirs()
+    let pressed = false
+    const result = await start(["--port", "0", "--instances", "1"], (stdout, group) => {
+      if (!pressed && stdout.includes("Orders API on")) {
+        pressed = true
+        process.kill(-group, "SIGINT") // what the terminal does on Ctrl-C
+      }
+    })
+    expect(pressed).toBe(true)
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe("")
+    expect(result.stdout).toContain("Stopped: API, worker(s), PostgreSQL.")
+    expect([...embeddedDirs()].filter((name) => !before.has(name))).toEqual([])
+  }, 120_000)
+})
