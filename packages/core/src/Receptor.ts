@@ -16,16 +16,17 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect } from "effect"
+import { Data, Duration, Effect, Option } from "effect"
 import type { Envelope } from "./Envelope.js"
 import type * as EventDefinition from "./EventDefinition.js"
 import type { LifecycleStage, StageMode } from "./LifecycleStage.js"
 
 /**
- * Declares that a receptor waits until a perspective has processed the incoming event(s) before it runs.
- * `timeoutMilliseconds` -1 (default) means the global default; `eventTypes` absent means every pending event of
- * the stream; `fireBehavior` `"FireOnSuccess"` (default) skips the handler on timeout, `"FireAlways"` runs it with
- * the outcome in its `SyncContext`.
+ * Declares that a receptor waits until a perspective has processed the incoming event(s) before it runs —
+ * whether the dispatcher invokes it or the worker fires it at a lifecycle stage (with `@whizbang/sync`'s
+ * `ReceptorSync.layerWorkerGate`). `timeout` absent means the global default (5 s); `eventTypes` absent means
+ * every pending event of the stream; `fireBehavior` `"FireOnSuccess"` (default) skips the handler on a timeout or
+ * a dead-lettered event, `"FireAlways"` runs it with the outcome in its `SyncContext`.
  *
  * @category models
  * @since 0.1.0
@@ -33,7 +34,7 @@ import type { LifecycleStage, StageMode } from "./LifecycleStage.js"
 export interface AwaitPerspectiveSync {
   readonly perspective: string
   readonly eventTypes?: ReadonlyArray<string>
-  readonly timeoutMilliseconds?: number
+  readonly timeout?: Duration.Input | undefined
   readonly fireBehavior?: "FireOnSuccess" | "FireAlways"
 }
 
@@ -96,8 +97,14 @@ export const make = (options: {
     return fail("`perspective` only applies to the PostPerspective stage")
   }
   for (const sync of options.awaitPerspectiveSync ?? []) {
-    if (sync.timeoutMilliseconds !== undefined && (!Number.isInteger(sync.timeoutMilliseconds) || sync.timeoutMilliseconds < -1)) {
-      return fail(`awaitPerspectiveSync.timeoutMilliseconds must be -1 (the default) or a non-negative integer, got ${sync.timeoutMilliseconds}`)
+    if (typeof sync.perspective !== "string" || sync.perspective.length === 0) {
+      return fail("awaitPerspectiveSync.perspective must name a perspective")
+    }
+    if (sync.timeout !== undefined) {
+      const timeout = Duration.fromInput(sync.timeout)
+      if (Option.isNone(timeout) || Duration.isNegative(timeout.value)) {
+        return fail(`awaitPerspectiveSync.timeout must be a zero or positive duration (absent: the default), got ${JSON.stringify(sync.timeout)}`)
+      }
     }
   }
   return Effect.succeed({

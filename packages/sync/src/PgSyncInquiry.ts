@@ -132,7 +132,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           pendingCount: c.pending.length,
           processedCount: c.processed.length,
           pendingEventIds: inquiry.includePendingEventIds === true ? c.pending : undefined,
-          processedEventIds: c.processed,
+          // Only when asked (the reference's default is off); without them `isFullySynced` cannot say "synced".
+          processedEventIds: inquiry.includeProcessedEventIds === true ? c.processed : undefined,
           deadLetteredEventIds: c.deadLettered
         })
       }
@@ -146,6 +147,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
 
   const port: SyncInquiryPortShape = {
     authoritative: true,
+    perspectives: new Map([...handled]),
     pendingEventIds: (perspectiveName, eventIds) =>
       classify(perspectiveName, eventIds).pipe(
         Effect.map((c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered })),

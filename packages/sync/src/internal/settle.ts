@@ -67,7 +67,7 @@ export const check = (
   })
 
 /**
- * Waits (no timeout of its own) until `state.remaining` is empty: true; false when the tracker dropped a
+ * Waits (no timeout of its own) until `state.remaining` is empty or an event was dead-lettered: true; false when the tracker dropped a
  * tracked event it was waiting for (stale cleanup, unregistered) and no authoritative port can tell.
  *
  * @internal
@@ -83,7 +83,8 @@ export const settle = (
   Effect.gen(function*() {
     let local = firstLocal
     let generation = port.changes === undefined ? 0 : yield* port.changes.current
-    while (state.remaining.size > 0) {
+    // A dead-lettered event ends the wait at once: it will never be applied, so waiting longer cannot help.
+    while (state.remaining.size > 0 && state.deadLettered.size === 0) {
       const trackerWait = local.length === 0
         ? Effect.never
         : Effect.map(
