@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type Envelope, PerspectiveStore, PerspectiveWorker, Receptor } from "@whizbang/core"
 import { PgClient } from "@whizbang/postgres"
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import * as Dispatcher from "../src/Dispatcher.js"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
 import * as PgSyncInquiry from "../src/PgSyncInquiry.js"
@@ -9,6 +9,7 @@ import * as ScopedEventTracker from "../src/ScopedEventTracker.js"
 import * as SyncAwareLens from "../src/SyncAwareLens.js"
 import * as SyncContext from "../src/SyncContext.js"
 import * as SyncFilter from "../src/SyncFilter.js"
+import * as SyncResult from "../src/SyncResult.js"
 import * as TrackedEventStore from "../src/TrackedEventStore.js"
 import * as Orders from "./fixtures/orders.js"
 import * as Pipeline from "./fixtures/pipeline.js"
@@ -52,7 +53,7 @@ describe("read-your-writes on Postgres", () => {
       const s = uuid()
       // Appended in another scope of this process: tracked, but the waiter asks only by stream.
       yield* ScopedEventTracker.withScope(store.append(s, [Orders.placed(s, 4), Orders.shipped(s)]))
-      const result = yield* (yield* awaiter).waitForStreamAsync("order_summary", s, { timeout: "10 seconds" })
+      const result = yield* (yield* awaiter).waitForStream("order_summary", s, { timeout: "10 seconds" })
       expect(result).toMatchObject({ _tag: "Synced", eventsAwaited: 2, deadLettered: [] })
       const { row } = yield* SyncAwareLens.getById("order_summary", s)
       expect(Option.getOrThrow(row).data).toEqual({ total: 4, shipped: true, count: 2 })
@@ -74,13 +75,13 @@ describe("read-your-writes on Postgres", () => {
     Effect.runSync(Receptor.make({
       name: "strict",
       handles: ["OrderPlaced"],
-      awaitPerspectiveSync: [{ perspective: "order_summary", timeoutMilliseconds: 300 }],
+      awaitPerspectiveSync: [{ perspective: "order_summary", timeout: "300 millis" }],
       handle: () => Effect.sync(() => void ran.push("strict"))
     })),
     Effect.runSync(Receptor.make({
       name: "lenient",
       handles: ["OrderShipped"],
-      awaitPerspectiveSync: [{ perspective: "order_summary", timeoutMilliseconds: 300, fireBehavior: "FireAlways" }],
+      awaitPerspectiveSync: [{ perspective: "order_summary", timeout: "300 millis", fireBehavior: "FireAlways" }],
       handle: () => Effect.map(SyncContext.Current, (c) => void contexts.push(c))
     }))
   ]
@@ -91,7 +92,8 @@ describe("read-your-writes on Postgres", () => {
       const [placed, shipped] = (yield* store.append(s, [Orders.placed(s, 1), Orders.shipped(s)])).events
       const d = yield* dispatcher
       const error = yield* Effect.flip(d.localInvoke(Dispatcher.event(placed!)))
-      expect(error).toMatchObject({ _tag: "PerspectiveSyncTimeoutError", receptor: "strict", perspectiveName: "order_summary", timeoutMilliseconds: 300 })
+      expect(error).toMatchObject({ _tag: "PerspectiveSyncTimeoutError", receptor: "strict", perspectiveName: "order_summary" })
+      expect(Duration.toMillis((error as { timeout: Duration.Duration }).timeout)).toBe(300)
       expect(ran).toEqual([])
       yield* d.localInvoke(Dispatcher.event(shipped!))
       expect(contexts).toHaveLength(1)
@@ -129,10 +131,11 @@ describe("read-your-writes on Postgres", () => {
     const s = uuid()
     const { result, ids } = yield* ScopedEventTracker.withScope(Effect.gen(function*() {
       const ids = (yield* store.append(s, [Orders.placed(s, 2), Orders.rejected(s), Orders.placed(s, 5)])).events.map((e) => e.eventId)
-      const result = yield* (yield* awaiter).waitAsync("order_summary", SyncFilter.currentScope().withTimeout("20 seconds"))
+      const result = yield* (yield* awaiter).wait("order_summary", SyncFilter.currentScope().withTimeout("20 seconds"))
       return { result, ids }
     }))
-    expect(result).toMatchObject({ _tag: "Synced", eventsAwaited: 3, deadLettered: [ids[1]] })
+    expect(result).toMatchObject({ _tag: "DeadLettered", eventsAwaited: 3, deadLettered: [ids[1]] })
+    expect(SyncResult.isFresh(result)).toBe(false)
     const { row } = yield* SyncAwareLens.getById("order_summary", s)
     expect(Option.getOrThrow(row).data).toEqual({ total: 7, shipped: false, count: 2 })
     const letters = yield* (yield* Effect.service(PgClient.PgClient)).query<{ event_id: string }>("select event_id from wh_dead_letters")
