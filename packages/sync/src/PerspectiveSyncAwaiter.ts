@@ -168,15 +168,19 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
   const pollInterval = options?.pollInterval ?? (port.changes === undefined ? Duration.millis(100) : Duration.seconds(1))
   const engine = WaitEngine.make(tracker, port, pollInterval)
 
-  const matchingIds = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
+  /** The ids the filter matches, and which of them were discovered (tracked pending, not emitted in this scope). */
+  const matching = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
     Effect.gen(function*() {
       const scoped = yield* ScopedEventTracker.getEmittedEvents()
       const inScope = new Set(scoped.map((e) => e.eventId))
       const pending = yield* tracker.getPendingForPerspective(perspectiveName)
-      return [...scoped, ...pending]
+      const ids = [...scoped, ...pending]
         .filter((e) => SyncFilter.matches(filter, { ...e, inCurrentScope: inScope.has(e.eventId) }))
         .map((e) => e.eventId)
+      return { ids, discovered: new Set(ids.filter((id) => !inScope.has(id))) }
     })
+  const matchingIds = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
+    Effect.map(matching(perspectiveName, filter), (m) => m.ids)
 
   const streamPending = (perspectiveName: string, streamId: string, eventTypes: ReadonlyArray<string> | undefined) =>
     Effect.gen(function*() {
@@ -202,9 +206,11 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
         yield* precheck(perspectiveName)
         const sync = yield* toOptions(options)
         yield* checkFilter(port, perspectiveName, sync.filter)
+        const { discovered, ids } = yield* matching(perspectiveName, sync.filter)
         return yield* engine.awaitIds({
           perspectiveName,
-          eventIds: yield* matchingIds(perspectiveName, sync.filter),
+          eventIds: ids,
+          discovered,
           timeout: sync.timeout,
           debuggerAware: sync.debuggerAwareTimeout,
           includeProcessedEventIds: false
@@ -219,9 +225,11 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
           yield* checkFilter(port, perspectiveName, { _tag: "EventTypes", eventTypes: options.eventTypes })
         }
         const timeout = yield* WaitEngine.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
+        const ids = yield* idsForStream(perspectiveName, streamId, options)
         return yield* engine.awaitIds({
           perspectiveName,
-          eventIds: yield* idsForStream(perspectiveName, streamId, options),
+          eventIds: ids,
+          discovered: new Set(ids.filter((id) => id !== options?.eventId)),
           timeout,
           debuggerAware: options?.debuggerAwareTimeout ?? true,
           includeProcessedEventIds: options?.includeProcessedEventIds ?? false

@@ -44,7 +44,8 @@ describe("read-your-writes on Postgres", () => {
         if (data?.total !== totals.get(s)) stale++
       }
       expect(stale).toBe(0)
-      expect(Object.fromEntries(outcomes)).toEqual({ Synced: 1000 })
+      // Synced, or NoPendingEvents when the worker applied the event before the wait's first check.
+      expect([...outcomes.keys()].filter((tag) => tag !== "Synced" && tag !== "NoPendingEvents")).toEqual([])
     }), 180_000)
 
   scenario("a caller that did not track the event (cross-scope) is woken through the database", {},
@@ -54,7 +55,8 @@ describe("read-your-writes on Postgres", () => {
       // Appended in another scope of this process: tracked, but the waiter asks only by stream.
       yield* ScopedEventTracker.withScope(store.append(s, [Orders.placed(s, 4), Orders.shipped(s)]))
       const result = yield* (yield* awaiter).waitForStream("order_summary", s, { timeout: "10 seconds" })
-      expect(result).toMatchObject({ _tag: "Synced", eventsAwaited: 2, deadLettered: [] })
+      expect(SyncResult.isFresh(result)).toBe(true)
+      expect(result).toMatchObject({ deadLettered: [], pending: [] })
       const { row } = yield* SyncAwareLens.getById("order_summary", s)
       expect(Option.getOrThrow(row).data).toEqual({ total: 4, shipped: true, count: 2 })
     }))
@@ -136,8 +138,10 @@ describe("read-your-writes on Postgres", () => {
     }))
     expect(result).toMatchObject({ _tag: "DeadLettered", eventsAwaited: 3, deadLettered: [ids[1]] })
     expect(SyncResult.isFresh(result)).toBe(false)
-    const { row } = yield* SyncAwareLens.getById("order_summary", s)
+    // A stream read waits for the stream's other events and still reports the old dead letter it lacks.
+    const { row, sync } = yield* SyncAwareLens.getById("order_summary", s)
     expect(Option.getOrThrow(row).data).toEqual({ total: 7, shipped: false, count: 2 })
+    expect(sync).toMatchObject({ _tag: "DeadLettered", deadLettered: [ids[1]], pending: [] })
     const letters = yield* (yield* Effect.service(PgClient.PgClient)).query<{ event_id: string }>("select event_id from wh_dead_letters")
     expect(letters.map((l) => l.event_id)).toEqual([ids[1]])
   }))

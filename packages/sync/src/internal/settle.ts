@@ -78,13 +78,14 @@ export const settle = (
   perspectiveName: string,
   state: SettleState,
   firstLocal: ReadonlyArray<string>,
-  pollInterval: Duration.Input
+  pollInterval: Duration.Input,
+  endsAtOnce: (state: SettleState) => boolean = (s) => s.deadLettered.size > 0
 ): Effect.Effect<boolean> =>
   Effect.gen(function*() {
     let local = firstLocal
     let generation = port.changes === undefined ? 0 : yield* port.changes.current
-    // A dead-lettered event ends the wait at once: it will never be applied, so waiting longer cannot help.
-    while (state.remaining.size > 0 && state.deadLettered.size === 0) {
+    // A dead-lettered awaited event ends the wait at once: it will never be applied, so waiting longer cannot help.
+    while (state.remaining.size > 0 && !endsAtOnce(state)) {
       const trackerWait = local.length === 0
         ? Effect.never
         : Effect.map(

@@ -19,6 +19,11 @@ import * as Settle from "./settle.js"
 export interface WaitRequest {
   readonly perspectiveName: string
   readonly eventIds: ReadonlyArray<string>
+  /**
+   * Of `eventIds`, those discovered rather than asked for (a stream's pending events): one of them dead-lettered
+   * is reported but does not end the wait, so a read after it still sees the stream's other events. Default none.
+   */
+  readonly discovered?: ReadonlySet<string> | undefined
   readonly timeout: Duration.Duration
   readonly debuggerAware: boolean
   readonly includeProcessedEventIds: boolean
@@ -64,12 +69,15 @@ export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape,
       const state = Settle.makeState(ids)
       // One check that asks the database too: a wait whose events are already applied ends here.
       const local = yield* Settle.check(tracker, port, request.perspectiveName, state, true)
+      const discovered = request.discovered
+      const endsAtOnce = (s: Settle.SettleState) =>
+        discovered === undefined ? s.deadLettered.size > 0 : [...s.deadLettered].some((id) => !discovered.has(id))
       const nothingPending = state.remaining.size === 0 && state.deadLettered.size === 0
-      const settled = nothingPending || state.deadLettered.size > 0
+      const settled = nothingPending || state.remaining.size === 0 || endsAtOnce(state)
         ? true
         : Option.getOrElse(
           yield* DebuggerAwareTimeout.timeoutOption(
-            Settle.settle(tracker, port, request.perspectiveName, state, local, pollInterval),
+            Settle.settle(tracker, port, request.perspectiveName, state, local, pollInterval, endsAtOnce),
             request.timeout,
             { debuggerAware: request.debuggerAware }
           ),
@@ -85,9 +93,9 @@ export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape,
           ? { processedEventIds: ids.filter((id) => !state.remaining.has(id) && !state.deadLettered.has(id)) }
           : {})
       }
-      if (state.deadLettered.size > 0) return SyncResult.DeadLettered(fields)
       if (nothingPending) return SyncResult.NoPendingEvents(fields)
-      return settled && state.remaining.size === 0 ? SyncResult.Synced(fields) : SyncResult.TimedOut(fields)
+      if (!settled) return SyncResult.TimedOut(fields)
+      return state.deadLettered.size > 0 ? SyncResult.DeadLettered(fields) : SyncResult.Synced(fields)
     })
   return { awaitIds }
 }
