@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Data, Duration, Effect, Option } from "effect"
+import { Context, Data, Duration, Effect, Option } from "effect"
 import type { Envelope } from "./Envelope.js"
 import type * as EventDefinition from "./EventDefinition.js"
 import type { LifecycleStage, StageMode } from "./LifecycleStage.js"
@@ -96,6 +96,11 @@ export const make = (options: {
   if (options.perspective !== undefined && options.stage !== "PostPerspective") {
     return fail("`perspective` only applies to the PostPerspective stage")
   }
+  if (options.stage !== undefined && (options.mode ?? "inline") === "inline" && (options.awaitPerspectiveSync ?? []).length > 0) {
+    return fail(
+      "a receptor the worker fires inline cannot awaitPerspectiveSync: it would wait on the worker running it (a deadlock); use mode \"detached\""
+    )
+  }
   for (const sync of options.awaitPerspectiveSync ?? []) {
     if (typeof sync.perspective !== "string" || sync.perspective.length === 0) {
       return fail("awaitPerspectiveSync.perspective must name a perspective")
@@ -117,3 +122,52 @@ export const make = (options: {
     handle: options.handle
   })
 }
+
+/**
+ * Runs a receptor's `awaitPerspectiveSync` waits, then its handler — what the perspective worker uses for
+ * receptors it fires at lifecycle stages. `@whizbang/sync` provides it (with `PerspectiveSyncAwaiter.layer`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface SyncGateShape {
+  readonly run: (receptor: Receptor, envelope: Envelope, handler: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>
+}
+
+/**
+ * The sync gate in context, if any. A worker-fired receptor that declares `awaitPerspectiveSync` fails with
+ * {@link SyncGateMissing} (logged; the handler does not run) when none is provided, rather than running early.
+ *
+ * @category references
+ * @since 0.2.0
+ */
+export const SyncGate: Context.Reference<Option.Option<SyncGateShape>> = Context.Reference("@whizbang/core/Receptor/SyncGate", {
+  defaultValue: () => Option.none()
+})
+
+/**
+ * A worker-fired receptor declares `awaitPerspectiveSync`, but no sync gate is in the worker's context.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class SyncGateMissing extends Data.TaggedError("SyncGateMissing")<{ readonly receptor: string }> {
+  override get message(): string {
+    return `receptor ${JSON.stringify(this.receptor)} declares awaitPerspectiveSync, but the worker has no sync gate: provide @whizbang/sync's PerspectiveSyncAwaiter.layer to the worker's layer`
+  }
+}
+
+/**
+ * Runs `receptor` for `envelope`, through the sync gate when it declares `awaitPerspectiveSync`.
+ *
+ * @category running
+ * @since 0.2.0
+ */
+export const runGated = (receptor: Receptor, envelope: Envelope): Effect.Effect<unknown, unknown> =>
+  receptor.awaitPerspectiveSync.length === 0
+    ? receptor.handle(envelope)
+    : Effect.flatMap(SyncGate, (gate) =>
+      Option.isNone(gate)
+        ? Effect.fail(new SyncGateMissing({ receptor: receptor.name }))
+        : gate.value.run(receptor, envelope, receptor.handle(envelope)))
+

@@ -22,8 +22,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer } from "effect"
+import { Receptor } from "@whizbang/core"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { InlineLifecycleStage } from "./InlineLifecycleStage.js"
+import * as ReceptorRules from "./internal/receptorRules.js"
 import * as Settle from "./internal/settle.js"
 import * as WaitEngine from "./internal/waitEngine.js"
 import * as ScopedEventTracker from "./ScopedEventTracker.js"
@@ -261,18 +263,21 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
 })
 
 /**
- * The awaiter (default poll interval); needs a `SyncEventTracker`.
- *
- * @category layers
- * @since 0.1.0
- */
-export const layer: Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker> = Layer.effect(PerspectiveSyncAwaiter, make())
-
-/**
- * The awaiter with explicit options.
+ * The awaiter with explicit options. It also provides core's `Receptor.SyncGate`, so a perspective worker built
+ * on top of it runs its receptors' `awaitPerspectiveSync` waits before their handlers.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layerWith = (options: Options): Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker> =>
-  Layer.effect(PerspectiveSyncAwaiter, make(options))
+  Layer.effectContext(Effect.map(make(options), (awaiter) =>
+    Context.make(PerspectiveSyncAwaiter, awaiter).pipe(Context.add(Receptor.SyncGate, Option.some(ReceptorRules.gate(awaiter))))
+  )) as Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker>
+
+/**
+ * The awaiter (default poll interval) and the worker's sync gate; needs a `SyncEventTracker`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker> = layerWith({})

@@ -8,6 +8,10 @@
  * - What is awaited (cross-scope: the event was emitted in another scope): the incoming event itself, when the
  *   declaration lists no event types or lists its type, plus the stream's pending events of the listed types
  *   (all types when none are listed), from this process's tracker and, with `PgSyncInquiry`, the database.
+ * - Where: the dispatcher applies them before it runs a handler; the perspective worker does too for the
+ *   receptors it fires at lifecycle stages, through the sync gate that `PerspectiveSyncAwaiter.layer` provides
+ *   (core's `Receptor.SyncGate`). A worker stage that runs inline cannot wait (it would wait on the worker
+ *   running it): `Receptor.make` refuses that combination.
  * - Fire behaviour: `FireOnSuccess` (default) fails with `PerspectiveSyncTimeoutError` on a timeout, or
  *   `PerspectiveSyncDeadLetteredError` when an awaited event was dead-lettered, and the handler does not run;
  *   `FireAlways` runs it, with the outcome in `SyncContext.Current`.
@@ -15,15 +19,10 @@
  * @since 0.1.0
  */
 import type { Envelope, Receptor } from "@whizbang/core"
-import { Duration, Effect, Option } from "effect"
+import { type Duration, Effect } from "effect"
+import * as Rules from "./internal/receptorRules.js"
 import { PerspectiveSyncAwaiter } from "./PerspectiveSyncAwaiter.js"
-import * as SyncContext from "./SyncContext.js"
-import {
-  type InlineStageSyncError,
-  PerspectiveSyncDeadLetteredError,
-  PerspectiveSyncTimeoutError,
-  type SyncArgumentError
-} from "./SyncError.js"
+import type * as SyncContext from "./SyncContext.js"
 
 /**
  * The global default timeout of `awaitPerspectiveSync`: 5 seconds.
@@ -31,7 +30,7 @@ import {
  * @category constants
  * @since 0.2.0
  */
-export const defaultTimeout: Duration.Duration = Duration.seconds(5)
+export const defaultTimeout: Duration.Duration = Rules.defaultTimeout
 
 /**
  * The timeout a declaration waits: its own when given (zero included), the default when absent.
@@ -39,10 +38,8 @@ export const defaultTimeout: Duration.Duration = Duration.seconds(5)
  * @category rules
  * @since 0.2.0
  */
-export const effectiveTimeout = (
-  declaration: Receptor.AwaitPerspectiveSync,
-  fallback: Duration.Input = defaultTimeout
-): Duration.Duration => Duration.fromInputUnsafe(declaration.timeout ?? fallback)
+export const effectiveTimeout: (declaration: Receptor.AwaitPerspectiveSync, fallback?: Duration.Input) => Duration.Duration =
+  Rules.effectiveTimeout
 
 /**
  * `"FireOnSuccess"` unless declared otherwise.
@@ -50,8 +47,7 @@ export const effectiveTimeout = (
  * @category rules
  * @since 0.1.0
  */
-export const fireBehavior = (declaration: Receptor.AwaitPerspectiveSync): "FireOnSuccess" | "FireAlways" =>
-  declaration.fireBehavior ?? "FireOnSuccess"
+export const fireBehavior: (declaration: Receptor.AwaitPerspectiveSync) => "FireOnSuccess" | "FireAlways" = Rules.fireBehavior
 
 /**
  * Whether the incoming event itself is awaited: when no event types are listed, or its type is listed.
@@ -59,8 +55,7 @@ export const fireBehavior = (declaration: Receptor.AwaitPerspectiveSync): "FireO
  * @category rules
  * @since 0.1.0
  */
-export const awaitsIncomingEvent = (declaration: Receptor.AwaitPerspectiveSync, eventType: string): boolean =>
-  declaration.eventTypes === undefined || declaration.eventTypes.length === 0 || declaration.eventTypes.includes(eventType)
+export const awaitsIncomingEvent: (declaration: Receptor.AwaitPerspectiveSync, eventType: string) => boolean = Rules.awaitsIncomingEvent
 
 /**
  * The context the handler sees with several declarations: the least successful first (a dead letter, then a
@@ -69,11 +64,7 @@ export const awaitsIncomingEvent = (declaration: Receptor.AwaitPerspectiveSync, 
  * @category rules
  * @since 0.1.0
  */
-export const worst = (contexts: ReadonlyArray<SyncContext.SyncContext>): Option.Option<SyncContext.SyncContext> =>
-  Option.orElse(
-    Option.fromUndefinedOr(contexts.find((c) => c.outcome === "DeadLettered") ?? contexts.find(SyncContext.isTimedOut)),
-    () => Option.fromUndefinedOr(contexts[0])
-  )
+export const worst = Rules.worst
 
 /**
  * Errors of a receptor's sync waits.
@@ -81,7 +72,7 @@ export const worst = (contexts: ReadonlyArray<SyncContext.SyncContext>): Option.
  * @category models
  * @since 0.2.0
  */
-export type ReceptorSyncError = PerspectiveSyncTimeoutError | PerspectiveSyncDeadLetteredError | InlineStageSyncError | SyncArgumentError
+export type ReceptorSyncError = Rules.ReceptorSyncError
 
 /**
  * Runs every declaration of `receptor` for an incoming event, in order; the contexts for its handler.
@@ -94,38 +85,4 @@ export const awaitFor = (
   envelope: Envelope.Envelope,
   defaultTimeoutInput: Duration.Input = defaultTimeout
 ): Effect.Effect<ReadonlyArray<SyncContext.SyncContext>, ReceptorSyncError, PerspectiveSyncAwaiter> =>
-  Effect.gen(function*() {
-    if (receptor.awaitPerspectiveSync.length === 0) return []
-    const awaiter = yield* PerspectiveSyncAwaiter
-    const contexts: Array<SyncContext.SyncContext> = []
-    for (const declaration of receptor.awaitPerspectiveSync) {
-      const timeout = effectiveTimeout(declaration, defaultTimeoutInput)
-      const result = yield* awaiter.waitForStream(declaration.perspective, envelope.streamId, {
-        eventId: awaitsIncomingEvent(declaration, envelope.eventType) ? envelope.eventId : undefined,
-        andStreamPending: true,
-        eventTypes: declaration.eventTypes,
-        timeout
-      })
-      if (fireBehavior(declaration) === "FireOnSuccess") {
-        if (result._tag === "TimedOut") {
-          return yield* new PerspectiveSyncTimeoutError({
-            receptor: receptor.name,
-            perspectiveName: declaration.perspective,
-            streamId: envelope.streamId,
-            eventsAwaited: result.eventsAwaited,
-            timeout,
-            pending: result.pending
-          })
-        }
-        if (result._tag === "DeadLettered") {
-          return yield* new PerspectiveSyncDeadLetteredError({
-            receptor: receptor.name,
-            perspectiveName: declaration.perspective,
-            deadLettered: result.deadLettered
-          })
-        }
-      }
-      contexts.push(SyncContext.fromResult(result, { perspectiveName: declaration.perspective, streamId: envelope.streamId }))
-    }
-    return contexts
-  })
+  Effect.flatMap(PerspectiveSyncAwaiter, (awaiter) => Rules.awaitWith(awaiter, receptor, envelope, defaultTimeoutInput))

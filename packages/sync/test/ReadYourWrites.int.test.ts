@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type Envelope, PerspectiveStore, PerspectiveWorker, Receptor } from "@whizbang/core"
 import { PgClient } from "@whizbang/postgres"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Deferred, Duration, Effect, Layer, Option } from "effect"
 import * as Dispatcher from "../src/Dispatcher.js"
+import * as FireAt from "../src/FireAt.js"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
 import * as PgSyncInquiry from "../src/PgSyncInquiry.js"
 import * as ScopedEventTracker from "../src/ScopedEventTracker.js"
@@ -20,6 +21,16 @@ const scenario = <A, E>(name: string, setup: Pipeline.Setup, body: Effect.Effect
   it.live(name, () => Effect.scoped(Effect.asVoid(body.pipe(Effect.provide(Pipeline.layer(setup) as Layer.Layer<any>)))) as Effect.Effect<void, E>, timeout)
 
 const awaiter = Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter)
+
+/** A receptor the worker fires (detached) after order_summary applied an OrderPlaced; it awaits the stream. */
+const workerFired = Deferred.makeUnsafe<{ readonly eventId: string; readonly context: Option.Option<SyncContext.SyncContext> }>()
+const afterPlaced = Effect.runSync(FireAt.receptor("PostPerspectiveAsync", {
+  name: "after_placed",
+  handles: [Orders.OrderPlaced],
+  awaitPerspectiveSync: [{ perspective: "order_summary", fireBehavior: "FireAlways", timeout: "20 seconds" }],
+  handle: (envelope) =>
+    Effect.flatMap(SyncContext.Current, (context) => Deferred.succeed(workerFired, { eventId: envelope.eventId, context }))
+}))
 const dispatcher = Effect.service(Dispatcher.Dispatcher)
 
 describe("read-your-writes on Postgres", () => {
@@ -144,6 +155,21 @@ describe("read-your-writes on Postgres", () => {
     expect(sync).toMatchObject({ _tag: "DeadLettered", deadLettered: [ids[1]], pending: [] })
     const letters = yield* (yield* Effect.service(PgClient.PgClient)).query<{ event_id: string }>("select event_id from wh_dead_letters")
     expect(letters.map((l) => l.event_id)).toEqual([ids[1]])
+  }))
+
+  scenario("a receptor the worker fires honours awaitPerspectiveSync: it runs after the stream settled, with its SyncContext", {
+    workerReceptors: [afterPlaced],
+    config: { options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 2 }, failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 20 } }
+  }, Effect.gen(function*() {
+    const store = yield* TrackedEventStore.make
+    const s = uuid()
+    const ids = yield* ScopedEventTracker.withScope(
+      Effect.map(store.append(s, [Orders.placed(s, 2), Orders.rejected(s)]), (r) => r.events.map((e) => e.eventId))
+    )
+    const fired = yield* Deferred.await(workerFired)
+    expect(fired.eventId).toBe(ids[0])
+    // Without the gate the handler would run at once with no context; with it, after the rejected event settled.
+    expect(Option.map(fired.context, (c) => [c.outcome, c.deadLettered])).toEqual(Option.some(["DeadLettered", [ids[1]]]))
   }))
 
   scenario("after the worker deleted the work rows, the inquiry still says processed", {},

@@ -10,12 +10,12 @@ import type { Envelope, EventMetadata, EventScope } from "../Envelope.js"
 import type * as EventRegistry from "../EventRegistry.js"
 import { completionStages, DeadLetteredBy, Inline, type LifecycleStage } from "../LifecycleStage.js"
 import type * as LifecycleStore from "../LifecycleStore.js"
-import type * as Receptor from "../Receptor.js"
+import { type Receptor as ReceptorModel, runGated } from "../Receptor.js"
 import * as SecurityContext from "../SecurityContext.js"
 import type { ProcessedGroup } from "./workerCycle.js"
 
 export interface LifecycleDeps {
-  readonly receptors: ReadonlyArray<Receptor.Receptor>
+  readonly receptors: ReadonlyArray<ReceptorModel>
   readonly store: LifecycleStore.Shape
   readonly events: EventRegistry.EventRegistry
   readonly instanceId: string
@@ -23,8 +23,9 @@ export interface LifecycleDeps {
   readonly scope: Scope.Scope
 }
 
-const invoke = (deps: LifecycleDeps, receptor: Receptor.Receptor, envelope: Envelope) => {
-  const run = SecurityContext.withEnvelope(envelope, receptor.handle(envelope)).pipe(
+const invoke = (deps: LifecycleDeps, receptor: ReceptorModel, envelope: Envelope) => {
+  // Through the sync gate: a receptor declaring awaitPerspectiveSync runs after the perspective has the event.
+  const run = SecurityContext.withEnvelope(envelope, runGated(receptor, envelope)).pipe(
     Effect.catchCause((cause) =>
       Effect.logWarning(`receptor ${receptor.name} failed on ${envelope.eventType} ${envelope.eventId}`, cause).pipe(
         Effect.annotateLogs({ receptor: receptor.name, eventId: envelope.eventId, streamId: envelope.streamId })
@@ -45,7 +46,7 @@ export const fireStage = (deps: LifecycleDeps, stage: LifecycleStage, envelope: 
   )
 
 /** True when some receptor needs the end-of-processing stages (so the store is worth asking). */
-export const needsCompletionStages = (receptors: ReadonlyArray<Receptor.Receptor>): boolean =>
+export const needsCompletionStages = (receptors: ReadonlyArray<ReceptorModel>): boolean =>
   receptors.some((r) => r.stage !== undefined && completionStages.includes(r.stage))
 
 const toEnvelope = (deps: LifecycleDeps, e: LifecycleStore.CompletedEvent) =>
