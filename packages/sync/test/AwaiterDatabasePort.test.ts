@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { ChangeSignal } from "../src/internal/processedListener.js"
+import * as EventCompletionAwaiter from "../src/EventCompletionAwaiter.js"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
 import * as SyncEventTracker from "../src/SyncEventTracker.js"
 import * as SyncFilter from "../src/SyncFilter.js"
@@ -26,7 +27,10 @@ const fakeDatabase = () => {
     perspectives: new Map([["p", new Set(["A", "B"])], ["q", new Set(["B"])]]),
     changes: { current: signal.current, awaitChangeAfter: (g) => signal.awaitChangeAfter(g) }
   }
-  const layer = PerspectiveSyncAwaiter.layer.pipe(Layer.provide(Layer.succeed(SyncInquiryPort, port)), Layer.provideMerge(SyncEventTracker.layer))
+  const layer = Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(
+    Layer.provide(Layer.succeed(SyncInquiryPort, port)),
+    Layer.provideMerge(SyncEventTracker.layer)
+  )
   return { pending, deadLettered, signal, stats, layer }
 }
 
@@ -150,6 +154,48 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
       db.pending.clear()
       db.signal.bump()
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", eventsAwaited: 2 })
+    }).pipe(Effect.provide(db.layer))
+  })
+})
+
+describe("EventCompletionAwaiter with a database port (every perspective, any instance)", () => {
+  const completion = Effect.service(EventCompletionAwaiter.EventCompletionAwaiter)
+
+  it.effect("untracked here, applied elsewhere: answered from the database after one check, not a timeout", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const e = uuid()
+      const fiber = yield* start((yield* completion).waitForEvents([e], { timeout: "3 seconds" }))
+      expect(isRunning(fiber)).toBe(false)
+      expect((yield* Fiber.join(fiber))._tag).toBe("NoPendingEvents")
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("pending in the database: resumes on the change signal once no perspective has it", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const e = uuid()
+      db.pending.add(e)
+      const fiber = yield* start((yield* completion).waitForEvents([e], { timeout: "10 seconds" }))
+      expect(isRunning(fiber)).toBe(true)
+      db.pending.delete(e)
+      db.signal.bump()
+      expect((yield* Fiber.join(fiber))._tag).toBe("Synced")
+      expect(yield* (yield* completion).areEventsFullyProcessed([e])).toBe(true)
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("dead-lettered by one perspective: DeadLettered at once, naming it", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const [dead, other] = [uuid(), uuid()]
+      db.pending.add(other).add(dead)
+      const fiber = yield* start((yield* completion).waitForEvents([dead, other], { timeout: "10 seconds" }))
+      db.pending.delete(dead)
+      db.deadLettered.add(dead)
+      db.signal.bump()
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "DeadLettered", deadLettered: [dead] })
+      expect(yield* (yield* completion).areEventsFullyProcessed([dead])).toBe(false)
     }).pipe(Effect.provide(db.layer))
   })
 })
