@@ -1,7 +1,7 @@
 /**
  * Scenario c: read-your-writes. At a steady rate, each "request" appends one event through the tracked event
  * store, waits with `PerspectiveSyncAwaiter.waitForEvents("summary", [id])`, then reads the summary row; a read
- * whose `version` is below the event's sequence is stale (there must be none). The worker runs in this process
+ * whose stream version is below the appended event's is stale (there must be none). The worker runs in this process
  * (woken through `WorkerSignals` -> tracker) or in a child process (woken by `NOTIFY wh_processed` -> one
  * inquiry query). Resume latency = the waiter resumed - the summary's completion committed (the worker's hook).
  */
@@ -140,9 +140,10 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
           const result = yield* awaiter.waitForEvents("summary", [id], { timeout: "30 seconds" })
           const resumed = now()
           outcomes[result._tag] = (outcomes[result._tag] ?? 0) + 1
+          // The row's stream version, not the payload's `seq`: two requests on one stream may commit out of order.
           const row = yield* models.getById("summary", stream)
-          const version = row._tag === "Some" ? (row.value.data as Domain.Summary).version : 0
-          if (!SyncResult.isFresh(result) || version < seq) stale++
+          const version = row._tag === "Some" ? row.value.version : 0
+          if (!SyncResult.isFresh(result) || version < appended.events[0]!.streamVersion) stale++
           roundTrip.push(resumed - started)
           resume.push(resumed - (yield* commits.at(id)))
         })).pipe(Effect.catchCause(() => Effect.sync(() => void failed++)), limit.withPermits(1))
