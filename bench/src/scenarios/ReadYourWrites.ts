@@ -3,7 +3,8 @@
  * store, waits with `PerspectiveSyncAwaiter.waitForEvents("summary", [id])`, then reads the summary row; a read
  * whose stream version is below the appended event's is stale (there must be none). The worker runs in this process
  * (woken through `WorkerSignals` -> tracker) or in a child process (woken by `NOTIFY wh_processed` -> one
- * inquiry query). Resume latency = the waiter resumed - the summary's completion committed (the worker's hook).
+ * inquiry query). Resume latency = the waiter resumed - the summary's completion committed (the worker's hook),
+ * over the waits that were parked (`Synced`; a `NoPendingEvents` answer came from the first check).
  */
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -145,7 +146,8 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
           const version = row._tag === "Some" ? row.value.version : 0
           if (!SyncResult.isFresh(result) || version < appended.events[0]!.streamVersion) stale++
           roundTrip.push(resumed - started)
-          resume.push(resumed - (yield* commits.at(id)))
+          // Resume latency only for waits that waited: a NoPendingEvents answer was never parked.
+          if (result._tag === "Synced") resume.push(resumed - (yield* commits.at(id)))
         })).pipe(Effect.catchCause(() => Effect.sync(() => void failed++)), limit.withPermits(1))
       const start = now()
       const fibers: Array<Fiber.Fiber<void>> = []
@@ -195,7 +197,7 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
 }
 
 export const table = (result: Result, profile: Profile): Table => ({
-  title: `c. Read-your-writes: append -> wait -> read (${profile.readYourWrites.iterations} requests per row; resume = waiter resumed - completion committed, ms)`,
+  title: `c. Read-your-writes: append -> wait -> read (${profile.readYourWrites.iterations} requests per row; resume = waiter resumed - completion committed, over Synced waits, ms)`,
   head: ["worker", "target/s", "achieved/s", "stale reads", "outcomes", "resume p50", "resume p99", "append->resumed p50", "p99"],
   rows: result.runs.map((r) => [
     r.mode, Stats.fmt(r.rate), Stats.fmt(r.achievedRate), String(r.stale),
