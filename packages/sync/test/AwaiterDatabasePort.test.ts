@@ -16,12 +16,18 @@ const fakeDatabase = () => {
   const deadLettered = new Set<string>()
   const signal = new ChangeSignal()
   const stats = { asked: 0 }
+  /** Runs once after the next answer (a completion that commits right after the check's query read). */
+  const hooks: { afterAnswer?: (() => void) | undefined } = {}
   const port: SyncInquiryPortShape = {
     authoritative: true,
     pendingEventIds: (_p, ids) =>
       Effect.sync(() => {
         stats.asked++
-        return { pendingEventIds: ids.filter((id) => pending.has(id)), deadLetteredEventIds: ids.filter((id) => deadLettered.has(id)) }
+        const answer = { pendingEventIds: ids.filter((id) => pending.has(id)), deadLetteredEventIds: ids.filter((id) => deadLettered.has(id)) }
+        const after = hooks.afterAnswer
+        hooks.afterAnswer = undefined
+        after?.()
+        return answer
       }),
     pendingForStream: () => Effect.succeed([...pending]),
     perspectives: new Map([["p", new Set(["A", "B"])], ["q", new Set(["B"])]]),
@@ -31,7 +37,7 @@ const fakeDatabase = () => {
     Layer.provide(Layer.succeed(SyncInquiryPort, port)),
     Layer.provideMerge(SyncEventTracker.layer)
   )
-  return { pending, deadLettered, signal, stats, layer }
+  return { pending, deadLettered, signal, stats, hooks, layer }
 }
 
 const awaiter = Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter)
@@ -47,6 +53,21 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
       expect(isRunning(fiber)).toBe(false) // no clock advanced: not the safety-net poll
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "NoPendingEvents", eventsAwaited: 1 })
       expect(db.stats.asked).toBe(1)
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("a completion signalled between the first check and the wait is not lost (no safety-net poll needed)", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const e = uuid()
+      db.pending.add(e)
+      db.hooks.afterAnswer = () => {
+        db.pending.delete(e)
+        db.signal.bump()
+      }
+      const fiber = yield* start((yield* awaiter).waitForEvents("p", [e], { timeout: "10 seconds" }))
+      expect(isRunning(fiber)).toBe(false) // no clock advanced
+      expect((yield* Fiber.join(fiber))._tag).toBe("Synced")
     }).pipe(Effect.provide(db.layer))
   })
 

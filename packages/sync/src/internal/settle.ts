@@ -79,11 +79,13 @@ export const settle = (
   state: SettleState,
   firstLocal: ReadonlyArray<string>,
   pollInterval: Duration.Input,
-  endsAtOnce: (state: SettleState) => boolean = (s) => s.deadLettered.size > 0
+  endsAtOnce: (state: SettleState) => boolean = (s) => s.deadLettered.size > 0,
+  /** The change counter read before the check that produced `firstLocal` (so a signal since then is not lost). */
+  firstGeneration?: number
 ): Effect.Effect<boolean> =>
   Effect.gen(function*() {
     let local = firstLocal
-    let generation = port.changes === undefined ? 0 : yield* port.changes.current
+    let generation = firstGeneration ?? (port.changes === undefined ? 0 : yield* port.changes.current)
     // A dead-lettered awaited event ends the wait at once: it will never be applied, so waiting longer cannot help.
     while (state.remaining.size > 0 && !endsAtOnce(state)) {
       const trackerWait = local.length === 0

@@ -67,6 +67,8 @@ export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape,
       const start = yield* Clock.currentTimeMillis
       const ids = [...new Set(request.eventIds)]
       const state = Settle.makeState(ids)
+      // Read before the first check, so a completion signalled between the check and the wait still wakes it.
+      const generation = port.changes === undefined ? 0 : yield* port.changes.current
       // One check that asks the database too: a wait whose events are already applied ends here.
       const local = yield* Settle.check(tracker, port, request.perspectiveName, state, true)
       const discovered = request.discovered
@@ -77,7 +79,7 @@ export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape,
         ? true
         : Option.getOrElse(
           yield* DebuggerAwareTimeout.timeoutOption(
-            Settle.settle(tracker, port, request.perspectiveName, state, local, pollInterval, endsAtOnce),
+            Settle.settle(tracker, port, request.perspectiveName, state, local, pollInterval, endsAtOnce, generation),
             request.timeout,
             { debuggerAware: request.debuggerAware }
           ),
