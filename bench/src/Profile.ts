@@ -14,6 +14,8 @@ export interface Profile {
   }
   readonly latency: { readonly rates: ReadonlyArray<number>; readonly seconds: number; readonly streams: number }
   readonly scale: { readonly events: number; readonly streams: number }
+  /** Scenario c: requests (append -> wait -> read) per (worker placement, rate). */
+  readonly readYourWrites: { readonly rates: ReadonlyArray<number>; readonly iterations: number; readonly streams: number }
 }
 
 export const quick: Profile = {
@@ -21,7 +23,8 @@ export const quick: Profile = {
   repetitions: 1,
   throughput: { events: 6_000, streams: 600, instances: [1, 2], baselineLoops: [1], peerEvents: 1_500, peers: ["graphile-worker", "pg-boss", "emmett"] },
   latency: { rates: [200, 1_000], seconds: 3, streams: 500 },
-  scale: { events: 20_000, streams: 2_000 }
+  scale: { events: 20_000, streams: 2_000 },
+  readYourWrites: { rates: [200, 1_000], iterations: 600, streams: 500 }
 }
 
 export const full: Profile = {
@@ -29,7 +32,8 @@ export const full: Profile = {
   repetitions: 3,
   throughput: { events: 100_000, streams: 10_000, instances: [1, 2, 3], baselineLoops: [1, 2], peerEvents: 100_000, peers: ["graphile-worker", "pg-boss", "emmett"] },
   latency: { rates: [200, 1_000, 3_000], seconds: 20, streams: 2_000 },
-  scale: { events: 1_000_000, streams: 100_000 }
+  scale: { events: 1_000_000, streams: 100_000 },
+  readYourWrites: { rates: [200, 1_000], iterations: 10_000, streams: 2_000 }
 }
 
 const numberArg = (args: ReadonlyArray<string>, name: string) => {

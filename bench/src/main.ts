@@ -1,5 +1,5 @@
 /**
- * `pnpm --filter @whizbang/bench bench [--profile quick|full] [--only a,b,d,g] [overrides]`
+ * `pnpm --filter @whizbang/bench bench [--profile quick|full] [--only a,b,c,d,g] [overrides]`
  *
  * Runs the scenarios against one PostgreSQL (DATABASE_URL, else WHIZBANG_TEST_DATABASE_URL, else an embedded
  * one), each system in a fresh database, prints a table per scenario and writes results/<scenario>-<profile>.json,
@@ -16,13 +16,14 @@ import * as Profile from "./Profile.js"
 import * as QueryCounter from "./QueryCounter.js"
 import * as Append from "./scenarios/Append.js"
 import * as Latency from "./scenarios/Latency.js"
+import * as ReadYourWrites from "./scenarios/ReadYourWrites.js"
 import * as Scale from "./scenarios/Scale.js"
 import * as Throughput from "./scenarios/Throughput.js"
 import * as Table from "./Table.js"
 
 const args = process.argv.slice(2)
 const profile = Profile.fromArgs(args)
-const only = new Set((Profile.stringArg(args, "only") ?? "a,b,d,g").split(",").map((s) => s.trim()))
+const only = new Set((Profile.stringArg(args, "only") ?? "a,b,c,d,g").split(",").map((s) => s.trim()))
 const resultsDir = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "results")
 mkdirSync(resultsDir, { recursive: true })
 if (args.includes("--count-queries")) QueryCounter.install()
@@ -78,6 +79,8 @@ try {
     (r) => r.runs.every((x) => x.problems.length === 0))
   latency = await scenario("b", "latency", () => Latency.run(server.url, profile, log), (r) => Latency.table(r, profile),
     (r) => r.runs.every((x) => x.problems.length === 0))
+  await scenario("c", "read-your-writes", () => ReadYourWrites.run(server.url, profile, log), (r) => ReadYourWrites.table(r, profile),
+    (r) => r.runs.every((x) => x.problems.length === 0))
   await scenario("d", "scale", () => Scale.run(server.url, profile, log), (r) => Scale.table(r, profile),
     (r) => r.runs.every((x) => x.problems.length === 0))
   await scenario("g", "append", () => Append.run(server.url, profile, Append.appendsOf(profile, args), log), (r) => Append.table(r, profile),
@@ -91,8 +94,6 @@ try {
     "",
     ...tables.map(Table.markdown),
     `Load average at the end (1/5/15 min): ${Os.loadavg().map((n) => n.toFixed(2)).join(" / ")}.`,
-    "",
-    "c. Read-your-writes: TODO (owned by the sync work, #7).",
     ""
   ].join("\n")
   write(`latest-${profile.name}.md`, md)

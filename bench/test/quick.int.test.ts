@@ -20,6 +20,7 @@ describe("pnpm bench --profile quick", () => {
     expect(code, output.slice(-3000)).toBe(0)
     expect(output).toMatch(/Throughput/)
     expect(output).toMatch(/Latency/)
+    expect(output).toMatch(/Read-your-writes/)
     expect(output).toMatch(/Scale/)
     expect(output).not.toMatch(/\bNO\b/)
   }, 300_000)

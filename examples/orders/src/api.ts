@@ -23,7 +23,11 @@ const ok = (status: number, body: unknown): Reply => ({ status, body })
  * or any other worker, told by NOTIFY), then reads. A timed-out wait is reported, never hidden.
  */
 const readSynced = (id: string) =>
-  Effect.map(SyncAwareLens.getById(orderSummary, id), ({ row, sync }) => ({ row: Option.getOrUndefined(row), synced: sync._tag !== "TimedOut" }))
+  Effect.map(SyncAwareLens.getById(orderSummary, id), ({ row, sync }) => ({
+    row: Option.getOrUndefined(row),
+    // Fresh only when nothing awaited is missing: a timeout or a dead-lettered event is not "synced".
+    synced: sync._tag === "Synced" || sync._tag === "NoPendingEvents"
+  }))
 
 const decode = <A>(schema: Schema.Codec<A, unknown>, body: unknown) =>
   Schema.decodeUnknownEffect(schema)(body).pipe(Effect.mapError((e) => ok(400, { error: e.message })))

@@ -26,6 +26,8 @@ export interface CompletedEvent {
   readonly payload: unknown
   readonly metadata: unknown
   readonly scope: unknown
+  /** Perspectives that moved the event to dead letters instead of applying it (absent or empty: all applied it). */
+  readonly deadLetteredBy?: ReadonlyArray<string> | undefined
 }
 
 /**

@@ -19,17 +19,18 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect } from "effect"
+import { Context, Data, Duration, Effect, Option } from "effect"
 import type { Envelope } from "./Envelope.js"
 import type * as EventDefinition from "./EventDefinition.js"
 import type { LifecycleStage, StageMode } from "./LifecycleStage.js"
 import type * as Perspective from "./Perspective.js"
 
 /**
- * Declares that a receptor waits until a perspective has processed the incoming event(s) before it runs.
- * `timeoutMilliseconds` -1 (default) means the global default; `eventTypes` absent means every pending event of
- * the stream; `fireBehavior` `"FireOnSuccess"` (default) skips the handler on timeout, `"FireAlways"` runs it with
- * the outcome in its `SyncContext`.
+ * Declares that a receptor waits until a perspective has processed the incoming event(s) before it runs —
+ * whether the dispatcher invokes it or the worker fires it at a lifecycle stage (with `@whizbang/sync`'s
+ * `ReceptorSync.layerWorkerGate`). `timeout` absent means the global default (5 s); `eventTypes` absent means
+ * every pending event of the stream; `fireBehavior` `"FireOnSuccess"` (default) skips the handler on a timeout or
+ * a dead-lettered event, `"FireAlways"` runs it with the outcome in its `SyncContext`.
  *
  * @category models
  * @since 0.1.0
@@ -37,7 +38,7 @@ import type * as Perspective from "./Perspective.js"
 export interface AwaitPerspectiveSync {
   readonly perspective: string
   readonly eventTypes?: ReadonlyArray<string>
-  readonly timeoutMilliseconds?: number
+  readonly timeout?: Duration.Input | undefined
   readonly fireBehavior?: "FireOnSuccess" | "FireAlways"
 }
 
@@ -137,10 +138,70 @@ export const validate = <R extends Receptor<any>>(receptor: R): Effect.Effect<R,
   if (receptor.perspective !== undefined && receptor.stage !== "PostPerspective") {
     return fail("`perspective` only applies to the PostPerspective stage")
   }
+  if (receptor.stage !== undefined && receptor.mode === "inline" && receptor.awaitPerspectiveSync.length > 0) {
+    return fail(
+      "a receptor the worker fires inline cannot awaitPerspectiveSync: it would wait on the worker running it (a deadlock); use mode \"detached\""
+    )
+  }
   for (const sync of receptor.awaitPerspectiveSync) {
-    if (sync.timeoutMilliseconds !== undefined && (!Number.isInteger(sync.timeoutMilliseconds) || sync.timeoutMilliseconds < -1)) {
-      return fail(`awaitPerspectiveSync.timeoutMilliseconds must be -1 (the default) or a non-negative integer, got ${sync.timeoutMilliseconds}`)
+    if (typeof sync.perspective !== "string" || sync.perspective.length === 0) {
+      return fail("awaitPerspectiveSync.perspective must name a perspective")
+    }
+    if (sync.timeout !== undefined) {
+      const timeout = Duration.fromInput(sync.timeout)
+      if (Option.isNone(timeout) || Duration.isNegative(timeout.value)) {
+        return fail(`awaitPerspectiveSync.timeout must be a zero or positive duration (absent: the default), got ${JSON.stringify(sync.timeout)}`)
+      }
     }
   }
   return Effect.succeed(receptor)
 }
+
+/**
+ * Runs a receptor's `awaitPerspectiveSync` waits, then its handler — what the perspective worker uses for
+ * receptors it fires at lifecycle stages. `@whizbang/sync` provides it (with `PerspectiveSyncAwaiter.layer`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface SyncGateShape {
+  readonly run: (receptor: Receptor, envelope: Envelope, handler: Effect.Effect<unknown, unknown>) => Effect.Effect<unknown, unknown>
+}
+
+/**
+ * The sync gate in context, if any. A worker-fired receptor that declares `awaitPerspectiveSync` fails with
+ * {@link SyncGateMissing} (logged; the handler does not run) when none is provided, rather than running early.
+ *
+ * @category references
+ * @since 0.2.0
+ */
+export const SyncGate: Context.Reference<Option.Option<SyncGateShape>> = Context.Reference("@whizbang/core/Receptor/SyncGate", {
+  defaultValue: () => Option.none()
+})
+
+/**
+ * A worker-fired receptor declares `awaitPerspectiveSync`, but no sync gate is in the worker's context.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class SyncGateMissing extends Data.TaggedError("SyncGateMissing")<{ readonly receptor: string }> {
+  override get message(): string {
+    return `receptor ${JSON.stringify(this.receptor)} declares awaitPerspectiveSync, but the worker has no sync gate: provide @whizbang/sync's PerspectiveSyncAwaiter.layer to the worker's layer`
+  }
+}
+
+/**
+ * Runs `receptor` for `envelope`, through the sync gate when it declares `awaitPerspectiveSync`.
+ *
+ * @category running
+ * @since 0.2.0
+ */
+export const runGated = (receptor: Receptor, envelope: Envelope): Effect.Effect<unknown, unknown> =>
+  receptor.awaitPerspectiveSync.length === 0
+    ? receptor.handle(envelope)
+    : Effect.flatMap(SyncGate, (gate) =>
+      Option.isNone(gate)
+        ? Effect.fail(new SyncGateMissing({ receptor: receptor.name }))
+        : gate.value.run(receptor, envelope, receptor.handle(envelope)))
+

@@ -75,6 +75,6 @@ describe("Receptor.make and Receptor.validate", () => {
       expect(yield* bad({ name: "x; drop", handles: ["A"], handle: () => Effect.void })).toMatch(/receptor name/)
       expect(yield* bad({ name: "x", handles: [], handle: () => Effect.void })).toMatch(/at least one/)
       expect(yield* bad({ name: "x", handles: ["A"], perspective: "p", handle: () => Effect.void })).toMatch(/PostPerspective/)
-      expect(yield* bad({ name: "x", handles: ["A"], awaitPerspectiveSync: [{ perspective: "p", timeoutMilliseconds: -5 }], handle: () => Effect.void })).toMatch(/-1/)
+      expect(yield* bad({ name: "x", handles: ["A"], awaitPerspectiveSync: [{ perspective: "p", timeout: -5 }], handle: () => Effect.void })).toMatch(/zero or positive/)
     }))
 })

@@ -1,7 +1,9 @@
 /**
  * The Postgres `LifecycleStore`: `wh_lifecycle_pending` rows written in the append transaction (see
  * `PgEventStore`'s `lifecycleTypes`), claimed once all of an event's work rows are gone, deleted after the
- * `PostAllPerspectives` / `PostLifecycle` receptors ran. Claims are taken over after `reclaimAfterSeconds`, so a
+ * `PostAllPerspectives` / `PostLifecycle` receptors ran — or, when a perspective dead-lettered the event (the
+ * claim names them in `deadLetteredBy`), after the `DeadLettered` receptors ran. A dead-lettered event is thus
+ * reported once; a later dead-letter retry applies it without firing the completion stages again. Claims are taken over after `reclaimAfterSeconds`, so a
  * crash between claim and completion fires the stages again (at least once; exactly once without crashes).
  *
  * @since 0.1.0
@@ -21,6 +23,7 @@ interface Row {
   readonly payload: unknown
   readonly metadata: unknown
   readonly scope: unknown
+  readonly dead_lettered_by: ReadonlyArray<string>
 }
 
 const storeError = (operation: string) => (cause: PostgresError) => new LifecycleStore.LifecycleStoreError({ operation, reason: cause.message, cause })
@@ -41,7 +44,8 @@ export const make: Effect.Effect<LifecycleStore.LifecycleStore["Service"], never
             eventType: r.event_type,
             payload: r.payload,
             metadata: r.metadata,
-            scope: r.scope
+            scope: r.scope,
+            deadLetteredBy: r.dead_lettered_by
           }))
         ),
         Effect.mapError(storeError("claimCompleted"))

@@ -21,6 +21,7 @@ import {
   type EventRegistry,
   type EventStore,
   type InstanceProvider,
+  LifecycleStage,
   type NotificationListener,
   type Perspective,
   type PerspectiveRewinder,
@@ -83,7 +84,7 @@ export const routing = (perspectives: ReadonlyArray<Perspective.Any>) => {
  * @since 0.1.0
  */
 export const lifecycleTypes = (receptors: ReadonlyArray<Receptor.Receptor>) => {
-  const types = new Set(receptors.filter((r) => r.stage === "PostAllPerspectives" || r.stage === "PostLifecycle").flatMap((r) => r.handles))
+  const types = new Set(receptors.filter((r) => r.stage !== undefined && LifecycleStage.completionStages.includes(r.stage)).flatMap((r) => r.handles))
   return (eventType: string): boolean => types.has(eventType)
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, InstanceProvider, PerspectiveWorker, Receptor, SecurityContext, PerspectiveRewinder } from "@whizbang/core"
+import { EventId, EventStore, InstanceProvider, LifecycleStage, PerspectiveRewinder, PerspectiveWorker, Receptor, SecurityContext } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Effect, Layer, Option, Ref } from "effect"
@@ -132,5 +132,46 @@ describe("lifecycle stages and security context", () => {
       }), orphan)
       const all = yield* Ref.get(fired)
       expect(all.filter((f) => f.eventId === eventId).map((f) => [f.stage, f.userId])).toEqual([["PostAllPerspectives", "dora"], ["PostLifecycle", "dora"]])
+    }), 60_000)
+
+  it.live("an event one perspective dead-lettered: never PostAllPerspectives / PostLifecycle; DeadLettered fires once, naming the perspective", () =>
+    Effect.gen(function* () {
+      const seen = yield* Ref.make<Array<readonly [string, string, ReadonlyArray<string>]>>([])
+      const record = (stage: string) => (envelope: { eventId: string }) =>
+        Effect.flatMap(LifecycleStage.DeadLetteredBy, (by) => Ref.update(seen, (all) => [...all, [stage, envelope.eventId, by] as const]))
+      const receptors = [
+        Receptor.make({ name: "after_all", handles: [Bank.Deposited, Bank.Audited], stage: "PostAllPerspectives", handle: record("PostAllPerspectives") }),
+        Receptor.make({ name: "last", handles: [Bank.Deposited, Bank.Audited], stage: "PostLifecycle", handle: record("PostLifecycle") }),
+        Receptor.make({ name: "lost", handles: [Bank.Deposited, Bank.Audited], stage: "DeadLettered", handle: record("DeadLettered") })
+      ]
+      const pipeline = PgPerspectivePipeline.layer({
+        events: Bank.events,
+        perspectives: Bank.perspectives,
+        options: { ...fast, maxPerspectiveEventAttempts: 2 },
+        failureBackoff: { initialMilliseconds: 5, multiplier: 1, maxMilliseconds: 5 },
+        receptors
+      }).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported), Layer.orDie)
+      const { bad, good } = yield* Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const worker = yield* PerspectiveWorker.PerspectiveWorker
+        const id = EventId.unsafeMake()
+        const appended = yield* store.append(id, [
+          Bank.Deposited.make({ accountId: id, amount: 1 }),
+          Bank.Audited.make({ accountId: id, fail: true }),
+          Bank.Deposited.make({ accountId: id, amount: 2 })
+        ])
+        yield* worker.awaitIdle
+        const client = yield* PgClient.PgClient
+        expect((yield* client.query<{ n: number }>("select count(*)::int as n from wh_lifecycle_pending"))[0]!.n).toBe(0)
+        expect((yield* client.query<{ n: number }>("select count(*)::int as n from wh_dead_letters"))[0]!.n).toBe(1)
+        return { bad: appended.events[1]!.eventId, good: [appended.events[0]!.eventId, appended.events[2]!.eventId] }
+      }).pipe(
+        Effect.provide(pipeline),
+        Effect.provide(InstanceProvider.layerMemory({ serviceName: "lifecycle-test" }).pipe(Layer.provideMerge(PgTestDatabase.layer({ schema: "bank" })))),
+        Effect.scoped
+      )
+      const all = yield* Ref.get(seen)
+      expect(all.filter(([, id]) => id === bad)).toEqual([["DeadLettered", bad, ["balance"]]])
+      for (const id of good) expect(all.filter(([, e]) => e === id).map(([stage, , by]) => [stage, by])).toEqual([["PostAllPerspectives", []], ["PostLifecycle", []]])
     }), 60_000)
 })

@@ -24,7 +24,14 @@ import type { PerspectiveSyncAwaiter } from "./PerspectiveSyncAwaiter.js"
 import * as ReceptorSync from "./ReceptorSync.js"
 import * as ScopedEventTracker from "./ScopedEventTracker.js"
 import * as SyncContext from "./SyncContext.js"
-import { DispatchError, InlineStageSyncError, PerspectiveSyncTimeoutError, ReceptorFailed } from "./SyncError.js"
+import {
+  DispatchError,
+  InlineStageSyncError,
+  PerspectiveSyncDeadLetteredError,
+  PerspectiveSyncTimeoutError,
+  ReceptorFailed,
+  type SyncArgumentError
+} from "./SyncError.js"
 
 /**
  * A message to dispatch.
@@ -76,7 +83,10 @@ export const command = (type: string, payload: unknown, options?: { readonly str
 export interface DispatchOptions {
   /** After the handler, wait until every perspective processed the events it appended. */
   readonly waitForPerspectives?: boolean | undefined
-  /** Timeout of that wait; default 5 s. On timeout: `PerspectiveSyncTimeoutError` (perspective undefined). */
+  /**
+   * Timeout of that wait; default 5 s. On timeout: `PerspectiveSyncTimeoutError` (perspective undefined); when
+   * a perspective dead-lettered one of the events: `PerspectiveSyncDeadLetteredError`.
+   */
   readonly timeout?: Duration.Input | undefined
 }
 
@@ -86,7 +96,13 @@ export interface DispatchOptions {
  * @category models
  * @since 0.1.0
  */
-export type DispatchFailure = DispatchError | PerspectiveSyncTimeoutError | InlineStageSyncError | ReceptorFailed
+export type DispatchFailure =
+  | DispatchError
+  | PerspectiveSyncTimeoutError
+  | PerspectiveSyncDeadLetteredError
+  | InlineStageSyncError
+  | SyncArgumentError
+  | ReceptorFailed
 
 /**
  * The dispatcher's operations.
@@ -115,8 +131,8 @@ export class Dispatcher extends Context.Service<Dispatcher, DispatcherShape>()("
  */
 export interface Options {
   readonly receptors: ReadonlyArray<Receptor.Receptor>
-  /** The global default of `awaitPerspectiveSync` timeouts (declarations with -1). Default 5000 ms. */
-  readonly defaultSyncTimeoutMilliseconds?: number | undefined
+  /** The global default of `awaitPerspectiveSync` timeouts (declarations without one). Default 5 s. */
+  readonly defaultSyncTimeout?: Duration.Input | undefined
 }
 
 /** Runs `effect` in the caller's scope (or a fresh one) and returns the ids of the events it recorded there. */
@@ -142,13 +158,13 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   yield* Effect.forEach(options.receptors, Receptor.validate, { discard: true })
   const context = yield* Effect.context<PerspectiveSyncAwaiter | EventCompletionAwaiter>()
   const completion = yield* EventCompletionAwaiter
-  const defaultMillis = options.defaultSyncTimeoutMilliseconds ?? ReceptorSync.defaultTimeoutMilliseconds
+  const defaultTimeout = options.defaultSyncTimeout ?? ReceptorSync.defaultTimeout
   const receptorsFor = (type: string) => options.receptors.filter((r) => r.handles.includes(type))
 
   const runReceptor = (receptor: Receptor.Receptor, message: Message) =>
     Effect.gen(function*() {
       const contexts = message._tag === "Event"
-        ? yield* ReceptorSync.awaitFor(receptor, message.envelope, defaultMillis).pipe(Effect.provideContext(context))
+        ? yield* ReceptorSync.awaitFor(receptor, message.envelope, defaultTimeout).pipe(Effect.provideContext(context))
         : []
       return yield* receptor.handle(message.envelope).pipe(
         Effect.mapError((cause) => new ReceptorFailed({ receptor: receptor.name, cause })),
@@ -170,15 +186,19 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       if (dispatch?.waitForPerspectives === true) {
         if (yield* InlineLifecycleStage) return yield* new InlineStageSyncError({ perspectiveName: "(all perspectives)" })
         const timeout = dispatch.timeout ?? Duration.seconds(5)
-        const done = yield* completion.waitForEvents(emitted, { timeout })
-        if (!done) {
+        const result = yield* completion.waitForEvents(emitted, { timeout })
+        if (result._tag === "TimedOut") {
           return yield* new PerspectiveSyncTimeoutError({
             receptor: receptor.name,
             perspectiveName: undefined,
             streamId: undefined,
             eventsAwaited: emitted.length,
-            timeoutMilliseconds: Duration.toMillis(Duration.fromInputUnsafe(timeout))
+            timeout: Duration.fromInputUnsafe(timeout),
+            pending: result.pending
           })
+        }
+        if (result._tag === "DeadLettered") {
+          return yield* new PerspectiveSyncDeadLetteredError({ receptor: receptor.name, perspectiveName: undefined, deadLettered: result.deadLettered })
         }
       }
       return value as A

@@ -2,53 +2,76 @@
  * Waits until one perspective has processed the events a caller cares about, so the caller can read its own
  * writes from that perspective.
  *
- * - {@link PerspectiveSyncAwaiterShape.waitAsync}: the events chosen by a `SyncFilter` — from the current
+ * - {@link PerspectiveSyncAwaiterShape.wait}: the events chosen by a `SyncFilter` — from the current
  *   scope (`ScopedEventTracker`) and the perspective's pending events in the process-wide `SyncEventTracker`.
- * - {@link PerspectiveSyncAwaiterShape.waitForStreamAsync}: cross-scope — one explicit event id (the incoming
+ * - {@link PerspectiveSyncAwaiterShape.waitForStream}: cross-scope — one explicit event id (the incoming
  *   event of a receptor) or the stream's pending events of some types.
  * - {@link PerspectiveSyncAwaiterShape.isCaughtUp}: the same question without waiting.
  *
- * Events the process does not track are put to the {@link SyncInquiryPort} (the database, with
- * `PgSyncInquiry.layer`) and re-checked on each of its change signals (NOTIFY from the completion transaction)
- * and on a slow safety-net poll, until it reports them processed: untracked is not "done" unless it agrees.
- * With the database port, events tracked here are re-checked there too, so an event processed on another
- * instance, or dead-lettered (named in the result's `deadLettered`), ends the wait.
+ * Every wait first checks once — the in-process tracker and, with `PgSyncInquiry.layer`, one database query — so a
+ * wait whose events are already applied answers at once. Events still pending are re-checked on the port's
+ * change signal (NOTIFY from the completion transaction) and on a slow safety-net poll. Untracked is never
+ * "done" unless the database agrees, and an event processed on another instance ends the wait too. An awaited
+ * event that was dead-lettered ends the wait at once with `DeadLettered`, naming it.
  *
  * **Gotchas**
+ * - Bad arguments fail at the call with {@link SyncArgumentError} (an id that is not a UUID; with the database
+ *   port, a perspective the service does not run or a filter that can match none of its event types).
  * - Refused with {@link InlineStageSyncError} inside an inline lifecycle stage (it would deadlock).
  * - Cancel by interrupting the fiber; the tracker registration is removed.
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
-import * as DebuggerAwareTimeout from "./DebuggerAwareTimeout.js"
+import { Receptor } from "@whizbang/core"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { InlineLifecycleStage } from "./InlineLifecycleStage.js"
+import * as ReceptorRules from "./internal/receptorRules.js"
 import * as Settle from "./internal/settle.js"
+import * as WaitEngine from "./internal/waitEngine.js"
 import * as ScopedEventTracker from "./ScopedEventTracker.js"
-import { InlineStageSyncError, type SyncFilterError } from "./SyncError.js"
+import { InlineStageSyncError, SyncArgumentError, type SyncFilterError } from "./SyncError.js"
 import { SyncEventTracker } from "./SyncEventTracker.js"
 import * as SyncFilter from "./SyncFilter.js"
-import { SyncInquiryPort } from "./SyncInquiryPort.js"
-import * as SyncResult from "./SyncResult.js"
+import { SyncInquiryPort, type SyncInquiryPortShape } from "./SyncInquiryPort.js"
+import type * as SyncResult from "./SyncResult.js"
 
 /**
- * Options of {@link PerspectiveSyncAwaiterShape.waitForStreamAsync}.
+ * Options shared by the waits that take no filter.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface WaitOptions {
+  /** Default 5 s. */
+  readonly timeout?: Duration.Input | undefined
+  /** Default true. */
+  readonly debuggerAwareTimeout?: boolean | undefined
+  /** Return the awaited ids known processed in the result's `processedEventIds`. Default false. */
+  readonly includeProcessedEventIds?: boolean | undefined
+}
+
+/**
+ * Options of {@link PerspectiveSyncAwaiterShape.waitForStream}.
  *
  * @category models
  * @since 0.1.0
  */
-export interface StreamWaitOptions {
+export interface StreamWaitOptions extends WaitOptions {
   /** Wait for the stream's pending events of these types only (none: every type). */
   readonly eventTypes?: ReadonlyArray<string> | undefined
   /** Wait for exactly this event (the incoming event of a receptor). */
   readonly eventId?: string | undefined
   /** With `eventId`: also wait for the stream's other pending events (of `eventTypes`, or every type). */
   readonly andStreamPending?: boolean | undefined
-  /** Default 5 s. */
-  readonly timeout?: Duration.Input | undefined
-  /** Default true. */
-  readonly debuggerAwareTimeout?: boolean | undefined
 }
+
+/**
+ * Errors raised at the call, before any waiting.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type WaitError = SyncArgumentError | InlineStageSyncError
 
 /**
  * The awaiter's operations.
@@ -57,26 +80,28 @@ export interface StreamWaitOptions {
  * @since 0.1.0
  */
 export interface PerspectiveSyncAwaiterShape {
-  readonly waitAsync: (
+  /** The events the filter matches (current scope and the perspective's tracked pending events). */
+  readonly wait: (
     perspectiveName: string,
     options: SyncFilter.SyncOptions | SyncFilter.SyncFilterBuilder
-  ) => Effect.Effect<SyncResult.SyncResult, SyncFilterError | InlineStageSyncError>
-  readonly waitForStreamAsync: (
+  ) => Effect.Effect<SyncResult.SyncResult, SyncFilterError | WaitError>
+  /** Cross-scope: one explicit event and/or the stream's pending events (tracked here or found in the database). */
+  readonly waitForStream: (
     perspectiveName: string,
     streamId: string,
     options?: StreamWaitOptions
-  ) => Effect.Effect<SyncResult.SyncResult, InlineStageSyncError>
+  ) => Effect.Effect<SyncResult.SyncResult, WaitError>
   /** Explicit event ids (e.g. returned by an append). */
   readonly waitForEvents: (
     perspectiveName: string,
     eventIds: ReadonlyArray<string>,
-    options?: { readonly timeout?: Duration.Input | undefined; readonly debuggerAwareTimeout?: boolean | undefined }
-  ) => Effect.Effect<SyncResult.SyncResult, InlineStageSyncError>
-  /** True when nothing matching the filter is pending for the perspective. */
+    options?: WaitOptions
+  ) => Effect.Effect<SyncResult.SyncResult, WaitError>
+  /** True when nothing matching the filter is pending for the perspective (one check, no wait). */
   readonly isCaughtUp: (
     perspectiveName: string,
     options: SyncFilter.SyncOptions | SyncFilter.SyncFilterBuilder
-  ) => Effect.Effect<boolean, SyncFilterError>
+  ) => Effect.Effect<boolean, SyncFilterError | SyncArgumentError>
 }
 
 /**
@@ -109,6 +134,30 @@ const toOptions = (options: SyncFilter.SyncOptions | SyncFilter.SyncFilterBuilde
 const refuseInline = (perspectiveName: string) =>
   Effect.flatMap(InlineLifecycleStage, (inline) => inline ? Effect.fail(new InlineStageSyncError({ perspectiveName })) : Effect.void)
 
+/** Whether the filter can match some event of a perspective handling `handled` (stream and scope nodes can). */
+const possible = (node: SyncFilter.SyncFilterNode, handled: ReadonlySet<string>): boolean => {
+  switch (node._tag) {
+    case "EventTypes":
+      return node.eventTypes.some((t) => handled.has(t))
+    case "And":
+      return possible(node.left, handled) && possible(node.right, handled)
+    case "Or":
+      return possible(node.left, handled) || possible(node.right, handled)
+    default:
+      return true
+  }
+}
+
+const typesOf = (node: SyncFilter.SyncFilterNode): ReadonlyArray<string> =>
+  node._tag === "EventTypes" ? node.eventTypes : node._tag === "And" || node._tag === "Or" ? [...typesOf(node.left), ...typesOf(node.right)] : []
+
+const checkFilter = (port: SyncInquiryPortShape, perspectiveName: string, filter: SyncFilter.SyncFilterNode) => {
+  const handled = port.perspectives?.get(perspectiveName)
+  return handled === undefined || possible(filter, handled)
+    ? Effect.void
+    : Effect.fail(new SyncArgumentError({ reason: { _tag: "ImpossibleFilter", perspectiveName, eventTypes: [...new Set(typesOf(filter))] } }))
+}
+
 /**
  * Makes the awaiter from the tracker and the inquiry port in context.
  *
@@ -119,30 +168,21 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
   const tracker = yield* SyncEventTracker
   const port = yield* SyncInquiryPort
   const pollInterval = options?.pollInterval ?? (port.changes === undefined ? Duration.millis(100) : Duration.seconds(1))
+  const engine = WaitEngine.make(tracker, port, pollInterval)
 
-  const awaitIds = (perspectiveName: string, ids: ReadonlyArray<string>, timeout: Duration.Input, debuggerAware: boolean) =>
-    Effect.gen(function*() {
-      const start = yield* Clock.currentTimeMillis
-      const elapsed = Effect.map(Clock.currentTimeMillis, (now) => Duration.millis(now - start))
-      const state = Settle.makeState(ids)
-      const local = yield* Settle.check(tracker, port, perspectiveName, state, false)
-      const eventsAwaited = state.remaining.size + state.deadLettered.size
-      const fields = () => Effect.map(elapsed, (e) => ({ elapsed: e, eventsAwaited, deadLettered: [...state.deadLettered] }))
-      if (state.remaining.size === 0) return SyncResult.NoPendingEvents(yield* fields())
-      const body = Settle.settle(tracker, port, perspectiveName, state, local, pollInterval)
-      const done = yield* DebuggerAwareTimeout.timeoutOption(body, timeout, { debuggerAware })
-      return Option.getOrElse(done, () => false) ? SyncResult.Synced(yield* fields()) : SyncResult.TimedOut(yield* fields())
-    })
-
-  const matchingIds = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
+  /** The ids the filter matches, and which of them were discovered (tracked pending, not emitted in this scope). */
+  const matching = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
     Effect.gen(function*() {
       const scoped = yield* ScopedEventTracker.getEmittedEvents()
       const inScope = new Set(scoped.map((e) => e.eventId))
       const pending = yield* tracker.getPendingForPerspective(perspectiveName)
-      return [...scoped, ...pending]
+      const ids = [...scoped, ...pending]
         .filter((e) => SyncFilter.matches(filter, { ...e, inCurrentScope: inScope.has(e.eventId) }))
         .map((e) => e.eventId)
+      return { ids, discovered: new Set(ids.filter((id) => !inScope.has(id))) }
     })
+  const matchingIds = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
+    Effect.map(matching(perspectiveName, filter), (m) => m.ids)
 
   const streamPending = (perspectiveName: string, streamId: string, eventTypes: ReadonlyArray<string> | undefined) =>
     Effect.gen(function*() {
@@ -159,52 +199,85 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
         (found) => [...new Set([...(options?.eventId === undefined ? [] : [options.eventId]), ...found])]
       )
 
+  const precheck = (perspectiveName: string) =>
+    Effect.andThen(refuseInline(perspectiveName), WaitEngine.checkPerspective(port, perspectiveName))
+
   return PerspectiveSyncAwaiter.of({
-    waitAsync: (perspectiveName, options) =>
+    wait: (perspectiveName, options) =>
       Effect.gen(function*() {
-        yield* refuseInline(perspectiveName)
+        yield* precheck(perspectiveName)
         const sync = yield* toOptions(options)
-        const ids = yield* matchingIds(perspectiveName, sync.filter)
-        return yield* awaitIds(perspectiveName, ids, sync.timeout, sync.debuggerAwareTimeout)
-      }),
-    waitForStreamAsync: (perspectiveName, streamId, options) =>
-      Effect.gen(function*() {
-        yield* refuseInline(perspectiveName)
-        return yield* awaitIds(
+        yield* checkFilter(port, perspectiveName, sync.filter)
+        const { discovered, ids } = yield* matching(perspectiveName, sync.filter)
+        return yield* engine.awaitIds({
           perspectiveName,
-          yield* idsForStream(perspectiveName, streamId, options),
-          options?.timeout ?? SyncFilter.defaultTimeout,
-          options?.debuggerAwareTimeout ?? true
-        )
+          eventIds: ids,
+          discovered,
+          timeout: sync.timeout,
+          debuggerAware: sync.debuggerAwareTimeout,
+          includeProcessedEventIds: false
+        })
+      }),
+    waitForStream: (perspectiveName, streamId, options) =>
+      Effect.gen(function*() {
+        yield* precheck(perspectiveName)
+        yield* WaitEngine.checkStreamId(streamId)
+        if (options?.eventId !== undefined) yield* WaitEngine.checkEventIds([options.eventId])
+        if (options?.eventTypes !== undefined && options.eventTypes.length > 0) {
+          yield* checkFilter(port, perspectiveName, { _tag: "EventTypes", eventTypes: options.eventTypes })
+        }
+        const timeout = yield* WaitEngine.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
+        const ids = yield* idsForStream(perspectiveName, streamId, options)
+        return yield* engine.awaitIds({
+          perspectiveName,
+          eventIds: ids,
+          discovered: new Set(ids.filter((id) => id !== options?.eventId)),
+          timeout,
+          debuggerAware: options?.debuggerAwareTimeout ?? true,
+          includeProcessedEventIds: options?.includeProcessedEventIds ?? false
+        })
       }),
     waitForEvents: (perspectiveName, eventIds, options) =>
       Effect.gen(function*() {
-        yield* refuseInline(perspectiveName)
-        return yield* awaitIds(perspectiveName, eventIds, options?.timeout ?? SyncFilter.defaultTimeout, options?.debuggerAwareTimeout ?? true)
+        yield* precheck(perspectiveName)
+        yield* WaitEngine.checkEventIds(eventIds)
+        const timeout = yield* WaitEngine.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
+        return yield* engine.awaitIds({
+          perspectiveName,
+          eventIds,
+          timeout,
+          debuggerAware: options?.debuggerAwareTimeout ?? true,
+          includeProcessedEventIds: options?.includeProcessedEventIds ?? false
+        })
       }),
     isCaughtUp: (perspectiveName, options) =>
       Effect.gen(function*() {
+        yield* WaitEngine.checkPerspective(port, perspectiveName)
         const sync = yield* toOptions(options)
+        yield* checkFilter(port, perspectiveName, sync.filter)
         const state = Settle.makeState(yield* matchingIds(perspectiveName, sync.filter))
-        yield* Settle.check(tracker, port, perspectiveName, state, false)
+        yield* Settle.check(tracker, port, perspectiveName, state, true)
         return state.remaining.size === 0
       })
   })
 })
 
 /**
- * The awaiter (default poll interval); needs a `SyncEventTracker`.
- *
- * @category layers
- * @since 0.1.0
- */
-export const layer: Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker> = Layer.effect(PerspectiveSyncAwaiter, make())
-
-/**
- * The awaiter with explicit options.
+ * The awaiter with explicit options. It also provides core's `Receptor.SyncGate`, so a perspective worker built
+ * on top of it runs its receptors' `awaitPerspectiveSync` waits before their handlers.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layerWith = (options: Options): Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker> =>
-  Layer.effect(PerspectiveSyncAwaiter, make(options))
+  Layer.effectContext(Effect.map(make(options), (awaiter) =>
+    Context.make(PerspectiveSyncAwaiter, awaiter).pipe(Context.add(Receptor.SyncGate, Option.some(ReceptorRules.gate(awaiter))))
+  )) as Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker>
+
+/**
+ * The awaiter (default poll interval) and the worker's sync gate; needs a `SyncEventTracker`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker> = layerWith({})

@@ -32,7 +32,7 @@
  */
 import { EventId } from "@whizbang/core"
 import { PgClient, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
-import { Context, Effect, Layer } from "effect"
+import { Context, Deferred, Effect, Exit, Layer } from "effect"
 import { type EventFacts, type Verdict, verdict } from "./internal/inquiryRule.js"
 import * as ProcessedListener from "./internal/processedListener.js"
 import * as Sql from "./sql/syncInquiry.js"
@@ -132,7 +132,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           pendingCount: c.pending.length,
           processedCount: c.processed.length,
           pendingEventIds: inquiry.includePendingEventIds === true ? c.pending : undefined,
-          processedEventIds: c.processed,
+          // Only when asked (the reference's default is off); without them `isFullySynced` cannot say "synced".
+          processedEventIds: inquiry.includeProcessedEventIds === true ? c.processed : undefined,
           deadLetteredEventIds: c.deadLettered
         })
       }
@@ -144,10 +145,50 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       })
     })
 
+  // Every waiter re-checks on every NOTIFY: without coalescing, N waiters would cost N queries per completion and
+  // flood the pool. Asks that arrive while a query runs are answered together by the next one (per perspective).
+  const scope = yield* Effect.scope
+  type Ask = { readonly perspectiveName: string; readonly ids: ReadonlyArray<string>; readonly done: Deferred.Deferred<Classified, PostgresError> }
+  const queue: Array<Ask> = []
+  let draining = false
+  const answer = (batch: ReadonlyArray<Ask>) => {
+    const byPerspective = new Map<string, Array<Ask>>()
+    for (const ask of batch) byPerspective.set(ask.perspectiveName, [...(byPerspective.get(ask.perspectiveName) ?? []), ask])
+    return Effect.forEach(byPerspective, ([perspectiveName, asks]) =>
+      Effect.map(Effect.exit(classify(perspectiveName, asks.flatMap((a) => a.ids))), (exit) => {
+        for (const ask of asks) {
+          if (Exit.isFailure(exit)) {
+            Deferred.doneUnsafe(ask.done, exit)
+            continue
+          }
+          const mine = new Set(ask.ids)
+          const only = (ids: ReadonlyArray<string>) => ids.filter((id) => mine.has(id))
+          Deferred.doneUnsafe(ask.done, Exit.succeed({ pending: only(exit.value.pending), processed: only(exit.value.processed), deadLettered: only(exit.value.deadLettered) }))
+        }
+      }), { concurrency: "unbounded", discard: true })
+  }
+  // The emptiness check and clearing the flag happen in one synchronous step, so no ask is left behind.
+  const drain: Effect.Effect<void> = Effect.suspend(() => {
+    if (queue.length === 0) {
+      draining = false
+      return Effect.void
+    }
+    return Effect.andThen(answer(queue.splice(0)), drain)
+  })
+  const classifyCoalesced = (perspectiveName: string, ids: ReadonlyArray<string>): Effect.Effect<Classified, PostgresError> =>
+    Effect.suspend(() => {
+      const done = Deferred.makeUnsafe<Classified, PostgresError>()
+      queue.push({ perspectiveName, ids, done })
+      if (draining) return Deferred.await(done)
+      draining = true
+      return Effect.andThen(Effect.forkIn(drain, scope), Deferred.await(done))
+    })
+
   const port: SyncInquiryPortShape = {
     authoritative: true,
+    perspectives: new Map([...handled]),
     pendingEventIds: (perspectiveName, eventIds) =>
-      classify(perspectiveName, eventIds).pipe(
+      classifyCoalesced(perspectiveName, eventIds).pipe(
         Effect.map((c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered })),
         Effect.catch((error) =>
           Effect.as(Effect.logWarning("sync inquiry failed; the events stay pending", error), { pendingEventIds: eventIds })

@@ -3,43 +3,43 @@
  *
  * - Only events trigger sync: a command (or any non-event message) skips it, since perspectives only process
  *   events and the wait could only time out.
- * - Timeout: `timeoutMilliseconds` absent or -1 means the global default (5000 ms unless configured);
- *   any explicit value wins, 0 included (then only what is already processed counts).
+ * - Timeout: `timeout` absent means the global default (5 s unless configured); any explicit value wins,
+ *   zero included (then only what is already processed counts).
  * - What is awaited (cross-scope: the event was emitted in another scope): the incoming event itself, when the
  *   declaration lists no event types or lists its type, plus the stream's pending events of the listed types
  *   (all types when none are listed), from this process's tracker and, with `PgSyncInquiry`, the database.
- * - Fire behaviour: `FireOnSuccess` (default) fails with `PerspectiveSyncTimeoutError` on a timeout and the
- *   handler does not run; `FireAlways` runs it, with the outcome in `SyncContext.Current`.
+ * - Where: the dispatcher applies them before it runs a handler; the perspective worker does too for the
+ *   receptors it fires at lifecycle stages, through the sync gate that `PerspectiveSyncAwaiter.layer` provides
+ *   (core's `Receptor.SyncGate`). A worker stage that runs inline cannot wait (it would wait on the worker
+ *   running it): `Receptor.make` refuses that combination.
+ * - Fire behaviour: `FireOnSuccess` (default) fails with `PerspectiveSyncTimeoutError` on a timeout, or
+ *   `PerspectiveSyncDeadLetteredError` when an awaited event was dead-lettered, and the handler does not run;
+ *   `FireAlways` runs it, with the outcome in `SyncContext.Current`.
  *
  * @since 0.1.0
  */
 import type { Envelope, Receptor } from "@whizbang/core"
-import { Effect, Option } from "effect"
+import { type Duration, Effect } from "effect"
+import * as Rules from "./internal/receptorRules.js"
 import { PerspectiveSyncAwaiter } from "./PerspectiveSyncAwaiter.js"
-import * as SyncContext from "./SyncContext.js"
-import { type InlineStageSyncError, PerspectiveSyncTimeoutError } from "./SyncError.js"
+import type * as SyncContext from "./SyncContext.js"
 
 /**
- * The global default timeout of `awaitPerspectiveSync`: 5000 ms.
+ * The global default timeout of `awaitPerspectiveSync`: 5 seconds.
  *
  * @category constants
- * @since 0.1.0
+ * @since 0.2.0
  */
-export const defaultTimeoutMilliseconds = 5000
+export const defaultTimeout: Duration.Duration = Rules.defaultTimeout
 
 /**
- * The timeout a declaration waits: its own when given (0 included), the default for absent or -1.
+ * The timeout a declaration waits: its own when given (zero included), the default when absent.
  *
  * @category rules
- * @since 0.1.0
+ * @since 0.2.0
  */
-export const effectiveTimeoutMilliseconds = (
-  declaration: Receptor.AwaitPerspectiveSync,
-  defaultMilliseconds: number = defaultTimeoutMilliseconds
-): number =>
-  declaration.timeoutMilliseconds === undefined || declaration.timeoutMilliseconds === -1
-    ? defaultMilliseconds
-    : declaration.timeoutMilliseconds
+export const effectiveTimeout: (declaration: Receptor.AwaitPerspectiveSync, fallback?: Duration.Input) => Duration.Duration =
+  Rules.effectiveTimeout
 
 /**
  * `"FireOnSuccess"` unless declared otherwise.
@@ -47,8 +47,7 @@ export const effectiveTimeoutMilliseconds = (
  * @category rules
  * @since 0.1.0
  */
-export const fireBehavior = (declaration: Receptor.AwaitPerspectiveSync): "FireOnSuccess" | "FireAlways" =>
-  declaration.fireBehavior ?? "FireOnSuccess"
+export const fireBehavior: (declaration: Receptor.AwaitPerspectiveSync) => "FireOnSuccess" | "FireAlways" = Rules.fireBehavior
 
 /**
  * Whether the incoming event itself is awaited: when no event types are listed, or its type is listed.
@@ -56,17 +55,24 @@ export const fireBehavior = (declaration: Receptor.AwaitPerspectiveSync): "FireO
  * @category rules
  * @since 0.1.0
  */
-export const awaitsIncomingEvent = (declaration: Receptor.AwaitPerspectiveSync, eventType: string): boolean =>
-  declaration.eventTypes === undefined || declaration.eventTypes.length === 0 || declaration.eventTypes.includes(eventType)
+export const awaitsIncomingEvent: (declaration: Receptor.AwaitPerspectiveSync, eventType: string) => boolean = Rules.awaitsIncomingEvent
 
 /**
- * The context the handler sees with several declarations: a timeout first, then the first one.
+ * The context the handler sees with several declarations: the least successful first (a dead letter, then a
+ * timeout), else the first one.
  *
  * @category rules
  * @since 0.1.0
  */
-export const worst = (contexts: ReadonlyArray<SyncContext.SyncContext>): Option.Option<SyncContext.SyncContext> =>
-  Option.orElse(Option.fromUndefinedOr(contexts.find(SyncContext.isTimedOut)), () => Option.fromUndefinedOr(contexts[0]))
+export const worst = Rules.worst
+
+/**
+ * Errors of a receptor's sync waits.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type ReceptorSyncError = Rules.ReceptorSyncError
 
 /**
  * Runs every declaration of `receptor` for an incoming event, in order; the contexts for its handler.
@@ -77,30 +83,6 @@ export const worst = (contexts: ReadonlyArray<SyncContext.SyncContext>): Option.
 export const awaitFor = (
   receptor: Receptor.Receptor,
   envelope: Envelope.Envelope,
-  defaultMilliseconds: number
-): Effect.Effect<ReadonlyArray<SyncContext.SyncContext>, PerspectiveSyncTimeoutError | InlineStageSyncError, PerspectiveSyncAwaiter> =>
-  Effect.gen(function*() {
-    if (receptor.awaitPerspectiveSync.length === 0) return []
-    const awaiter = yield* PerspectiveSyncAwaiter
-    const contexts: Array<SyncContext.SyncContext> = []
-    for (const declaration of receptor.awaitPerspectiveSync) {
-      const timeout = effectiveTimeoutMilliseconds(declaration, defaultMilliseconds)
-      const result = yield* awaiter.waitForStreamAsync(declaration.perspective, envelope.streamId, {
-        eventId: awaitsIncomingEvent(declaration, envelope.eventType) ? envelope.eventId : undefined,
-        andStreamPending: true,
-        eventTypes: declaration.eventTypes,
-        timeout
-      })
-      if (result._tag === "TimedOut" && fireBehavior(declaration) === "FireOnSuccess") {
-        return yield* new PerspectiveSyncTimeoutError({
-          receptor: receptor.name,
-          perspectiveName: declaration.perspective,
-          streamId: envelope.streamId,
-          eventsAwaited: result.eventsAwaited,
-          timeoutMilliseconds: timeout
-        })
-      }
-      contexts.push(SyncContext.fromResult(result, { perspectiveName: declaration.perspective, streamId: envelope.streamId }))
-    }
-    return contexts
-  })
+  defaultTimeoutInput: Duration.Input = defaultTimeout
+): Effect.Effect<ReadonlyArray<SyncContext.SyncContext>, ReceptorSyncError, PerspectiveSyncAwaiter> =>
+  Effect.flatMap(PerspectiveSyncAwaiter, (awaiter) => Rules.awaitWith(awaiter, receptor, envelope, defaultTimeoutInput))

@@ -8,15 +8,17 @@
  * - `query(perspective, query)`: delegates to the store (no wait).
  * - `withSync(perspective, sync?)`: both, bound to one perspective.
  *
- * A timed-out wait is never ignored: the result is `{ row, sync }`, and `sync` is the `SyncResult`
- * (`TimedOut` means the row may be stale). (The original returned the row alone.)
+ * A wait that did not end fresh is never ignored: the result is `{ row, sync }`, and `sync` is the
+ * `SyncResult` — `TimedOut` means the row may be stale, `DeadLettered` that it lacks the named event; test
+ * `SyncResult.isFresh(sync)`. (The original returned the row alone.) An id that is not a UUID, or a perspective
+ * the service does not run, fails at the call with `SyncArgumentError`.
  *
  * @since 0.1.0
  */
 import { type Perspective, PerspectiveStore } from "@whizbang/core"
 import { Duration, Effect, type Option } from "effect"
 import { PerspectiveSyncAwaiter } from "./PerspectiveSyncAwaiter.js"
-import type { InlineStageSyncError, SyncFilterError } from "./SyncError.js"
+import type { InlineStageSyncError, SyncArgumentError, SyncFilterError } from "./SyncError.js"
 import type * as SyncFilter from "./SyncFilter.js"
 import type * as SyncResult from "./SyncResult.js"
 
@@ -48,7 +50,7 @@ export type SyncSpec =
  * @category models
  * @since 0.1.0
  */
-export type LensError = PerspectiveStore.PerspectiveStoreError | SyncFilterError | InlineStageSyncError
+export type LensError = PerspectiveStore.PerspectiveStoreError | SyncFilterError | SyncArgumentError | InlineStageSyncError
 
 const isFilter = (spec: SyncSpec): spec is SyncFilter.SyncOptions | SyncFilter.SyncFilterBuilder => "filter" in spec
 
@@ -66,8 +68,8 @@ export const getById = <M, E>(
   Effect.gen(function*() {
     const awaiter = yield* PerspectiveSyncAwaiter
     const result = isFilter(sync)
-      ? yield* awaiter.waitAsync(perspective.name, sync)
-      : yield* awaiter.waitForStreamAsync(perspective.name, id, { timeout: sync.timeout ?? Duration.seconds(5) })
+      ? yield* awaiter.wait(perspective.name, sync)
+      : yield* awaiter.waitForStream(perspective.name, id, { timeout: sync.timeout ?? Duration.seconds(5) })
     return { row: yield* PerspectiveStore.getRow(perspective, id), sync: result }
   })
 

@@ -25,7 +25,7 @@ export interface SyncContext {
   readonly eventsAwaited: number
   /** Default zero. */
   readonly elapsed: Duration.Duration
-  /** Set on timeout, absent on success. */
+  /** Set on a timeout or a dead letter, absent on success. */
   readonly failureReason?: string | undefined
   /** Awaited events that were dead-lettered instead of applied (the read model lacks them). Default empty. */
   readonly deadLettered: ReadonlyArray<string>
@@ -72,6 +72,8 @@ export const fromResult = (
           Duration.toMillis(result.elapsed)
         } ms`
       }
+      : result._tag === "DeadLettered"
+      ? { failureReason: `perspective ${target.perspectiveName} dead-lettered ${result.deadLettered.join(", ")}` }
       : {})
   })
 
@@ -90,6 +92,14 @@ export const isSuccess = (self: SyncContext): boolean => self.outcome === "Synce
  * @since 0.1.0
  */
 export const isTimedOut = (self: SyncContext): boolean => self.outcome === "TimedOut"
+
+/**
+ * True only for `DeadLettered` (the read model lacks an awaited event).
+ *
+ * @category predicates
+ * @since 0.2.0
+ */
+export const isDeadLettered = (self: SyncContext): boolean => self.outcome === "DeadLettered"
 
 /**
  * The sync context of the running receptor handler: `Some` inside a handler the dispatcher ran after an

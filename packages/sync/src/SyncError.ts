@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Data } from "effect"
+import { Data, Duration } from "effect"
 
 const show = (value: unknown): string => JSON.stringify(String(value).slice(0, 100))
 
@@ -99,11 +99,75 @@ export class PerspectiveSyncTimeoutError extends Data.TaggedError("PerspectiveSy
   readonly perspectiveName: string | undefined
   readonly streamId: string | undefined
   readonly eventsAwaited: number
-  readonly timeoutMilliseconds: number
+  readonly timeout: Duration.Duration
+  /** The awaited events still pending at the timeout. */
+  readonly pending: ReadonlyArray<string>
 }> {
   override get message(): string {
     const what = this.perspectiveName === undefined ? "all perspectives" : `perspective ${show(this.perspectiveName)}`
-    return `receptor ${show(this.receptor)}: ${what} did not process ${this.eventsAwaited} event(s) within ${this.timeoutMilliseconds} ms`
+    return `receptor ${show(this.receptor)}: ${what} did not process ${this.eventsAwaited} event(s) within ${
+      Duration.toMillis(this.timeout)
+    } ms (still pending: ${this.pending.slice(0, 10).join(", ") || "none known"})`
+  }
+}
+
+/**
+ * A receptor's `awaitPerspectiveSync` (fire behaviour `FireOnSuccess`), or a dispatch's wait for all
+ * perspectives, ended because an awaited event was dead-lettered: the read model will not have it, so the
+ * handler did not run (or, for `waitForPerspectives`, its result is not returned as complete).
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class PerspectiveSyncDeadLetteredError extends Data.TaggedError("PerspectiveSyncDeadLetteredError")<{
+  readonly receptor: string
+  readonly perspectiveName: string | undefined
+  readonly deadLettered: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    const what = this.perspectiveName === undefined ? "a perspective" : `perspective ${show(this.perspectiveName)}`
+    return `receptor ${show(this.receptor)}: ${what} dead-lettered event(s) ${this.deadLettered.join(", ")}; the read model lacks them`
+  }
+}
+
+/**
+ * Why a {@link SyncArgumentError} was raised.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type SyncArgumentIssue =
+  | { readonly _tag: "InvalidEventId"; readonly eventId: unknown }
+  | { readonly _tag: "InvalidStreamId"; readonly streamId: unknown }
+  | { readonly _tag: "UnknownPerspective"; readonly perspectiveName: unknown; readonly known: ReadonlyArray<string> }
+  | { readonly _tag: "ImpossibleFilter"; readonly perspectiveName: string; readonly eventTypes: ReadonlyArray<string> }
+  | { readonly _tag: "InvalidTimeout"; readonly timeout: unknown }
+
+/**
+ * A wait was asked with arguments that can never be satisfied: an event or stream id that is not a UUID, a
+ * perspective the service does not run, a filter that can match no event the perspective handles, or a negative
+ * timeout. Raised at the call, before any waiting.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class SyncArgumentError extends Data.TaggedError("SyncArgumentError")<{ readonly reason: SyncArgumentIssue }> {
+  override get message(): string {
+    const reason = this.reason
+    switch (reason._tag) {
+      case "InvalidEventId":
+        return `event id ${show(reason.eventId)} is not a UUID`
+      case "InvalidStreamId":
+        return `stream id ${show(reason.streamId)} is not a UUID`
+      case "UnknownPerspective":
+        return `no perspective named ${show(reason.perspectiveName)} (known: ${reason.known.join(", ") || "none"})`
+      case "ImpossibleFilter":
+        return `the filter can match no event perspective ${show(reason.perspectiveName)} handles (it names only ${
+          reason.eventTypes.join(", ")
+        })`
+      case "InvalidTimeout":
+        return `timeout ${show(reason.timeout)} must be a zero or positive duration`
+    }
   }
 }
 

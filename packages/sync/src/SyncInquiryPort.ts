@@ -38,6 +38,12 @@ export interface SyncInquiryPortShape {
    * Default false: the port is consulted only about events the process does not track.
    */
   readonly authoritative?: boolean | undefined
+  /**
+   * The perspectives the service runs and the event types each handles. When present, a wait names an unknown
+   * perspective or an impossible filter with a typed error at the call, and `EventCompletionAwaiter` asks about
+   * every perspective. Absent (the default port): no such checks.
+   */
+  readonly perspectives?: ReadonlyMap<string, ReadonlySet<string>> | undefined
   /** Cross-scope discovery: the stream's events (of `eventTypes`; none or empty: every type) still pending for the perspective. */
   readonly pendingForStream?:
     | ((perspectiveName: string, streamId: string, eventTypes?: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>)

@@ -101,12 +101,20 @@ export const layer = (mappings?: Mappings): Layer.Layer<TrackedEventTypeRegistry
   Layer.effect(TrackedEventTypeRegistry, make(mappings))
 
 /**
- * The registry of every perspective's event types (the same routing as the work rows).
+ * The registry of every perspective's event types (the same routing as the work rows), plus — when given —
+ * codegen's generated `trackedEventTypes` map (`whizbang.generated.ts`), whose type {@link Mappings} accepts as is.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layerFromPerspectives = (
-  perspectives: ReadonlyArray<{ readonly name: string; readonly eventTypes: ReadonlyArray<string> }>
-): Layer.Layer<TrackedEventTypeRegistry, TrackedEventTypeRegistryError> =>
-  layer(perspectives.flatMap((p) => p.eventTypes.map((type) => [type, [p.name]] as const)))
+  perspectives: ReadonlyArray<{ readonly name: string; readonly eventTypes: ReadonlyArray<string> }>,
+  trackedEventTypes?: Mappings
+): Layer.Layer<TrackedEventTypeRegistry, TrackedEventTypeRegistryError> => {
+  const generated = trackedEventTypes === undefined
+    ? []
+    : Symbol.iterator in trackedEventTypes
+    ? [...trackedEventTypes]
+    : Object.entries(trackedEventTypes)
+  return layer([...perspectives.flatMap((p) => p.eventTypes.map((type) => [type, [p.name]] as const)), ...generated])
+}

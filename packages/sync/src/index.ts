@@ -12,6 +12,8 @@ export * as Dispatcher from "./Dispatcher.js"
 export * as EmittedEvents from "./EmittedEvents.js"
 /** @since 0.1.0 */
 export * as EventCompletionAwaiter from "./EventCompletionAwaiter.js"
+/** @since 0.2.0 */
+export * as FireAt from "./FireAt.js"
 /** @since 0.1.0 */
 export * as InlineLifecycleStage from "./InlineLifecycleStage.js"
 /** @since 0.1.0 */

@@ -2,8 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { ChangeSignal } from "../src/internal/processedListener.js"
+import * as EventCompletionAwaiter from "../src/EventCompletionAwaiter.js"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
 import * as SyncEventTracker from "../src/SyncEventTracker.js"
+import * as SyncFilter from "../src/SyncFilter.js"
 import * as SyncInquiry from "../src/SyncInquiry.js"
 import { SyncInquiryPort, type SyncInquiryPortShape } from "../src/SyncInquiryPort.js"
 import { isRunning, start, uuid } from "./support.js"
@@ -14,24 +16,107 @@ const fakeDatabase = () => {
   const deadLettered = new Set<string>()
   const signal = new ChangeSignal()
   const stats = { asked: 0 }
+  /** Runs once after the next answer (a completion that commits right after the check's query read). */
+  const hooks: { afterAnswer?: (() => void) | undefined } = {}
   const port: SyncInquiryPortShape = {
     authoritative: true,
     pendingEventIds: (_p, ids) =>
       Effect.sync(() => {
         stats.asked++
-        return { pendingEventIds: ids.filter((id) => pending.has(id)), deadLetteredEventIds: ids.filter((id) => deadLettered.has(id)) }
+        const answer = { pendingEventIds: ids.filter((id) => pending.has(id)), deadLetteredEventIds: ids.filter((id) => deadLettered.has(id)) }
+        const after = hooks.afterAnswer
+        hooks.afterAnswer = undefined
+        after?.()
+        return answer
       }),
     pendingForStream: () => Effect.succeed([...pending]),
+    perspectives: new Map([["p", new Set(["A", "B"])], ["q", new Set(["B"])]]),
     changes: { current: signal.current, awaitChangeAfter: (g) => signal.awaitChangeAfter(g) }
   }
-  const layer = PerspectiveSyncAwaiter.layer.pipe(Layer.provide(Layer.succeed(SyncInquiryPort, port)), Layer.provideMerge(SyncEventTracker.layer))
-  return { pending, deadLettered, signal, stats, layer }
+  const layer = Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(
+    Layer.provide(Layer.succeed(SyncInquiryPort, port)),
+    Layer.provideMerge(SyncEventTracker.layer)
+  )
+  return { pending, deadLettered, signal, stats, hooks, layer }
 }
 
 const awaiter = Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter)
 const tracker = Effect.service(SyncEventTracker.SyncEventTracker)
 
 describe("PerspectiveSyncAwaiter with a database port", () => {
+  it.effect("already applied elsewhere (still tracked here): answered after one database check, no poll", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const [e, s] = [uuid(), uuid()]
+      yield* (yield* tracker).trackEvent({ eventId: e, streamId: s, eventType: "A", perspectiveName: "p" })
+      const fiber = yield* start((yield* awaiter).waitForEvents("p", [e]))
+      expect(isRunning(fiber)).toBe(false) // no clock advanced: not the safety-net poll
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "NoPendingEvents", eventsAwaited: 1 })
+      expect(db.stats.asked).toBe(1)
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("a completion signalled between the first check and the wait is not lost (no safety-net poll needed)", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const e = uuid()
+      db.pending.add(e)
+      db.hooks.afterAnswer = () => {
+        db.pending.delete(e)
+        db.signal.bump()
+      }
+      const fiber = yield* start((yield* awaiter).waitForEvents("p", [e], { timeout: "10 seconds" }))
+      expect(isRunning(fiber)).toBe(false) // no clock advanced
+      expect((yield* Fiber.join(fiber))._tag).toBe("Synced")
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("an event dead-lettered before the wait, among pending ones: DeadLettered at once, naming it", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const [dead, other] = [uuid(), uuid()]
+      db.deadLettered.add(dead)
+      db.pending.add(other)
+      const fiber = yield* start((yield* awaiter).waitForEvents("p", [dead, other]))
+      expect(isRunning(fiber)).toBe(false)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "DeadLettered", deadLettered: [dead], pending: [other] })
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("includeProcessedEventIds: the processed ids are returned only when asked", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const [a, b] = [uuid(), uuid()]
+      db.pending.add(b)
+      const fiber = yield* start((yield* awaiter).waitForEvents("p", [a, b], { includeProcessedEventIds: true }))
+      db.pending.clear()
+      db.signal.bump()
+      const result = yield* Fiber.join(fiber)
+      expect(result).toMatchObject({ _tag: "Synced", processedEventIds: [a, b] })
+      const plain = yield* (yield* awaiter).waitForEvents("p", [a])
+      expect("processedEventIds" in plain).toBe(false)
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("bad arguments are typed errors at the call, never a wait", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const a = yield* awaiter
+      const reason = (effect: Effect.Effect<unknown, unknown>) =>
+        Effect.map(Effect.flip(effect), (e) => (e as { readonly reason?: { readonly _tag: string } }).reason?._tag)
+      expect(yield* reason(a.waitForStream("p", "not-a-uuid"))).toBe("InvalidStreamId")
+      expect(yield* reason(a.waitForStream("p", uuid(), { eventId: "nope" }))).toBe("InvalidEventId")
+      expect(yield* reason(a.waitForEvents("p", ["not-a-uuid"]))).toBe("InvalidEventId")
+      expect(yield* reason(a.waitForEvents("nope", [uuid()]))).toBe("UnknownPerspective")
+      expect(yield* reason(a.waitForEvents("p", [uuid()], { timeout: -5 }))).toBe("InvalidTimeout")
+      expect(yield* reason(a.wait("q", SyncFilter.forEventTypes("A")))).toBe("ImpossibleFilter")
+      expect(yield* reason(a.wait("q", SyncFilter.forStream(uuid()).andEventTypes("A")))).toBe("ImpossibleFilter")
+      expect(yield* reason(a.waitForStream("q", uuid(), { eventTypes: ["A"] }))).toBe("ImpossibleFilter")
+      expect((yield* a.wait("q", SyncFilter.forEventTypes("A").orEventTypes("B")))._tag).toBe("NoPendingEvents")
+      expect(db.stats.asked).toBe(0)
+    }).pipe(Effect.provide(db.layer))
+  })
+
   it.effect("a tracked event dead-lettered on any instance ends the wait on the change signal and is named", () => {
     const db = fakeDatabase()
     return Effect.gen(function*() {
@@ -39,11 +124,11 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
       yield* (yield* tracker).trackEvent({ eventId: e, streamId: s, eventType: "A", perspectiveName: "p" })
       db.pending.add(e)
       const fiber = yield* start((yield* awaiter).waitForEvents("p", [e]))
-      expect(db.stats.asked).toBe(0) // tracked here: the fast path asks nobody
+      expect(db.stats.asked).toBe(1) // one check, then the wait
       db.pending.delete(e)
       db.deadLettered.add(e)
       db.signal.bump()
-      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", eventsAwaited: 1, deadLettered: [e] })
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "DeadLettered", eventsAwaited: 1, deadLettered: [e] })
     }).pipe(Effect.provide(db.layer))
   })
 
@@ -81,15 +166,57 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
     }).pipe(Effect.provide(db.layer))
   })
 
-  it.effect("cross-scope: waitForStreamAsync discovers the stream's pending events in the database", () => {
+  it.effect("cross-scope: waitForStream discovers the stream's pending events in the database", () => {
     const db = fakeDatabase()
     return Effect.gen(function*() {
       const [a, b] = [uuid(), uuid()]
       db.pending.add(a).add(b)
-      const fiber = yield* start((yield* awaiter).waitForStreamAsync("p", uuid()))
+      const fiber = yield* start((yield* awaiter).waitForStream("p", uuid()))
       db.pending.clear()
       db.signal.bump()
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", eventsAwaited: 2 })
+    }).pipe(Effect.provide(db.layer))
+  })
+})
+
+describe("EventCompletionAwaiter with a database port (every perspective, any instance)", () => {
+  const completion = Effect.service(EventCompletionAwaiter.EventCompletionAwaiter)
+
+  it.effect("untracked here, applied elsewhere: answered from the database after one check, not a timeout", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const e = uuid()
+      const fiber = yield* start((yield* completion).waitForEvents([e], { timeout: "3 seconds" }))
+      expect(isRunning(fiber)).toBe(false)
+      expect((yield* Fiber.join(fiber))._tag).toBe("NoPendingEvents")
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("pending in the database: resumes on the change signal once no perspective has it", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const e = uuid()
+      db.pending.add(e)
+      const fiber = yield* start((yield* completion).waitForEvents([e], { timeout: "10 seconds" }))
+      expect(isRunning(fiber)).toBe(true)
+      db.pending.delete(e)
+      db.signal.bump()
+      expect((yield* Fiber.join(fiber))._tag).toBe("Synced")
+      expect(yield* (yield* completion).areEventsFullyProcessed([e])).toBe(true)
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("dead-lettered by one perspective: DeadLettered at once, naming it", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function*() {
+      const [dead, other] = [uuid(), uuid()]
+      db.pending.add(other).add(dead)
+      const fiber = yield* start((yield* completion).waitForEvents([dead, other], { timeout: "10 seconds" }))
+      db.pending.delete(dead)
+      db.deadLettered.add(dead)
+      db.signal.bump()
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "DeadLettered", deadLettered: [dead] })
+      expect(yield* (yield* completion).areEventsFullyProcessed([dead])).toBe(false)
     }).pipe(Effect.provide(db.layer))
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type Envelope, Receptor } from "@whizbang/core"
-import { Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import * as Dispatcher from "../src/Dispatcher.js"
 import * as EmittedEvents from "../src/EmittedEvents.js"
@@ -25,9 +25,9 @@ const envelope = (eventType: string, streamId = uuid(), eventId = uuid()): Envel
 })
 
 /** A dispatcher over receptors built from `defs`; `seen` collects what each handler observed. */
-const setup = (defs: ReadonlyArray<Parameters<typeof Receptor.make>[0]>, defaultSyncTimeoutMilliseconds?: number) => {
+const setup = (defs: ReadonlyArray<Parameters<typeof Receptor.make>[0]>, defaultSyncTimeout?: Duration.Input) => {
   const receptors = defs.map((d) => Receptor.make(d))
-  return Dispatcher.layer({ receptors, defaultSyncTimeoutMilliseconds }).pipe(
+  return Dispatcher.layer({ receptors, defaultSyncTimeout }).pipe(
     Layer.provideMerge(Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer)),
     Layer.provideMerge(SyncEventTracker.layer),
     Layer.provideMerge(TrackedEventTypeRegistry.layer({ OrderPlaced: ["orders"], OrderShipped: ["orders", "audit"] }))
@@ -41,12 +41,12 @@ const mark = (ids: ReadonlyArray<string>, perspectiveName = "orders") =>
 const dispatcher = Effect.service(Dispatcher.Dispatcher)
 
 describe("ReceptorSync option rules", () => {
-  it("timeout -1 or absent means the global default; explicit values win, 0 included", () => {
-    expect(ReceptorSync.effectiveTimeoutMilliseconds({ perspective: "p" })).toBe(5000)
-    expect(ReceptorSync.effectiveTimeoutMilliseconds({ perspective: "p", timeoutMilliseconds: -1 })).toBe(5000)
-    expect(ReceptorSync.effectiveTimeoutMilliseconds({ perspective: "p", timeoutMilliseconds: -1 }, 1234)).toBe(1234)
-    expect(ReceptorSync.effectiveTimeoutMilliseconds({ perspective: "p", timeoutMilliseconds: 0 }, 1234)).toBe(0)
-    expect(ReceptorSync.effectiveTimeoutMilliseconds({ perspective: "p", timeoutMilliseconds: 250 }, 1234)).toBe(250)
+  it("an absent timeout means the global default; explicit values win, zero included", () => {
+    const ms = (d: Duration.Duration) => Duration.toMillis(d)
+    expect(ms(ReceptorSync.effectiveTimeout({ perspective: "p" }))).toBe(5000)
+    expect(ms(ReceptorSync.effectiveTimeout({ perspective: "p" }, "1234 millis"))).toBe(1234)
+    expect(ms(ReceptorSync.effectiveTimeout({ perspective: "p", timeout: 0 }, 1234))).toBe(0)
+    expect(ms(ReceptorSync.effectiveTimeout({ perspective: "p", timeout: "250 millis" }, 1234))).toBe(250)
   })
 
   it("fire behaviour defaults to FireOnSuccess; event types default to all (the incoming event is awaited)", () => {
@@ -95,7 +95,7 @@ describe("Dispatcher", () => {
     const layer = setup([{
       name: "ship",
       handles: ["OrderPlaced"],
-      awaitPerspectiveSync: [{ perspective: "orders", timeoutMilliseconds: 60_000 }],
+      awaitPerspectiveSync: [{ perspective: "orders", timeout: "1 minute" }],
       handle: () => Effect.map(SyncContext.Current, (c) => { context = c })
     }])
     return Effect.gen(function*() {
@@ -131,9 +131,9 @@ describe("Dispatcher", () => {
     const layer = setup([{
       name: "strict",
       handles: ["OrderPlaced"],
-      awaitPerspectiveSync: [{ perspective: "orders", timeoutMilliseconds: -1 }],
+      awaitPerspectiveSync: [{ perspective: "orders" }],
       handle: () => Effect.sync(() => { ran = true })
-    }], 2000)
+    }], "2 seconds")
     return Effect.gen(function*() {
       const e = envelope("OrderPlaced")
       yield* track(e)
@@ -144,7 +144,7 @@ describe("Dispatcher", () => {
       const exit = yield* Fiber.join(fiber)
       expect(Exit.isFailure(exit)).toBe(true)
       const error = yield* Effect.flip(Effect.flatten(Effect.succeed(exit)))
-      expect(error).toMatchObject({ _tag: "PerspectiveSyncTimeoutError", receptor: "strict", perspectiveName: "orders", timeoutMilliseconds: 2000, eventsAwaited: 1 })
+      expect(error).toMatchObject({ _tag: "PerspectiveSyncTimeoutError", receptor: "strict", perspectiveName: "orders", timeout: Duration.seconds(2), eventsAwaited: 1 })
       expect(ran).toBe(false)
     }).pipe(Effect.provide(layer))
   })
@@ -154,7 +154,7 @@ describe("Dispatcher", () => {
     const layer = setup([{
       name: "lenient",
       handles: ["OrderPlaced"],
-      awaitPerspectiveSync: [{ perspective: "orders", timeoutMilliseconds: 0, fireBehavior: "FireAlways" }],
+      awaitPerspectiveSync: [{ perspective: "orders", timeout: 0, fireBehavior: "FireAlways" }],
       handle: () => Effect.map(SyncContext.Current, (c) => { context = c })
     }], 60_000)
     return Effect.gen(function*() {

@@ -19,7 +19,7 @@ describe("EventCompletionAwaiter", () => {
       const awaiter = yield* Awaiter
       const fibers = [yield* start(awaiter.waitForEvents([])), yield* start(awaiter.waitForEvents(undefined)), yield* start(awaiter.waitForEvents([uuid()]))]
       expect(fibers.map(isRunning)).toEqual([false, false, false])
-      expect(yield* Fiber.joinAll(fibers)).toEqual([true, true, true])
+      expect((yield* Fiber.joinAll(fibers)).map((r) => r._tag)).toEqual(["NoPendingEvents", "NoPendingEvents", "NoPendingEvents"])
     })))
 
   it.effect("waits until all perspectives of all given events completed", () =>
@@ -32,10 +32,10 @@ describe("EventCompletionAwaiter", () => {
       yield* tracker.markProcessedByPerspective([e1, e2], "A")
       expect(isRunning(fiber)).toBe(true)
       yield* tracker.markProcessedByPerspective([e1], "B")
-      expect(yield* Fiber.join(fiber)).toBe(true)
+      expect((yield* Fiber.join(fiber))._tag).toBe("Synced")
     })))
 
-  it.effect("times out with false", () =>
+  it.effect("times out with TimedOut, naming what is still pending", () =>
     provided(Effect.gen(function*() {
       const e = uuid()
       yield* track(e, "A")
@@ -43,10 +43,10 @@ describe("EventCompletionAwaiter", () => {
       yield* TestClock.adjust("2999 millis")
       expect(isRunning(fiber)).toBe(true)
       yield* TestClock.adjust(1)
-      expect(yield* Fiber.join(fiber)).toBe(false)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "TimedOut", pending: [e] })
     })))
 
-  it.effect("cancellation: interruption removes the waiter; unregistering its awaiter id returns false", () =>
+  it.effect("cancellation: interruption removes the waiter; unregistering its awaiter id ends it TimedOut", () =>
     provided(Effect.gen(function*() {
       const [awaiter, tracker] = [yield* Awaiter, yield* Tracker]
       const e = uuid()
@@ -56,7 +56,7 @@ describe("EventCompletionAwaiter", () => {
       expect((yield* tracker.stats).waiters).toBe(0)
       const cancelled = yield* start(awaiter.waitForEvents([e], { awaiterId: "rpc-1" }))
       yield* tracker.unregisterAwaiter("rpc-1")
-      expect(yield* Fiber.join(cancelled)).toBe(false)
+      expect((yield* Fiber.join(cancelled))._tag).toBe("TimedOut")
     })))
 
   it.effect("areEventsFullyProcessed is true only when no perspective remains", () =>
@@ -72,5 +72,13 @@ describe("EventCompletionAwaiter", () => {
       yield* tracker.markProcessedByPerspective([e1], "B")
       expect(yield* awaiter.areEventsFullyProcessed([e1, e2])).toBe(true)
       expect(yield* awaiter.areEventsFullyProcessed([])).toBe(true)
+    })))
+
+  it.effect("ids that are not UUIDs and negative timeouts are typed errors at the call, never a wait", () =>
+    provided(Effect.gen(function*() {
+      const awaiter = yield* Awaiter
+      expect(yield* Effect.flip(awaiter.waitForEvents(["not-a-uuid"]))).toMatchObject({ _tag: "SyncArgumentError", reason: { _tag: "InvalidEventId" } })
+      expect(yield* Effect.flip(awaiter.waitForEvents([uuid()], { timeout: -1 }))).toMatchObject({ reason: { _tag: "InvalidTimeout" } })
+      expect(yield* Effect.flip(awaiter.areEventsFullyProcessed(["x"]))).toMatchObject({ reason: { _tag: "InvalidEventId" } })
     })))
 })

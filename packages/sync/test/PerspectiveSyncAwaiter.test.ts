@@ -28,29 +28,29 @@ const emit = (perspectiveName: string, streamId: string, eventType = "OrderCreat
   })
 const mark = (ids: ReadonlyArray<string>, perspectiveName = "Orders") =>
   Effect.flatMap(Tracker, (t) => t.markProcessedByPerspective(ids, perspectiveName))
-const waitAsync = (builder: SyncFilter.SyncFilterBuilder, perspectiveName = "Orders") =>
-  Effect.flatMap(Awaiter, (a) => a.waitAsync(perspectiveName, builder))
+const wait = (builder: SyncFilter.SyncFilterBuilder, perspectiveName = "Orders") =>
+  Effect.flatMap(Awaiter, (a) => a.wait(perspectiveName, builder))
 
-describe("PerspectiveSyncAwaiter.waitAsync", () => {
+describe("PerspectiveSyncAwaiter.wait", () => {
   it.effect("no tracked events -> NoPendingEvents", () =>
     provided(ScopedEventTracker.withScope(Effect.gen(function*() {
-      expect((yield* waitAsync(SyncFilter.currentScope()))._tag).toBe("NoPendingEvents")
-      expect((yield* waitAsync(SyncFilter.all()))._tag).toBe("NoPendingEvents")
+      expect((yield* wait(SyncFilter.currentScope()))._tag).toBe("NoPendingEvents")
+      expect((yield* wait(SyncFilter.all()))._tag).toBe("NoPendingEvents")
     }))))
 
   it.effect("a filter that matches nothing -> NoPendingEvents", () =>
     provided(ScopedEventTracker.withScope(Effect.gen(function*() {
       yield* emit("Orders", uuid())
-      expect((yield* waitAsync(SyncFilter.forStream(uuid()))).eventsAwaited).toBe(0)
-      expect((yield* waitAsync(SyncFilter.forEventTypes("Other")))._tag).toBe("NoPendingEvents")
-      expect((yield* waitAsync(SyncFilter.currentScope(), "OtherPerspective"))._tag).toBe("NoPendingEvents")
+      expect((yield* wait(SyncFilter.forStream(uuid()))).eventsAwaited).toBe(0)
+      expect((yield* wait(SyncFilter.forEventTypes("Other")))._tag).toBe("NoPendingEvents")
+      expect((yield* wait(SyncFilter.currentScope(), "OtherPerspective"))._tag).toBe("NoPendingEvents")
     }))))
 
   it.effect("nothing left after filtering (already processed) -> NoPendingEvents", () =>
     provided(ScopedEventTracker.withScope(Effect.gen(function*() {
       const e = yield* emit("Orders", uuid())
       yield* mark([e])
-      expect((yield* waitAsync(SyncFilter.currentScope()))._tag).toBe("NoPendingEvents")
+      expect((yield* wait(SyncFilter.currentScope()))._tag).toBe("NoPendingEvents")
     }))))
 
   it.effect("a stream filter waits only for that stream; Synced with elapsed time and count", () =>
@@ -58,7 +58,7 @@ describe("PerspectiveSyncAwaiter.waitAsync", () => {
       const [s1, s2] = [uuid(), uuid()]
       const e1 = yield* emit("Orders", s1)
       yield* emit("Orders", s2)
-      const fiber = yield* Effect.forkChild(waitAsync(SyncFilter.forStream(s1)))
+      const fiber = yield* Effect.forkChild(wait(SyncFilter.forStream(s1)))
       yield* waitersRegistered(1)
       yield* TestClock.adjust(300)
       yield* mark([e1])
@@ -73,7 +73,7 @@ describe("PerspectiveSyncAwaiter.waitAsync", () => {
       const [s1, s2] = [uuid(), uuid()]
       const e1 = yield* emit("Orders", s1)
       const e2 = yield* emit("Orders", s2)
-      const fiber = yield* Effect.forkChild(waitAsync(SyncFilter.forStream(s1).orStream(s2)))
+      const fiber = yield* Effect.forkChild(wait(SyncFilter.forStream(s1).orStream(s2)))
       yield* waitersRegistered(1)
       yield* mark([e1])
       expect(isRunning(fiber)).toBe(true)
@@ -88,7 +88,7 @@ describe("PerspectiveSyncAwaiter.waitAsync", () => {
       const elsewhere = yield* ScopedEventTracker.withScope(emit("Orders", s))
       yield* ScopedEventTracker.withScope(Effect.gen(function*() {
         const mine = yield* emit("Orders", s)
-        const fiber = yield* Effect.forkChild(waitAsync(SyncFilter.currentScope()))
+        const fiber = yield* Effect.forkChild(wait(SyncFilter.currentScope()))
         yield* waitersRegistered(1)
         yield* mark([mine])
         expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", eventsAwaited: 1 })
@@ -101,7 +101,7 @@ describe("PerspectiveSyncAwaiter.waitAsync", () => {
       provided(ScopedEventTracker.withScope(Effect.gen(function*() {
         yield* emit("Orders", uuid())
         const options = SyncFilter.currentScope().withTimeout(1000).withDebuggerAwareTimeout(debuggerAware)
-        const fiber = yield* Effect.forkChild(waitAsync(options))
+        const fiber = yield* Effect.forkChild(wait(options))
         yield* waitersRegistered(1)
         yield* TestClock.adjust(999)
         expect(isRunning(fiber)).toBe(true)
@@ -115,7 +115,7 @@ describe("PerspectiveSyncAwaiter.waitAsync", () => {
   it.effect("a zero timeout checks once and times out when events are pending", () =>
     provided(ScopedEventTracker.withScope(Effect.gen(function*() {
       yield* emit("Orders", uuid())
-      expect((yield* waitAsync(SyncFilter.currentScope().withTimeout(0)))._tag).toBe("TimedOut")
+      expect((yield* wait(SyncFilter.currentScope().withTimeout(0)))._tag).toBe("TimedOut")
     }))))
 
   it.effect("time frozen in a debugger does not count toward the timeout", () =>
@@ -125,7 +125,7 @@ describe("PerspectiveSyncAwaiter.waitAsync", () => {
       let frozen = 0
       const now = () => clock.currentTimeMillisUnsafe() + frozen
       const fiber = yield* Effect.forkChild(Effect.provideService(
-        waitAsync(SyncFilter.currentScope().withTimeout(1000)),
+        wait(SyncFilter.currentScope().withTimeout(1000)),
         Clock.Clock,
         { ...clock, currentTimeMillisUnsafe: now, currentTimeMillis: Effect.sync(now) }
       ))
@@ -141,7 +141,7 @@ describe("PerspectiveSyncAwaiter.waitAsync", () => {
   it.effect("cancellation by interruption removes the waiter and leaves the events tracked", () =>
     provided(ScopedEventTracker.withScope(Effect.gen(function*() {
       const e = yield* emit("Orders", uuid())
-      const fiber = yield* Effect.forkChild(waitAsync(SyncFilter.currentScope()))
+      const fiber = yield* Effect.forkChild(wait(SyncFilter.currentScope()))
       yield* waitersRegistered(1)
       yield* Fiber.interrupt(fiber)
       const tracker = yield* Tracker
@@ -152,29 +152,29 @@ describe("PerspectiveSyncAwaiter.waitAsync", () => {
   it.effect("inside an inline lifecycle stage it is refused with a typed error; detached stages are fine", () =>
     provided(ScopedEventTracker.withScope(Effect.gen(function*() {
       const awaiter = yield* Awaiter
-      const refused = yield* Effect.flip(InlineLifecycleStage.withInlineStage(waitAsync(SyncFilter.currentScope())))
+      const refused = yield* Effect.flip(InlineLifecycleStage.withInlineStage(wait(SyncFilter.currentScope())))
       expect(refused).toMatchObject({ _tag: "InlineStageSyncError", perspectiveName: "Orders" })
-      const refusedStream = yield* Effect.flip(InlineLifecycleStage.withInlineStage(awaiter.waitForStreamAsync("Orders", uuid())))
+      const refusedStream = yield* Effect.flip(InlineLifecycleStage.withInlineStage(awaiter.waitForStream("Orders", uuid())))
       expect(refusedStream._tag).toBe("InlineStageSyncError")
       const detached = yield* InlineLifecycleStage.withInlineStage(
-        InlineLifecycleStage.withDetachedStage(waitAsync(SyncFilter.currentScope()))
+        InlineLifecycleStage.withDetachedStage(wait(SyncFilter.currentScope()))
       )
       expect(detached._tag).toBe("NoPendingEvents")
     }))))
 
   it.effect("an invalid filter fails with SyncFilterError", () =>
     provided(Effect.gen(function*() {
-      const error = yield* Effect.flip(waitAsync(SyncFilter.forStream("not-a-uuid")))
+      const error = yield* Effect.flip(wait(SyncFilter.forStream("not-a-uuid")))
       expect(error._tag).toBe("SyncFilterError")
     })))
 })
 
-describe("PerspectiveSyncAwaiter.waitForStreamAsync", () => {
+describe("PerspectiveSyncAwaiter.waitForStream", () => {
   it.effect("with an explicit event id waits for that id only", () =>
     provided(Effect.gen(function*() {
       const s = uuid()
       const [e1, e2] = yield* ScopedEventTracker.withScope(Effect.all([emit("Orders", s), emit("Orders", s)]))
-      const fiber = yield* Effect.forkChild(Effect.flatMap(Awaiter, (a) => a.waitForStreamAsync("Orders", s, { eventId: e2 })))
+      const fiber = yield* Effect.forkChild(Effect.flatMap(Awaiter, (a) => a.waitForStream("Orders", s, { eventId: e2 })))
       yield* waitersRegistered(1)
       yield* mark([e1])
       expect(isRunning(fiber)).toBe(true)
@@ -186,7 +186,7 @@ describe("PerspectiveSyncAwaiter.waitForStreamAsync", () => {
     provided(Effect.gen(function*() {
       const s = uuid()
       const [created] = yield* ScopedEventTracker.withScope(Effect.all([emit("Orders", s, "OrderCreated"), emit("Orders", s, "OrderShipped")]))
-      const fiber = yield* Effect.forkChild(Effect.flatMap(Awaiter, (a) => a.waitForStreamAsync("Orders", s, { eventTypes: ["OrderCreated"] })))
+      const fiber = yield* Effect.forkChild(Effect.flatMap(Awaiter, (a) => a.waitForStream("Orders", s, { eventTypes: ["OrderCreated"] })))
       yield* waitersRegistered(1)
       yield* mark([created!])
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", eventsAwaited: 1 })
@@ -198,8 +198,8 @@ describe("PerspectiveSyncAwaiter.waitForStreamAsync", () => {
       const ids = yield* ScopedEventTracker.withScope(Effect.all([emit("Orders", s), emit("Orders", s)]))
       yield* ScopedEventTracker.withScope(Effect.gen(function*() {
         const awaiter = yield* Awaiter
-        expect((yield* awaiter.waitAsync("Orders", SyncFilter.currentScope()))._tag).toBe("NoPendingEvents")
-        const fiber = yield* Effect.forkChild(awaiter.waitForStreamAsync("Orders", s, { timeout: "2 seconds" }))
+        expect((yield* awaiter.wait("Orders", SyncFilter.currentScope()))._tag).toBe("NoPendingEvents")
+        const fiber = yield* Effect.forkChild(awaiter.waitForStream("Orders", s, { timeout: "2 seconds" }))
         yield* waitersRegistered(1)
         yield* mark(ids)
         expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", eventsAwaited: 2 })
@@ -219,7 +219,7 @@ describe("PerspectiveSyncAwaiter.waitForStreamAsync", () => {
         Layer.provideMerge(SyncEventTracker.layer)
       )
       yield* Effect.gen(function*() {
-        const fiber = yield* Effect.forkChild(Effect.flatMap(Awaiter, (a) => a.waitForStreamAsync("Orders", uuid(), { eventId: e })))
+        const fiber = yield* Effect.forkChild(Effect.flatMap(Awaiter, (a) => a.waitForStream("Orders", uuid(), { eventId: e })))
         yield* TestClock.adjust(300)
         expect(isRunning(fiber)).toBe(true)
         pendingInDatabase.delete(e) // processed on another instance
@@ -230,7 +230,7 @@ describe("PerspectiveSyncAwaiter.waitForStreamAsync", () => {
 
   it.effect("with the default port, an event no one tracks has nothing to wait for", () =>
     provided(Effect.gen(function*() {
-      const result = yield* Effect.flatMap(Awaiter, (a) => a.waitForStreamAsync("Orders", uuid(), { eventId: uuid() }))
+      const result = yield* Effect.flatMap(Awaiter, (a) => a.waitForStream("Orders", uuid(), { eventId: uuid() }))
       expect(result._tag).toBe("NoPendingEvents")
     })))
 })
@@ -258,14 +258,14 @@ describe("EmittedEvents.record", () => {
         expect(yield* ScopedEventTracker.getEmittedEvents()).toHaveLength(2)
         const tracker = yield* Tracker
         expect((yield* tracker.stats).tracked).toBe(2)
-        const orders = yield* Effect.forkChild(waitAsync(SyncFilter.currentScope()))
+        const orders = yield* Effect.forkChild(wait(SyncFilter.currentScope()))
         const all = yield* Effect.forkChild(Effect.flatMap(EventCompletionAwaiter.EventCompletionAwaiter, (a) => a.waitForEvents([eventId])))
         yield* waitersRegistered(2)
         yield* mark([eventId], "Orders")
         expect((yield* Fiber.join(orders))._tag).toBe("Synced")
         expect(isRunning(all)).toBe(true)
         yield* mark([eventId], "Reports")
-        expect(yield* Fiber.join(all)).toBe(true)
+        expect((yield* Fiber.join(all))._tag).toBe("Synced")
       }))
     }).pipe(Effect.provide(Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(
       Layer.provideMerge(SyncEventTracker.layer),

@@ -88,7 +88,13 @@ describe("PgSyncInquiry rules (real Postgres)", () => {
     const byIds = yield* inquiry.inquire(yield* SyncInquiry.make({ perspectiveName: "order_summary", eventIds: [placed!] }))
     expect(SyncInquiry.isFullySynced(byIds)).toBe(false)
     yield* complete(sql, s, placed!)
-    const synced = yield* inquiry.inquire(yield* SyncInquiry.make({ perspectiveName: "order_summary", eventIds: [placed!] }))
+    const unasked = yield* inquiry.inquire(yield* SyncInquiry.make({ perspectiveName: "order_summary", eventIds: [placed!] }))
+    expect(unasked.processedEventIds).toBeUndefined() // includeProcessedEventIds defaults to off
+    expect(SyncInquiry.isFullySynced(unasked)).toBe(false)
+    const synced = yield* inquiry.inquire(
+      yield* SyncInquiry.make({ perspectiveName: "order_summary", eventIds: [placed!], includeProcessedEventIds: true })
+    )
+    expect(synced.processedEventIds).toEqual([placed])
     expect(SyncInquiry.isFullySynced(synced)).toBe(true)
     const byStream = yield* inquiry.inquire(yield* SyncInquiry.make({ perspectiveName: "order_summary", streamId: s, includePendingEventIds: true }))
     expect(byStream).toMatchObject({ pendingCount: 1, pendingEventIds: [shipped], streamId: s })

@@ -3,16 +3,23 @@ import { Duration } from "effect"
 import * as SyncContext from "../src/SyncContext.js"
 import * as SyncResult from "../src/SyncResult.js"
 
-const fields = { elapsed: Duration.millis(120), eventsAwaited: 3, deadLettered: [] }
+const fields = { elapsed: Duration.millis(120), eventsAwaited: 3, deadLettered: [], pending: [] }
 
 describe("SyncResult", () => {
   it("outcomes are tagged and carry elapsed time and events awaited", () => {
-    const results = [SyncResult.Synced(fields), SyncResult.TimedOut(fields), SyncResult.NoPendingEvents(fields)]
-    expect(results.map((r) => r._tag)).toEqual(["Synced", "TimedOut", "NoPendingEvents"])
+    const dead = { ...fields, deadLettered: ["e1"] }
+    const results = [SyncResult.Synced(fields), SyncResult.TimedOut(fields), SyncResult.NoPendingEvents(fields), SyncResult.DeadLettered(dead)]
+    expect(results.map((r) => r._tag)).toEqual(["Synced", "TimedOut", "NoPendingEvents", "DeadLettered"])
     expect(results.every((r) => r.eventsAwaited === 3 && Duration.toMillis(r.elapsed) === 120)).toBe(true)
-    expect(results.map(SyncResult.$is("TimedOut"))).toEqual([false, true, false])
-    const label = SyncResult.$match({ Synced: () => "s", TimedOut: () => "t", NoPendingEvents: () => "n" })
-    expect(results.map(label)).toEqual(["s", "t", "n"])
+    expect(results.map(SyncResult.$is("TimedOut"))).toEqual([false, true, false, false])
+    const label = SyncResult.$match({ Synced: () => "s", TimedOut: () => "t", NoPendingEvents: () => "n", DeadLettered: () => "d" })
+    expect(results.map(label)).toEqual(["s", "t", "n", "d"])
+  })
+
+  it("isFresh: only Synced and NoPendingEvents mean the read model has every awaited event", () => {
+    const dead = SyncResult.DeadLettered({ ...fields, deadLettered: ["e1"] })
+    expect([SyncResult.Synced(fields), SyncResult.NoPendingEvents(fields), SyncResult.TimedOut(fields), dead].map(SyncResult.isFresh))
+      .toEqual([true, true, false, false])
   })
 })
 
@@ -40,5 +47,8 @@ describe("SyncContext", () => {
     expect(synced.failureReason).toBeUndefined()
     expect("failureReason" in synced).toBe(false)
     expect(SyncContext.isSuccess(synced)).toBe(true)
+    const dead = SyncContext.fromResult(SyncResult.DeadLettered({ ...fields, deadLettered: ["e1"] }), { perspectiveName: "Orders" })
+    expect([SyncContext.isSuccess(dead), SyncContext.isTimedOut(dead), SyncContext.isDeadLettered(dead)]).toEqual([false, false, true])
+    expect(dead.failureReason).toContain("e1")
   })
 })

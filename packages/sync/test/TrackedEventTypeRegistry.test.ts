@@ -48,4 +48,21 @@ describe("TrackedEventTypeRegistry", () => {
       expect(error._tag).toBe("TrackedEventTypeRegistryError")
       expect(yield* registry.shouldTrack("A")).toBe(false)
     }))
+
+  it.effect("consumes codegen's generated trackedEventTypes map as is, alone or with the perspectives' routing", () =>
+    Effect.gen(function*() {
+      // The exact declared type codegen emits in whizbang.generated.ts.
+      const trackedEventTypes: Readonly<Record<string, ReadonlyArray<string>>> = {
+        OrderPaid: ["customer_stats", "order_summary"],
+        OrderPlaced: ["customer_stats"]
+      }
+      const alone = yield* TrackedEventTypeRegistry.make(trackedEventTypes)
+      expect(yield* alone.getPerspectiveNames("OrderPaid")).toEqual(["customer_stats", "order_summary"])
+      const merged = yield* Effect.provide(
+        TrackedEventTypeRegistry.TrackedEventTypeRegistry,
+        TrackedEventTypeRegistry.layerFromPerspectives([{ name: "order_summary", eventTypes: ["OrderPlaced"] }], trackedEventTypes)
+      )
+      expect(yield* merged.getPerspectiveNames("OrderPlaced")).toEqual(["order_summary", "customer_stats"])
+      expect(yield* merged.getPerspectiveNames("OrderPaid")).toEqual(["customer_stats", "order_summary"])
+    }))
 })

@@ -1,20 +1,21 @@
 /**
  * Fires lifecycle receptors for committed events: `PostPerspective` per (event, perspective) right after the
- * commit, then — once every perspective of an event committed it (as the LifecycleStore sees it) —
- * `PostAllPerspectives` and `PostLifecycle`, once per event. Each envelope runs under its own security context.
+ * commit, then — once every perspective of an event is done with it (as the LifecycleStore sees it) —
+ * `PostAllPerspectives` and `PostLifecycle` once per event when every perspective applied it, or `DeadLettered`
+ * (with `DeadLetteredBy`) when one dead-lettered it: never a success for an event a read model lacks. Each envelope runs under its own security context.
  * A failing receptor is logged with its name and the event, and never stops the worker.
  */
 import { Effect, type Scope } from "effect"
 import type { Envelope, EventMetadata, EventScope } from "../Envelope.js"
 import type * as EventRegistry from "../EventRegistry.js"
-import { Inline, type LifecycleStage } from "../LifecycleStage.js"
+import { completionStages, DeadLetteredBy, Inline, type LifecycleStage } from "../LifecycleStage.js"
 import type * as LifecycleStore from "../LifecycleStore.js"
-import type * as Receptor from "../Receptor.js"
+import { type Receptor as ReceptorModel, runGated } from "../Receptor.js"
 import * as SecurityContext from "../SecurityContext.js"
 import type { ProcessedGroup } from "./workerCycle.js"
 
 export interface LifecycleDeps {
-  readonly receptors: ReadonlyArray<Receptor.Receptor>
+  readonly receptors: ReadonlyArray<ReceptorModel>
   readonly store: LifecycleStore.Shape
   readonly events: EventRegistry.EventRegistry
   readonly instanceId: string
@@ -22,8 +23,9 @@ export interface LifecycleDeps {
   readonly scope: Scope.Scope
 }
 
-const invoke = (deps: LifecycleDeps, receptor: Receptor.Receptor, envelope: Envelope) => {
-  const run = SecurityContext.withEnvelope(envelope, receptor.handle(envelope)).pipe(
+const invoke = (deps: LifecycleDeps, receptor: ReceptorModel, envelope: Envelope) => {
+  // Through the sync gate: a receptor declaring awaitPerspectiveSync runs after the perspective has the event.
+  const run = SecurityContext.withEnvelope(envelope, runGated(receptor, envelope)).pipe(
     Effect.catchCause((cause) =>
       Effect.logWarning(`receptor ${receptor.name} failed on ${envelope.eventType} ${envelope.eventId}`, cause).pipe(
         Effect.annotateLogs({ receptor: receptor.name, eventId: envelope.eventId, streamId: envelope.streamId })
@@ -44,8 +46,8 @@ export const fireStage = (deps: LifecycleDeps, stage: LifecycleStage, envelope: 
   )
 
 /** True when some receptor needs the end-of-processing stages (so the store is worth asking). */
-export const needsCompletionStages = (receptors: ReadonlyArray<Receptor.Receptor>): boolean =>
-  receptors.some((r) => r.stage === "PostAllPerspectives" || r.stage === "PostLifecycle")
+export const needsCompletionStages = (receptors: ReadonlyArray<ReceptorModel>): boolean =>
+  receptors.some((r) => r.stage !== undefined && completionStages.includes(r.stage))
 
 const toEnvelope = (deps: LifecycleDeps, e: LifecycleStore.CompletedEvent) =>
   deps.events.decode(e.eventType, e.payload, e.eventId).pipe(
@@ -73,6 +75,11 @@ export const completeLifecycles = (deps: LifecycleDeps, eventIds?: ReadonlyArray
       const envelope = yield* Effect.result(toEnvelope(deps, event))
       if (envelope._tag === "Failure") {
         yield* Effect.logWarning(`lifecycle of ${event.eventType} ${event.eventId} skipped: ${envelope.failure.message}`)
+        continue
+      }
+      const deadLetteredBy = event.deadLetteredBy ?? []
+      if (deadLetteredBy.length > 0) {
+        yield* Effect.provideService(fireStage(deps, "DeadLettered", envelope.success), DeadLetteredBy, deadLetteredBy)
         continue
       }
       yield* fireStage(deps, "PostAllPerspectives", envelope.success)

@@ -1,6 +1,9 @@
 /**
  * `wh_lifecycle_pending` statements. An event's lifecycle is complete when none of its work rows is pending
- * (the NOT EXISTS uses the (stream_id, perspective_name, event_id) unique index through stream_id).
+ * (the NOT EXISTS uses the (stream_id, perspective_name, event_id) unique index through stream_id). A work row
+ * that was dead-lettered is gone too, so the claim also returns the perspectives that dead-lettered the event
+ * (`dead_lettered_by`, through the (stream_id, perspective_name, event_id) dead-letter index): such an event is
+ * reported as dead-lettered, never as applied by every perspective.
  */
 
 /** Params: $1 event ids, $2 stream id. Run in the append transaction. */
@@ -27,7 +30,11 @@ WITH claimed AS (
   )
   RETURNING lp.event_id
 )
-SELECT e.event_id, e.stream_id, e.stream_version::int AS stream_version, e.event_type, e.payload, e.metadata, e.scope
+SELECT e.event_id, e.stream_id, e.stream_version::int AS stream_version, e.event_type, e.payload, e.metadata, e.scope,
+       coalesce((
+         SELECT array_agg(DISTINCT d.perspective_name ORDER BY d.perspective_name) FROM wh_dead_letters d
+         WHERE d.stream_id = e.stream_id AND d.event_id = e.event_id
+       ), '{}') AS dead_lettered_by
 FROM claimed c JOIN wh_events e ON e.event_id = c.event_id
 ORDER BY e.event_id`
 

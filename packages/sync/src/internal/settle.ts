@@ -67,7 +67,7 @@ export const check = (
   })
 
 /**
- * Waits (no timeout of its own) until `state.remaining` is empty: true; false when the tracker dropped a
+ * Waits (no timeout of its own) until `state.remaining` is empty or an event was dead-lettered: true; false when the tracker dropped a
  * tracked event it was waiting for (stale cleanup, unregistered) and no authoritative port can tell.
  *
  * @internal
@@ -78,12 +78,16 @@ export const settle = (
   perspectiveName: string,
   state: SettleState,
   firstLocal: ReadonlyArray<string>,
-  pollInterval: Duration.Input
+  pollInterval: Duration.Input,
+  endsAtOnce: (state: SettleState) => boolean = (s) => s.deadLettered.size > 0,
+  /** The change counter read before the check that produced `firstLocal` (so a signal since then is not lost). */
+  firstGeneration?: number
 ): Effect.Effect<boolean> =>
   Effect.gen(function*() {
     let local = firstLocal
-    let generation = port.changes === undefined ? 0 : yield* port.changes.current
-    while (state.remaining.size > 0) {
+    let generation = firstGeneration ?? (port.changes === undefined ? 0 : yield* port.changes.current)
+    // A dead-lettered awaited event ends the wait at once: it will never be applied, so waiting longer cannot help.
+    while (state.remaining.size > 0 && !endsAtOnce(state)) {
       const trackerWait = local.length === 0
         ? Effect.never
         : Effect.map(

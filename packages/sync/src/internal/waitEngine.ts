@@ -1,0 +1,103 @@
+/**
+ * The one wait behind every public way to wait (`PerspectiveSyncAwaiter`, `EventCompletionAwaiter`, the
+ * dispatcher, `SyncAwareLens`): validate the arguments, one check (tracker plus, with an authoritative port, one
+ * database query), then {@link Settle.settle} until everything is processed, something is dead-lettered, or the
+ * timeout passes.
+ *
+ * @internal
+ */
+import { EventId } from "@whizbang/core"
+import { Clock, Duration, Effect, Option } from "effect"
+import * as DebuggerAwareTimeout from "../DebuggerAwareTimeout.js"
+import { SyncArgumentError } from "../SyncError.js"
+import type { SyncEventTrackerShape } from "../SyncEventTracker.js"
+import type { SyncInquiryPortShape } from "../SyncInquiryPort.js"
+import * as SyncResult from "../SyncResult.js"
+import * as Settle from "./settle.js"
+
+/** @internal */
+export interface WaitRequest {
+  readonly perspectiveName: string
+  readonly eventIds: ReadonlyArray<string>
+  /**
+   * Of `eventIds`, those discovered rather than asked for (a stream's pending events): one of them dead-lettered
+   * is reported but does not end the wait, so a read after it still sees the stream's other events. Default none.
+   */
+  readonly discovered?: ReadonlySet<string> | undefined
+  readonly timeout: Duration.Duration
+  readonly debuggerAware: boolean
+  readonly includeProcessedEventIds: boolean
+}
+
+/** @internal */
+export const timeoutOf = (input: Duration.Input | undefined, fallback: Duration.Duration): Effect.Effect<Duration.Duration, SyncArgumentError> => {
+  if (input === undefined) return Effect.succeed(fallback)
+  const decoded = Duration.fromInput(input)
+  return Option.isSome(decoded) && !Duration.isNegative(decoded.value)
+    ? Effect.succeed(decoded.value)
+    : Effect.fail(new SyncArgumentError({ reason: { _tag: "InvalidTimeout", timeout: input } }))
+}
+
+/** @internal */
+export const checkEventIds = (eventIds: ReadonlyArray<unknown>): Effect.Effect<void, SyncArgumentError> => {
+  const bad = eventIds.find((id) => typeof id !== "string" || !EventId.isUuid(id))
+  return bad === undefined && eventIds.every((id) => typeof id === "string")
+    ? Effect.void
+    : Effect.fail(new SyncArgumentError({ reason: { _tag: "InvalidEventId", eventId: bad } }))
+}
+
+/** @internal */
+export const checkStreamId = (streamId: unknown): Effect.Effect<void, SyncArgumentError> =>
+  typeof streamId === "string" && EventId.isUuid(streamId)
+    ? Effect.void
+    : Effect.fail(new SyncArgumentError({ reason: { _tag: "InvalidStreamId", streamId } }))
+
+/** @internal */
+export const checkPerspective = (port: SyncInquiryPortShape, perspectiveName: unknown): Effect.Effect<void, SyncArgumentError> =>
+  port.perspectives === undefined || (typeof perspectiveName === "string" && port.perspectives.has(perspectiveName))
+    ? Effect.void
+    : Effect.fail(
+      new SyncArgumentError({ reason: { _tag: "UnknownPerspective", perspectiveName, known: [...(port.perspectives?.keys() ?? [])] } })
+    )
+
+/** @internal */
+export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape, pollInterval: Duration.Input) => {
+  const awaitIds = (request: WaitRequest): Effect.Effect<SyncResult.SyncResult> =>
+    Effect.gen(function*() {
+      const start = yield* Clock.currentTimeMillis
+      const ids = [...new Set(request.eventIds)]
+      const state = Settle.makeState(ids)
+      // Read before the first check, so a completion signalled between the check and the wait still wakes it.
+      const generation = port.changes === undefined ? 0 : yield* port.changes.current
+      // One check that asks the database too: a wait whose events are already applied ends here.
+      const local = yield* Settle.check(tracker, port, request.perspectiveName, state, true)
+      const discovered = request.discovered
+      const endsAtOnce = (s: Settle.SettleState) =>
+        discovered === undefined ? s.deadLettered.size > 0 : [...s.deadLettered].some((id) => !discovered.has(id))
+      const nothingPending = state.remaining.size === 0 && state.deadLettered.size === 0
+      const settled = nothingPending || state.remaining.size === 0 || endsAtOnce(state)
+        ? true
+        : Option.getOrElse(
+          yield* DebuggerAwareTimeout.timeoutOption(
+            Settle.settle(tracker, port, request.perspectiveName, state, local, pollInterval, endsAtOnce, generation),
+            request.timeout,
+            { debuggerAware: request.debuggerAware }
+          ),
+          () => false
+        )
+      const now = yield* Clock.currentTimeMillis
+      const fields: SyncResult.Fields = {
+        elapsed: Duration.millis(now - start),
+        eventsAwaited: ids.length,
+        deadLettered: [...state.deadLettered],
+        pending: [...state.remaining],
+        ...(request.includeProcessedEventIds
+          ? { processedEventIds: ids.filter((id) => !state.remaining.has(id) && !state.deadLettered.has(id)) }
+          : {})
+      }
+      if (nothingPending) return SyncResult.NoPendingEvents(fields)
+      if (!settled) return SyncResult.TimedOut(fields)
+      return state.deadLettered.size > 0 ? SyncResult.DeadLettered(fields) : SyncResult.Synced(fields)
+    })
+  return { awaitIds }
+}
