@@ -25,11 +25,9 @@ export interface CodeBlock {
   readonly fragment: boolean
 }
 
-/** The root README and every package README: the documents a user reads before installing. */
-export const readmeFiles = (): ReadonlyArray<string> => [
-  "README.md",
-  ...readdirSync(Path.join(workspaceRoot, "packages"))
-    .map((name) => `packages/${name}/README.md`)
+const readmesIn = (folder: string): ReadonlyArray<string> =>
+  readdirSync(Path.join(workspaceRoot, folder))
+    .map((name) => `${folder}/${name}/README.md`)
     .filter((file) => {
       try {
         readFileSync(Path.join(workspaceRoot, file))
@@ -39,7 +37,9 @@ export const readmeFiles = (): ReadonlyArray<string> => [
       }
     })
     .sort()
-]
+
+/** The root README, every package README and every example README: the documents a user reads and copies from. */
+export const readmeFiles = (): ReadonlyArray<string> => ["README.md", ...readmesIn("packages"), ...readmesIn("examples")]
 
 export const extractBlocks = (readme: string, markdown: string): ReadonlyArray<CodeBlock> => {
   const lines = markdown.split("\n")
