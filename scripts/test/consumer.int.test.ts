@@ -85,13 +85,17 @@ describe("consumer app installed with pnpm", () => {
     )
     const install = run(
       "pnpm",
-      // vite: the codegen README shows its Vite plugin (an optional peer a Vite user already has).
+      // vite: the codegen README shows its Vite plugin (an optional peer a Vite user already has). vitest and
+      // @effect/vitest: the testing README's config and test file import them (peers of @whizbang/testing, which
+      // an app installs itself to import them).
       [
         "add",
         ...packed.map((p) => `file:${p.tarball}`),
         `effect@${effectVersion}`,
         "@types/node@20",
-        `vite@${workspaceDevDependency("vite")}`
+        `vite@${workspaceDevDependency("vite")}`,
+        `vitest@${workspaceDevDependency("vitest")}`,
+        `@effect/vitest@${workspaceDevDependency("@effect/vitest")}`
       ],
       app,
       // Outside the workspace: no inherited workspace settings.

@@ -1,4 +1,4 @@
-// Every ```ts block of README.md and packages/*/README.md type-checks against the built workspace packages.
+// Every ```ts block of README.md, packages/*/README.md and examples/*/README.md type-checks against the built workspace packages.
 import { spawnSync } from "node:child_process"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
