@@ -65,6 +65,19 @@ export interface Lock {
 }
 
 /**
+ * Where events' end-of-processing lifecycles stand: `pending`, events whose `PostAllPerspectives` /
+ * `PostLifecycle` stages wait for the last perspective; `deadLetteredEvents`, events a perspective dead-lettered —
+ * their lifecycle ended in the `DeadLettered` stage, never reported as a success.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Lifecycles {
+  readonly pending: number
+  readonly deadLetteredEvents: number
+}
+
+/**
  * @category models
  * @since 0.1.0
  */
@@ -74,6 +87,7 @@ export interface Snapshot {
   readonly perspectives: ReadonlyArray<PerspectiveSummary>
   readonly instances: ReadonlyArray<Instance>
   readonly locks: ReadonlyArray<Lock>
+  readonly lifecycles: Lifecycles
   /** Every pending pair that cannot move now, whatever its age, with why (`PgWatchdog.blocked`). */
   readonly waiting: ReadonlyArray<PgWatchdog.Stuck>
   readonly stuck: ReadonlyArray<PgWatchdog.Stuck>
@@ -165,6 +179,17 @@ export const locks: Effect.Effect<ReadonlyArray<Lock>, PostgresError, PgClient> 
 )
 
 /**
+ * Lifecycle counts (see {@link Lifecycles}).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const lifecycles: Effect.Effect<Lifecycles, PostgresError, PgClient> = Effect.map(
+  PgClient.use((client) => client.query<Record<string, unknown>>(Sql.lifecycles)),
+  ([r]) => ({ pending: toNumber(r?.pending), deadLetteredEvents: toNumber(r?.dead_lettered_events) })
+)
+
+/**
  * The whole snapshot. `watchdog` options tune what counts as stuck (default: 30 s without progress).
  *
  * @category constructors
@@ -179,6 +204,7 @@ export const snapshot = (options: { readonly watchdog?: PgWatchdog.Options } = {
       perspectives: yield* perspectives,
       instances: yield* instances,
       locks: yield* locks,
+      lifecycles: yield* lifecycles,
       waiting: yield* PgWatchdog.blocked(options.watchdog ?? {}),
       stuck: yield* PgWatchdog.diagnose({ stuckAfter: Duration.seconds(30), ...options.watchdog })
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { EventId, EventStore, InstanceProvider, LifecycleStage, PerspectiveRewinder, PerspectiveWorker, Receptor, SecurityContext } from "@whizbang/core"
-import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
+import { PgClient, PgPerspectivePipeline, PgStatus } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Effect, Layer, Option, Ref } from "effect"
 import * as Bank from "./fixtures/bank.js"
@@ -164,6 +164,8 @@ describe("lifecycle stages and security context", () => {
         const client = yield* PgClient.PgClient
         expect((yield* client.query<{ n: number }>("select count(*)::int as n from wh_lifecycle_pending"))[0]!.n).toBe(0)
         expect((yield* client.query<{ n: number }>("select count(*)::int as n from wh_dead_letters"))[0]!.n).toBe(1)
+        // The operator sees the dead-lettered lifecycle as such, and nothing left owed.
+        expect((yield* PgStatus.snapshot()).lifecycles).toEqual({ pending: 0, deadLetteredEvents: 1 })
         return { bad: appended.events[1]!.eventId, good: [appended.events[0]!.eventId, appended.events[2]!.eventId] }
       }).pipe(
         Effect.provide(pipeline),

@@ -33,6 +33,8 @@ export const renderStatus = (s: PgStatus.Snapshot): string =>
       ])
     ),
     "",
+    `LIFECYCLES: ${count(s.lifecycles.pending)} pending (waiting for their last perspective), ${count(s.lifecycles.deadLetteredEvents)} dead-lettered (ended in DeadLettered, never PostAllPerspectives)`,
+    "",
     "INSTANCES",
     table(["INSTANCE", "SERVICE", "HOST", "PID", "STARTED", "HEARTBEAT AGE", "PERSPECTIVES"], s.instances.map((i) => [
       i.instanceId, i.serviceName, i.hostName, String(i.processId), i.startedAt, age(i.heartbeatAgeSeconds), i.perspectives?.join(", ") ?? "all"

@@ -52,3 +52,11 @@ SELECT stream_id, perspective_name, stream_lock_instance_id, stream_lock_reason,
        stream_lock_expiry IS NOT NULL AND stream_lock_expiry <= now() AS expired
 FROM wh_perspective_cursors WHERE stream_lock_instance_id IS NOT NULL
 ORDER BY perspective_name, stream_id`
+
+/**
+ * Events whose end-of-processing stages are still owed (every perspective must apply them first), and events that
+ * a perspective dead-lettered: their lifecycle ended in the `DeadLettered` stage, never in `PostAllPerspectives`.
+ */
+export const lifecycles = `
+SELECT (SELECT count(*)::int FROM wh_lifecycle_pending) AS pending,
+       (SELECT count(DISTINCT event_id)::int FROM wh_dead_letters) AS dead_lettered_events`
