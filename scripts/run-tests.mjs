@@ -47,9 +47,9 @@ const turbo = (tasks, extra = []) => {
   return result.status === 0
 }
 
-// `pnpm lint` (biome: format check and lint rules) joins the run once the repository has been formatted with
-// `pnpm format` (a one-time change made when the parallel branches are merged); until then it runs on its own.
-const lintInTests = false
+// `pnpm lint` (biome: format check and lint rules) is part of every run: an unformatted file fails `pnpm test`
+// (`pnpm format` fixes it).
+const lintInTests = true
 // As many tasks at once as there are cores: each vitest already runs its files in parallel, and more tasks than cores
 // only make CPU-bound tests (the property tests) slower than their timeouts.
 const parallel = Math.max(2, Os.availableParallelism())

@@ -71,14 +71,27 @@ export interface MachineFacts {
 }
 
 const settingNames = [
-  "shared_buffers", "work_mem", "max_connections", "fsync", "synchronous_commit", "full_page_writes", "wal_level",
-  "max_wal_size", "checkpoint_timeout", "effective_cache_size", "random_page_cost", "jit"
+  "shared_buffers",
+  "work_mem",
+  "max_connections",
+  "fsync",
+  "synchronous_commit",
+  "full_page_writes",
+  "wal_level",
+  "max_wal_size",
+  "checkpoint_timeout",
+  "effective_cache_size",
+  "random_page_cost",
+  "jit"
 ]
 
 export const machineFacts = async (server: Server): Promise<MachineFacts> => {
   const [version] = await admin<{ v: string }>(server.url, "select version() as v")
   const rows = await admin<{ name: string; setting: string; unit: string | null }>(
-    server.url, "select name, setting, unit from pg_settings where name = any($1)", [settingNames])
+    server.url,
+    "select name, setting, unit from pg_settings where name = any($1)",
+    [settingNames]
+  )
   return {
     cpus: Os.cpus().length,
     cpuModel: Os.cpus()[0]?.model ?? "unknown",
@@ -88,6 +101,8 @@ export const machineFacts = async (server: Server): Promise<MachineFacts> => {
     postgres: version!.v.split(" on ")[0]!,
     postgresSource: server.source,
     settings: Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} (${r.unit})` : r.setting])),
-    loadAverage: Os.loadavg().map((n) => n.toFixed(2)).join(" / ")
+    loadAverage: Os.loadavg()
+      .map((n) => n.toFixed(2))
+      .join(" / ")
   }
 }

@@ -21,7 +21,14 @@ export interface Profile {
 export const quick: Profile = {
   name: "quick",
   repetitions: 1,
-  throughput: { events: 6_000, streams: 600, instances: [1, 2], baselineLoops: [1], peerEvents: 1_500, peers: ["graphile-worker", "pg-boss", "emmett"] },
+  throughput: {
+    events: 6_000,
+    streams: 600,
+    instances: [1, 2],
+    baselineLoops: [1],
+    peerEvents: 1_500,
+    peers: ["graphile-worker", "pg-boss", "emmett"]
+  },
   latency: { rates: [200, 1_000], seconds: 3, streams: 500 },
   scale: { events: 20_000, streams: 2_000 },
   readYourWrites: { rates: [200, 1_000], iterations: 600, streams: 500 }
@@ -30,7 +37,14 @@ export const quick: Profile = {
 export const full: Profile = {
   name: "full",
   repetitions: 3,
-  throughput: { events: 100_000, streams: 10_000, instances: [1, 2, 3], baselineLoops: [1, 2], peerEvents: 100_000, peers: ["graphile-worker", "pg-boss", "emmett"] },
+  throughput: {
+    events: 100_000,
+    streams: 10_000,
+    instances: [1, 2, 3],
+    baselineLoops: [1, 2],
+    peerEvents: 100_000,
+    peers: ["graphile-worker", "pg-boss", "emmett"]
+  },
   latency: { rates: [200, 1_000, 3_000], seconds: 20, streams: 2_000 },
   scale: { events: 1_000_000, streams: 100_000 },
   readYourWrites: { rates: [200, 1_000], iterations: 10_000, streams: 2_000 }

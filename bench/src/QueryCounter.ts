@@ -10,13 +10,17 @@ export const install = () => {
   const original = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
   pg.Client.prototype.query = function (this: pg.Client, ...args: Array<unknown>) {
     const first = args[0]
-    const text = typeof first === "string" ? first : (first as { text?: string } | undefined)?.text ?? "?"
+    const text = typeof first === "string" ? first : ((first as { text?: string } | undefined)?.text ?? "?")
     const key = text.replace(/\s+/g, " ").trim().slice(0, 90)
     const started = performance.now()
     const c = counts.get(key) ?? counts.set(key, { n: 0, ms: 0 }).get(key)!
     c.n++
     const result = original.apply(this, args)
-    if (result instanceof Promise) void result.then(() => void (c.ms += performance.now() - started), () => undefined)
+    if (result instanceof Promise)
+      void result.then(
+        () => void (c.ms += performance.now() - started),
+        () => undefined
+      )
     return result
   } as typeof pg.Client.prototype.query
 }
@@ -24,4 +28,8 @@ export const install = () => {
 export const reset = () => counts.clear()
 
 export const report = () =>
-  [...counts].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25).map(([k, c]) => `${String(c.n).padStart(8)} calls ${c.ms.toFixed(0).padStart(9)} ms  ${k}`).join("\n")
+  [...counts]
+    .sort((a, b) => b[1].ms - a[1].ms)
+    .slice(0, 25)
+    .map(([k, c]) => `${String(c.n).padStart(8)} calls ${c.ms.toFixed(0).padStart(9)} ms  ${k}`)
+    .join("\n")

@@ -40,7 +40,7 @@ const clock: Clock.Clock = {
 }
 
 const run = (evict: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     now = 0
     const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(ttlSeconds) })
     const base = heapMb()
@@ -54,19 +54,25 @@ const run = (evict: boolean) =>
       if (evict) yield* cache.evictExpired
       now += (batch / rate) * 1000
       if ((done + batch) % 100_000 === 0) {
-        rows.push({ events: done + batch, simulatedSeconds: now / 1000, entries: yield* cache.count, heapMb: Math.round((heapMb() - base) * 10) / 10 })
+        rows.push({
+          events: done + batch,
+          simulatedSeconds: now / 1000,
+          entries: yield* cache.count,
+          heapMb: Math.round((heapMb() - base) * 10) / 10
+        })
       }
     }
     return rows
   }).pipe(Effect.provideService(Clock.Clock, clock))
 
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   console.log(`dedup cache heap: ${total.toLocaleString()} events at ${rate}/s (simulated), batches of ${batch}, TTL ${ttlSeconds} s`)
   for (const evict of [true, false]) {
     const rows = yield* run(evict)
     console.log(`\n${evict ? "with eviction every cycle (now)" : "without eviction (before)"}`)
     console.log("| events | simulated s | live entries | heap above start, MB |\n|---:|---:|---:|---:|")
-    for (const r of rows) console.log(`| ${r.events.toLocaleString()} | ${r.simulatedSeconds} | ${r.entries.toLocaleString()} | ${r.heapMb} |`)
+    for (const r of rows)
+      console.log(`| ${r.events.toLocaleString()} | ${r.simulatedSeconds} | ${r.entries.toLocaleString()} | ${r.heapMb} |`)
   }
 })
 

@@ -30,7 +30,8 @@ if (args.includes("--count-queries")) QueryCounter.install()
 
 const started = Date.now()
 const log = (s: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${s}`)
-const write = (name: string, data: unknown) => writeFileSync(Path.join(resultsDir, name), typeof data === "string" ? data : `${JSON.stringify(data, null, 2)}\n`)
+const write = (name: string, data: unknown) =>
+  writeFileSync(Path.join(resultsDir, name), typeof data === "string" ? data : `${JSON.stringify(data, null, 2)}\n`)
 
 const server = await PG.startServer()
 let failed = false
@@ -55,7 +56,13 @@ try {
   let throughput: Throughput.Result | undefined
   let latency: Latency.Result | undefined
 
-  const scenario = async <R>(key: string, name: string, body: () => Promise<R>, table: (r: R) => Table.Table, consistent: (r: R) => boolean) => {
+  const scenario = async <R>(
+    key: string,
+    name: string,
+    body: () => Promise<R>,
+    table: (r: R) => Table.Table,
+    consistent: (r: R) => boolean
+  ) => {
     if (!only.has(key)) return undefined
     try {
       const result = await body()
@@ -75,16 +82,41 @@ try {
     }
   }
 
-  throughput = await scenario("a", "throughput", () => Throughput.run(server.url, profile, log), (r) => Throughput.table(r, profile),
-    (r) => r.runs.every((x) => x.problems.length === 0))
-  latency = await scenario("b", "latency", () => Latency.run(server.url, profile, log), (r) => Latency.table(r, profile),
-    (r) => r.runs.every((x) => x.problems.length === 0))
-  await scenario("c", "read-your-writes", () => ReadYourWrites.run(server.url, profile, log), (r) => ReadYourWrites.table(r, profile),
-    (r) => r.runs.every((x) => x.problems.length === 0))
-  await scenario("d", "scale", () => Scale.run(server.url, profile, log), (r) => Scale.table(r, profile),
-    (r) => r.runs.every((x) => x.problems.length === 0))
-  await scenario("g", "append", () => Append.run(server.url, profile, Append.appendsOf(profile, args), log), (r) => Append.table(r, profile),
-    (r) => r.runs.every((x) => x.problems.length === 0))
+  throughput = await scenario(
+    "a",
+    "throughput",
+    () => Throughput.run(server.url, profile, log),
+    (r) => Throughput.table(r, profile),
+    (r) => r.runs.every((x) => x.problems.length === 0)
+  )
+  latency = await scenario(
+    "b",
+    "latency",
+    () => Latency.run(server.url, profile, log),
+    (r) => Latency.table(r, profile),
+    (r) => r.runs.every((x) => x.problems.length === 0)
+  )
+  await scenario(
+    "c",
+    "read-your-writes",
+    () => ReadYourWrites.run(server.url, profile, log),
+    (r) => ReadYourWrites.table(r, profile),
+    (r) => r.runs.every((x) => x.problems.length === 0)
+  )
+  await scenario(
+    "d",
+    "scale",
+    () => Scale.run(server.url, profile, log),
+    (r) => Scale.table(r, profile),
+    (r) => r.runs.every((x) => x.problems.length === 0)
+  )
+  await scenario(
+    "g",
+    "append",
+    () => Append.run(server.url, profile, Append.appendsOf(profile, args), log),
+    (r) => Append.table(r, profile),
+    (r) => r.runs.every((x) => x.problems.length === 0)
+  )
   if (args.includes("--count-queries")) console.log(`\n== Round trips by statement (all scenarios)\n${QueryCounter.report()}`)
 
   const md = [
@@ -93,27 +125,46 @@ try {
     `Run ${new Date().toISOString()}, ${((Date.now() - started) / 1000).toFixed(0)} s. Reproduce: \`pnpm --filter @whizbang/bench bench ${args.join(" ")}\`.`,
     "",
     ...tables.map(Table.markdown),
-    `Load average at the end (1/5/15 min): ${Os.loadavg().map((n) => n.toFixed(2)).join(" / ")}.`,
+    `Load average at the end (1/5/15 min): ${Os.loadavg()
+      .map((n) => n.toFixed(2))
+      .join(" / ")}.`,
     ""
   ].join("\n")
   write(`latest-${profile.name}.md`, md)
   // The committed summary is the last full-profile run's.
   if (profile.name === "full") write("latest.md", md)
-  write(`chart-${profile.name}.svg`, Chart.render([
-    ...(throughput ? [{
-      title: "Throughput, events/s (median, min–max)",
-      unit: "ev/s",
-      bars: throughput.summary.map((s) => ({ label: s.system, value: s.eventsPerSecond.median, min: s.eventsPerSecond.min, max: s.eventsPerSecond.max }))
-    }] : []),
-    ...(latency ? ["p50", "p99"].map((p) => ({
-      title: `Whizbang latency ${p}, ms (append commit -> read models committed)`,
-      unit: "ms",
-      bars: latency!.summary.map((s) => {
-        const v = s[p as "p50" | "p99"]
-        return { label: `${s.options} @ ${s.rate}/s`, value: v.median, min: v.min, max: v.max }
-      })
-    })) : [])
-  ], `${machine.cpus} cores, ${machine.postgres}, profile ${profile.name}`))
+  write(
+    `chart-${profile.name}.svg`,
+    Chart.render(
+      [
+        ...(throughput
+          ? [
+              {
+                title: "Throughput, events/s (median, min–max)",
+                unit: "ev/s",
+                bars: throughput.summary.map((s) => ({
+                  label: s.system,
+                  value: s.eventsPerSecond.median,
+                  min: s.eventsPerSecond.min,
+                  max: s.eventsPerSecond.max
+                }))
+              }
+            ]
+          : []),
+        ...(latency
+          ? ["p50", "p99"].map((p) => ({
+              title: `Whizbang latency ${p}, ms (append commit -> read models committed)`,
+              unit: "ms",
+              bars: latency!.summary.map((s) => {
+                const v = s[p as "p50" | "p99"]
+                return { label: `${s.options} @ ${s.rate}/s`, value: v.median, min: v.min, max: v.max }
+              })
+            }))
+          : [])
+      ],
+      `${machine.cpus} cores, ${machine.postgres}, profile ${profile.name}`
+    )
+  )
   log(`wrote ${resultsDir}/latest-${profile.name}.md and chart-${profile.name}.svg`)
 } finally {
   await server.stop()

@@ -31,7 +31,7 @@ const sentAt = new Map<string, number>()
 const samples: Array<number> = []
 const streams = Array.from({ length: 200 }, () => EventId.unsafeMake())
 
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const store = yield* EventStore.EventStore
   const total = rate * seconds
   const start = performance.now()
@@ -46,23 +46,27 @@ const main = Effect.gen(function*() {
   while (samples.length < total * 0.99) yield* Effect.sleep("50 millis")
   const sorted = samples.slice(Math.floor(samples.length / 10)).sort((a, b) => a - b)
   const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.toFixed(1)
-  console.log(`in-memory pipeline, ${window > 0 ? `window ${window} ms` : "default options"}, ${rate}/s for ${seconds} s: p50 ${q(0.5)} ms, p95 ${q(0.95)} ms, p99 ${q(0.99)} ms (${samples.length} events)`)
+  console.log(
+    `in-memory pipeline, ${window > 0 ? `window ${window} ms` : "default options"}, ${rate}/s for ${seconds} s: p50 ${q(0.5)} ms, p95 ${q(0.95)} ms, p99 ${q(0.99)} ms (${samples.length} events)`
+  )
 }).pipe(
-  Effect.provide(MemoryPipeline.layer({
-    events,
-    perspectives: [ticks],
-    ...(window > 0 ? { options: { drainBatcher: { slidingWindowMilliseconds: window, maxWaitMilliseconds: 5 * window } } } : {}),
-    hooks: {
-      onPerspectiveEventProcessed: (group) =>
-        Effect.sync(() => {
-          const now = performance.now()
-          for (const id of group.eventIds) {
-            const t = sentAt.get(id)
-            if (t !== undefined) samples.push(now - t)
-          }
-        })
-    }
-  })),
+  Effect.provide(
+    MemoryPipeline.layer({
+      events,
+      perspectives: [ticks],
+      ...(window > 0 ? { options: { drainBatcher: { slidingWindowMilliseconds: window, maxWaitMilliseconds: 5 * window } } } : {}),
+      hooks: {
+        onPerspectiveEventProcessed: (group) =>
+          Effect.sync(() => {
+            const now = performance.now()
+            for (const id of group.eventIds) {
+              const t = sentAt.get(id)
+              if (t !== undefined) samples.push(now - t)
+            }
+          })
+      }
+    })
+  ),
   Effect.scoped
 )
 

@@ -32,8 +32,12 @@ const layer = PgPerspectivePipeline.layer({
 
 process.stdin.on("end", () => process.exit(0))
 process.stdin.resume()
-Effect.runFork(Effect.scoped(Effect.gen(function* () {
-  yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
-  process.stdout.write("ready\n")
-  return yield* Effect.never
-}).pipe(Effect.provide(layer), Effect.provideService(References.MinimumLogLevel, "Error"))))
+Effect.runFork(
+  Effect.scoped(
+    Effect.gen(function* () {
+      yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
+      process.stdout.write("ready\n")
+      return yield* Effect.never
+    }).pipe(Effect.provide(layer), Effect.provideService(References.MinimumLogLevel, "Error"))
+  )
+)

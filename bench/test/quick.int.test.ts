@@ -13,7 +13,12 @@ describe("pnpm bench --profile quick", () => {
       execFile(
         "pnpm",
         ["exec", "tsx", "src/main.ts", "--profile", "quick"],
-        { cwd: bench, env: { ...process.env, DATABASE_URL: inject("whizbangTestPostgresUrl"), NO_COLOR: "1" }, timeout: 240_000, maxBuffer: 16 * 1024 * 1024 },
+        {
+          cwd: bench,
+          env: { ...process.env, DATABASE_URL: inject("whizbangTestPostgresUrl"), NO_COLOR: "1" },
+          timeout: 240_000,
+          maxBuffer: 16 * 1024 * 1024
+        },
         (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, output: stdout + stderr })
       )
     })

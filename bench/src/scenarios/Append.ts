@@ -64,42 +64,59 @@ const streamOf = (base: number, shape: { batch: number; appenders: number }, a: 
 type Runner = (base: number, shape: { batch: number; appenders: number }, appends: number) => Promise<number>
 
 /** Appenders as promise loops around one append of `batch` events to stream number `s` (its events from `first`). */
-const promiseRunner = (append: (s: number, first: number, batch: number) => Promise<void>): Runner => async (base, shape, appends) => {
-  const next = new Map<number, number>()
-  let issued = 0
-  const start = performance.now()
-  await Promise.all(Array.from({ length: shape.appenders }, async (_, a) => {
-    for (let k = 0; issued < appends; k++) {
-      issued++
-      const s = streamOf(base, shape, a, k)
-      const first = next.get(s) ?? 1
-      next.set(s, first + shape.batch)
-      await append(s, first, shape.batch)
-    }
-  }))
-  return (performance.now() - start) / 1000
-}
+const promiseRunner =
+  (append: (s: number, first: number, batch: number) => Promise<void>): Runner =>
+  async (base, shape, appends) => {
+    const next = new Map<number, number>()
+    let issued = 0
+    const start = performance.now()
+    await Promise.all(
+      Array.from({ length: shape.appenders }, async (_, a) => {
+        for (let k = 0; issued < appends; k++) {
+          issued++
+          const s = streamOf(base, shape, a, k)
+          const first = next.get(s) ?? 1
+          next.set(s, first + shape.batch)
+          await append(s, first, shape.batch)
+        }
+      })
+    )
+    return (performance.now() - start) / 1000
+  }
 
 /** Appenders as fibers, one `run` per shape. */
-const whizbangRunner = (store: EventStore.EventStore["Service"], run: <A, E>(e: Effect.Effect<A, E>) => Promise<A>): Runner => (base, shape, appends) => {
-  const next = new Map<number, number>()
-  let issued = 0
-  const appender = (a: number) =>
-    Effect.gen(function* () {
-      for (let k = 0; issued < appends; k++) {
-        issued++
-        const s = streamOf(base, shape, a, k)
-        const first = next.get(s) ?? 1
-        next.set(s, first + shape.batch)
-        yield* Effect.orDie(store.append(Domain.streamId(s), Array.from({ length: shape.batch }, (_, j) => Domain.Deposited.make(payload(s, first + j)))))
-      }
-    })
-  return run(Effect.gen(function* () {
-    const start = performance.now()
-    yield* Effect.forEach(Array.from({ length: shape.appenders }, (_, a) => a), appender, { concurrency: "unbounded", discard: true })
-    return (performance.now() - start) / 1000
-  }))
-}
+const whizbangRunner =
+  (store: EventStore.EventStore["Service"], run: <A, E>(e: Effect.Effect<A, E>) => Promise<A>): Runner =>
+  (base, shape, appends) => {
+    const next = new Map<number, number>()
+    let issued = 0
+    const appender = (a: number) =>
+      Effect.gen(function* () {
+        for (let k = 0; issued < appends; k++) {
+          issued++
+          const s = streamOf(base, shape, a, k)
+          const first = next.get(s) ?? 1
+          next.set(s, first + shape.batch)
+          yield* Effect.orDie(
+            store.append(
+              Domain.streamId(s),
+              Array.from({ length: shape.batch }, (_, j) => Domain.Deposited.make(payload(s, first + j)))
+            )
+          )
+        }
+      })
+    return run(
+      Effect.gen(function* () {
+        const start = performance.now()
+        yield* Effect.forEach(
+          Array.from({ length: shape.appenders }, (_, a) => a),
+          appender,
+          { concurrency: "unbounded", discard: true }
+        )
+        return (performance.now() - start) / 1000
+      })
+    )
+  }
 
 const runShapes = async (system: System, runner: Runner, appends: number, log: (s: string) => void) => {
   // Warm-up (connections, JIT, Emmett's lazily created schema) on streams no shape uses.
@@ -108,7 +125,9 @@ const runShapes = async (system: System, runner: Runner, appends: number, log: (
   for (const [i, shape] of shapes.entries()) {
     const seconds = await runner((i + 1) * 100_000, shape, appends)
     const cell = { system, ...shape, appends, seconds, appendsPerSecond: appends / seconds }
-    log(`append ${system}: batch ${shape.batch} x${shape.appenders} appenders: ${Stats.fmt(cell.appendsPerSecond)} appends/s (${Stats.fmt(cell.appendsPerSecond * shape.batch)} events/s)`)
+    log(
+      `append ${system}: batch ${shape.batch} x${shape.appenders} appenders: ${Stats.fmt(cell.appendsPerSecond)} appends/s (${Stats.fmt(cell.appendsPerSecond * shape.batch)} events/s)`
+    )
     cells.push(cell)
   }
   return cells
@@ -119,14 +138,16 @@ const expectedEvents = (appends: number) => shapes.reduce((sum, shape) => sum + 
 
 const checkWhizbang = async (db: pg.Pool, appends: number): Promise<Array<string>> => {
   const problems: Array<string> = []
-  const [counts] = (await db.query<{ n: string; gaps: string; disorder: string }>(`
+  const [counts] = (
+    await db.query<{ n: string; gaps: string; disorder: string }>(`
     SELECT count(*) AS n,
            count(*) FILTER (WHERE prev_version IS DISTINCT FROM stream_version - 1 AND NOT (prev_version IS NULL AND stream_version = 1)) AS gaps,
            count(*) FILTER (WHERE prev_id >= event_id) AS disorder
     FROM (SELECT stream_version, event_id,
                  lag(stream_version) OVER (PARTITION BY stream_id ORDER BY stream_version) AS prev_version,
                  lag(event_id) OVER (PARTITION BY stream_id ORDER BY stream_version) AS prev_id
-          FROM ${Whizbang.schema}.wh_events) t`)).rows
+          FROM ${Whizbang.schema}.wh_events) t`)
+  ).rows
   if (Number(counts!.n) !== expectedEvents(appends)) problems.push(`${counts!.n} events stored, expected ${expectedEvents(appends)}`)
   if (Number(counts!.gaps) > 0) problems.push(`${counts!.gaps} version gaps`)
   if (Number(counts!.disorder) > 0) problems.push(`${counts!.disorder} events whose id is below the previous version's`)
@@ -140,7 +161,10 @@ const once = (serverUrl: string, system: System, appends: number, log: (s: strin
       try {
         type Deposited = Event<"Deposited", Domain.Payload & Record<string, unknown>>
         const runner = promiseRunner(async (s, first, batch) => {
-          await store.appendToStream<Deposited>(Domain.streamId(s), Array.from({ length: batch }, (_, j) => ({ type: "Deposited", data: payload(s, first + j) })))
+          await store.appendToStream<Deposited>(
+            Domain.streamId(s),
+            Array.from({ length: batch }, (_, j) => ({ type: "Deposited", data: payload(s, first + j) }))
+          )
         })
         return { system, cells: await runShapes(system, runner, appends, log), problems: [] }
       } finally {
@@ -160,19 +184,27 @@ const once = (serverUrl: string, system: System, appends: number, log: (s: strin
           FROM e CROSS JOIN (VALUES ('counter'), ('summary')) AS v(p)`
         const runner = promiseRunner(async (s, first, batch) => {
           const versions = Array.from({ length: batch }, (_, j) => first + j)
-          await db.query(sql, [Domain.streamId(s), versions.map(() => EventId.unsafeMake()), versions, versions.map((v) => JSON.stringify(payload(s, v)))])
+          await db.query(sql, [
+            Domain.streamId(s),
+            versions.map(() => EventId.unsafeMake()),
+            versions,
+            versions.map((v) => JSON.stringify(payload(s, v)))
+          ])
         })
         return { system, cells: await runShapes(system, runner, appends, log), problems: [] }
       }
       if (system === "whizbang + worker") {
         const cells = await Whizbang.withInstances(url, { instances: 1, connectionsPerInstance: 12 }, ({ store }) =>
-          runShapes(system, whizbangRunner(store, Effect.runPromise), appends, log))
+          runShapes(system, whizbangRunner(store, Effect.runPromise), appends, log)
+        )
         return { system, cells, problems: await checkWhizbang(db, appends) }
       }
-      const runtime = ManagedRuntime.make(PgEventStore.layer({ registry: Domain.registry, routing: () => ["counter", "summary"] }).pipe(
-        Layer.provideMerge(PgClient.layer({ url, schema: Whizbang.schema, maxConnections: 10, applicationName: "bench-append" })),
-        Layer.orDie
-      ))
+      const runtime = ManagedRuntime.make(
+        PgEventStore.layer({ registry: Domain.registry, routing: () => ["counter", "summary"] }).pipe(
+          Layer.provideMerge(PgClient.layer({ url, schema: Whizbang.schema, maxConnections: 10, applicationName: "bench-append" })),
+          Layer.orDie
+        )
+      )
       try {
         const store = await runtime.runPromise(Effect.service(EventStore.EventStore))
         const cells = await runShapes(system, whizbangRunner(store, runtime.runPromise), appends, log)
@@ -188,7 +220,12 @@ const once = (serverUrl: string, system: System, appends: number, log: (s: strin
 export interface Result {
   readonly appends: number
   readonly runs: ReadonlyArray<Run>
-  readonly summary: ReadonlyArray<{ readonly system: System; readonly batch: number; readonly appenders: number; readonly appendsPerSecond: Stats.Spread }>
+  readonly summary: ReadonlyArray<{
+    readonly system: System
+    readonly batch: number
+    readonly appenders: number
+    readonly appendsPerSecond: Stats.Spread
+  }>
 }
 
 /** Appends per shape and system: `--append-count N`, else 500 (quick) or 5,000 (full). */
@@ -205,12 +242,19 @@ export const run = async (serverUrl: string, profile: Profile.Profile, appends: 
   for (let rep = 1; rep <= profile.repetitions; rep++) {
     for (const system of systems) runs.push(await once(serverUrl, system, appends, log))
   }
-  const summary = systems.flatMap((system) => shapes.map((shape) => ({
-    system,
-    ...shape,
-    appendsPerSecond: Stats.spread(runs.filter((r) => r.system === system).flatMap((r) => r.cells)
-      .filter((c) => c.batch === shape.batch && c.appenders === shape.appenders).map((c) => c.appendsPerSecond))
-  })))
+  const summary = systems.flatMap((system) =>
+    shapes.map((shape) => ({
+      system,
+      ...shape,
+      appendsPerSecond: Stats.spread(
+        runs
+          .filter((r) => r.system === system)
+          .flatMap((r) => r.cells)
+          .filter((c) => c.batch === shape.batch && c.appenders === shape.appenders)
+          .map((c) => c.appendsPerSecond)
+      )
+    }))
+  )
   return { appends, runs, summary }
 }
 
@@ -221,12 +265,30 @@ export const table = (result: Result, profile: Profile.Profile): Table => {
     result.summary.find((s) => s.system === system && s.batch === batch && s.appenders === appenders)!.appendsPerSecond
   return {
     title: `g. Appends/s from one process (${Stats.fmt(result.appends)} appends per shape; median (min–max) of ${profile.repetitions})`,
-    head: ["events per append", "appenders", "raw INSERT", "whizbang", "vs raw INSERT", "emmett", "whizbang vs emmett", "whizbang + worker", "all stored, id order = version order"],
+    head: [
+      "events per append",
+      "appenders",
+      "raw INSERT",
+      "whizbang",
+      "vs raw INSERT",
+      "emmett",
+      "whizbang vs emmett",
+      "whizbang + worker",
+      "all stored, id order = version order"
+    ],
     rows: shapes.map(({ batch, appenders }) => {
-      const [raw, wb, em, worker] = (["raw INSERT", "whizbang", "emmett", "whizbang + worker"] as const).map((s) => get(s, batch, appenders))
+      const [raw, wb, em, worker] = (["raw INSERT", "whizbang", "emmett", "whizbang + worker"] as const).map((s) =>
+        get(s, batch, appenders)
+      )
       return [
-        String(batch), String(appenders), Stats.fmtSpread(raw!), Stats.fmtSpread(wb!), ratio(wb!.median, raw!.median),
-        Stats.fmtSpread(em!), ratio(wb!.median, em!.median), Stats.fmtSpread(worker!),
+        String(batch),
+        String(appenders),
+        Stats.fmtSpread(raw!),
+        Stats.fmtSpread(wb!),
+        ratio(wb!.median, raw!.median),
+        Stats.fmtSpread(em!),
+        ratio(wb!.median, em!.median),
+        Stats.fmtSpread(worker!),
         result.runs.every((r) => r.problems.length === 0) ? "yes" : "NO"
       ]
     }),

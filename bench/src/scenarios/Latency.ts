@@ -32,7 +32,14 @@ export interface Run {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-export const once = (serverUrl: string, optionsName: string, options: WorkerOptions.WorkerOptionsInput, rate: number, seconds: number, streams: number) =>
+export const once = (
+  serverUrl: string,
+  optionsName: string,
+  options: WorkerOptions.WorkerOptionsInput,
+  rate: number,
+  seconds: number,
+  streams: number
+) =>
   PG.withFreshDatabase(serverUrl, "lat", async (url) => {
     const db = PG.pool(url)
     await Whizbang.migrate(url)
@@ -42,36 +49,42 @@ export const once = (serverUrl: string, optionsName: string, options: WorkerOpti
     let failed = 0
     let inFlight = 0
     try {
-      const { elapsed } = await Whizbang.withInstances(url, {
-        instances: 1,
-        options,
-        onProcessed: (perspective, ids, at) => {
-          for (const id of ids) {
-            const v = visible.get(id) ?? visible.set(id, {}).get(id)!
-            v[perspective as "counter" | "summary"] = at
+      const { elapsed } = await Whizbang.withInstances(
+        url,
+        {
+          instances: 1,
+          options,
+          onProcessed: (perspective, ids, at) => {
+            for (const id of ids) {
+              const v = visible.get(id) ?? visible.set(id, {}).get(id)!
+              v[perspective as "counter" | "summary"] = at
+            }
           }
-        }
-      }, async ({ observed, store }) => {
-        const start = performance.now()
-        const end = start + seconds * 1000
-        while (performance.now() < end) {
-          const due = Math.floor(((performance.now() - start) / 1000) * rate) - sent
-          for (let j = 0; j < due && inFlight < 256; j++) {
-            const k = sent++
-            inFlight++
-            const stream = Domain.streamId(k % streams)
-            void Whizbang.appendOne(store, stream, Domain.amountOf(k), Math.floor(k / streams) + 1).then(
-              (id) => void appendedAt.set(id, performance.now()),
-              () => void failed++
-            ).finally(() => void inFlight--)
+        },
+        async ({ observed, store }) => {
+          const start = performance.now()
+          const end = start + seconds * 1000
+          while (performance.now() < end) {
+            const due = Math.floor(((performance.now() - start) / 1000) * rate) - sent
+            for (let j = 0; j < due && inFlight < 256; j++) {
+              const k = sent++
+              inFlight++
+              const stream = Domain.streamId(k % streams)
+              void Whizbang.appendOne(store, stream, Domain.amountOf(k), Math.floor(k / streams) + 1)
+                .then(
+                  (id) => void appendedAt.set(id, performance.now()),
+                  () => void failed++
+                )
+                .finally(() => void inFlight--)
+            }
+            await sleep(1)
           }
-          await sleep(1)
+          const elapsed = (performance.now() - start) / 1000
+          while (inFlight > 0) await sleep(1)
+          await Whizbang.untilApplied(observed, sent * 2, 60_000)
+          return { elapsed }
         }
-        const elapsed = (performance.now() - start) / 1000
-        while (inFlight > 0) await sleep(1)
-        await Whizbang.untilApplied(observed, sent * 2, 60_000)
-        return { elapsed }
-      })
+      )
       const warm = seconds * 100 // ms: the first 10%
       const first = Math.min(...appendedAt.values())
       const samples: Array<number> = []
@@ -108,7 +121,9 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
     for (const set of optionSets) {
       for (const rate of profile.latency.rates) {
         const r = await once(serverUrl, set.name, set.options, rate, profile.latency.seconds, profile.latency.streams)
-        log(`latency ${set.name} @${rate}/s (rep ${rep}): achieved ${Stats.fmt(r.achievedRate)}/s p50 ${Stats.fmt(r.latency.p50, 1)} ms p99 ${Stats.fmt(r.latency.p99, 1)} ms`)
+        log(
+          `latency ${set.name} @${rate}/s (rep ${rep}): achieved ${Stats.fmt(r.achievedRate)}/s p50 ${Stats.fmt(r.latency.p50, 1)} ms p99 ${Stats.fmt(r.latency.p99, 1)} ms`
+        )
         runs.push(r)
       }
     }
@@ -126,7 +141,8 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
         max: Stats.spread(mine.map((r) => r.latency.max)),
         consistent: mine.every((r) => r.problems.length === 0)
       }
-    }))
+    })
+  )
   return { runs, summary }
 }
 
@@ -134,8 +150,17 @@ export const table = (result: Result, profile: Profile): Table => ({
   title: `b. Latency: append commit -> both read models committed, ms (one instance; ${profile.latency.seconds} s per rate; median (min–max) of ${profile.repetitions})`,
   head: ["options", "target/s", "achieved/s", "p50", "p95", "p99", "max", "read models = folds"],
   rows: result.summary.map((s) => [
-    s.options, Stats.fmt(s.rate), Stats.fmt(s.achievedRate), Stats.fmtSpread(s.p50, 1), Stats.fmtSpread(s.p95, 1),
-    Stats.fmtSpread(s.p99, 1), Stats.fmtSpread(s.max, 1), s.consistent ? "yes" : "NO"
+    s.options,
+    Stats.fmt(s.rate),
+    Stats.fmt(s.achievedRate),
+    Stats.fmtSpread(s.p50, 1),
+    Stats.fmtSpread(s.p95, 1),
+    Stats.fmtSpread(s.p99, 1),
+    Stats.fmtSpread(s.max, 1),
+    s.consistent ? "yes" : "NO"
   ]),
-  notes: optionSets.map((s) => `${s.name}: ${JSON.stringify(s.options)}${s.name === "default" ? " (WorkerOptions.defaults: sliding window 300 ms, max wait 3000 ms)" : ""}`)
+  notes: optionSets.map(
+    (s) =>
+      `${s.name}: ${JSON.stringify(s.options)}${s.name === "default" ? " (WorkerOptions.defaults: sliding window 300 ms, max wait 3000 ms)" : ""}`
+  )
 })

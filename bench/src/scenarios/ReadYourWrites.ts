@@ -71,7 +71,9 @@ const childWorker = (url: string, options: WorkerOptions.WorkerOptionsInput, com
   Effect.acquireRelease(
     Effect.gen(function* () {
       const ready = yield* Deferred.make<void, Error>()
-      const child = spawn(process.execPath, ["--import", "tsx", workerScript, url, Whizbang.schema, JSON.stringify(options)], { stdio: ["pipe", "pipe", "inherit"] })
+      const child = spawn(process.execPath, ["--import", "tsx", workerScript, url, Whizbang.schema, JSON.stringify(options)], {
+        stdio: ["pipe", "pipe", "inherit"]
+      })
       let buffered = ""
       child.stdout.on("data", (chunk: Buffer) => {
         buffered += chunk.toString()
@@ -100,11 +102,12 @@ const layers = (url: string, mode: Mode, options: WorkerOptions.WorkerOptionsInp
         for (const id of group.eventIds) commits.set(id, at)
       })
   }
-  const pipeline = mode === "in-process"
-    ? Layer.unwrap(Effect.map(WorkerSignals.hooks(timing), (hooks) => PgPerspectivePipeline.layer({ ...config, hooks }))).pipe(
-      Layer.provide(PerspectiveRewinder.layerUnsupported)
-    )
-    : PgPerspectivePipeline.layerPorts(config)
+  const pipeline =
+    mode === "in-process"
+      ? Layer.unwrap(Effect.map(WorkerSignals.hooks(timing), (hooks) => PgPerspectivePipeline.layer({ ...config, hooks }))).pipe(
+          Layer.provide(PerspectiveRewinder.layerUnsupported)
+        )
+      : PgPerspectivePipeline.layerPorts(config)
   return pipeline.pipe(
     Layer.provideMerge(PerspectiveSyncAwaiter.layer),
     Layer.provideMerge(PgSyncInquiry.layer({ perspectives: Domain.perspectives })),
@@ -134,23 +137,28 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
       let stale = 0
       let failed = 0
       const request = (k: number) =>
-        ScopedEventTracker.withScope(Effect.gen(function* () {
-          const stream = Domain.streamId(k % streams)
-          const seq = Math.floor(k / streams) + 1
-          const started = now()
-          const appended = yield* store.append(stream, [Domain.Deposited.make({ accountId: stream, amount: Domain.amountOf(k), seq })])
-          const id = appended.events[0]!.eventId
-          const result = yield* awaiter.waitForEvents("summary", [id], { timeout: "30 seconds" })
-          const resumed = now()
-          outcomes[result._tag] = (outcomes[result._tag] ?? 0) + 1
-          // The row's stream version, not the payload's `seq`: two requests on one stream may commit out of order.
-          const row = yield* models.getById("summary", stream)
-          const version = row._tag === "Some" ? row.value.version : 0
-          if (!SyncResult.isFresh(result) || version < appended.events[0]!.streamVersion) stale++
-          roundTrip.push(resumed - started)
-          // Resume latency only for waits that waited: a NoPendingEvents answer was never parked.
-          if (result._tag === "Synced") resume.push(resumed - (yield* commits.at(id)))
-        })).pipe(Effect.catchCause(() => Effect.sync(() => void failed++)), limit.withPermits(1))
+        ScopedEventTracker.withScope(
+          Effect.gen(function* () {
+            const stream = Domain.streamId(k % streams)
+            const seq = Math.floor(k / streams) + 1
+            const started = now()
+            const appended = yield* store.append(stream, [Domain.Deposited.make({ accountId: stream, amount: Domain.amountOf(k), seq })])
+            const id = appended.events[0]!.eventId
+            const result = yield* awaiter.waitForEvents("summary", [id], { timeout: "30 seconds" })
+            const resumed = now()
+            outcomes[result._tag] = (outcomes[result._tag] ?? 0) + 1
+            // The row's stream version, not the payload's `seq`: two requests on one stream may commit out of order.
+            const row = yield* models.getById("summary", stream)
+            const version = row._tag === "Some" ? row.value.version : 0
+            if (!SyncResult.isFresh(result) || version < appended.events[0]!.streamVersion) stale++
+            roundTrip.push(resumed - started)
+            // Resume latency only for waits that waited: a NoPendingEvents answer was never parked.
+            if (result._tag === "Synced") resume.push(resumed - (yield* commits.at(id)))
+          })
+        ).pipe(
+          Effect.catchCause(() => Effect.sync(() => void failed++)),
+          limit.withPermits(1)
+        )
       const start = now()
       const fibers: Array<Fiber.Fiber<void>> = []
       for (let k = 0; k < iterations; k++) {
@@ -176,10 +184,12 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
         problems
       } satisfies Run
     })
-    return Effect.runPromise(Effect.scoped(program).pipe(
-      Effect.provide(layers(url, mode, options, commits)),
-      Effect.provideService(References.MinimumLogLevel, "Error")
-    ))
+    return Effect.runPromise(
+      Effect.scoped(program).pipe(
+        Effect.provide(layers(url, mode, options, commits)),
+        Effect.provideService(References.MinimumLogLevel, "Error")
+      )
+    )
   })
 
 export interface Result {
@@ -191,7 +201,9 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
   for (const mode of ["in-process", "cross-process"] as const) {
     for (const rate of profile.readYourWrites.rates) {
       const r = await once(serverUrl, mode, rate, profile.readYourWrites.iterations, profile.readYourWrites.streams)
-      log(`read-your-writes ${mode} @${rate}/s: ${r.iterations} requests, stale ${r.stale}, resume p50 ${Stats.fmt(r.resume.p50, 2)} ms p99 ${Stats.fmt(r.resume.p99, 2)} ms`)
+      log(
+        `read-your-writes ${mode} @${rate}/s: ${r.iterations} requests, stale ${r.stale}, resume p50 ${Stats.fmt(r.resume.p50, 2)} ms p99 ${Stats.fmt(r.resume.p99, 2)} ms`
+      )
       runs.push(r)
     }
   }
@@ -202,9 +214,17 @@ export const table = (result: Result, profile: Profile): Table => ({
   title: `c. Read-your-writes: append -> wait -> read (${profile.readYourWrites.iterations} requests per row; resume = waiter resumed - completion committed, over Synced waits, ms)`,
   head: ["worker", "target/s", "achieved/s", "stale reads", "outcomes", "resume p50", "resume p99", "append->resumed p50", "p99"],
   rows: result.runs.map((r) => [
-    r.mode, Stats.fmt(r.rate), Stats.fmt(r.achievedRate), String(r.stale),
-    Object.entries(r.outcomes).map(([k, v]) => `${k} ${v}`).join(", "),
-    Stats.fmt(r.resume.p50, 2), Stats.fmt(r.resume.p99, 2), Stats.fmt(r.roundTrip.p50, 1), Stats.fmt(r.roundTrip.p99, 1)
+    r.mode,
+    Stats.fmt(r.rate),
+    Stats.fmt(r.achievedRate),
+    String(r.stale),
+    Object.entries(r.outcomes)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", "),
+    Stats.fmt(r.resume.p50, 2),
+    Stats.fmt(r.resume.p99, 2),
+    Stats.fmt(r.roundTrip.p50, 1),
+    Stats.fmt(r.roundTrip.p99, 1)
   ]),
   notes: [
     "in-process: the worker runs in the waiting process and wakes it through WorkerSignals -> SyncEventTracker;",

@@ -43,25 +43,30 @@ export const once = (serverUrl: string, events: number, streams: number, log: (s
       const rest = events - small
       // The last `small` events of the step: from when the running count passed (rest - small) to the end.
       let crossed = 0
-      const second = await Whizbang.withInstances(url, {
-        instances: 1,
-        options: tunedOptions
-      }, async ({ observed }) => {
-        const watch = setInterval(() => {
-          if (crossed === 0 && observed.applied >= (rest - small) * 2) crossed = performance.now()
-        }, 5)
-        try {
-          await Whizbang.untilApplied(observed, rest * 2, Math.max(300_000, rest * 5))
-        } finally {
-          clearInterval(watch)
+      const second = await Whizbang.withInstances(
+        url,
+        {
+          instances: 1,
+          options: tunedOptions
+        },
+        async ({ observed }) => {
+          const watch = setInterval(() => {
+            if (crossed === 0 && observed.applied >= (rest - small) * 2) crossed = performance.now()
+          }, 5)
+          try {
+            await Whizbang.untilApplied(observed, rest * 2, Math.max(300_000, rest * 5))
+          } finally {
+            clearInterval(watch)
+          }
+          return { ...observed }
         }
-        return { ...observed }
-      })
+      )
       // At small sizes the last tenth can land in one commit, between two 5 ms samples: then the whole step is the
       // measure (it is a lower bound: it includes the step's start-up).
-      const atFull = crossed > 0 && second.lastCommit > crossed
-        ? small / ((second.lastCommit - crossed) / 1000)
-        : rest / ((second.lastCommit - second.firstClaim) / 1000)
+      const atFull =
+        crossed > 0 && second.lastCommit > crossed
+          ? small / ((second.lastCommit - crossed) / 1000)
+          : rest / ((second.lastCommit - second.firstClaim) / 1000)
       const problems = Domain.verify(Domain.expected(events, streams), await Whizbang.readModels(db))
       return {
         smallStored: small,
@@ -87,7 +92,9 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
   const runs: Array<Run> = []
   for (let rep = 1; rep <= profile.repetitions; rep++) {
     const r = await once(serverUrl, profile.scale.events, profile.scale.streams, log)
-    log(`scale (rep ${rep}): ${Stats.fmt(r.atSmall)} events/s at ${Stats.fmt(r.smallStored)} stored, ${Stats.fmt(r.atFull)} at ${Stats.fmt(r.fullStored)}; peak RSS ${Stats.fmt(r.peakRssMb)} MB`)
+    log(
+      `scale (rep ${rep}): ${Stats.fmt(r.atSmall)} events/s at ${Stats.fmt(r.smallStored)} stored, ${Stats.fmt(r.atFull)} at ${Stats.fmt(r.fullStored)}; peak RSS ${Stats.fmt(r.peakRssMb)} MB`
+    )
     runs.push(r)
   }
   return { runs }

@@ -81,7 +81,13 @@ export const baseline = (serverUrl: string, loops: number, events: number, strea
     }
   })
 
-export const peer = (serverUrl: string, name: Profile["throughput"]["peers"][number], events: number, streams: number, log: (s: string) => void) =>
+export const peer = (
+  serverUrl: string,
+  name: Profile["throughput"]["peers"][number],
+  events: number,
+  streams: number,
+  log: (s: string) => void
+) =>
   PG.withFreshDatabase(serverUrl, name.replace("-", ""), async (url) => {
     const db = PG.pool(url, 12)
     try {
@@ -111,7 +117,13 @@ export const peer = (serverUrl: string, name: Profile["throughput"]["peers"][num
   })
 
 /** A system that fails is reported (failed, with the reason) and the others still run. */
-const attempt = async (system: string, events: number, streams: number, log: (s: string) => void, body: () => Promise<Run>): Promise<Run> => {
+const attempt = async (
+  system: string,
+  events: number,
+  streams: number,
+  log: (s: string) => void,
+  body: () => Promise<Run>
+): Promise<Run> => {
   try {
     return await body()
   } catch (error) {
@@ -127,8 +139,10 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
   const runs: Array<Run> = []
   for (let rep = 1; rep <= profile.repetitions; rep++) {
     log(`throughput repetition ${rep}/${profile.repetitions}`)
-    for (const loops of baselineLoops) runs.push(await attempt(`baseline x${loops}`, events, streams, log, () => baseline(serverUrl, loops, events, streams, log)))
-    for (const n of instances) runs.push(await attempt(`whizbang x${n}`, events, streams, log, () => whizbang(serverUrl, n, events, streams, log)))
+    for (const loops of baselineLoops)
+      runs.push(await attempt(`baseline x${loops}`, events, streams, log, () => baseline(serverUrl, loops, events, streams, log)))
+    for (const n of instances)
+      runs.push(await attempt(`whizbang x${n}`, events, streams, log, () => whizbang(serverUrl, n, events, streams, log)))
     runs.push(await attempt("whizbang x1 tuned", events, streams, log, () => whizbang(serverUrl, 1, events, streams, log, true)))
     for (const p of peers) runs.push(await attempt(p, peerEvents, peerStreams, log, () => peer(serverUrl, p, peerEvents, peerStreams, log)))
   }
@@ -165,9 +179,9 @@ export const table = (result: Result, profile: Profile): Table => {
     ]),
     notes: [
       `${profile.throughput.events.toLocaleString("en-US")} events over ${profile.throughput.streams.toLocaleString("en-US")} streams` +
-      (profile.throughput.peerEvents < profile.throughput.events
-        ? `; peers: the first ${profile.throughput.peerEvents.toLocaleString("en-US")} events' shape (same events per stream) to bound run time`
-        : "; peers on the same data"),
+        (profile.throughput.peerEvents < profile.throughput.events
+          ? `; peers: the first ${profile.throughput.peerEvents.toLocaleString("en-US")} events' shape (same events per stream) to bound run time`
+          : "; peers on the same data"),
       "whizbang xN: N worker instances (separate pools and instance ids) in one process, default WorkerOptions; baseline xN: N hand-written SQL loops",
       `whizbang x1 tuned: ${JSON.stringify(tunedOptions)}`
     ]

@@ -80,7 +80,10 @@ const loop = async (db: pg.Pool, loops: number, k: number, batchRows: number) =>
         const { perspective_name: name, stream_id: stream } = list[0]!
         let model: unknown = models.get(key) ?? (name === "counter" ? Domain.counterInitial : Domain.summaryInitial)
         for (const r of list) {
-          model = name === "counter" ? Domain.foldCounter(model as Domain.Counter, r.payload!) : Domain.foldSummary(model as Domain.Summary, r.payload!)
+          model =
+            name === "counter"
+              ? Domain.foldCounter(model as Domain.Counter, r.payload!)
+              : Domain.foldSummary(model as Domain.Summary, r.payload!)
           workIds.push(r.work_id!)
         }
         out[name].ids.push(stream)
@@ -91,9 +94,16 @@ const loop = async (db: pg.Pool, loops: number, k: number, batchRows: number) =>
         cursors.l.push(list.at(-1)!.event_id!)
       }
       await client.query(commit, [
-        out.counter.ids, out.counter.data, out.counter.applied,
-        out.summary.ids, out.summary.data, out.summary.applied,
-        cursors.s, cursors.p, cursors.l, workIds
+        out.counter.ids,
+        out.counter.data,
+        out.counter.applied,
+        out.summary.ids,
+        out.summary.data,
+        out.summary.applied,
+        cursors.s,
+        cursors.p,
+        cursors.l,
+        workIds
       ])
       done += workIds.length
     }

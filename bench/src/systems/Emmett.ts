@@ -24,16 +24,21 @@ export const load = async (url: string, from: number, to: number, streams: numbe
     for (let i = from; i < to; i++) {
       const s = i % streams
       const list = byStream.get(s) ?? byStream.set(s, []).get(s)!
-      list.push({ type: "Deposited", data: { accountId: Domain.streamId(s), amount: Domain.amountOf(i), seq: Math.floor(i / streams) + 1 } } as Deposited)
+      list.push({
+        type: "Deposited",
+        data: { accountId: Domain.streamId(s), amount: Domain.amountOf(i), seq: Math.floor(i / streams) + 1 }
+      } as Deposited)
     }
     const work = [...byStream]
     let next = 0
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next < work.length) {
-        const [s, events] = work[next++]!
-        await store.appendToStream(Domain.streamId(s), events)
-      }
-    }))
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < work.length) {
+          const [s, events] = work[next++]!
+          await store.appendToStream(Domain.streamId(s), events)
+        }
+      })
+    )
   } finally {
     await store.close()
   }

@@ -55,16 +55,23 @@ export const process = async (url: string, db: pg.Pool, events: number, options:
     await Promise.all(jobs.map(({ data: e }) => ReadModels.applyOne(db, e)))
   }
   for (let k = 0; k < options.workers; k++) {
-    await boss.work<Domain.Payload>(queue, { batchSize: options.batchSize, pollingIntervalSeconds: options.pollingIntervalSeconds }, handler)
+    await boss.work<Domain.Payload>(
+      queue,
+      { batchSize: options.batchSize, pollingIntervalSeconds: options.pollingIntervalSeconds },
+      handler
+    )
   }
   // Completion is recorded by pg-boss after the handler returns (not awaited by its worker): poll the job table.
   const poll = setInterval(() => {
-    void db.query<{ n: string }>(`SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'completed'`, [queue]).then(({ rows }) => {
-      const n = Number(rows[0]!.n)
-      if (n > completed) last = performance.now()
-      completed = n
-      if (completed >= events) resolveDone()
-    }, () => undefined)
+    void db.query<{ n: string }>(`SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'completed'`, [queue]).then(
+      ({ rows }) => {
+        const n = Number(rows[0]!.n)
+        if (n > completed) last = performance.now()
+        completed = n
+        if (completed >= events) resolveDone()
+      },
+      () => undefined
+    )
   }, 20)
   await done
   clearInterval(poll)

@@ -14,11 +14,14 @@ import * as Domain from "../Domain.js"
 
 export const schema = "bench"
 
-const clientLayer = (url: string, maxConnections: number) => PgClient.layer({ url, schema, maxConnections, applicationName: "bench-whizbang" })
+const clientLayer = (url: string, maxConnections: number) =>
+  PgClient.layer({ url, schema, maxConnections, applicationName: "bench-whizbang" })
 
 /** Migrates the schema (the pipeline would too; loading needs the tables first). */
 export const migrate = async (url: string) => {
-  await Effect.runPromise(Effect.scoped(Effect.asVoid(Layer.build(SchemaReady.layer.pipe(Layer.provide(clientLayer(url, 2)), Layer.orDie)))))
+  await Effect.runPromise(
+    Effect.scoped(Effect.asVoid(Layer.build(SchemaReady.layer.pipe(Layer.provide(clientLayer(url, 2)), Layer.orDie))))
+  )
 }
 
 /** Events `[from, to)` of the data set, with their work rows, in chunks. */
@@ -38,7 +41,9 @@ export const load = async (db: pg.Pool, from: number, to: number, streams: numbe
 
 export const readModels = async (db: pg.Pool) => {
   const read = async (name: string) =>
-    new Map((await db.query<{ id: string; data: unknown }>(`SELECT id::text, data FROM ${schema}.wh_per_${name}`)).rows.map((r) => [r.id, r.data]))
+    new Map(
+      (await db.query<{ id: string; data: unknown }>(`SELECT id::text, data FROM ${schema}.wh_per_${name}`)).rows.map((r) => [r.id, r.data])
+    )
   return { counter: await read("counter"), summary: await read("summary") }
 }
 
@@ -71,37 +76,42 @@ export interface RunOptions {
  * Timestamps are `performance.now()` milliseconds.
  */
 export const withInstances = <A>(url: string, run: RunOptions, body: (i: Instances) => Promise<A>): Promise<A> =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function* () {
-    const observed: Observed = { firstClaim: Number.POSITIVE_INFINITY, lastCommit: 0, applied: 0 }
-    const hooks: PerspectiveWorker.Hooks = {
-      onWorkProcessingStarted: () => Effect.sync(() => void (observed.firstClaim = Math.min(observed.firstClaim, performance.now()))),
-      onPerspectiveEventProcessed: (group) =>
-        Effect.sync(() => {
-          const at = performance.now()
-          observed.applied += group.eventIds.length
-          observed.lastCommit = Math.max(observed.lastCommit, at)
-          run.onProcessed?.(group.perspectiveName, group.eventIds, at)
-        })
-    }
-    const contexts = []
-    for (let k = 0; k < run.instances; k++) {
-      const layer = PgPerspectivePipeline.layer({
-        events: Domain.registry,
-        perspectives: Domain.perspectives,
-        ...(run.options ? { options: run.options } : {}),
-        hooks
-      }).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported),
-        Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "bench" })),
-        Layer.provideMerge(SchemaReady.layer),
-        Layer.provideMerge(clientLayer(url, run.connectionsPerInstance ?? 10)),
-        Layer.orDie
-      )
-      contexts.push(yield* Layer.build(layer))
-    }
-    const store = Context.get(contexts[0]!, EventStore.EventStore)
-    const workers = contexts.map((c) => Context.get(c, PerspectiveWorker.PerspectiveWorker))
-    return yield* Effect.promise(() => body({ observed, store, workers }))
-  }).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))))
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const observed: Observed = { firstClaim: Number.POSITIVE_INFINITY, lastCommit: 0, applied: 0 }
+        const hooks: PerspectiveWorker.Hooks = {
+          onWorkProcessingStarted: () => Effect.sync(() => void (observed.firstClaim = Math.min(observed.firstClaim, performance.now()))),
+          onPerspectiveEventProcessed: (group) =>
+            Effect.sync(() => {
+              const at = performance.now()
+              observed.applied += group.eventIds.length
+              observed.lastCommit = Math.max(observed.lastCommit, at)
+              run.onProcessed?.(group.perspectiveName, group.eventIds, at)
+            })
+        }
+        const contexts = []
+        for (let k = 0; k < run.instances; k++) {
+          const layer = PgPerspectivePipeline.layer({
+            events: Domain.registry,
+            perspectives: Domain.perspectives,
+            ...(run.options ? { options: run.options } : {}),
+            hooks
+          }).pipe(
+            Layer.provide(PerspectiveRewinder.layerUnsupported),
+            Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "bench" })),
+            Layer.provideMerge(SchemaReady.layer),
+            Layer.provideMerge(clientLayer(url, run.connectionsPerInstance ?? 10)),
+            Layer.orDie
+          )
+          contexts.push(yield* Layer.build(layer))
+        }
+        const store = Context.get(contexts[0]!, EventStore.EventStore)
+        const workers = contexts.map((c) => Context.get(c, PerspectiveWorker.PerspectiveWorker))
+        return yield* Effect.promise(() => body({ observed, store, workers }))
+      }).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
+    )
+  )
 
 /**
  * Resolves once the hooks counted `target` applied (event, perspective) pairs; fails when nothing was applied
@@ -117,7 +127,11 @@ export const untilApplied = (observed: Observed, target: number, timeoutMs: numb
       const now = Date.now()
       if (observed.applied > seen) [seen, progressAt] = [observed.applied, now]
       if (now - progressAt > stallMs || now - started > timeoutMs) {
-        return reject(new Error(`worker stalled or timed out: ${observed.applied} of ${target} (event, perspective) pairs applied after ${now - started} ms`))
+        return reject(
+          new Error(
+            `worker stalled or timed out: ${observed.applied} of ${target} (event, perspective) pairs applied after ${now - started} ms`
+          )
+        )
       }
       setTimeout(tick, 2)
     }
@@ -126,10 +140,9 @@ export const untilApplied = (observed: Observed, target: number, timeoutMs: numb
 
 /** Appends one event (used by the latency scenario); resolves with the event id once committed. */
 export const appendOne = (store: Instances["store"], stream: string, amount: number, seq: number) =>
-  Effect.runPromise(Effect.map(
-    Effect.orDie(store.append(stream, [Domain.Deposited.make({ accountId: stream, amount, seq })])),
-    (r) => r.events[0]!.eventId
-  ))
+  Effect.runPromise(
+    Effect.map(Effect.orDie(store.append(stream, [Domain.Deposited.make({ accountId: stream, amount, seq })])), (r) => r.events[0]!.eventId)
+  )
 
-export const awaitIdle = (workers: Instances["workers"]) => Effect.runPromise(Effect.forEach(workers, (w) => w.awaitIdle, { discard: true }))
-
+export const awaitIdle = (workers: Instances["workers"]) =>
+  Effect.runPromise(Effect.forEach(workers, (w) => w.awaitIdle, { discard: true }))

@@ -6,10 +6,9 @@ import { Effect, Layer } from "effect"
 import * as Events from "../src/events.js"
 import { program } from "../src/program.js"
 
-const client = Layer.unwrap(Effect.map(Effect.service(TestDatabase.TestDatabase), ({ url }) => PgClient.layer({ url, schema: "hello" }))).pipe(
-  Layer.provide(TestDatabase.layer),
-  Layer.orDie
-)
+const client = Layer.unwrap(
+  Effect.map(Effect.service(TestDatabase.TestDatabase), ({ url }) => PgClient.layer({ url, schema: "hello" }))
+).pipe(Layer.provide(TestDatabase.layer), Layer.orDie)
 const store = Layer.orDie(PgEventStore.layer({ registry: EventRegistry.make(Events.all) }))
 const app = store.pipe(Layer.provideMerge(Layer.orDie(PgMigrator.layer)), Layer.provide(client))
 
@@ -23,5 +22,6 @@ layer(app)((it) => {
         [3, "MoneyDeposited", { accountId, amount: 42 }]
       ])
       expect(events.every((e) => e.scope.userId === "ada")).toBe(true)
-    }))
+    })
+  )
 })

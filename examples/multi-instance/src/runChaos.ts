@@ -84,7 +84,8 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
   )
   const scope = await Effect.runPromise(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
-  const run = <A, E>(effect: Effect.Effect<A, E, EventStore.EventStore | PgClient.PgClient>) => Effect.runPromise(Effect.provide(effect, context))
+  const run = <A, E>(effect: Effect.Effect<A, E, EventStore.EventStore | PgClient.PgClient>) =>
+    Effect.runPromise(Effect.provide(effect, context))
   const client = Context.get(context, PgClient.PgClient)
   const query = <Row extends object>(sql: string, params: ReadonlyArray<unknown> = []) => Effect.runPromise(client.query<Row>(sql, params))
 
@@ -121,13 +122,17 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
   const streamIds = Array.from({ length: options.streams }, () => randomUUID())
   try {
     await Promise.all(Array.from({ length: options.instances }, start))
-    log(`started ${options.instances} worker processes; appending ${options.events} events to ${options.streams} streams over ${options.duration} s with ${options.kills} kills`)
+    log(
+      `started ${options.instances} worker processes; appending ${options.events} events to ${options.streams} streams over ${options.duration} s with ${options.kills} kills`
+    )
 
     // Monitor: takeover of killed instances, and the oldest pending work.
     let monitoring = true
     const monitor = (async () => {
       while (monitoring) {
-        const [age] = await query<{ ms: number }>("select coalesce(extract(epoch from now() - min(created_at)) * 1000, 0)::float8 as ms from wh_perspective_events")
+        const [age] = await query<{ ms: number }>(
+          "select coalesce(extract(epoch from now() - min(created_at)) * 1000, 0)::float8 as ms from wh_perspective_events"
+        )
         maxPendingAgeMs = Math.max(maxPendingAgeMs, age?.ms ?? 0)
         for (const kill of kills.filter((k) => k.takeoverMs === undefined)) {
           const [state] = await query<{ leases: number; live: boolean }>(
@@ -154,20 +159,32 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
         const id = streamIds[Math.floor(Math.random() * streamIds.length)]!
         counts.set(id, (counts.get(id) ?? 0) + 1)
       }
-      await run(Effect.flatMap(Effect.service(EventStore.EventStore), (store) =>
-        Effect.forEach(counts, ([id, n]) => {
-          const first = (nextSeq.get(id) ?? 0) + 1
-          return store.append(id, Array.from({ length: n }, (_, k) => Domain.EntryAdded.make({ ledgerId: id, seq: first + k }))).pipe(
-            Effect.tap(() => Effect.sync(() => nextSeq.set(id, first + n - 1)))
+      await run(
+        Effect.flatMap(Effect.service(EventStore.EventStore), (store) =>
+          Effect.forEach(
+            counts,
+            ([id, n]) => {
+              const first = (nextSeq.get(id) ?? 0) + 1
+              return store
+                .append(
+                  id,
+                  Array.from({ length: n }, (_, k) => Domain.EntryAdded.make({ ledgerId: id, seq: first + k }))
+                )
+                .pipe(Effect.tap(() => Effect.sync(() => nextSeq.set(id, first + n - 1))))
+            },
+            { concurrency: 8, discard: true }
           )
-        }, { concurrency: 8, discard: true })))
+        )
+      )
       appended = due
       while (killAt.length > 0 && (killAt[0]! <= window() || appended >= options.events)) {
         killAt.shift()
         const victims = [...workers.values()]
         const victim = victims[Math.floor(Math.random() * victims.length)]
         if (victim === undefined) continue
-        const [held] = await query<{ n: number }>("select count(*)::int as n from wh_active_streams where instance_id = $1", [victim.instanceId])
+        const [held] = await query<{ n: number }>("select count(*)::int as n from wh_active_streams where instance_id = $1", [
+          victim.instanceId
+        ])
         victim.child.kill("SIGKILL")
         kills.push({ instanceId: victim.instanceId, at: now(), leasesHeld: held?.n ?? 0 })
         workers.delete(victim.instanceId)
@@ -198,10 +215,19 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     workers.clear()
 
     // Verification against the database's own events.
-    const perStream = await query<{ stream_id: string; n: number }>("select stream_id, count(*)::int as n from wh_events group by stream_id")
-    const ledgers = new Map((await query<{ id: string; data: Domain.Ledger }>("select id, data from wh_per_ledger")).map((r) => [r.id, r.data]))
-    const totals = new Map((await query<{ id: string; data: Domain.Totals }>("select id, data from wh_per_totals")).map((r) => [r.id, r.data]))
-    let lost = 0, twice = 0, outOfOrder = 0, notFold = 0
+    const perStream = await query<{ stream_id: string; n: number }>(
+      "select stream_id, count(*)::int as n from wh_events group by stream_id"
+    )
+    const ledgers = new Map(
+      (await query<{ id: string; data: Domain.Ledger }>("select id, data from wh_per_ledger")).map((r) => [r.id, r.data])
+    )
+    const totals = new Map(
+      (await query<{ id: string; data: Domain.Totals }>("select id, data from wh_per_totals")).map((r) => [r.id, r.data])
+    )
+    let lost = 0,
+      twice = 0,
+      outOfOrder = 0,
+      notFold = 0
     for (const { n, stream_id } of perStream) {
       if (n !== nextSeq.get(stream_id)) notFold++
       const seqs = ledgers.get(stream_id)?.seqs ?? []
@@ -219,8 +245,15 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosReport> => {
     )
     const finished = kills.map((k): Kill => ({ instanceId: k.instanceId, at: k.at, leasesHeld: k.leasesHeld, takeoverMs: k.takeoverMs }))
     const report: ChaosReport = {
-      passed: lost === 0 && twice === 0 && outOfOrder === 0 && notFold === 0 && rows!.work === 0 && rows!.letters === 0 &&
-        rows!.events === options.events && finished.every((k) => k.takeoverMs !== undefined),
+      passed:
+        lost === 0 &&
+        twice === 0 &&
+        outOfOrder === 0 &&
+        notFold === 0 &&
+        rows!.work === 0 &&
+        rows!.letters === 0 &&
+        rows!.events === options.events &&
+        finished.every((k) => k.takeoverMs !== undefined),
       eventsAppended: rows!.events,
       streams: perStream.length,
       eventsLost: lost,

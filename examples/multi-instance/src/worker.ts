@@ -30,17 +30,24 @@ const app = PgPerspectivePipeline.layer({
     drainBatcher: { slidingWindowMilliseconds: 10, maxWaitMilliseconds: 100, maxSize: 1000 }
   },
   affinityGraceMilliseconds: 1000
-}).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported),
+}).pipe(
+  Layer.provide(PerspectiveRewinder.layerUnsupported),
   Layer.provideMerge(SchemaReady.layerVerify),
-  Layer.provideMerge(PgClient.layer({ url: env("DATABASE_URL"), schema: Domain.schema, maxConnections: 4, applicationName: "whizbang-chaos-worker" })),
-  Layer.provideMerge(InstanceProvider.layer({ instanceId: env("INSTANCE_ID"), serviceName: "chaos", hostName: hostname(), processId: process.pid }))
+  Layer.provideMerge(
+    PgClient.layer({ url: env("DATABASE_URL"), schema: Domain.schema, maxConnections: 4, applicationName: "whizbang-chaos-worker" })
+  ),
+  Layer.provideMerge(
+    InstanceProvider.layer({ instanceId: env("INSTANCE_ID"), serviceName: "chaos", hostName: hostname(), processId: process.pid })
+  )
 )
 
-const main = Effect.scoped(Effect.gen(function* () {
-  yield* Layer.build(app)
-  process.send?.({ type: "ready" })
-  return yield* Effect.never
-})).pipe(Effect.provideService(References.MinimumLogLevel, process.env.VERBOSE ? "Info" : "Warn"))
+const main = Effect.scoped(
+  Effect.gen(function* () {
+    yield* Layer.build(app)
+    process.send?.({ type: "ready" })
+    return yield* Effect.never
+  })
+).pipe(Effect.provideService(References.MinimumLogLevel, process.env.VERBOSE ? "Info" : "Warn"))
 
 const fiber = Effect.runFork(main)
 process.on("SIGTERM", () => void Effect.runPromise(Fiber.interrupt(fiber)).then(() => process.exit(0)))

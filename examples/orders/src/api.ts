@@ -2,7 +2,7 @@
  * The HTTP API (plain node:http): commands append events; GET reads the order summary after waiting until the
  * perspective has caught up with the version the caller last wrote (read-your-writes).
  */
-import * as Http from "node:http"
+import type * as Http from "node:http"
 import { Effect, Option, Schema } from "effect"
 import { EventId, EventStore, PerspectiveStore, type PerspectiveSyncAwaiter, SyncAwareLens } from "whizbang"
 import { CustomerCharged, customerStats, ItemAdded, OrderCreated, OrderPaid, orderSummary } from "./domain.js"
@@ -81,12 +81,15 @@ export const route = (method: string, path: string, body: unknown): Effect.Effec
       InvalidStreamId: (e) => Effect.succeed(ok(400, { error: e.message })),
       InvalidRequest: (e) => Effect.succeed(ok(400, { error: e.message }))
     }),
-    Effect.catch((e) => Effect.succeed(typeof e === "object" && e !== null && "status" in e ? (e as Reply) : ok(500, { error: String(e) }))),
+    Effect.catch((e) =>
+      Effect.succeed(typeof e === "object" && e !== null && "status" in e ? (e as Reply) : ok(500, { error: String(e) }))
+    ),
     Effect.catchDefect((d) => Effect.succeed(ok(500, { error: String(d) })))
   )
 
 /** A node:http listener running `route` with the given runner. */
-export const listener = (run: (effect: Effect.Effect<Reply, never, Services>) => Promise<Reply>): Http.RequestListener =>
+export const listener =
+  (run: (effect: Effect.Effect<Reply, never, Services>) => Promise<Reply>): Http.RequestListener =>
   (req, res) => {
     let raw = ""
     req.setEncoding("utf8")
@@ -96,7 +99,7 @@ export const listener = (run: (effect: Effect.Effect<Reply, never, Services>) =>
     })
     req.on("end", () => {
       const url = new URL(req.url ?? "/", "http://localhost")
-      let body: unknown = undefined
+      let body: unknown
       try {
         body = raw === "" ? undefined : JSON.parse(raw)
       } catch {

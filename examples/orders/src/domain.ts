@@ -55,7 +55,11 @@ export const customerStats = Perspective.make({
   model: CustomerStats,
   initial: { customerId: "", ordersPaid: 0, totalSpent: 0 },
   apply: {
-    CustomerCharged: (m, { payload: p }) => ({ customerId: p.customerId, ordersPaid: m.ordersPaid + 1, totalSpent: m.totalSpent + p.amount })
+    CustomerCharged: (m, { payload: p }) => ({
+      customerId: p.customerId,
+      ordersPaid: m.ordersPaid + 1,
+      totalSpent: m.totalSpent + p.amount
+    })
   }
 })
 

@@ -8,7 +8,8 @@ import { OrderPaid } from "./domain.js"
 
 export const createOutbox = Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
   client.query(`CREATE TABLE IF NOT EXISTS orders_outbox (
-    event_id uuid PRIMARY KEY, order_id uuid NOT NULL, message text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`))
+    event_id uuid PRIMARY KEY, order_id uuid NOT NULL, message text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`)
+)
 
 export const confirmationReceptor = Effect.gen(function* () {
   const client = yield* PgClient.PgClient

@@ -15,7 +15,15 @@ export interface ServiceConfig {
 }
 
 export const layer = (config: ServiceConfig) => {
-  const base = { databaseUrl: config.databaseUrl, schema: config.schema ?? "orders", serviceName: "orders", events, perspectives, ...(config.instanceId ? { instanceId: config.instanceId } : {}), ...(config.options ? { options: config.options } : {}) }
+  const base = {
+    databaseUrl: config.databaseUrl,
+    schema: config.schema ?? "orders",
+    serviceName: "orders",
+    events,
+    perspectives,
+    ...(config.instanceId ? { instanceId: config.instanceId } : {}),
+    ...(config.options ? { options: config.options } : {})
+  }
   // The receptor writes with the service's own client, so it is built once the infrastructure exists; the worker's
   // hooks tell the sync tracker about every commit, so read-your-writes waits end at once in this process.
   const pipeline = Layer.unwrap(

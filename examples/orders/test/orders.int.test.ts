@@ -8,7 +8,11 @@ import { PerspectiveWorker } from "whizbang"
 import { listener } from "../src/api.js"
 import * as Service from "../src/service.js"
 
-const fast = { pollingIntervalMilliseconds: 50, notifyHealthyPollingIntervalMilliseconds: 50, drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 } }
+const fast = {
+  pollingIntervalMilliseconds: 50,
+  notifyHealthyPollingIntervalMilliseconds: 50,
+  drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 }
+}
 
 /** Starts the real service and HTTP server on a fresh database; returns a JSON client. */
 const startApi = Effect.gen(function* () {
@@ -31,7 +35,10 @@ const startApi = Effect.gen(function* () {
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const call = (method: string, path: string, body?: unknown) =>
     Effect.promise(async () => {
-      const response = await fetch(base + path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } }) })
+      const response = await fetch(base + path, {
+        method,
+        ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } })
+      })
       return { status: response.status, body: (await response.json()) as Record<string, any> }
     })
   return { call, runtime }
@@ -40,36 +47,51 @@ const startApi = Effect.gen(function* () {
 const customerId = "0195f0a4-8c7e-7c56-9a4e-3d8b2f1c0a11"
 
 describe("orders example over HTTP", () => {
-  it.live("create, add items, pay, and read your own writes; the confirmation lands in the outbox once", () =>
-    Effect.gen(function* () {
-      const { call, runtime } = yield* startApi
-      const created = yield* call("POST", "/orders", { customerId })
-      expect(created.status).toBe(201)
-      const orderId = created.body.orderId as string
-      const first = yield* call("GET", `/orders/${orderId}`)
-      expect(first.body).toMatchObject({ orderId, customerId, items: [], total: 0, status: "open", synced: true })
-      expect((yield* call("POST", `/orders/${orderId}/items`, { sku: "tea", quantity: 2, unitPrice: 3.5 })).status).toBe(200)
-      const afterItem = yield* call("GET", `/orders/${orderId}`)
-      expect(afterItem.body).toMatchObject({ total: 7, items: [{ sku: "tea", quantity: 2, unitPrice: 3.5 }], synced: true })
-      const paid = yield* call("POST", `/orders/${orderId}/pay`)
-      expect(paid.status).toBe(200)
-      const afterPay = yield* call("GET", `/orders/${orderId}`)
-      expect(afterPay.body).toMatchObject({ status: "paid", total: 7, synced: true })
-      expect((yield* call("POST", `/orders/${orderId}/pay`)).status).toBe(409)
-      // The customer's stats and the outbox are written by the worker; wait for the worker to go idle.
-      yield* Effect.promise(() => runtime.runPromise(Effect.flatMap(Effect.service(PerspectiveWorker.PerspectiveWorker), (w) => w.awaitIdle) as Effect.Effect<void>))
-      expect((yield* call("GET", `/customers/${customerId}`)).body).toEqual({ customerId, ordersPaid: 1, totalSpent: 7 })
-      const outbox = yield* Effect.promise(() => runtime.runPromise(Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<{ order_id: string; message: string }>("select order_id, message from orders_outbox"))))
-      expect(outbox).toEqual([{ order_id: orderId, message: `Thank you! Order ${orderId} is paid (7.00).` }])
-    }).pipe(Effect.scoped, Effect.provide(TestDatabase.layer)), 60_000)
+  it.live(
+    "create, add items, pay, and read your own writes; the confirmation lands in the outbox once",
+    () =>
+      Effect.gen(function* () {
+        const { call, runtime } = yield* startApi
+        const created = yield* call("POST", "/orders", { customerId })
+        expect(created.status).toBe(201)
+        const orderId = created.body.orderId as string
+        const first = yield* call("GET", `/orders/${orderId}`)
+        expect(first.body).toMatchObject({ orderId, customerId, items: [], total: 0, status: "open", synced: true })
+        expect((yield* call("POST", `/orders/${orderId}/items`, { sku: "tea", quantity: 2, unitPrice: 3.5 })).status).toBe(200)
+        const afterItem = yield* call("GET", `/orders/${orderId}`)
+        expect(afterItem.body).toMatchObject({ total: 7, items: [{ sku: "tea", quantity: 2, unitPrice: 3.5 }], synced: true })
+        const paid = yield* call("POST", `/orders/${orderId}/pay`)
+        expect(paid.status).toBe(200)
+        const afterPay = yield* call("GET", `/orders/${orderId}`)
+        expect(afterPay.body).toMatchObject({ status: "paid", total: 7, synced: true })
+        expect((yield* call("POST", `/orders/${orderId}/pay`)).status).toBe(409)
+        // The customer's stats and the outbox are written by the worker; wait for the worker to go idle.
+        yield* Effect.promise(() =>
+          runtime.runPromise(Effect.flatMap(Effect.service(PerspectiveWorker.PerspectiveWorker), (w) => w.awaitIdle) as Effect.Effect<void>)
+        )
+        expect((yield* call("GET", `/customers/${customerId}`)).body).toEqual({ customerId, ordersPaid: 1, totalSpent: 7 })
+        const outbox = yield* Effect.promise(() =>
+          runtime.runPromise(
+            Effect.flatMap(Effect.service(PgClient.PgClient), (c) =>
+              c.query<{ order_id: string; message: string }>("select order_id, message from orders_outbox")
+            )
+          )
+        )
+        expect(outbox).toEqual([{ order_id: orderId, message: `Thank you! Order ${orderId} is paid (7.00).` }])
+      }).pipe(Effect.scoped, Effect.provide(TestDatabase.layer)),
+    60_000
+  )
 
-  it.live("rejects bad input with 400 and unknown orders with 404", () =>
-    Effect.gen(function* () {
-      const { call } = yield* startApi
-      expect((yield* call("POST", "/orders", { customerId: "not-a-uuid" })).status).toBe(400)
-      expect((yield* call("POST", "/orders", { nope: 1 })).status).toBe(400)
-      expect((yield* call("GET", "/orders/'%3B drop table x")).status).toBe(400)
-      expect((yield* call("POST", `/orders/${customerId}/pay`)).status).toBe(404)
-    }).pipe(Effect.scoped, Effect.provide(TestDatabase.layer)), 60_000)
+  it.live(
+    "rejects bad input with 400 and unknown orders with 404",
+    () =>
+      Effect.gen(function* () {
+        const { call } = yield* startApi
+        expect((yield* call("POST", "/orders", { customerId: "not-a-uuid" })).status).toBe(400)
+        expect((yield* call("POST", "/orders", { nope: 1 })).status).toBe(400)
+        expect((yield* call("GET", "/orders/'%3B drop table x")).status).toBe(400)
+        expect((yield* call("POST", `/orders/${customerId}/pay`)).status).toBe(404)
+      }).pipe(Effect.scoped, Effect.provide(TestDatabase.layer)),
+    60_000
+  )
 })
-

@@ -17,8 +17,18 @@ describe("the front door", () => {
         const workers = [yield* Workers.start({ url, schema }), yield* Workers.start({ url, schema })]
         const appended = yield* Writer.appendConcurrently({ streamIds: Writer.streams(200), appenders: 10, perAppender: 2_000, batch: 20 })
         const appendedAt = Date.now()
-        const reports = yield* Workers.settle(workers, Effect.map(Writer.counts, (c) => c.work))
-        return { appended, appendedAt, reports, counts: yield* Writer.counts, balance: yield* Writer.mismatches("balance"), activity: yield* Writer.mismatches("activity") }
+        const reports = yield* Workers.settle(
+          workers,
+          Effect.map(Writer.counts, (c) => c.work)
+        )
+        return {
+          appended,
+          appendedAt,
+          reports,
+          counts: yield* Writer.counts,
+          balance: yield* Writer.mismatches("balance"),
+          activity: yield* Writer.mismatches("activity")
+        }
       }).pipe(Effect.provide(Writer.layer(url, schema)))
       const rewinds = result.reports.reduce((n, r) => n + r.rewinds.rewound, 0)
       console.log(
@@ -30,5 +40,6 @@ describe("the front door", () => {
       expect(result.balance).toBe(0)
       expect(result.activity).toBe(0)
       expect(result.reports.every((r) => r.idle)).toBe(true)
-    }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped))
+    }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped)
+  )
 })

@@ -21,10 +21,13 @@ import * as Writer from "./support/writer.js"
 const root = fileURLToPath(new URL("../../..", import.meta.url))
 
 const scenario = <A, E>(name: string, body: (url: string) => Effect.Effect<A, E, any>) =>
-  it.live(name, () =>
-    Effect.scoped(Effect.flatMap(Effect.service(TestDatabase.TestDatabase), ({ url }) => Effect.asVoid(body(url)))).pipe(
-      Effect.provide(TestDatabase.layer)
-    ) as Effect.Effect<void, E>)
+  it.live(
+    name,
+    () =>
+      Effect.scoped(Effect.flatMap(Effect.service(TestDatabase.TestDatabase), ({ url }) => Effect.asVoid(body(url)))).pipe(
+        Effect.provide(TestDatabase.layer)
+      ) as Effect.Effect<void, E>
+  )
 
 const work = Effect.map(Writer.counts, (c) => c.work)
 
@@ -55,36 +58,45 @@ describe("the front door, beyond ordinary concurrency", () => {
           yield* store.append(stream, [event])
         }
         const client = yield* Effect.service(PgClient.PgClient)
-        const stored = yield* client.query<{ event_id: string }>("SELECT event_id::text FROM wh_events WHERE payload->>'tag' = 'imported' ORDER BY 1")
-        expect(stored.map((r) => r.event_id), "the caller-supplied ids are kept").toEqual(imported.map((i) => i.eventId).sort())
+        const stored = yield* client.query<{ event_id: string }>(
+          "SELECT event_id::text FROM wh_events WHERE payload->>'tag' = 'imported' ORDER BY 1"
+        )
+        expect(
+          stored.map((r) => r.event_id),
+          "the caller-supplied ids are kept"
+        ).toEqual(imported.map((i) => i.eventId).sort())
         const reports = yield* Workers.settle([worker], work)
         expect(reports[0]!.rewinds.rewound).toBeGreaterThanOrEqual(streams.length)
         expect(yield* Writer.mismatches("balance")).toBe(0)
         expect(yield* Writer.mismatches("activity")).toBe(0)
         expect(yield* Writer.counts).toMatchObject({ work: 0, dead_letters: 0 })
       }).pipe(Effect.provide(Writer.layer(url, schema)))
-    }))
+    })
+  )
 
-  scenario("(c) a rolling deploy, two instances running different perspective sets: no dead letter, every fold exact once both run", (url) =>
-    Effect.gen(function* () {
-      const schema = "front_c"
-      // Few attempts and a short backoff: an instance dead-lettering work it cannot apply would show at once.
-      const options = { maxPerspectiveEventAttempts: 2, failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 50 } }
-      yield* Effect.gen(function* () {
-        // The new version (both perspectives) writes; only the old version (balance only) runs so far.
-        const old = yield* Workers.start({ url, schema, perspectives: ["balance"], options })
-        yield* Writer.appendConcurrently({ streamIds: Writer.streams(20), appenders: 2, perAppender: 100, batch: 5 })
-        yield* old.awaitIdle
-        yield* old.awaitIdle
-        expect((yield* Writer.counts).dead_letters, "the old instance dead-lettered work of a perspective it does not run").toBe(0)
-        expect(yield* Writer.mismatches("balance")).toBe(0)
-        const next = yield* Workers.start({ url, schema, options })
-        yield* Workers.settle([old, next], work)
-        expect(yield* Writer.counts).toMatchObject({ work: 0, dead_letters: 0 })
-        expect(yield* Writer.mismatches("balance")).toBe(0)
-        expect(yield* Writer.mismatches("activity")).toBe(0)
-      }).pipe(Effect.provide(Writer.layer(url, schema)))
-    }))
+  scenario(
+    "(c) a rolling deploy, two instances running different perspective sets: no dead letter, every fold exact once both run",
+    (url) =>
+      Effect.gen(function* () {
+        const schema = "front_c"
+        // Few attempts and a short backoff: an instance dead-lettering work it cannot apply would show at once.
+        const options = { maxPerspectiveEventAttempts: 2, failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 50 } }
+        yield* Effect.gen(function* () {
+          // The new version (both perspectives) writes; only the old version (balance only) runs so far.
+          const old = yield* Workers.start({ url, schema, perspectives: ["balance"], options })
+          yield* Writer.appendConcurrently({ streamIds: Writer.streams(20), appenders: 2, perAppender: 100, batch: 5 })
+          yield* old.awaitIdle
+          yield* old.awaitIdle
+          expect((yield* Writer.counts).dead_letters, "the old instance dead-lettered work of a perspective it does not run").toBe(0)
+          expect(yield* Writer.mismatches("balance")).toBe(0)
+          const next = yield* Workers.start({ url, schema, options })
+          yield* Workers.settle([old, next], work)
+          expect(yield* Writer.counts).toMatchObject({ work: 0, dead_letters: 0 })
+          expect(yield* Writer.mismatches("balance")).toBe(0)
+          expect(yield* Writer.mismatches("activity")).toBe(0)
+        }).pipe(Effect.provide(Writer.layer(url, schema)))
+      })
+  )
 
   scenario("(d) `whizbang rebuild` right after processing (within the dedup retention): the full fold comes back", (url) =>
     Effect.gen(function* () {
@@ -96,19 +108,34 @@ describe("the front door, beyond ordinary concurrency", () => {
         const output = yield* Effect.callback<string, Error>((resume) => {
           execFile(
             Path.join(root, "node_modules/.bin/tsx"),
-            [Path.join(root, "packages/cli/src/bin.ts"), "--schema", schema, "rebuild", "balance", "-t", "Deposited", "-t", "Withdrawn", "--yes", "--json"],
+            [
+              Path.join(root, "packages/cli/src/bin.ts"),
+              "--schema",
+              schema,
+              "rebuild",
+              "balance",
+              "-t",
+              "Deposited",
+              "-t",
+              "Withdrawn",
+              "--yes",
+              "--json"
+            ],
             { cwd: root, env: { ...process.env, DATABASE_URL: url, NO_COLOR: "1" }, timeout: 60_000 },
             (error, stdout, stderr) => resume(error ? Effect.fail(new Error(`${error.message}\n${stderr}`)) : Effect.succeed(stdout))
           )
         })
         const client = yield* Effect.service(PgClient.PgClient)
-        const [{ streams }] = (yield* client.query<{ streams: number }>("SELECT count(DISTINCT stream_id)::int AS streams FROM wh_events")) as [{ streams: number }]
+        const [{ streams }] = (yield* client.query<{ streams: number }>(
+          "SELECT count(DISTINCT stream_id)::int AS streams FROM wh_events"
+        )) as [{ streams: number }]
         expect(JSON.parse(output)).toEqual({ perspective: "balance", streams, enqueued: 100 })
         yield* Workers.settle([worker], work)
         expect(yield* Writer.mismatches("balance")).toBe(0)
         expect(yield* Writer.counts).toMatchObject({ work: 0, dead_letters: 0 })
       }).pipe(Effect.provide(Writer.layer(url, schema)))
-    }))
+    })
+  )
 
   scenario("(e) a purge while a cycle of the stream is in flight: the purge wins, the pending event is applied to a fresh model", (url) =>
     Effect.gen(function* () {
@@ -132,5 +159,6 @@ describe("the front door, beyond ordinary concurrency", () => {
         expect(Option.getOrThrow(row).data).toEqual({ total: 5, count: 1, trail: "hold" })
         expect(yield* Writer.counts).toMatchObject({ work: 0, dead_letters: 0 })
       }).pipe(Effect.provide(Writer.layer(url, schema)))
-    }))
+    })
+  )
 })

@@ -33,10 +33,12 @@ export const command = root.pipe(Command.withSubcommands([migrate, status, faile
  * @category constants
  * @since 0.1.0
  */
-export const version: string = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { readonly version: string }).version
+export const version: string = (
+  JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { readonly version: string }
+).version
 
 const reportError = (argv: ReadonlyArray<string>, error: OperationError) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (argv.includes("--json")) {
       yield* Console.log(JSON.stringify({ error: { reason: error.reason._tag, message: error.message } }, null, 2))
     }
@@ -57,8 +59,12 @@ export const run = (argv: ReadonlyArray<string>) =>
     Effect.as(0),
     // Logs go to stderr: stdout carries only the command's output, so `--json` stays parseable.
     Effect.provideService(Logger.LogToStderr, true),
-    Effect.catchIf((error): error is OperationError => error instanceof OperationError, (error) => reportError(argv, error)),
+    Effect.catchIf(
+      (error): error is OperationError => error instanceof OperationError,
+      (error) => reportError(argv, error)
+    ),
     Effect.catchIf(CliError.isCliError, (error) =>
       // Help asked for is a success; help shown because of a parse error (`errors` non-empty) is bad input.
-      Effect.succeed(error._tag === "ShowHelp" && error.errors.length === 0 ? 0 : 2))
+      Effect.succeed(error._tag === "ShowHelp" && error.errors.length === 0 ? 0 : 2)
+    )
   )

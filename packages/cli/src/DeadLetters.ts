@@ -68,8 +68,10 @@ const toLetter = (r: Record<string, unknown>): DeadLetter => ({
  * @category constructors
  * @since 0.1.0
  */
-export const list = (options: { readonly perspective?: string | undefined; readonly limit?: number | undefined } = {}): Effect.Effect<ReadonlyArray<DeadLetter>, OperationError, PgClient.PgClient> =>
-  Effect.gen(function*() {
+export const list = (
+  options: { readonly perspective?: string | undefined; readonly limit?: number | undefined } = {}
+): Effect.Effect<ReadonlyArray<DeadLetter>, OperationError, PgClient.PgClient> =>
+  Effect.gen(function* () {
     const perspective = options.perspective === undefined ? null : yield* Validate.perspective(options.perspective)
     const rows = yield* query(Sql.list, [perspective, options.limit ?? 100])
     return rows.map(toLetter)
@@ -80,7 +82,7 @@ export const list = (options: { readonly perspective?: string | undefined; reado
  * @since 0.1.0
  */
 export const show = (id: string): Effect.Effect<Detail, OperationError, PgClient.PgClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const valid = yield* Validate.uuid(id, "id")
     const [row] = yield* query(Sql.show, [valid])
     if (row === undefined) return yield* notFound("dead letter", valid)
@@ -94,13 +96,22 @@ export const show = (id: string): Effect.Effect<Detail, OperationError, PgClient
  * @category constructors
  * @since 0.1.0
  */
-export const retry = (id: string, options: { readonly partitionCount?: number | undefined } = {}): Effect.Effect<Retried, OperationError, PgClient.PgClient> =>
-  Effect.gen(function*() {
+export const retry = (
+  id: string,
+  options: { readonly partitionCount?: number | undefined } = {}
+): Effect.Effect<Retried, OperationError, PgClient.PgClient> =>
+  Effect.gen(function* () {
     const valid = yield* Validate.uuid(id, "id")
     const partitions = yield* Validate.positiveInt(options.partitionCount ?? 10_000, "partition-count")
     const [row] = yield* orFailure(PgClient.withTransaction(query(Sql.retry, [valid, partitions])))
     if (row === undefined) return yield* notFound("dead letter", valid)
-    return { id: valid, workId: String(row.work_id), streamId: String(row.stream_id), perspective: String(row.perspective_name), eventId: String(row.event_id) }
+    return {
+      id: valid,
+      workId: String(row.work_id),
+      streamId: String(row.stream_id),
+      perspective: String(row.perspective_name),
+      eventId: String(row.event_id)
+    }
   }).pipe(Effect.withSpan("whizbang.dead_letters.retry", { attributes: { "whizbang.dead_letter_id": id } }))
 
 /**
@@ -110,7 +121,7 @@ export const retry = (id: string, options: { readonly partitionCount?: number | 
  * @since 0.1.0
  */
 export const discard = (id: string): Effect.Effect<void, OperationError, PgClient.PgClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const valid = yield* Validate.uuid(id, "id")
     const rows = yield* query(Sql.discard, [valid])
     if (rows.length === 0) return yield* notFound("dead letter", valid)

@@ -33,18 +33,22 @@ export interface FailedCursor {
  * @category constructors
  * @since 0.1.0
  */
-export const list = (options: { readonly perspective?: string | undefined; readonly limit?: number | undefined } = {}): Effect.Effect<ReadonlyArray<FailedCursor>, OperationError, PgClient.PgClient> =>
-  Effect.gen(function*() {
+export const list = (
+  options: { readonly perspective?: string | undefined; readonly limit?: number | undefined } = {}
+): Effect.Effect<ReadonlyArray<FailedCursor>, OperationError, PgClient.PgClient> =>
+  Effect.gen(function* () {
     const perspective = options.perspective === undefined ? null : yield* Validate.perspective(options.perspective)
     const rows = yield* query(Sql.failedCursors, [perspective, options.limit ?? 100])
-    return rows.map((r): FailedCursor => ({
-      streamId: String(r.stream_id),
-      perspective: String(r.perspective_name),
-      lastEventId: r.last_event_id === null ? null : String(r.last_event_id),
-      error: r.error === null ? null : String(r.error),
-      failedAt: iso(r.processed_at),
-      headEventId: r.head_event_id === null ? null : String(r.head_event_id),
-      attempts: r.attempts === null ? null : Number(r.attempts),
-      retryAfter: iso(r.scheduled_for)
-    }))
+    return rows.map(
+      (r): FailedCursor => ({
+        streamId: String(r.stream_id),
+        perspective: String(r.perspective_name),
+        lastEventId: r.last_event_id === null ? null : String(r.last_event_id),
+        error: r.error === null ? null : String(r.error),
+        failedAt: iso(r.processed_at),
+        headEventId: r.head_event_id === null ? null : String(r.head_event_id),
+        attempts: r.attempts === null ? null : Number(r.attempts),
+        retryAfter: iso(r.scheduled_for)
+      })
+    )
   })

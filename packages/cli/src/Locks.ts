@@ -41,11 +41,13 @@ export interface Released {
  */
 export const list = (filter: Filter = {}): Effect.Effect<ReadonlyArray<PgStatus.Lock>, OperationError, PgClient.PgClient> =>
   Effect.map(orFailure(PgStatus.locks), (locks) =>
-    locks.filter((l) =>
-      (filter.streamId === undefined || l.streamId === filter.streamId.toLowerCase()) &&
-      (filter.perspective === undefined || l.perspective === filter.perspective) &&
-      (filter.instanceId === undefined || l.instanceId === filter.instanceId.toLowerCase())
-    ))
+    locks.filter(
+      (l) =>
+        (filter.streamId === undefined || l.streamId === filter.streamId.toLowerCase()) &&
+        (filter.perspective === undefined || l.perspective === filter.perspective) &&
+        (filter.instanceId === undefined || l.instanceId === filter.instanceId.toLowerCase())
+    )
+  )
 
 /**
  * Clears every matching lock (all held locks with an empty filter) and returns what it released.
@@ -54,18 +56,29 @@ export const list = (filter: Filter = {}): Effect.Effect<ReadonlyArray<PgStatus.
  * @since 0.1.0
  */
 export const forceRelease = (filter: Filter = {}): Effect.Effect<ReadonlyArray<Released>, OperationError, PgClient.PgClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const streamId = filter.streamId === undefined ? null : yield* Validate.uuid(filter.streamId, "stream")
     const perspective = filter.perspective === undefined ? null : yield* Validate.perspective(filter.perspective)
     const instanceId = filter.instanceId === undefined ? null : yield* Validate.uuid(filter.instanceId, "instance")
     const rows = yield* query(Sql.forceRelease, [streamId, perspective, instanceId])
-    yield* Effect.forEach(rows, (r) => Effect.logWarning("stream lock force-released").pipe(
-      Effect.annotateLogs({ "whizbang.stream_id": String(r.stream_id), "whizbang.perspective": String(r.perspective_name), "whizbang.instance_id": String(r.held_by) })
-    ), { discard: true })
-    return rows.map((r): Released => ({
-      streamId: String(r.stream_id),
-      perspective: String(r.perspective_name),
-      heldBy: String(r.held_by),
-      reason: r.held_for === null ? null : String(r.held_for)
-    }))
+    yield* Effect.forEach(
+      rows,
+      (r) =>
+        Effect.logWarning("stream lock force-released").pipe(
+          Effect.annotateLogs({
+            "whizbang.stream_id": String(r.stream_id),
+            "whizbang.perspective": String(r.perspective_name),
+            "whizbang.instance_id": String(r.held_by)
+          })
+        ),
+      { discard: true }
+    )
+    return rows.map(
+      (r): Released => ({
+        streamId: String(r.stream_id),
+        perspective: String(r.perspective_name),
+        heldBy: String(r.held_by),
+        reason: r.held_for === null ? null : String(r.held_for)
+      })
+    )
   })

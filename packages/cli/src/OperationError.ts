@@ -78,7 +78,8 @@ export const invalidInput = (option: string, message: string) => new OperationEr
  * @category constructors
  * @since 0.1.0
  */
-export const notFound = (what: string, id: string) => new OperationError({ reason: new NotFound({ what, id }), message: `${what} ${id} not found` })
+export const notFound = (what: string, id: string) =>
+  new OperationError({ reason: new NotFound({ what, id }), message: `${what} ${id} not found` })
 
 /**
  * @category constructors

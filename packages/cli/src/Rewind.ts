@@ -74,7 +74,7 @@ const inBatches = (
   page: (after: string, limit: number) => Effect.Effect<ReadonlyArray<string>, OperationError, PgClient.PgClient>,
   step: (streams: ReadonlyArray<string>) => Effect.Effect<number, OperationError, PgClient.PgClient>
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const batchSize = yield* Validate.positiveInt(options.batchSize ?? 500, "batch-size")
     let after = nilUuid
     let done = 0
@@ -98,7 +98,7 @@ const inBatches = (
  * @since 0.1.0
  */
 export const rewind = (options: Options): Effect.Effect<Result, OperationError, PgClient.PgClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const perspective = yield* Validate.perspective(options.perspective)
     const flag = (streams: ReadonlyArray<string>) => Effect.map(query(Sql.flagRewind, [perspective, streams]), (rows) => rows.length)
     if (options.streamId !== undefined) {
@@ -109,7 +109,8 @@ export const rewind = (options: Options): Effect.Effect<Result, OperationError, 
     }
     const [count] = yield* query<{ n: number }>(Sql.countCursors, [perspective])
     if ((count?.n ?? 0) === 0) return yield* notFound("perspective with cursors", perspective)
-    const page = (after: string, limit: number) => Effect.map(query<{ stream_id: string }>(Sql.cursorStreams, [perspective, after, limit]), (rows) => rows.map((r) => r.stream_id))
+    const page = (after: string, limit: number) =>
+      Effect.map(query<{ stream_id: string }>(Sql.cursorStreams, [perspective, after, limit]), (rows) => rows.map((r) => r.stream_id))
     const { affected } = yield* inBatches(options, count!.n, page, flag)
     return { perspective, streams: affected, enqueued: 0 }
   }).pipe(Effect.withSpan("whizbang.rewind", { attributes: { "whizbang.perspective": options.perspective, "whizbang.mode": "rewind" } }))
@@ -122,7 +123,7 @@ export const rewind = (options: Options): Effect.Effect<Result, OperationError, 
  * @since 0.1.0
  */
 export const rebuild = (options: RebuildOptions): Effect.Effect<Result, OperationError, PgClient.PgClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const perspective = yield* Validate.perspective(options.perspective)
     if (options.eventTypes.length === 0) {
       return yield* invalidInput("event-type", "rebuild needs the event types the perspective handles (--event-type, repeatable)")
@@ -131,14 +132,18 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
     const [table] = yield* query<{ present: boolean }>(Sql.tableExists, [perspective])
     const types = [...options.eventTypes]
     const step = (streams: ReadonlyArray<string>) =>
-      orFailure(PgClient.withTransaction(Effect.gen(function*() {
-        yield* query(Sql.revokeLeases, [streams])
-        if (table?.present === true) yield* query(Sql.deleteModels(perspective), [streams])
-        yield* query(Sql.deleteCursors, [perspective, streams])
-        yield* query(Sql.deleteSnapshots, [perspective, streams])
-        yield* query(Sql.deletePendingWork, [perspective, streams])
-        return (yield* query(Sql.enqueueEvents, [perspective, streams, types, partitions])).length
-      })))
+      orFailure(
+        PgClient.withTransaction(
+          Effect.gen(function* () {
+            yield* query(Sql.revokeLeases, [streams])
+            if (table?.present === true) yield* query(Sql.deleteModels(perspective), [streams])
+            yield* query(Sql.deleteCursors, [perspective, streams])
+            yield* query(Sql.deleteSnapshots, [perspective, streams])
+            yield* query(Sql.deletePendingWork, [perspective, streams])
+            return (yield* query(Sql.enqueueEvents, [perspective, streams, types, partitions])).length
+          })
+        )
+      )
     if (options.streamId !== undefined) {
       const streamId = yield* Validate.uuid(options.streamId, "stream")
       yield* options.onProgress?.({ done: 0, total: 1 }) ?? Effect.void
@@ -148,7 +153,9 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
     }
     const [count] = yield* query<{ n: number }>(Sql.countRebuildStreams, [perspective, types])
     const page = (after: string, limit: number) =>
-      Effect.map(query<{ stream_id: string }>(Sql.rebuildStreams, [perspective, types, after, limit]), (rows) => rows.map((r) => r.stream_id))
+      Effect.map(query<{ stream_id: string }>(Sql.rebuildStreams, [perspective, types, after, limit]), (rows) =>
+        rows.map((r) => r.stream_id)
+      )
     const { affected, done } = yield* inBatches(options, count?.n ?? 0, page, step)
     return { perspective, streams: done, enqueued: affected }
   }).pipe(Effect.withSpan("whizbang.rewind", { attributes: { "whizbang.perspective": options.perspective, "whizbang.mode": "rebuild" } }))

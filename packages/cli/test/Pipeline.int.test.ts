@@ -35,14 +35,15 @@ const pipeline = PgPerspectivePipeline.layer({
   perspectives: Bank.perspectives,
   options: fast,
   failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 50 }
-}).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported),
+}).pipe(
+  Layer.provide(PerspectiveRewinder.layerUnsupported),
   Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "bank" })),
   Layer.provideMerge(PgTestDatabase.layer({ schema: "bank", maxConnections: 8 })),
   Layer.provide(Layer.mergeAll(Layer.succeed(Tracer.Tracer, recordingTracer), Logger.layer([capturingLogger]))),
   Layer.orDie
 )
 
-const untilDeadLetter = Effect.gen(function*() {
+const untilDeadLetter = Effect.gen(function* () {
   const worker = yield* PerspectiveWorker.PerspectiveWorker
   const client = yield* PgClient.PgClient
   // Each retry waits out a short backoff while the worker is idle: go round until the letter is there.
@@ -54,79 +55,96 @@ const untilDeadLetter = Effect.gen(function*() {
 })
 
 describe("the CLI against a running pipeline", () => {
-  it.live("a dead letter retried with `whizbang dead-letters retry` is applied once the cause is fixed; spans, metrics and log annotations are recorded", () =>
-    Effect.gen(function*() {
-      const store = yield* EventStore.EventStore
-      const worker = yield* PerspectiveWorker.PerspectiveWorker
-      const models = yield* PerspectiveStore.PerspectiveStore
-      const client = yield* PgClient.PgClient
-      const { instanceId } = yield* InstanceProvider.InstanceProvider
-      const { url } = yield* TestDatabase.TestDatabase
-      const id = EventId.unsafeMake()
-      Bank.audits.reject = true
-      const appended = yield* store.append(id, [Bank.Deposited.make({ accountId: id, amount: 10 }), Bank.Audited.make({ accountId: id })])
-      const letter = yield* untilDeadLetter
-      expect(letter.event_id).toBe(appended.events[1]!.eventId)
-      expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 10, audits: 0 })
+  it.live(
+    "a dead letter retried with `whizbang dead-letters retry` is applied once the cause is fixed; spans, metrics and log annotations are recorded",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const worker = yield* PerspectiveWorker.PerspectiveWorker
+        const models = yield* PerspectiveStore.PerspectiveStore
+        const client = yield* PgClient.PgClient
+        const { instanceId } = yield* InstanceProvider.InstanceProvider
+        const { url } = yield* TestDatabase.TestDatabase
+        const id = EventId.unsafeMake()
+        Bank.audits.reject = true
+        const appended = yield* store.append(id, [Bank.Deposited.make({ accountId: id, amount: 10 }), Bank.Audited.make({ accountId: id })])
+        const letter = yield* untilDeadLetter
+        expect(letter.event_id).toBe(appended.events[1]!.eventId)
+        expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 10, audits: 0 })
 
-      const status = yield* cli(["status", "--json", "--schema", "bank"], { DATABASE_URL: url })
-      expect(status.json().perspectives).toMatchObject([{ perspective: "balance", failed: 1, deadLetters: 1, pending: 0 }])
+        const status = yield* cli(["status", "--json", "--schema", "bank"], { DATABASE_URL: url })
+        expect(status.json().perspectives).toMatchObject([{ perspective: "balance", failed: 1, deadLetters: 1, pending: 0 }])
 
-      Bank.audits.reject = false
-      const retried = yield* cli(["--schema", "bank", "dead-letters", "retry", letter.id, "--json"], { DATABASE_URL: url })
-      expect(retried.code).toBe(0)
-      yield* worker.awaitIdle
-      expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 10, audits: 1 })
-      expect(yield* client.query("select 1 from wh_dead_letters")).toHaveLength(0)
-      expect(yield* client.query("select 1 from wh_perspective_events")).toHaveLength(0)
-      const [cursor] = yield* client.query<{ status: number; error: string | null }>("select status, error from wh_perspective_cursors where stream_id = $1", [id])
-      expect(cursor).toEqual({ status: 2, error: null })
+        Bank.audits.reject = false
+        const retried = yield* cli(["--schema", "bank", "dead-letters", "retry", letter.id, "--json"], { DATABASE_URL: url })
+        expect(retried.code).toBe(0)
+        yield* worker.awaitIdle
+        expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 10, audits: 1 })
+        expect(yield* client.query("select 1 from wh_dead_letters")).toHaveLength(0)
+        expect(yield* client.query("select 1 from wh_perspective_events")).toHaveLength(0)
+        const [cursor] = yield* client.query<{ status: number; error: string | null }>(
+          "select status, error from wh_perspective_cursors where stream_id = $1",
+          [id]
+        )
+        expect(cursor).toEqual({ status: 2, error: null })
 
-      // Traces: every stage of the cycle, with the stream and perspective on the apply span.
-      const names = new Set(recorded.map((s) => s.name))
-      for (const name of ["whizbang.claim", "whizbang.fetch", "whizbang.apply", "whizbang.flush", "whizbang.cycle"]) expect(names).toContain(name)
-      const apply = recorded.find((s) => s.name === "whizbang.apply" && s.attributes.get("whizbang.stream_id") === id)
-      expect(apply?.attributes.get("whizbang.perspective")).toBe("balance")
-      const fetch = recorded.find((s) => s.name === "whizbang.fetch")!
-      expect(Option.getOrThrow(fetch.parent).spanId).toBe(recorded.find((s) => s.name === "whizbang.cycle" && s.spanId === Option.getOrThrow(fetch.parent).spanId)?.spanId)
+        // Traces: every stage of the cycle, with the stream and perspective on the apply span.
+        const names = new Set(recorded.map((s) => s.name))
+        for (const name of ["whizbang.claim", "whizbang.fetch", "whizbang.apply", "whizbang.flush", "whizbang.cycle"])
+          expect(names).toContain(name)
+        const apply = recorded.find((s) => s.name === "whizbang.apply" && s.attributes.get("whizbang.stream_id") === id)
+        expect(apply?.attributes.get("whizbang.perspective")).toBe("balance")
+        const fetch = recorded.find((s) => s.name === "whizbang.fetch")!
+        expect(Option.getOrThrow(fetch.parent).spanId).toBe(
+          recorded.find((s) => s.name === "whizbang.cycle" && s.spanId === Option.getOrThrow(fetch.parent).spanId)?.spanId
+        )
 
-      // Metrics: the registry holds the counters the worker and coordinator updated.
-      const snapshot = yield* Metric.snapshot
-      const total = (name: string) =>
-        snapshot.filter((m) => m.id === name).reduce((n, m) => n + Number((m.state as { count?: number }).count ?? 0), 0)
-      expect(total("whizbang_events_applied")).toBeGreaterThanOrEqual(2)
-      expect(total("whizbang_apply_failures")).toBeGreaterThanOrEqual(2)
-      expect(total("whizbang_dead_letters")).toBeGreaterThanOrEqual(1)
+        // Metrics: the registry holds the counters the worker and coordinator updated.
+        const snapshot = yield* Metric.snapshot
+        const total = (name: string) =>
+          snapshot.filter((m) => m.id === name).reduce((n, m) => n + Number((m.state as { count?: number }).count ?? 0), 0)
+        expect(total("whizbang_events_applied")).toBeGreaterThanOrEqual(2)
+        expect(total("whizbang_apply_failures")).toBeGreaterThanOrEqual(2)
+        expect(total("whizbang_dead_letters")).toBeGreaterThanOrEqual(1)
 
-      // Logs: the failed apply names the instance, stream, perspective and event.
-      const failure = logs.find((l) => l.message.includes("apply failed"))
-      expect(failure?.annotations).toMatchObject({
-        "whizbang.instance_id": instanceId,
-        "whizbang.stream_id": id,
-        "whizbang.perspective": "balance",
-        "whizbang.event_id": letter.event_id
-      })
-    }).pipe(Effect.scoped, Effect.provide(pipeline)), 120_000)
-  it.live("a rebuild within the dedup TTL rebuilds the full fold: the worker's cache never takes the new work rows for duplicates", () =>
-    Effect.gen(function*() {
-      const store = yield* EventStore.EventStore
-      const worker = yield* PerspectiveWorker.PerspectiveWorker
-      const models = yield* PerspectiveStore.PerspectiveStore
-      const client = yield* PgClient.PgClient
-      Bank.audits.reject = false
-      const id = EventId.unsafeMake()
-      yield* store.append(id, [1, 2, 3].map((amount) => Bank.Deposited.make({ accountId: id, amount })))
-      yield* store.append(id, [Bank.Audited.make({ accountId: id })])
-      yield* worker.awaitIdle
-      expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 6, audits: 1 })
-      const before = (yield* worker.stats).deduped
-      // Well within the 300 s TTL of the worker that just applied every one of these events.
-      const rebuilt = yield* Rewind.rebuild({ perspective: "balance", streamId: id, eventTypes: ["Deposited", "Audited"] })
-      expect(rebuilt.enqueued).toBe(4)
-      yield* worker.requestImmediatePoll
-      yield* worker.awaitIdle
-      expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 6, audits: 1 })
-      expect((yield* worker.stats).deduped).toBe(before)
-      expect(yield* client.query("select 1 from wh_perspective_events")).toHaveLength(0)
-    }).pipe(Effect.scoped, Effect.provide(pipeline)), 120_000)
+        // Logs: the failed apply names the instance, stream, perspective and event.
+        const failure = logs.find((l) => l.message.includes("apply failed"))
+        expect(failure?.annotations).toMatchObject({
+          "whizbang.instance_id": instanceId,
+          "whizbang.stream_id": id,
+          "whizbang.perspective": "balance",
+          "whizbang.event_id": letter.event_id
+        })
+      }).pipe(Effect.scoped, Effect.provide(pipeline)),
+    120_000
+  )
+  it.live(
+    "a rebuild within the dedup TTL rebuilds the full fold: the worker's cache never takes the new work rows for duplicates",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const worker = yield* PerspectiveWorker.PerspectiveWorker
+        const models = yield* PerspectiveStore.PerspectiveStore
+        const client = yield* PgClient.PgClient
+        Bank.audits.reject = false
+        const id = EventId.unsafeMake()
+        yield* store.append(
+          id,
+          [1, 2, 3].map((amount) => Bank.Deposited.make({ accountId: id, amount }))
+        )
+        yield* store.append(id, [Bank.Audited.make({ accountId: id })])
+        yield* worker.awaitIdle
+        expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 6, audits: 1 })
+        const before = (yield* worker.stats).deduped
+        // Well within the 300 s TTL of the worker that just applied every one of these events.
+        const rebuilt = yield* Rewind.rebuild({ perspective: "balance", streamId: id, eventTypes: ["Deposited", "Audited"] })
+        expect(rebuilt.enqueued).toBe(4)
+        yield* worker.requestImmediatePoll
+        yield* worker.awaitIdle
+        expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 6, audits: 1 })
+        expect((yield* worker.stats).deduped).toBe(before)
+        expect(yield* client.query("select 1 from wh_perspective_events")).toHaveLength(0)
+      }).pipe(Effect.scoped, Effect.provide(pipeline)),
+    120_000
+  )
 })

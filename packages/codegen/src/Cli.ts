@@ -75,11 +75,16 @@ const report = (io: Io, result: Codegen.Report): void => {
   const file = show(io, result.outFile)
   const errors = result.diagnostics.filter((d) => d.severity === "error").length
   switch (result.status) {
-    case "written": return io.out(`whizbang-codegen: wrote ${file}`)
-    case "unchanged": return io.out(`whizbang-codegen: ${file} unchanged`)
-    case "up-to-date": return io.out(`whizbang-codegen: ${file} is up to date`)
-    case "stale": return io.err(`whizbang-codegen: ${file} is out of date: run whizbang-codegen generate`)
-    case "not-generated": return io.err(`whizbang-codegen: ${errors} error${errors === 1 ? "" : "s"}, ${file} not generated`)
+    case "written":
+      return io.out(`whizbang-codegen: wrote ${file}`)
+    case "unchanged":
+      return io.out(`whizbang-codegen: ${file} unchanged`)
+    case "up-to-date":
+      return io.out(`whizbang-codegen: ${file} is up to date`)
+    case "stale":
+      return io.err(`whizbang-codegen: ${file} is out of date: run whizbang-codegen generate`)
+    case "not-generated":
+      return io.err(`whizbang-codegen: ${errors} error${errors === 1 ? "" : "s"}, ${file} not generated`)
   }
 }
 
@@ -176,7 +181,11 @@ const watch = (config: CodegenConfig.Config, io: Io, runOnce: () => number): Wat
   const watchers = CodegenConfig.watchDirectories(config)
     .filter((directory) => Fs.existsSync(directory))
     .map((directory) => Fs.watch(directory, { recursive: true }, onChange(directory)))
-  io.out(`whizbang-codegen: watching ${CodegenConfig.watchDirectories(config).map((d) => show(io, d) || ".").join(", ")}`)
+  io.out(
+    `whizbang-codegen: watching ${CodegenConfig.watchDirectories(config)
+      .map((d) => show(io, d) || ".")
+      .join(", ")}`
+  )
   return {
     close: () => {
       if (timer !== undefined) clearTimeout(timer)

@@ -80,7 +80,7 @@ export const generate = (
   config: Config,
   options: { readonly previous?: Scanner.Result | undefined; readonly write?: boolean } = {}
 ): Effect.Effect<Report, CodegenError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { content, scan } = yield* render(config, options.previous)
     const base = { outFile: config.outFile, content, diagnostics: scan.diagnostics, scan }
     if (content === undefined) return { ...base, status: "not-generated" as const }
@@ -91,7 +91,8 @@ export const generate = (
           Fs.mkdirSync(Path.dirname(config.outFile), { recursive: true })
           Fs.writeFileSync(config.outFile, content)
         },
-        catch: (cause) => new CodegenError({ reason: "WriteFailed", path: config.outFile, detail: cause instanceof Error ? cause.message : String(cause) })
+        catch: (cause) =>
+          new CodegenError({ reason: "WriteFailed", path: config.outFile, detail: cause instanceof Error ? cause.message : String(cause) })
       })
     }
     return { ...base, status: "written" as const }

@@ -94,11 +94,12 @@ export interface LoadOptions {
 const readJson = (path: string, reason: "ConfigInvalid") =>
   Effect.try({
     try: () => JSON.parse(Fs.readFileSync(path, "utf8")) as unknown,
-    catch: (cause) => new CodegenError({ reason, path, detail: `cannot read JSON: ${cause instanceof Error ? cause.message : String(cause)}` })
+    catch: (cause) =>
+      new CodegenError({ reason, path, detail: `cannot read JSON: ${cause instanceof Error ? cause.message : String(cause)}` })
   })
 
 const readFile = (path: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const json = yield* readJson(path, "ConfigInvalid")
     return yield* Schema.decodeUnknownEffect(ConfigFile, { onExcessProperty: "error", errors: "all" })(json).pipe(
       Effect.mapError((error) => new CodegenError({ reason: "ConfigInvalid", path, detail: error.message.replace(/\n\s*/g, " ") }))
@@ -123,7 +124,7 @@ const compilerOptions = (path: string): Effect.Effect<ts.CompilerOptions, Codege
  * @since 0.1.0
  */
 export const load = (options: LoadOptions): Effect.Effect<Config, CodegenError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const explicit = options.configFile === undefined ? undefined : Path.resolve(options.cwd, options.configFile)
     if (explicit !== undefined && !Fs.existsSync(explicit)) {
       return yield* new CodegenError({ reason: "ConfigNotFound", path: explicit, detail: "no such config file" })
@@ -137,9 +138,12 @@ export const load = (options: LoadOptions): Effect.Effect<Config, CodegenError> 
     if (include.length === 0) {
       return yield* new CodegenError({ reason: "ConfigInvalid", path: path ?? root, detail: "include must name at least one glob" })
     }
-    const tsconfig = merged.tsconfig === undefined
-      ? (Fs.existsSync(Path.join(root, "tsconfig.json")) ? Path.join(root, "tsconfig.json") : undefined)
-      : Path.resolve(root, merged.tsconfig)
+    const tsconfig =
+      merged.tsconfig === undefined
+        ? Fs.existsSync(Path.join(root, "tsconfig.json"))
+          ? Path.join(root, "tsconfig.json")
+          : undefined
+        : Path.resolve(root, merged.tsconfig)
     return {
       root,
       include,

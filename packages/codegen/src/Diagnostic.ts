@@ -56,8 +56,7 @@ export interface Diagnostic {
  * @category predicates
  * @since 0.1.0
  */
-export const hasErrors = (diagnostics: ReadonlyArray<Diagnostic>): boolean =>
-  diagnostics.some((d) => d.severity === "error")
+export const hasErrors = (diagnostics: ReadonlyArray<Diagnostic>): boolean => diagnostics.some((d) => d.severity === "error")
 
 /**
  * Formats a diagnostic the way compilers do, so terminals and editors link to the position:
@@ -79,9 +78,8 @@ export const format = (diagnostic: Diagnostic, cwd: string = process.cwd()): str
  * @since 0.1.0
  */
 export const sort = (diagnostics: ReadonlyArray<Diagnostic>): ReadonlyArray<Diagnostic> =>
-  [...diagnostics].sort((a, b) =>
-    compare(a.file, b.file) || a.line - b.line || a.column - b.column || compare(a.code, b.code) ||
-    compare(a.message, b.message)
+  [...diagnostics].sort(
+    (a, b) => compare(a.file, b.file) || a.line - b.line || a.column - b.column || compare(a.code, b.code) || compare(a.message, b.message)
   )
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)

@@ -117,7 +117,11 @@ export const scan = (options: Options): Result => {
     }
     visit(file)
   }
-  const collect = <A>(list: ReadonlyArray<ts.CallExpression>, extract: (call: ts.CallExpression) => A | undefined, into?: Map<ts.Declaration, A>) => {
+  const collect = <A>(
+    list: ReadonlyArray<ts.CallExpression>,
+    extract: (call: ts.CallExpression) => A | undefined,
+    into?: Map<ts.Declaration, A>
+  ) => {
     const out: Array<A> = []
     for (const call of list) {
       const found = extract(call)

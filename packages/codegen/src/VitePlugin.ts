@@ -50,9 +50,13 @@ const run = <A, E extends { readonly message: string }>(effect: Effect.Effect<A,
  */
 export const isScanned = (config: CodegenConfig.Config, file: string): boolean => {
   const path = Path.resolve(file)
-  return path !== config.outFile && /\.[mc]?tsx?$/.test(path) && !/\.d\.[mc]?tsx?$/.test(path) &&
+  return (
+    path !== config.outFile &&
+    /\.[mc]?tsx?$/.test(path) &&
+    !/\.d\.[mc]?tsx?$/.test(path) &&
     !path.split(Path.sep).includes("node_modules") &&
     CodegenConfig.watchDirectories(config).some((directory) => path.startsWith(directory + Path.sep))
+  )
 }
 
 /**

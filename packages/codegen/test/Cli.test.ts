@@ -39,7 +39,9 @@ describe("whizbang-codegen", { timeout: 120_000 }, () => {
   it("check fails on the broken fixture with file:line:col for each error", () => {
     const { code, stderr } = cli(fixture("broken"), "check")
     expect(code).toBe(1)
-    expect(stderr).toContain(`src/perspectives.ts:16:28 - error duplicate-perspective-name: perspective name "balance" is already defined at ./perspectives.ts:8:24`)
+    expect(stderr).toContain(
+      `src/perspectives.ts:16:28 - error duplicate-perspective-name: perspective name "balance" is already defined at ./perspectives.ts:8:24`
+    )
     expect(stderr).toContain(`src/events.ts:14:47 - error missing-stream-id:`)
     expect(stderr).toContain(`src/receptors.ts:10:47 - error awaited-event-not-handled:`)
     expect(stderr).toContain(`src/perspectives.ts:33:22 - error dynamic-definition:`)
@@ -62,8 +64,14 @@ describe("whizbang-codegen", { timeout: 120_000 }, () => {
     Fs.utimesSync(out, past, past)
     expect(cli(root, "generate")).toMatchObject({ code: 0, stdout: expect.stringContaining("src/whizbang.generated.ts unchanged") })
     expect(Fs.statSync(out).mtimeMs).toBe(past.getTime())
-    Fs.appendFileSync(`${root}/src/events.ts`, `\nexport const Refunded = EventDefinition.make("Refunded", { payload: Schema.String, streamId: (s) => s })\n`)
-    expect(cli(root, "check")).toMatchObject({ code: 1, stderr: expect.stringContaining("src/whizbang.generated.ts is out of date: run whizbang-codegen generate") })
+    Fs.appendFileSync(
+      `${root}/src/events.ts`,
+      `\nexport const Refunded = EventDefinition.make("Refunded", { payload: Schema.String, streamId: (s) => s })\n`
+    )
+    expect(cli(root, "check")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("src/whizbang.generated.ts is out of date: run whizbang-codegen generate")
+    })
   })
 
   it("check passes on examples/hello with an out-of-tree output and flags instead of a config file", () => {
@@ -77,7 +85,10 @@ describe("whizbang-codegen", { timeout: 120_000 }, () => {
   })
 
   it("exits 2 on bad usage or configuration", () => {
-    expect(cli(fixture("valid"), "publish")).toMatchObject({ code: 2, stderr: expect.stringContaining(`expected "generate" or "check", got publish`) })
+    expect(cli(fixture("valid"), "publish")).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(`expected "generate" or "check", got publish`)
+    })
     // The rest in-process: same code path, without paying for a process each.
     const run = (...argv: Array<string>) => {
       const lines: Array<string> = []
@@ -85,8 +96,14 @@ describe("whizbang-codegen", { timeout: 120_000 }, () => {
       return { code: main(argv, io), output: lines.join("\n") }
     }
     expect(run("check", "--frobnicate")).toMatchObject({ code: 2, output: expect.stringContaining("Unknown option '--frobnicate'") })
-    expect(run("check", "--config", "nope.json")).toMatchObject({ code: 2, output: expect.stringContaining("nope.json: no such config file") })
-    expect(run("check", "--import-extension", ".mjs")).toMatchObject({ code: 2, output: expect.stringContaining("--import-extension must be .js, .ts or none") })
+    expect(run("check", "--config", "nope.json")).toMatchObject({
+      code: 2,
+      output: expect.stringContaining("nope.json: no such config file")
+    })
+    expect(run("check", "--import-extension", ".mjs")).toMatchObject({
+      code: 2,
+      output: expect.stringContaining("--import-extension must be .js, .ts or none")
+    })
     expect(run("generate", "check").code).toBe(2)
     expect(run("--help")).toMatchObject({ code: 0, output: expect.stringContaining("Usage: whizbang-codegen <generate|check>") })
     expect(run("check")).toEqual({ code: 0, output: "whizbang-codegen: src/whizbang.generated.ts is up to date" })
@@ -98,7 +115,10 @@ describe("whizbang-codegen", { timeout: 120_000 }, () => {
     try {
       await line(child, "watching src")
       const written = line(child, "wrote src/whizbang.generated.ts")
-      Fs.appendFileSync(`${root}/src/events.ts`, `\nexport const Refunded = EventDefinition.make("Refunded", { payload: Schema.String, streamId: (s) => s })\n`)
+      Fs.appendFileSync(
+        `${root}/src/events.ts`,
+        `\nexport const Refunded = EventDefinition.make("Refunded", { payload: Schema.String, streamId: (s) => s })\n`
+      )
       await written
       expect(Fs.readFileSync(`${root}/src/whizbang.generated.ts`, "utf8")).toContain(`"Refunded": Refunded.streamId`)
     } finally {

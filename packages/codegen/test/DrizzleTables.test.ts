@@ -16,21 +16,32 @@ afterAll(removeProjects)
 const pgCore = pathToFileURL(createRequire(new URL("../../postgres/package.json", import.meta.url)).resolve("drizzle-orm/pg-core")).href
 
 const columns = (ddl: string) =>
-  ddl.slice(ddl.indexOf("(") + 1, ddl.lastIndexOf(")")).split(/,\s*\n/).map((line) => {
-    const text = line.trim().replace(/"/g, "").replace(/timestamp with time zone/g, "timestamptz").replace(/\s+/g, " ")
-    const [name, type] = text.split(" ")
-    return {
-      name,
-      type,
-      primaryKey: text.includes("PRIMARY KEY"),
-      notNull: text.includes("NOT NULL") || text.includes("PRIMARY KEY"),
-      default: /DEFAULT (.+?)(?: NOT NULL|$)/.exec(text)?.[1] ?? null
-    }
-  })
+  ddl
+    .slice(ddl.indexOf("(") + 1, ddl.lastIndexOf(")"))
+    .split(/,\s*\n/)
+    .map((line) => {
+      const text = line
+        .trim()
+        .replace(/"/g, "")
+        .replace(/timestamp with time zone/g, "timestamptz")
+        .replace(/\s+/g, " ")
+      const [name, type] = text.split(" ")
+      return {
+        name,
+        type,
+        primaryKey: text.includes("PRIMARY KEY"),
+        notNull: text.includes("NOT NULL") || text.includes("PRIMARY KEY"),
+        default: /DEFAULT (.+?)(?: NOT NULL|$)/.exec(text)?.[1] ?? null
+      }
+    })
 
 const generatedDdl = async (schema: string | undefined) => {
   const source = Generator.render(
-    { events: [], perspectives: [{ name: "order_summary", exportName: undefined, eventTypes: [], references: [], file: "/p/a.ts", line: 1, column: 1 }], receptors: [] },
+    {
+      events: [],
+      perspectives: [{ name: "order_summary", exportName: undefined, eventTypes: [], references: [], file: "/p/a.ts", line: 1, column: 1 }],
+      receptors: []
+    },
     { outFile: "/p/gen.ts", drizzle: schema === undefined ? {} : { schema } }
   )
   const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText

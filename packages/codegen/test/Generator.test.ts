@@ -51,12 +51,17 @@ describe("Generator", () => {
       {
         events: [event("Ev", "events", "/p/src/a.mts"), event("Other", "Thing", "/p/lib/b.ts")],
         perspectives: [perspective("thing", ["Ev", "Unknown"], "Thing", "/p/src/c.ts")],
-        receptors: [{
-          ...at,
-          name: "r",
-          handles: [],
-          awaitPerspectiveSync: [{ ...at, perspective: "thing", eventTypes: undefined }, { ...at, perspective: "missing", eventTypes: undefined }]
-        }]
+        receptors: [
+          {
+            ...at,
+            name: "r",
+            handles: [],
+            awaitPerspectiveSync: [
+              { ...at, perspective: "thing", eventTypes: undefined },
+              { ...at, perspective: "missing", eventTypes: undefined }
+            ]
+          }
+        ]
       },
       { outFile: "/p/src/generated/registry.ts", importExtension: "", drizzle: { schema: "orders" } }
     )
@@ -115,7 +120,10 @@ export const whPerThing = perspectiveSchema.table("wh_per_thing", {
     expect(noTables).not.toContain("drizzle-orm")
     expect(noTables).not.toContain("wh_per_p")
     expect(noTables).toContain(`import { A } from "./events.js"\nimport { p } from "./perspectives.js"\n`)
-    const eventsOnly = Generator.render({ events: [event("A")], perspectives: [], receptors: [] }, { outFile: "/p/src/gen.ts", importExtension: ".ts" })
+    const eventsOnly = Generator.render(
+      { events: [event("A")], perspectives: [], receptors: [] },
+      { outFile: "/p/src/gen.ts", importExtension: ".ts" }
+    )
     expect(eventsOnly).not.toContain("drizzle-orm")
     expect(eventsOnly).toContain(`import { A } from "./events.ts"\n`)
     expect(eventsOnly).toContain("export const perspectives = [] as const\n")

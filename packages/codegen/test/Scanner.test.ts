@@ -81,7 +81,10 @@ export const piped = W.Perspective.make({ name: NAME, events: [E.A, Bee], model:
     })
     const result = scan(root)
     expect(result.diagnostics).toEqual([])
-    expect(result.events.map((e) => [e.type, e.exportName])).toEqual([["A", "A"], ["B", "default"]])
+    expect(result.events.map((e) => [e.type, e.exportName])).toEqual([
+      ["A", "A"],
+      ["B", "default"]
+    ])
     expect(result.perspectives.map((p) => [p.name, p.exportName, p.eventTypes])).toEqual([["piped", "piped", ["A", "B"]]])
   })
 

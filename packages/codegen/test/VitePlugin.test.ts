@@ -49,16 +49,27 @@ describe("whizbangCodegen", () => {
   it("regenerates when the dev server's watcher reports a scanned file, and ignores other files", () => {
     const { root, plugin, buildStart, logged, out } = setup("valid", "serve")
     buildStart()
-    const watcher = Object.assign(new EventEmitter(), { added: [] as Array<unknown>, add(paths: unknown) { this.added.push(paths) } })
+    const watcher = Object.assign(new EventEmitter(), {
+      added: [] as Array<unknown>,
+      add(paths: unknown) {
+        this.added.push(paths)
+      }
+    })
     hook(plugin, "configureServer").call(undefined, { watcher } as unknown as ViteDevServer)
     expect(watcher.added).toEqual([[`${root}/src`]])
-    Fs.appendFileSync(`${root}/src/events.ts`, `\nexport const Refunded = EventDefinition.make("Refunded", { payload: Schema.String, streamId: (s) => s })\n`)
+    Fs.appendFileSync(
+      `${root}/src/events.ts`,
+      `\nexport const Refunded = EventDefinition.make("Refunded", { payload: Schema.String, streamId: (s) => s })\n`
+    )
     watcher.emit("change", `${root}/README.md`)
     watcher.emit("change", out)
     expect(Fs.readFileSync(out, "utf8")).not.toContain("Refunded")
     watcher.emit("change", `${root}/src/events.ts`)
     expect(Fs.readFileSync(out, "utf8")).toContain(`"Refunded": Refunded.streamId`)
-    Fs.writeFileSync(`${root}/src/broken.ts`, `import { Perspective } from "@whizbang/core"\nexport const p = Perspective.make({ name: "BadName", apply: {} })\n`)
+    Fs.writeFileSync(
+      `${root}/src/broken.ts`,
+      `import { Perspective } from "@whizbang/core"\nexport const p = Perspective.make({ name: "BadName", apply: {} })\n`
+    )
     watcher.emit("add", `${root}/src/broken.ts`)
     expect(logged.slice(-2)).toEqual([
       `src/broken.ts:2:43 - error invalid-perspective-name: perspective name "BadName" must match /^[a-z][a-z0-9_]{0,47}$/ (did you mean "bad_name"?)`,

@@ -22,25 +22,37 @@ setFlagsFromString("--expose-gc")
 const gc = runInNewContext("gc") as () => void
 
 const time = (label: string, operations: number, run: Effect.Effect<unknown>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const start = performance.now()
     yield* run
     const seconds = (performance.now() - start) / 1000
-    console.log(`${label.padEnd(44)} ${Math.round(operations / seconds).toLocaleString("en-US").padStart(14)} ops/s`)
+    console.log(
+      `${label.padEnd(44)} ${Math.round(operations / seconds)
+        .toLocaleString("en-US")
+        .padStart(14)} ops/s`
+    )
   })
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   gc()
   const heapBefore = process.memoryUsage().heapUsed
   const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(300) })
   yield* time("markInFlight (1M ids, batches of 1000)", N, Effect.forEach(batches, cache.markInFlight, { discard: true }))
   gc()
   const heapAfter = process.memoryUsage().heapUsed
-  yield* time("filterUnprocessed, all duplicates", N, Effect.forEach(batches, (b) => cache.filterUnprocessed(b, "p", "s"), { discard: true }))
+  yield* time(
+    "filterUnprocessed, all duplicates",
+    N,
+    Effect.forEach(batches, (b) => cache.filterUnprocessed(b, "p", "s"), { discard: true })
+  )
   yield* time("contains (single id per call)", N, Effect.forEach(ids, cache.contains, { discard: true }))
   yield* time("activateRetention (1 call, 1M in-flight)", N, cache.activateRetention)
   yield* time("count (1 call, scans 1M retained)", N, cache.count)
-  yield* time("filterUnprocessed, retained within TTL", N, Effect.forEach(batches, (b) => cache.filterUnprocessed(b, "p", "s"), { discard: true }))
+  yield* time(
+    "filterUnprocessed, retained within TTL",
+    N,
+    Effect.forEach(batches, (b) => cache.filterUnprocessed(b, "p", "s"), { discard: true })
+  )
   yield* TestClock.adjust(Duration.seconds(301))
   yield* time("evictExpired (1 call, 1M expired)", N, cache.evictExpired)
   const mib = (heapAfter - heapBefore) / 1024 / 1024

@@ -123,13 +123,20 @@ export const prepare = (
     if (!EventId.isUuid(streamId)) return yield* new InvalidStreamId({ streamId, detail: "stream ids are UUIDs" })
     const expectedVersion = options.expectedVersion ?? "any"
     if (typeof expectedVersion === "number" && (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0)) {
-      return yield* new InvalidRequest({ detail: `expectedVersion must be a non-negative integer, "any" or "noStream", got ${expectedVersion}` })
+      return yield* new InvalidRequest({
+        detail: `expectedVersion must be a non-negative integer, "any" or "noStream", got ${expectedVersion}`
+      })
     }
     if (typeof expectedVersion === "string" && expectedVersion !== "any" && expectedVersion !== "noStream") {
-      return yield* new InvalidRequest({ detail: `expectedVersion must be a non-negative integer, "any" or "noStream", got ${JSON.stringify(expectedVersion)}` })
+      return yield* new InvalidRequest({
+        detail: `expectedVersion must be a non-negative integer, "any" or "noStream", got ${JSON.stringify(expectedVersion)}`
+      })
     }
     if (!Array.isArray(events) || events.length === 0) return yield* new InvalidRequest({ detail: "append needs at least one event" })
-    for (const [name, id] of [["correlationId", options.correlationId], ["causationId", options.causationId]] as const) {
+    for (const [name, id] of [
+      ["correlationId", options.correlationId],
+      ["causationId", options.causationId]
+    ] as const) {
       if (id !== undefined && id !== null && !EventId.isUuid(id)) return yield* new InvalidRequest({ detail: `${name} must be a UUID` })
     }
     const scope = options.scope ?? {}
@@ -162,11 +169,20 @@ export const prepare = (
         catch: (error) => new InvalidEventPayload({ eventType: event.type, detail: `its streamId function threw: ${String(error)}` })
       })
       if (own !== streamId) {
-        return yield* new InvalidStreamId({ streamId, detail: `a ${event.type} event belongs to stream ${JSON.stringify(String(own).slice(0, 100))}` })
+        return yield* new InvalidStreamId({
+          streamId,
+          detail: `a ${event.type} event belongs to stream ${JSON.stringify(String(own).slice(0, 100))}`
+        })
       }
       const eventId = event.eventId === undefined ? yield* generate : event.eventId.toLowerCase()
       if (!EventId.isV7(eventId)) return yield* Effect.die(new Error(`EventId.Generator made ${JSON.stringify(eventId)}, not a UUIDv7`))
-      prepared.push({ eventId: eventId.toLowerCase(), supplied: event.eventId !== undefined, eventType: event.type, payload: event.payload, encodedPayload })
+      prepared.push({
+        eventId: eventId.toLowerCase(),
+        supplied: event.eventId !== undefined,
+        eventType: event.type,
+        payload: event.payload,
+        encodedPayload
+      })
     }
     return {
       streamId,
@@ -217,15 +233,17 @@ export const metadata = (prepared: PreparedAppend, ids: ReadonlyArray<string>): 
  */
 export const envelopes = (prepared: PreparedAppend, ids: ReadonlyArray<string>, versionBefore: number): Array<Envelope> => {
   const meta = metadata(prepared, ids)
-  return prepared.events.map((event, i): Envelope => ({
-    eventId: ids[i]!,
-    streamId: prepared.streamId,
-    streamVersion: versionBefore + i + 1,
-    eventType: event.eventType,
-    payload: event.payload,
-    metadata: meta,
-    scope: prepared.scope
-  }))
+  return prepared.events.map(
+    (event, i): Envelope => ({
+      eventId: ids[i]!,
+      streamId: prepared.streamId,
+      streamVersion: versionBefore + i + 1,
+      eventType: event.eventType,
+      payload: event.payload,
+      metadata: meta,
+      scope: prepared.scope
+    })
+  )
 }
 
 /**

@@ -52,7 +52,11 @@ export const make = (
         into.set(id, { id, item, status: "pending", retryCount: 0 })
       })
     const pending = <A>(from: Map<number, Entry<A>>) =>
-      Effect.sync(() => Array.from(from.values()).filter((e) => e.status === "pending").map(snapshot))
+      Effect.sync(() =>
+        Array.from(from.values())
+          .filter((e) => e.status === "pending")
+          .map(snapshot)
+      )
     const mark = <A>(
       into: Map<number, Entry<A>>,
       items: ReadonlyArray<CompletionStrategy.Tracked<A>>,
@@ -97,7 +101,7 @@ export const make = (
     }
 
     const flush: CompletionStrategy.Shape["flush"] = (reporter) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // Taking and marking happen in one synchronous step, so overlapping flushes never send an item twice.
         const [cs, fs] = yield* Effect.map(Clock.currentTimeMillis, (now) => {
           const take = <A>(from: Map<number, Entry<A>>) => {
@@ -146,6 +150,5 @@ export const make = (
  * @category layers
  * @since 0.1.0
  */
-export const layer = (
-  retryOptions?: WorkerOptions.RetryOptions
-): Layer.Layer<CompletionStrategy.CompletionStrategy> => Layer.effect(CompletionStrategy.CompletionStrategy, make(retryOptions))
+export const layer = (retryOptions?: WorkerOptions.RetryOptions): Layer.Layer<CompletionStrategy.CompletionStrategy> =>
+  Layer.effect(CompletionStrategy.CompletionStrategy, make(retryOptions))

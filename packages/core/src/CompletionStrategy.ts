@@ -152,6 +152,4 @@ export interface Shape {
  * @category services
  * @since 0.1.0
  */
-export class CompletionStrategy extends Context.Service<CompletionStrategy, Shape>()(
-  "@whizbang/core/CompletionStrategy"
-) {}
+export class CompletionStrategy extends Context.Service<CompletionStrategy, Shape>()("@whizbang/core/CompletionStrategy") {}

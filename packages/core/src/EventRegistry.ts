@@ -102,15 +102,19 @@ export const make = (definitions: ReadonlyArray<EventDefinition.Any>, options: R
   const maxPayloadBytes = options.maxPayloadBytes ?? 1024 * 1024
   const problems: Array<InvalidEventDefinition> = []
   if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes <= 0) {
-    problems.push(new InvalidEventDefinition({ eventType: "*", detail: `maxPayloadBytes must be a positive integer, got ${maxPayloadBytes}` }))
+    problems.push(
+      new InvalidEventDefinition({ eventType: "*", detail: `maxPayloadBytes must be a positive integer, got ${maxPayloadBytes}` })
+    )
   }
   const byType = new Map<string, EventDefinition.Any>()
   for (const definition of definitions) {
     if (!validTypeName.test(definition.type)) {
-      problems.push(new InvalidEventDefinition({
-        eventType: definition.type,
-        detail: "a type name is 1-200 characters, has no control characters and no surrounding spaces"
-      }))
+      problems.push(
+        new InvalidEventDefinition({
+          eventType: definition.type,
+          detail: "a type name is 1-200 characters, has no control characters and no surrounding spaces"
+        })
+      )
     } else if (byType.has(definition.type)) {
       problems.push(new InvalidEventDefinition({ eventType: definition.type, detail: "defined twice" }))
     } else byType.set(definition.type, definition)

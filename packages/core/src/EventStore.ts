@@ -11,7 +11,14 @@ import * as AppendRequest from "./AppendRequest.js"
 import type { Envelope } from "./Envelope.js"
 import * as EventId from "./EventId.js"
 import { type EventRegistry, type InvalidEventDefinition, validate as validateRegistry } from "./EventRegistry.js"
-import { type AppendError, DuplicateEventId, InvalidRequest, InvalidStreamId, type ReadError, WrongExpectedVersion } from "./EventStoreError.js"
+import {
+  type AppendError,
+  DuplicateEventId,
+  InvalidRequest,
+  InvalidStreamId,
+  type ReadError,
+  WrongExpectedVersion
+} from "./EventStoreError.js"
 
 /**
  * What an append stored.
@@ -45,18 +52,25 @@ export interface ReadOptions {
  * @category services
  * @since 0.1.0
  */
-export class EventStore extends Context.Service<EventStore, {
-  /**
-   * Appends events to one stream in one transaction: all are stored or none. The store gives each event an id
-   * above every id of the stream, in version order; an event may bring its own UUIDv7 instead (imports), stored
-   * as is (`DuplicateEventId` when it is already used, `InvalidEventId` when it is not a UUIDv7).
-   */
-  readonly append: (streamId: string, events: ReadonlyArray<AppendRequest.AppendEvent>, options?: AppendRequest.AppendOptions) => Effect.Effect<AppendResult, AppendError>
-  /** Reads a stream in version order, payloads decoded. */
-  readonly readStream: (streamId: string, options?: ReadOptions) => Effect.Effect<ReadonlyArray<Envelope>, ReadError>
-  /** The stream's current version (0 when it has no events). */
-  readonly streamVersion: (streamId: string) => Effect.Effect<number, ReadError>
-}>()("@whizbang/core/EventStore") {}
+export class EventStore extends Context.Service<
+  EventStore,
+  {
+    /**
+     * Appends events to one stream in one transaction: all are stored or none. The store gives each event an id
+     * above every id of the stream, in version order; an event may bring its own UUIDv7 instead (imports), stored
+     * as is (`DuplicateEventId` when it is already used, `InvalidEventId` when it is not a UUIDv7).
+     */
+    readonly append: (
+      streamId: string,
+      events: ReadonlyArray<AppendRequest.AppendEvent>,
+      options?: AppendRequest.AppendOptions
+    ) => Effect.Effect<AppendResult, AppendError>
+    /** Reads a stream in version order, payloads decoded. */
+    readonly readStream: (streamId: string, options?: ReadOptions) => Effect.Effect<ReadonlyArray<Envelope>, ReadError>
+    /** The stream's current version (0 when it has no events). */
+    readonly streamVersion: (streamId: string) => Effect.Effect<number, ReadError>
+  }
+>()("@whizbang/core/EventStore") {}
 
 /**
  * Appends events to one stream with the {@link EventStore} in context: `yield* EventStore.append(id, [...])`.
@@ -76,10 +90,14 @@ export const append = (
  * @category constructors
  * @since 0.1.0
  */
-export const checkRead = (streamId: string, options: ReadOptions = {}): Effect.Effect<{ afterVersion: number; limit: number | undefined }, InvalidStreamId | InvalidRequest> => {
+export const checkRead = (
+  streamId: string,
+  options: ReadOptions = {}
+): Effect.Effect<{ afterVersion: number; limit: number | undefined }, InvalidStreamId | InvalidRequest> => {
   if (!EventId.isUuid(streamId)) return Effect.fail(new InvalidStreamId({ streamId, detail: "stream ids are UUIDs" }))
   const afterVersion = options.afterVersion ?? 0
-  if (!Number.isSafeInteger(afterVersion) || afterVersion < 0) return Effect.fail(new InvalidRequest({ detail: `afterVersion must be a non-negative integer, got ${afterVersion}` }))
+  if (!Number.isSafeInteger(afterVersion) || afterVersion < 0)
+    return Effect.fail(new InvalidRequest({ detail: `afterVersion must be a non-negative integer, got ${afterVersion}` }))
   if (options.limit !== undefined && (!Number.isSafeInteger(options.limit) || options.limit <= 0)) {
     return Effect.fail(new InvalidRequest({ detail: `limit must be a positive integer, got ${options.limit}` }))
   }
@@ -124,14 +142,15 @@ export const makeMemory = (registry: EventRegistry): Effect.Effect<EventStore["S
         return Effect.succeed({ streamId, nextExpectedVersion: actual + envelopes.length, events: envelopes })
       })
     return EventStore.of({
-      append: (streamId, events, options) =>
-        AppendRequest.prepare(registry, streamId, events, options).pipe(Effect.flatMap(write)),
+      append: (streamId, events, options) => AppendRequest.prepare(registry, streamId, events, options).pipe(Effect.flatMap(write)),
       readStream: (streamId, options) =>
         Effect.gen(function* () {
           const { afterVersion, limit } = yield* checkRead(streamId, options)
           const all = streams.get(streamId)?.events ?? []
           const slice = all.filter((e) => e.streamVersion > afterVersion).slice(0, limit)
-          return yield* Effect.forEach(slice, (e) => registry.decode(e.eventType, e.payload, e.eventId).pipe(Effect.map((payload) => ({ ...e, payload }))))
+          return yield* Effect.forEach(slice, (e) =>
+            registry.decode(e.eventType, e.payload, e.eventId).pipe(Effect.map((payload) => ({ ...e, payload })))
+          )
         }),
       streamVersion: (streamId) =>
         EventId.isUuid(streamId)
@@ -146,4 +165,5 @@ export const makeMemory = (registry: EventRegistry): Effect.Effect<EventStore["S
  * @category layers
  * @since 0.1.0
  */
-export const layerMemory = (registry: EventRegistry): Layer.Layer<EventStore, InvalidEventDefinition> => Layer.effect(EventStore, makeMemory(registry))
+export const layerMemory = (registry: EventRegistry): Layer.Layer<EventStore, InvalidEventDefinition> =>
+  Layer.effect(EventStore, makeMemory(registry))

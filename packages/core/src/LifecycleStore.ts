@@ -34,7 +34,11 @@ export interface CompletedEvent {
  * @category errors
  * @since 0.1.0
  */
-export class LifecycleStoreError extends Data.TaggedError("LifecycleStoreError")<{ readonly operation: string; readonly reason: string; readonly cause?: unknown }> {
+export class LifecycleStoreError extends Data.TaggedError("LifecycleStoreError")<{
+  readonly operation: string
+  readonly reason: string
+  readonly cause?: unknown
+}> {
   override get message(): string {
     return `${this.operation} failed: ${this.reason}`
   }

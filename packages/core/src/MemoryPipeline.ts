@@ -54,7 +54,9 @@ const ports = (config: PerspectiveWorker.Config) =>
                     eventId: e.eventId,
                     eventType: e.eventType,
                     payload
-                  })))).pipe(Effect.flatMap((work) => memory.enqueue(work.flat())))
+                  }))
+                )
+              ).pipe(Effect.flatMap((work) => memory.enqueue(work.flat())))
             ),
             Effect.tap(() => publisher.notify("perspective"))
           )
@@ -63,18 +65,29 @@ const ports = (config: PerspectiveWorker.Config) =>
       const workCoordinator = WorkCoordinator.WorkCoordinator.of({
         ...coordinator,
         reportCompletions: (completions) =>
-          store.writeBatch(completions.flatMap((c) =>
-            c.model === undefined ? [] : [{
-              perspectiveName: c.perspectiveName,
-              streamId: c.streamId,
-              data: c.model.data,
-              action: c.model.action,
-              metadata: c.model.metadata,
-              scope: c.model.scope
-            }])).pipe(
-            Effect.mapError((e) => new WorkCoordinator.WorkCoordinatorError({ operation: "reportCompletions", reason: e.message, cause: e })),
-            Effect.andThen(coordinator.reportCompletions(completions))
-          )
+          store
+            .writeBatch(
+              completions.flatMap((c) =>
+                c.model === undefined
+                  ? []
+                  : [
+                      {
+                        perspectiveName: c.perspectiveName,
+                        streamId: c.streamId,
+                        data: c.model.data,
+                        action: c.model.action,
+                        metadata: c.model.metadata,
+                        scope: c.model.scope
+                      }
+                    ]
+              )
+            )
+            .pipe(
+              Effect.mapError(
+                (e) => new WorkCoordinator.WorkCoordinatorError({ operation: "reportCompletions", reason: e.message, cause: e })
+              ),
+              Effect.andThen(coordinator.reportCompletions(completions))
+            )
       })
       return Context.make(EventStore.EventStore, eventStore).pipe(
         Context.add(WorkCoordinator.WorkCoordinator, workCoordinator),

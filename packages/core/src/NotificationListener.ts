@@ -36,9 +36,7 @@ export interface Shape {
  * @category services
  * @since 0.1.0
  */
-export class NotificationListener extends Context.Service<NotificationListener, Shape>()(
-  "@whizbang/core/NotificationListener"
-) {}
+export class NotificationListener extends Context.Service<NotificationListener, Shape>()("@whizbang/core/NotificationListener") {}
 
 /**
  * Publishes wake-ups to the in-memory listener.
@@ -46,9 +44,12 @@ export class NotificationListener extends Context.Service<NotificationListener, 
  * @category services
  * @since 0.1.0
  */
-export class Memory extends Context.Service<Memory, {
-  readonly notify: (category?: string) => Effect.Effect<void>
-}>()("@whizbang/core/NotificationListener/Memory") {}
+export class Memory extends Context.Service<
+  Memory,
+  {
+    readonly notify: (category?: string) => Effect.Effect<void>
+  }
+>()("@whizbang/core/NotificationListener/Memory") {}
 
 /**
  * Provides an in-memory {@link NotificationListener} and the {@link Memory} publisher.
@@ -57,7 +58,7 @@ export class Memory extends Context.Service<Memory, {
  * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<NotificationListener | Memory> = Layer.effectContext(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const pubsub = yield* PubSub.sliding<WakeUp>(64)
     return Context.make(NotificationListener, NotificationListener.of({ wakeUps: Stream.fromPubSub(pubsub) })).pipe(
       Context.add(Memory, Memory.of({ notify: (category = "perspective") => Effect.asVoid(PubSub.publish(pubsub, { category })) }))

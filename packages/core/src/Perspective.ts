@@ -186,7 +186,9 @@ export const isValidName = (name: string): boolean => namePattern.test(name)
  * @since 0.1.0
  */
 export const validateName = (name: string): Effect.Effect<string, InvalidPerspectiveName> =>
-  isValidName(name) ? Effect.succeed(name) : Effect.fail(new InvalidPerspectiveName({ perspectiveName: name, suggestion: suggestName(name) }))
+  isValidName(name)
+    ? Effect.succeed(name)
+    : Effect.fail(new InvalidPerspectiveName({ perspectiveName: name, suggestion: suggestName(name) }))
 
 /**
  * The valid snake_case name to suggest for an invalid one (`OrderSummaryV2` -> `order_summary_v2`), when there is
@@ -241,8 +243,10 @@ export const make = <const Events extends ReadonlyArray<EventDefinition.Any>, S 
  * @category validation
  * @since 0.1.0
  */
-export const validate = <M, E>(perspective: Perspective<M, E>): Effect.Effect<Perspective<M, E>, InvalidPerspectiveName | MissingEventHandler> =>
-  Effect.gen(function*() {
+export const validate = <M, E>(
+  perspective: Perspective<M, E>
+): Effect.Effect<Perspective<M, E>, InvalidPerspectiveName | MissingEventHandler> =>
+  Effect.gen(function* () {
     yield* validateName(perspective.name)
     const missing = perspective.eventTypes.filter((type) => typeof perspective.handlers[type] !== "function")
     if (missing.length > 0) return yield* new MissingEventHandler({ perspectiveName: perspective.name, eventTypes: missing })

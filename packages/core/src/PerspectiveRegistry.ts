@@ -52,9 +52,7 @@ export interface Shape {
  * @category services
  * @since 0.1.0
  */
-export class PerspectiveRegistry extends Context.Service<PerspectiveRegistry, Shape>()(
-  "@whizbang/core/PerspectiveRegistry"
-) {}
+export class PerspectiveRegistry extends Context.Service<PerspectiveRegistry, Shape>()("@whizbang/core/PerspectiveRegistry") {}
 
 /**
  * Builds a registry from runners.
@@ -62,10 +60,8 @@ export class PerspectiveRegistry extends Context.Service<PerspectiveRegistry, Sh
  * @category constructors
  * @since 0.1.0
  */
-export const fromRunners = (
-  runners: Iterable<PerspectiveRunner.PerspectiveRunner>
-): Effect.Effect<Shape, DuplicatePerspectiveName> =>
-  Effect.gen(function*() {
+export const fromRunners = (runners: Iterable<PerspectiveRunner.PerspectiveRunner>): Effect.Effect<Shape, DuplicatePerspectiveName> =>
+  Effect.gen(function* () {
     const byName = new Map<string, PerspectiveRunner.PerspectiveRunner>()
     const routes = new Map<string, Array<string>>()
     for (const runner of runners) {
@@ -86,9 +82,7 @@ export const fromRunners = (
       eventTypes: [...routes.keys()],
       get: (perspectiveName) => {
         const runner = byName.get(perspectiveName)
-        return runner === undefined
-          ? Effect.fail(new UnknownPerspective({ perspectiveName, known: names }))
-          : Effect.succeed(runner)
+        return runner === undefined ? Effect.fail(new UnknownPerspective({ perspectiveName, known: names })) : Effect.succeed(runner)
       },
       perspectivesFor: (eventType) => routes.get(eventType) ?? none
     })

@@ -76,13 +76,20 @@ export class PerspectiveRewinder extends Context.Service<PerspectiveRewinder, Sh
  * @category layers
  * @since 0.1.0
  */
-export const layerUnsupported: Layer.Layer<PerspectiveRewinder> = Layer.succeed(PerspectiveRewinder, PerspectiveRewinder.of({
-  rewindFlagged: (targets) =>
-    Effect.as(
-      Effect.forEach(targets, (t) =>
-        Effect.logError(
-          `(${t.streamId}, ${t.perspectiveName}) needs a rewind (late arrival) but this pipeline has no rewinder: provide PgPerspectiveRewinder.layer (or use Whizbang.layer)`
-        ), { discard: true }),
-      targets.map((t): Result => ({ ...t, outcome: "failed", replayedEventIds: [], error: "no rewinder in this pipeline" }))
-    )
-}))
+export const layerUnsupported: Layer.Layer<PerspectiveRewinder> = Layer.succeed(
+  PerspectiveRewinder,
+  PerspectiveRewinder.of({
+    rewindFlagged: (targets) =>
+      Effect.as(
+        Effect.forEach(
+          targets,
+          (t) =>
+            Effect.logError(
+              `(${t.streamId}, ${t.perspectiveName}) needs a rewind (late arrival) but this pipeline has no rewinder: provide PgPerspectiveRewinder.layer (or use Whizbang.layer)`
+            ),
+          { discard: true }
+        ),
+        targets.map((t): Result => ({ ...t, outcome: "failed", replayedEventIds: [], error: "no rewinder in this pipeline" }))
+      )
+  })
+)

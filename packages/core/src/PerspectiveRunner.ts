@@ -54,11 +54,7 @@ export interface PerspectiveRunner {
    * Applies `events` (all of `streamId`) to `stored`, the encoded model (`undefined` when the stream has no row
    * yet, which starts from the perspective's initial model).
    */
-  readonly run: (
-    streamId: string,
-    stored: unknown,
-    events: ReadonlyArray<Perspective.EventEnvelope>
-  ) => Effect.Effect<RunOutcome>
+  readonly run: (streamId: string, stored: unknown, events: ReadonlyArray<Perspective.EventEnvelope>) => Effect.Effect<RunOutcome>
 }
 
 const byEventId = (a: Perspective.EventEnvelope, b: Perspective.EventEnvelope) =>
@@ -84,9 +80,9 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
   // Folds `events` from `start`, stopping at the first failing apply, or — when `checkEach` — at the first
   // event whose resulting model the schema cannot encode (that event is the one to blame).
   const fold = (start: M, events: ReadonlyArray<Perspective.EventEnvelope>, streamId: string, checkEach: boolean) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let model = start
-      let encoded: unknown = undefined
+      let encoded: unknown
       let action: Perspective.Action = "none"
       const applied: Array<string> = []
       let failure: Perspective.ApplyFailed | undefined
@@ -112,7 +108,7 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
     })
 
   const run = (streamId: string, stored: unknown, events: ReadonlyArray<Perspective.EventEnvelope>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const ordered = [...events].sort(byEventId)
       const empty = { perspectiveName: perspective.name, streamId, model: stored, action: "none" as const, appliedEventIds: [] }
       const decoded = yield* Effect.result(stored === undefined ? Effect.succeed(perspective.initial) : decode(stored))

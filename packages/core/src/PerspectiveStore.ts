@@ -109,7 +109,8 @@ const json = (u: unknown) => JSON.stringify(u)
 
 const matches = (data: unknown, where: Readonly<Record<string, unknown>> | undefined) =>
   where === undefined ||
-  (typeof data === "object" && data !== null &&
+  (typeof data === "object" &&
+    data !== null &&
     Object.entries(where).every(([k, v]) => json((data as Record<string, unknown>)[k]) === json(v)))
 
 /**
@@ -181,12 +182,13 @@ const decoderOf = <M, E>(perspective: Perspective.Perspective<M, E>, operation: 
   return (row: Row): Effect.Effect<Row<M>, PerspectiveStoreError> =>
     decode(row.data).pipe(
       Effect.map((data) => ({ ...row, data })),
-      Effect.mapError((cause) =>
-        new PerspectiveStoreError({
-          operation,
-          reason: `the stored model of perspective "${perspective.name}", row ${row.id}, does not decode: ${cause.message}`,
-          cause
-        })
+      Effect.mapError(
+        (cause) =>
+          new PerspectiveStoreError({
+            operation,
+            reason: `the stored model of perspective "${perspective.name}", row ${row.id}, does not decode: ${cause.message}`,
+            cause
+          })
       )
     )
 }
@@ -217,7 +219,10 @@ export const getById = <M, E>(
   perspective: Perspective.Perspective<M, E>,
   id: string
 ): Effect.Effect<Option.Option<M>, PerspectiveStoreError, PerspectiveStore> =>
-  Effect.map(getRow(perspective, id), Option.map((row) => row.data))
+  Effect.map(
+    getRow(perspective, id),
+    Option.map((row) => row.data)
+  )
 
 /**
  * The decoded models of these streams (absent ones are left out), in one round trip.

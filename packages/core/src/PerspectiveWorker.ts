@@ -34,7 +34,7 @@ import { afterCycle, completeLifecycles, type LifecycleDeps } from "./internal/l
 import { type ProcessedGroup, runCycle } from "./internal/workerCycle.js"
 import { LifecycleStore } from "./LifecycleStore.js"
 import { NotificationListener } from "./NotificationListener.js"
-import * as Perspective from "./Perspective.js"
+import type * as Perspective from "./Perspective.js"
 import * as PerspectiveRegistry from "./PerspectiveRegistry.js"
 import * as PerspectiveRewinder from "./PerspectiveRewinder.js"
 import { PerspectiveStore } from "./PerspectiveStore.js"
@@ -114,7 +114,12 @@ export interface Shape {
   /** Completes once the claim loop has polled at least `count` times since start. */
   readonly awaitPolls: (count: number) => Effect.Effect<void>
   /** Polls made, events applied, failures recorded and duplicates dropped since start. */
-  readonly stats: Effect.Effect<{ readonly polls: number; readonly eventsApplied: number; readonly failures: number; readonly deduped: number }>
+  readonly stats: Effect.Effect<{
+    readonly polls: number
+    readonly eventsApplied: number
+    readonly failures: number
+    readonly deduped: number
+  }>
 }
 
 /**
@@ -169,10 +174,19 @@ const checkWiring = (config: Config): Effect.Effect<void, WorkerConfigurationErr
   const names = new Set(config.perspectives.map((p) => p.name))
   const problems = [
     ...config.perspectives.flatMap((p) =>
-      p.eventTypes.filter((t) => !known.has(t)).map((t) => `perspective "${p.name}" handles "${t}", which no registered EventDefinition defines`)),
+      p.eventTypes
+        .filter((t) => !known.has(t))
+        .map((t) => `perspective "${p.name}" handles "${t}", which no registered EventDefinition defines`)
+    ),
     ...(config.receptors ?? []).flatMap((r) => [
-      ...(r.stage === undefined ? [] : r.handles.filter((t) => !known.has(t)).map((t) => `receptor "${r.name}" fires on "${t}", which no registered EventDefinition defines`)),
-      ...(r.perspective !== undefined && !names.has(r.perspective) ? [`receptor "${r.name}" waits for perspective "${r.perspective}", which is not registered`] : [])
+      ...(r.stage === undefined
+        ? []
+        : r.handles
+            .filter((t) => !known.has(t))
+            .map((t) => `receptor "${r.name}" fires on "${t}", which no registered EventDefinition defines`)),
+      ...(r.perspective !== undefined && !names.has(r.perspective)
+        ? [`receptor "${r.name}" waits for perspective "${r.perspective}", which is not registered`]
+        : [])
     ])
   ]
   return problems.length === 0 ? Effect.void : Effect.fail(new WorkerConfigurationError({ problems }))
@@ -208,7 +222,10 @@ export const make = (config: Config) =>
     // Required, never optional: a worker without one would leave late-arrival streams flagged and unapplied.
     const rewinder = yield* PerspectiveRewinder.PerspectiveRewinder
     const perspectives = yield* PerspectiveRegistry.make(config.perspectives)
-    const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(options.leaseSeconds), ...(config.dedupObserver ? { observer: config.dedupObserver } : {}) })
+    const cache = yield* ProcessedEventCache.make({
+      retention: Duration.seconds(options.leaseSeconds),
+      ...(config.dedupObserver ? { observer: config.dedupObserver } : {})
+    })
     const hooks = config.hooks ?? {}
     const lifecycleStore = yield* Effect.serviceOption(LifecycleStore)
     const lifecycle: LifecycleDeps = {
@@ -223,7 +240,17 @@ export const make = (config: Config) =>
       Effect.tap((n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void)),
       Effect.catchCause((cause) => Effect.logWarning("reconciling lifecycles failed; retrying when idle", cause))
     )
-    const deps = { instanceId, coordinator, store, perspectives, events: config.events, cache, options, strategy: config.completionStrategy ?? "batched", rewinder } as const
+    const deps = {
+      instanceId,
+      coordinator,
+      store,
+      perspectives,
+      events: config.events,
+      cache,
+      options,
+      strategy: config.completionStrategy ?? "batched",
+      rewinder
+    } as const
 
     const drain = yield* Queue.bounded<string>(Math.max(options.maxStreamsPerBatch * 2, 64))
     const wake = yield* Queue.sliding<void>(1)
@@ -244,15 +271,19 @@ export const make = (config: Config) =>
       const now = yield* Clock.currentTimeMillis
       for (const [id, until] of stalled) if (until + forgetAfterMillis < now) stalled.delete(id)
       const held = [...stalled].filter(([, until]) => until > now).map(([id]) => id)
-      const claimed = yield* coordinator.claimWork({
-        instanceId,
-        maxStreams: options.maxStreamsPerBatch,
-        leaseSeconds: options.leaseSeconds,
-        perspectiveNames: perspectives.names,
-        exclude: [...queued, ...held]
-      }).pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logWarning("claiming work failed; retrying on the next poll", cause), [] as ReadonlyArray<string>))
-      )
+      const claimed = yield* coordinator
+        .claimWork({
+          instanceId,
+          maxStreams: options.maxStreamsPerBatch,
+          leaseSeconds: options.leaseSeconds,
+          perspectiveNames: perspectives.names,
+          exclude: [...queued, ...held]
+        })
+        .pipe(
+          Effect.catchCause((cause) =>
+            Effect.as(Effect.logWarning("claiming work failed; retrying on the next poll", cause), [] as ReadonlyArray<string>)
+          )
+        )
       const previous = yield* SubscriptionRef.get(state)
       // A poll is empty only when nothing was claimed AND nothing is queued or in a cycle (committing, firing
       // receptors) — re-tries of streams that could not move last time excepted: they are not work found.
@@ -280,7 +311,8 @@ export const make = (config: Config) =>
 
     const claimLoop = Effect.forever(
       Effect.flatMap(claimOnce, (count) =>
-        count >= options.maxStreamsPerBatch ? Effect.void : Effect.race(Effect.sleep(Duration.millis(pollMillis)), Queue.take(wake)))
+        count >= options.maxStreamsPerBatch ? Effect.void : Effect.race(Effect.sleep(Duration.millis(pollMillis)), Queue.take(wake))
+      )
     )
 
     // A cycle that outlives a third of the lease (a slow apply, a slow commit) renews its streams' leases until it
@@ -290,8 +322,11 @@ export const make = (config: Config) =>
       const renew = coordinator.renewStreamLeases({ instanceId, streamIds, leaseSeconds: options.leaseSeconds }).pipe(
         Effect.tap((held) =>
           held.length < streamIds.length
-            ? Effect.logWarning(`lost the lease on ${streamIds.length - held.length} stream(s) during a long cycle; their work is redone by the new owner`)
-            : Effect.void),
+            ? Effect.logWarning(
+                `lost the lease on ${streamIds.length - held.length} stream(s) during a long cycle; their work is redone by the new owner`
+              )
+            : Effect.void
+        ),
         Effect.catchCause((cause) => Effect.logWarning("renewing stream leases failed; retrying", cause))
       )
       return Effect.scoped(Effect.andThen(Effect.forkScoped(Effect.forever(Effect.delay(renew, renewEvery))), cycle))
@@ -338,7 +373,8 @@ export const make = (config: Config) =>
         Effect.catchCause((cause) =>
           Effect.logWarning("perspective cycle failed; its work will be delivered again", cause).pipe(
             Effect.andThen(Queue.offer(wake, undefined))
-          ))
+          )
+        )
       )
 
     const consumer = Effect.forever(
@@ -359,13 +395,15 @@ export const make = (config: Config) =>
         const counts = mine.some((id) => !stalled.has(id))
         if (counts) busy++
         yield* processStreams(mine).pipe(
-          Effect.ensuring(Effect.sync(() => {
-            if (counts) busy--
-            mine.forEach((id) => {
-              gate.delete(id)
-              queued.delete(id)
+          Effect.ensuring(
+            Effect.sync(() => {
+              if (counts) busy--
+              mine.forEach((id) => {
+                gate.delete(id)
+                queued.delete(id)
+              })
             })
-          }))
+          )
         )
         // Events that arrived for these streams while they were queued were not claimed then: claim them now.
         yield* Queue.offer(wake, undefined)
@@ -395,8 +433,17 @@ export const make = (config: Config) =>
       isIdle: Effect.map(SubscriptionRef.get(state), (s) => s.idle),
       consecutiveEmptyPolls: Effect.map(SubscriptionRef.get(state), (s) => s.emptyPolls),
       awaitIdle,
-      awaitPolls: (count) => SubscriptionRef.changes(state).pipe(Stream.takeUntil((s) => s.polls >= count), Stream.runDrain),
-      stats: Effect.map(SubscriptionRef.get(state), ({ deduped, eventsApplied, failures, polls }) => ({ polls, eventsApplied, failures, deduped }))
+      awaitPolls: (count) =>
+        SubscriptionRef.changes(state).pipe(
+          Stream.takeUntil((s) => s.polls >= count),
+          Stream.runDrain
+        ),
+      stats: Effect.map(SubscriptionRef.get(state), ({ deduped, eventsApplied, failures, polls }) => ({
+        polls,
+        eventsApplied,
+        failures,
+        deduped
+      }))
     })
   })
 

@@ -59,9 +59,11 @@ const nameOf = (ref: PerspectiveRef): string => (typeof ref === "string" ? ref :
  * @category models
  * @since 0.1.0
  */
-export type EnvelopeOf<H> = H extends string ? Envelope<unknown, H>
-  : H extends EventDefinition.EventDefinition<infer Type, infer S> ? Envelope<S["Type"], Type>
-  : never
+export type EnvelopeOf<H> = H extends string
+  ? Envelope<unknown, H>
+  : H extends EventDefinition.EventDefinition<infer Type, infer S>
+    ? Envelope<S["Type"], Type>
+    : never
 
 /**
  * A receptor definition. `Env` is the envelope its handler takes.
@@ -140,7 +142,7 @@ export const validate = <R extends Receptor<any>>(receptor: R): Effect.Effect<R,
   }
   if (receptor.stage !== undefined && receptor.mode === "inline" && receptor.awaitPerspectiveSync.length > 0) {
     return fail(
-      "a receptor the worker fires inline cannot awaitPerspectiveSync: it would wait on the worker running it (a deadlock); use mode \"detached\""
+      'a receptor the worker fires inline cannot awaitPerspectiveSync: it would wait on the worker running it (a deadlock); use mode "detached"'
     )
   }
   for (const sync of receptor.awaitPerspectiveSync) {
@@ -150,7 +152,9 @@ export const validate = <R extends Receptor<any>>(receptor: R): Effect.Effect<R,
     if (sync.timeout !== undefined) {
       const timeout = Duration.fromInput(sync.timeout)
       if (Option.isNone(timeout) || Duration.isNegative(timeout.value)) {
-        return fail(`awaitPerspectiveSync.timeout must be a zero or positive duration (absent: the default), got ${JSON.stringify(sync.timeout)}`)
+        return fail(
+          `awaitPerspectiveSync.timeout must be a zero or positive duration (absent: the default), got ${JSON.stringify(sync.timeout)}`
+        )
       }
     }
   }
@@ -201,7 +205,7 @@ export const runGated = (receptor: Receptor, envelope: Envelope): Effect.Effect<
   receptor.awaitPerspectiveSync.length === 0
     ? receptor.handle(envelope)
     : Effect.flatMap(SyncGate, (gate) =>
-      Option.isNone(gate)
-        ? Effect.fail(new SyncGateMissing({ receptor: receptor.name }))
-        : gate.value.run(receptor, envelope, receptor.handle(envelope)))
-
+        Option.isNone(gate)
+          ? Effect.fail(new SyncGateMissing({ receptor: receptor.name }))
+          : gate.value.run(receptor, envelope, receptor.handle(envelope))
+      )

@@ -47,9 +47,12 @@ export const current: Effect.Effect<Option.Option<ScopeContext>> = Effect.servic
  * @category services
  * @since 0.1.0
  */
-export class SecurityContextProvider extends Context.Service<SecurityContextProvider, {
-  readonly establish: (envelope: Envelope) => Effect.Effect<Option.Option<EventScope>, unknown>
-}>()("@whizbang/core/SecurityContextProvider") {}
+export class SecurityContextProvider extends Context.Service<
+  SecurityContextProvider,
+  {
+    readonly establish: (envelope: Envelope) => Effect.Effect<Option.Option<EventScope>, unknown>
+  }
+>()("@whizbang/core/SecurityContextProvider") {}
 
 /**
  * Callbacks run when the context falls back to the envelope's scope (no provider, or the provider gave none).
@@ -57,9 +60,10 @@ export class SecurityContextProvider extends Context.Service<SecurityContextProv
  * @category services
  * @since 0.1.0
  */
-export class SecurityCallbacks extends Context.Service<SecurityCallbacks, ReadonlyArray<(context: ScopeContext, envelope: Envelope) => Effect.Effect<void>>>()(
-  "@whizbang/core/SecurityCallbacks"
-) {}
+export class SecurityCallbacks extends Context.Service<
+  SecurityCallbacks,
+  ReadonlyArray<(context: ScopeContext, envelope: Envelope) => Effect.Effect<void>>
+>()("@whizbang/core/SecurityCallbacks") {}
 
 const hasScope = (scope: EventScope) => scope.userId !== undefined || scope.tenantId !== undefined || (scope.roles?.length ?? 0) > 0
 
@@ -73,9 +77,13 @@ export const withEnvelope = <A, E, R>(envelope: Envelope, effect: Effect.Effect<
   Effect.gen(function* () {
     const provider = yield* Effect.serviceOption(SecurityContextProvider)
     const fromProvider = Option.isSome(provider)
-      ? yield* provider.value.establish(envelope).pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logWarning("security context provider failed; using the envelope's scope", cause), Option.none()))
-      )
+      ? yield* provider.value
+          .establish(envelope)
+          .pipe(
+            Effect.catchCause((cause) =>
+              Effect.as(Effect.logWarning("security context provider failed; using the envelope's scope", cause), Option.none())
+            )
+          )
       : Option.none<EventScope>()
     if (Option.isSome(fromProvider)) {
       return yield* Effect.provideService(effect, Current, Option.some({ ...fromProvider.value, source: "provider" as const }))

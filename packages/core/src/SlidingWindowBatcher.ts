@@ -71,7 +71,7 @@ export const take = <A, E>(queue: Queue.Dequeue<A, E>, options: Options<A> = {})
   const maxWait = millis(options.maxWait, 3000)
   const maxSize = Math.max(1, options.maxSize ?? 1000)
   const keyOf = options.key ?? ((a: A) => a)
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     const batch = new Map<unknown, A>()
     const idle = options.eagerWhenIdle === true && (yield* Queue.size(queue)) <= 0
     const first = yield* Queue.take(queue)

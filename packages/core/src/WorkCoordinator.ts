@@ -158,16 +158,20 @@ export interface MemoryCursor {
  * @category services
  * @since 0.1.0
  */
-export class Memory extends Context.Service<Memory, {
-  readonly enqueue: (work: ReadonlyArray<Omit<PendingEvent, "attempts">>) => Effect.Effect<void>
-  readonly workRows: Effect.Effect<ReadonlyArray<MemoryWorkRow>>
-  readonly cursors: Effect.Effect<ReadonlyArray<MemoryCursor>>
-}>()("@whizbang/core/WorkCoordinator/Memory") {}
+export class Memory extends Context.Service<
+  Memory,
+  {
+    readonly enqueue: (work: ReadonlyArray<Omit<PendingEvent, "attempts">>) => Effect.Effect<void>
+    readonly workRows: Effect.Effect<ReadonlyArray<MemoryWorkRow>>
+    readonly cursors: Effect.Effect<ReadonlyArray<MemoryCursor>>
+  }
+>()("@whizbang/core/WorkCoordinator/Memory") {}
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 const byOrder = (a: MemoryWorkRow, b: MemoryWorkRow) =>
-  a.streamId.localeCompare(b.streamId) || a.perspectiveName.localeCompare(b.perspectiveName) ||
+  a.streamId.localeCompare(b.streamId) ||
+  a.perspectiveName.localeCompare(b.perspectiveName) ||
   (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0)
 
 /**
@@ -180,8 +184,7 @@ export const makeMemory = Effect.sync(() => {
   const rows = new Map<string, Mutable<MemoryWorkRow>>()
   const cursors = new Map<string, MemoryCursor>()
   const cursorKey = (streamId: string, perspectiveName: string) => `${streamId}\u0000${perspectiveName}`
-  const leasedBy = (row: MemoryWorkRow, instanceId: string, now: number) =>
-    row.instanceId === instanceId && (row.leaseExpiry ?? 0) > now
+  const leasedBy = (row: MemoryWorkRow, instanceId: string, now: number) => row.instanceId === instanceId && (row.leaseExpiry ?? 0) > now
   const leasedByOther = (row: MemoryWorkRow, instanceId: string, now: number) =>
     row.instanceId !== undefined && row.instanceId !== instanceId && (row.leaseExpiry ?? 0) > now
 
@@ -197,7 +200,10 @@ export const makeMemory = Effect.sync(() => {
           const seen = oldest.get(row.streamId)
           if (seen === undefined || row.eventId < seen) oldest.set(row.streamId, row.eventId)
         }
-        const streams = [...oldest].sort((a, b) => (a[1] < b[1] ? -1 : 1)).slice(0, maxStreams).map(([id]) => id)
+        const streams = [...oldest]
+          .sort((a, b) => (a[1] < b[1] ? -1 : 1))
+          .slice(0, maxStreams)
+          .map(([id]) => id)
         const chosen = new Set(streams)
         for (const row of rows.values()) {
           if (!chosen.has(row.streamId)) continue

@@ -40,7 +40,9 @@
 import { Data, Effect, Schema, SchemaIssue } from "effect"
 
 const rule = <T>(check: (value: T) => boolean, text: string) =>
-  Schema.makeFilter<T>((value) => (check(value) ? undefined : `${text}, got ${typeof value === "number" ? String(value) : JSON.stringify(value)}`))
+  Schema.makeFilter<T>((value) =>
+    check(value) ? undefined : `${text}, got ${typeof value === "number" ? String(value) : JSON.stringify(value)}`
+  )
 
 const PositiveInt = Schema.Number.check(rule((n) => Number.isSafeInteger(n) && n > 0, "must be a positive integer"))
 
@@ -61,10 +63,12 @@ export const DrainBatcherOptions = Schema.Struct({
   maxSize: int(1000)
 }).check(
   Schema.makeFilter((o) =>
-    o.maxWaitMilliseconds >= o.slidingWindowMilliseconds ? undefined : {
-      path: ["maxWaitMilliseconds"],
-      issue: `must be >= slidingWindowMilliseconds (${o.slidingWindowMilliseconds}), got ${o.maxWaitMilliseconds}`
-    }
+    o.maxWaitMilliseconds >= o.slidingWindowMilliseconds
+      ? undefined
+      : {
+          path: ["maxWaitMilliseconds"],
+          issue: `must be >= slidingWindowMilliseconds (${o.slidingWindowMilliseconds}), got ${o.maxWaitMilliseconds}`
+        }
   )
 )
 
@@ -79,17 +83,16 @@ export const DrainBatcherOptions = Schema.Struct({
 export const RetryOptions = Schema.Struct({
   retryTimeoutSeconds: int(1),
   enableExponentialBackoff: withDefault(Schema.Boolean, true),
-  backoffMultiplier: withDefault(
-    Schema.Number.check(rule((n) => Number.isFinite(n) && n >= 1, "must be a finite number >= 1")),
-    2
-  ),
+  backoffMultiplier: withDefault(Schema.Number.check(rule((n) => Number.isFinite(n) && n >= 1, "must be a finite number >= 1")), 2),
   maxBackoffSeconds: int(60)
 }).check(
   Schema.makeFilter((o) =>
-    o.maxBackoffSeconds >= o.retryTimeoutSeconds ? undefined : {
-      path: ["maxBackoffSeconds"],
-      issue: `must be >= retryTimeoutSeconds (${o.retryTimeoutSeconds}), got ${o.maxBackoffSeconds}`
-    }
+    o.maxBackoffSeconds >= o.retryTimeoutSeconds
+      ? undefined
+      : {
+          path: ["maxBackoffSeconds"],
+          issue: `must be >= retryTimeoutSeconds (${o.retryTimeoutSeconds}), got ${o.maxBackoffSeconds}`
+        }
   )
 )
 
@@ -180,8 +183,8 @@ const formatter = SchemaIssue.makeFormatterStandardSchemaV1({
     issue._tag === "UnexpectedKey"
       ? "is not a known option"
       : issue._tag === "MissingKey"
-      ? "is required"
-      : SchemaIssue.defaultLeafHook(issue)
+        ? "is required"
+        : SchemaIssue.defaultLeafHook(issue)
 })
 
 const toInvalid = (error: Schema.SchemaError) =>

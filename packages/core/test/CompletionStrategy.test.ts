@@ -22,12 +22,12 @@ const failure = (n: number): CompletionStrategy.PerspectiveFailure => ({
 })
 
 /** A reporter that records every call, standing in for the database. */
-const recordingReporter = Effect.gen(function*() {
+const recordingReporter = Effect.gen(function* () {
   const calls = yield* Ref.make<ReadonlyArray<string>>([])
   const failNext = yield* Ref.make(false)
   const reporter: CompletionStrategy.CompletionReporter<string> = {
     reportCompletions: (cs) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (yield* Ref.getAndSet(failNext, false)) return yield* Effect.fail("db down")
         yield* Ref.update(calls, (c) => [...c, `completions:${cs.map((x) => x.workIds.join()).join("|")}`])
       }),
@@ -38,7 +38,7 @@ const recordingReporter = Effect.gen(function*() {
 
 describe("BatchedCompletionStrategy", () => {
   it.effect("reporting touches only memory; pending items are returned", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { reporter, calls } = yield* recordingReporter
       const strategy = yield* BatchedCompletionStrategy.make()
       yield* strategy.reportCompletion(completion(1), reporter)
@@ -46,10 +46,11 @@ describe("BatchedCompletionStrategy", () => {
       expect(yield* calls).toEqual([])
       expect((yield* strategy.pendingCompletions).map((t) => t.item)).toEqual([completion(1)])
       expect((yield* strategy.pendingFailures).map((t) => t.item)).toEqual([failure(2)])
-    }))
+    })
+  )
 
   it.effect("sent -> acknowledged -> cleared leaves nothing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { reporter } = yield* recordingReporter
       const strategy = yield* BatchedCompletionStrategy.make()
       yield* strategy.reportCompletion(completion(1), reporter)
@@ -64,10 +65,11 @@ describe("BatchedCompletionStrategy", () => {
       expect(yield* strategy.resetStale).toBe(0)
       expect(yield* strategy.pendingCompletions).toEqual([])
       expect(yield* strategy.pendingFailures).toEqual([])
-    }))
+    })
+  )
 
   it.effect("acknowledgement is by item, not by count: out-of-order acks clear the right items", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { reporter } = yield* recordingReporter
       const strategy = yield* BatchedCompletionStrategy.make()
       yield* strategy.reportCompletion(completion(1), reporter)
@@ -82,14 +84,15 @@ describe("BatchedCompletionStrategy", () => {
       yield* TestClock.adjust(Duration.seconds(1))
       expect(yield* strategy.resetStale).toBe(1)
       expect((yield* strategy.pendingCompletions).map((t) => t.item.workIds)).toEqual([["w1"]])
-    }))
+    })
+  )
 
   it.effect("stale sent items return to pending with exponential backoff", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { reporter } = yield* recordingReporter
       const strategy = yield* BatchedCompletionStrategy.make(WorkerOptions.defaultRetryOptions) // 1 s, x2, cap 60 s
       yield* strategy.reportCompletion(completion(1), reporter)
-      const resend = Effect.gen(function*() {
+      const resend = Effect.gen(function* () {
         yield* strategy.markAsSent(yield* strategy.pendingCompletions, [])
       })
       yield* resend
@@ -104,7 +107,8 @@ describe("BatchedCompletionStrategy", () => {
       expect(yield* strategy.resetStale).toBe(0)
       yield* TestClock.adjust(Duration.millis(1))
       expect(yield* strategy.resetStale).toBe(1) // second retry after 2 s
-    }))
+    })
+  )
 
   it("backoff grows by the multiplier and stops at the cap; disabled backoff is fixed", () => {
     const options = WorkerOptions.defaultRetryOptions
@@ -116,7 +120,7 @@ describe("BatchedCompletionStrategy", () => {
   })
 
   it.effect("flush sends everything pending in one call per kind and leaves nothing behind", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { reporter, calls } = yield* recordingReporter
       const strategy = yield* BatchedCompletionStrategy.make()
       yield* strategy.reportCompletion(completion(1), reporter)
@@ -126,10 +130,11 @@ describe("BatchedCompletionStrategy", () => {
       expect(yield* calls).toEqual(["completions:w1|w2", "failures:w3"])
       expect(yield* strategy.flush(reporter)).toEqual({ completions: 0, failures: 0 })
       expect(yield* strategy.resetStale).toBe(0)
-    }))
+    })
+  )
 
   it.effect("a failed flush keeps the items as sent; they come back after the backoff", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { reporter, calls, failNext } = yield* recordingReporter
       const strategy = yield* BatchedCompletionStrategy.make()
       yield* strategy.reportCompletion(completion(1), reporter)
@@ -140,12 +145,13 @@ describe("BatchedCompletionStrategy", () => {
       expect(yield* strategy.resetStale).toBe(1)
       yield* strategy.flush(reporter)
       expect(yield* calls).toEqual(["completions:w1"])
-    }))
+    })
+  )
 })
 
 describe("InstantCompletionStrategy", () => {
   it.effect("each report calls the coordinator at once and nothing is ever pending", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { reporter, calls } = yield* recordingReporter
       const strategy = InstantCompletionStrategy.instant
       yield* strategy.reportCompletion(completion(1), reporter)
@@ -156,12 +162,14 @@ describe("InstantCompletionStrategy", () => {
       expect(yield* strategy.pendingFailures).toEqual([])
       expect(yield* strategy.flush(reporter)).toEqual({ completions: 0, failures: 0 })
       expect(yield* calls).toHaveLength(2)
-    }))
+    })
+  )
 
   it.effect("a coordinator failure surfaces to the reporter's caller", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { reporter, failNext } = yield* recordingReporter
       yield* failNext
       expect(yield* Effect.flip(InstantCompletionStrategy.instant.reportCompletion(completion(1), reporter))).toBe("db down")
-    }))
+    })
+  )
 })

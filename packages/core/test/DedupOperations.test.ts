@@ -5,7 +5,17 @@
  * does to the read model and the work queue (the Postgres statements do the same; see the rebuild int test).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { EventDefinition, EventId, EventRegistry, EventStore, MemoryPipeline, Perspective, PerspectiveStore, PerspectiveWorker, WorkCoordinator } from "@whizbang/core"
+import {
+  EventDefinition,
+  EventId,
+  EventRegistry,
+  EventStore,
+  MemoryPipeline,
+  Perspective,
+  PerspectiveStore,
+  PerspectiveWorker,
+  WorkCoordinator
+} from "@whizbang/core"
 import { Effect, Option, Schema } from "effect"
 
 const Noted = EventDefinition.make("Noted", {
@@ -34,13 +44,16 @@ const setModel = (store: PerspectiveStore.Shape, streamId: string, ns: ReadonlyA
   store.writeBatch([{ perspectiveName: "log", streamId, data: { ns: ns ?? [] }, action: ns === undefined ? "delete" : "none" }])
 
 const scenario = (operation: Operation) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const eventStore = yield* EventStore.EventStore
     const worker = yield* PerspectiveWorker.PerspectiveWorker
     const store = yield* PerspectiveStore.PerspectiveStore
     const memory = yield* WorkCoordinator.Memory
     const streamId = EventId.unsafeMake()
-    const appended = yield* eventStore.append(streamId, [1, 2, 3, 4].map((n) => Noted.make({ streamId, n })))
+    const appended = yield* eventStore.append(
+      streamId,
+      [1, 2, 3, 4].map((n) => Noted.make({ streamId, n }))
+    )
     yield* worker.awaitIdle
     expect(Option.getOrThrow(yield* store.getById("log", streamId)).data).toEqual({ ns: [1, 2, 3, 4] })
     const requeue = (ns: ReadonlyArray<number>) =>
@@ -64,33 +77,49 @@ const scenario = (operation: Operation) =>
   }).pipe(Effect.provide(MemoryPipeline.layer({ events, perspectives: [log], options })), Effect.scoped)
 
 describe("dedup never drops the work of an operation (all within the TTL)", () => {
-  it.live("rebuild: row deleted, every event enqueued again", () =>
-    scenario(({ requeue, store, streamId }) => Effect.andThen(setModel(store, streamId, undefined), requeue([1, 2, 3, 4]))), 20_000)
+  it.live(
+    "rebuild: row deleted, every event enqueued again",
+    () => scenario(({ requeue, store, streamId }) => Effect.andThen(setModel(store, streamId, undefined), requeue([1, 2, 3, 4]))),
+    20_000
+  )
 
-  it.live("rewind: model reset to a snapshot, the events after it replayed", () =>
-    scenario(({ requeue, store, streamId }) => Effect.andThen(setModel(store, streamId, [1]), requeue([2, 3, 4]))), 20_000)
+  it.live(
+    "rewind: model reset to a snapshot, the events after it replayed",
+    () => scenario(({ requeue, store, streamId }) => Effect.andThen(setModel(store, streamId, [1]), requeue([2, 3, 4]))),
+    20_000
+  )
 
-  it.live("purge then re-delivery: the pair starts over from the initial model", () =>
-    scenario(({ requeue, store, streamId }) => Effect.andThen(setModel(store, streamId, undefined), requeue([1, 2, 3, 4]))), 20_000)
+  it.live(
+    "purge then re-delivery: the pair starts over from the initial model",
+    () => scenario(({ requeue, store, streamId }) => Effect.andThen(setModel(store, streamId, undefined), requeue([1, 2, 3, 4]))),
+    20_000
+  )
 
-  it.live("dead-letter retry: the lettered event comes back as a fresh row", () =>
-    scenario(({ requeue, store, streamId }) => Effect.andThen(setModel(store, streamId, [1, 2, 3]), requeue([4]))), 20_000)
+  it.live(
+    "dead-letter retry: the lettered event comes back as a fresh row",
+    () => scenario(({ requeue, store, streamId }) => Effect.andThen(setModel(store, streamId, [1, 2, 3]), requeue([4]))),
+    20_000
+  )
 
-  it.live("the same work row delivered twice is still a duplicate", () =>
-    Effect.gen(function*() {
-      const eventStore = yield* EventStore.EventStore
-      const worker = yield* PerspectiveWorker.PerspectiveWorker
-      const store = yield* PerspectiveStore.PerspectiveStore
-      const memory = yield* WorkCoordinator.Memory
-      const streamId = EventId.unsafeMake()
-      yield* eventStore.append(streamId, [Noted.make({ streamId, n: 1 })])
-      const [row] = yield* memory.workRows
-      yield* worker.awaitIdle
-      // The database re-delivers the row it already handed out (a completion not yet acknowledged elsewhere).
-      yield* memory.enqueue([row!])
-      yield* worker.requestImmediatePoll
-      yield* worker.awaitIdle
-      expect(Option.getOrThrow(yield* store.getById("log", streamId)).data).toEqual({ ns: [1] })
-      expect((yield* worker.stats).deduped).toBe(1)
-    }).pipe(Effect.provide(MemoryPipeline.layer({ events, perspectives: [log], options })), Effect.scoped), 20_000)
+  it.live(
+    "the same work row delivered twice is still a duplicate",
+    () =>
+      Effect.gen(function* () {
+        const eventStore = yield* EventStore.EventStore
+        const worker = yield* PerspectiveWorker.PerspectiveWorker
+        const store = yield* PerspectiveStore.PerspectiveStore
+        const memory = yield* WorkCoordinator.Memory
+        const streamId = EventId.unsafeMake()
+        yield* eventStore.append(streamId, [Noted.make({ streamId, n: 1 })])
+        const [row] = yield* memory.workRows
+        yield* worker.awaitIdle
+        // The database re-delivers the row it already handed out (a completion not yet acknowledged elsewhere).
+        yield* memory.enqueue([row!])
+        yield* worker.requestImmediatePoll
+        yield* worker.awaitIdle
+        expect(Option.getOrThrow(yield* store.getById("log", streamId)).data).toEqual({ ns: [1] })
+        expect((yield* worker.stats).deduped).toBe(1)
+      }).pipe(Effect.provide(MemoryPipeline.layer({ events, perspectives: [log], options })), Effect.scoped),
+    20_000
+  )
 })

@@ -116,7 +116,11 @@ describe("definitions are typed values", () => {
 
   it("reads go through the perspective and return its model", () => {
     expectTypeOf(PerspectiveStore.getById(account, "id")).toEqualTypeOf<
-      Effect.Effect<Option.Option<{ readonly total: number; readonly owner: string }>, PerspectiveStore.PerspectiveStoreError, PerspectiveStore.PerspectiveStore>
+      Effect.Effect<
+        Option.Option<{ readonly total: number; readonly owner: string }>,
+        PerspectiveStore.PerspectiveStoreError,
+        PerspectiveStore.PerspectiveStore
+      >
     >()
     // Never run: only type-checked.
     const byName = () =>
@@ -126,7 +130,7 @@ describe("definitions are typed values", () => {
   })
 
   it.effect("typed reads decode the stored model; a row that does not decode is a PerspectiveStoreError", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* PerspectiveStore.PerspectiveStore
       yield* store.writeBatch([
         { perspectiveName: "account", streamId: "a", data: { total: 3, owner: "ann" }, action: "none" },
@@ -140,7 +144,8 @@ describe("definitions are typed values", () => {
       const error = yield* Effect.flip(PerspectiveStore.getById(account, "b"))
       expect(error.message).toContain(`the stored model of perspective "account", row b, does not decode`)
       expect((yield* PerspectiveStore.query(account, { where: { owner: "ann" } })).map((row) => row.data.owner)).toEqual(["ann"])
-    }).pipe(Effect.provide(PerspectiveStore.layerMemory)))
+    }).pipe(Effect.provide(PerspectiveStore.layerMemory))
+  )
 
   it("a registry is a plain value; its mistakes surface when validated", () => {
     const registry = EventRegistry.make([Deposited, Deposited])

@@ -44,7 +44,8 @@ describe("EventId", () => {
       const id = yield* EventId.fromClock
       expect(parseInt(id.replaceAll("-", "").slice(0, 12), 16)).toBe(1_700_000_000_123)
       expect(EventId.isV7(id)).toBe(true)
-    }))
+    })
+  )
 
   it.effect("the default Generator is the wall-clock, process-monotonic make", () =>
     Effect.gen(function* () {
@@ -52,5 +53,6 @@ describe("EventId", () => {
       const ids = yield* Effect.all(Array.from({ length: 100 }, () => generate))
       expect(ids.every((id, i) => i === 0 || ids[i - 1]! < id)).toBe(true)
       expect(Math.abs(parseInt(ids[0]!.replaceAll("-", "").slice(0, 12), 16) - Date.now())).toBeLessThan(60_000)
-    }))
+    })
+  )
 })

@@ -18,7 +18,7 @@ const work = (workId: string, streamId: string, eventId: string, perspectiveName
 
 describe("WorkCoordinator.layerMemory", () => {
   it.effect("claims streams oldest work first, leases them, and keeps other instances out", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const coordinator = yield* WorkCoordinator.WorkCoordinator
       const memory = yield* WorkCoordinator.Memory
       yield* memory.enqueue([work("w1", "s2", "e2"), work("w2", "s1", "e1"), work("w3", "s3", "e3")])
@@ -27,10 +27,11 @@ describe("WorkCoordinator.layerMemory", () => {
       yield* TestClock.adjust(Duration.seconds(31)) // A's leases expired: B may take over
       expect(yield* coordinator.claimWork({ instanceId: "B", maxStreams: 10, leaseSeconds: 30 })).toEqual(["s1", "s2", "s3"])
       expect(yield* coordinator.fetchPendingEvents({ instanceId: "A", streamIds: ["s1", "s2"] })).toEqual([])
-    }).pipe(Effect.provide(WorkCoordinator.layerMemory)))
+    }).pipe(Effect.provide(WorkCoordinator.layerMemory))
+  )
 
   it.effect("fetches the instance's leased events for many streams in stream, perspective, event order", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const coordinator = yield* WorkCoordinator.WorkCoordinator
       const memory = yield* WorkCoordinator.Memory
       yield* memory.enqueue([work("w3", "s1", "e3"), work("w1", "s1", "e1"), work("w2", "s2", "e2"), work("w4", "s1", "e4", "list")])
@@ -39,10 +40,11 @@ describe("WorkCoordinator.layerMemory", () => {
       expect(events.map((e) => e.workId)).toEqual(["w4", "w1", "w3", "w2"])
       const limited = yield* coordinator.fetchPendingEvents({ instanceId: "A", streamIds: ["s1"], limit: 1 })
       expect(limited.map((e) => e.workId)).toEqual(["w4", "w1"])
-    }).pipe(Effect.provide(WorkCoordinator.layerMemory)))
+    }).pipe(Effect.provide(WorkCoordinator.layerMemory))
+  )
 
   it.effect("completions delete exactly the applied rows and advance the cursor; failures count attempts", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const coordinator = yield* WorkCoordinator.WorkCoordinator
       const memory = yield* WorkCoordinator.Memory
       yield* memory.enqueue([work("w1", "s1", "e1"), work("w2", "s1", "e2"), work("w3", "s1", "e3")])
@@ -58,10 +60,11 @@ describe("WorkCoordinator.layerMemory", () => {
       expect(yield* memory.cursors).toEqual([
         { streamId: "s1", perspectiveName: "orders", lastEventId: "e1", status: PerspectiveStatus.Failed, error: "boom" }
       ])
-    }).pipe(Effect.provide(WorkCoordinator.layerMemory)))
+    }).pipe(Effect.provide(WorkCoordinator.layerMemory))
+  )
 
   it.effect("renews only the holder's live leases", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const coordinator = yield* WorkCoordinator.WorkCoordinator
       const memory = yield* WorkCoordinator.Memory
       yield* memory.enqueue([work("w1", "s1", "e1")])
@@ -71,12 +74,13 @@ describe("WorkCoordinator.layerMemory", () => {
       expect(yield* coordinator.renewLeases({ instanceId: "A", workIds: ["w1", "nope"], leaseSeconds: 30 })).toBe(1)
       yield* TestClock.adjust(Duration.seconds(20)) // 40 s after the claim, 20 s after the renewal
       expect(yield* coordinator.claimWork({ instanceId: "B", maxStreams: 10, leaseSeconds: 30 })).toEqual([])
-    }).pipe(Effect.provide(WorkCoordinator.layerMemory)))
+    }).pipe(Effect.provide(WorkCoordinator.layerMemory))
+  )
 })
 
 layer(PerspectiveStore.layerMemory)("PerspectiveStore.layerMemory", (it) => {
   it.effect("writes a batch of rows, versions them, deletes on delete/purge, and queries by field", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* PerspectiveStore.PerspectiveStore
       yield* store.writeBatch([
         { perspectiveName: "orders", streamId: "s2", data: { status: "open", total: 2 }, action: "none" },
@@ -95,12 +99,13 @@ layer(PerspectiveStore.layerMemory)("PerspectiveStore.layerMemory", (it) => {
       const open = yield* store.query("orders", { where: { status: "open" } })
       expect(open.map((r) => r.id)).toEqual(["s1", "s2"])
       expect((yield* store.query("orders", { limit: 1, offset: 1 })).map((r) => r.id)).toEqual(["s2"])
-    }))
+    })
+  )
 })
 
 describe("NotificationListener.layerMemory", () => {
   it.effect("subscribers receive wake-ups published after they subscribed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const listener = yield* NotificationListener.NotificationListener
       const memory = yield* NotificationListener.Memory
       const fiber = yield* Effect.forkChild(Stream.runCollect(Stream.take(listener.wakeUps, 2)))
@@ -108,13 +113,14 @@ describe("NotificationListener.layerMemory", () => {
       yield* memory.notify()
       yield* memory.notify("outbox")
       expect(yield* Fiber.join(fiber)).toEqual([{ category: "perspective" }, { category: "outbox" }])
-    }).pipe(Effect.provide(NotificationListener.layerMemory)))
+    }).pipe(Effect.provide(NotificationListener.layerMemory))
+  )
 })
 
 describe("InstanceProvider", () => {
   it.effect("layerMemory gives each layer build its own instance id unless one is given", () =>
-    Effect.gen(function*() {
-      const get = Effect.gen(function*() {
+    Effect.gen(function* () {
+      const get = Effect.gen(function* () {
         return yield* InstanceProvider.InstanceProvider
       })
       const a = yield* Effect.provide(get, InstanceProvider.layerMemory({ serviceName: "billing" }))
@@ -127,5 +133,6 @@ describe("InstanceProvider", () => {
         Layer.merge(InstanceProvider.layer({ instanceId: "i-1", serviceName: "s", hostName: "h", processId: 7 }), Layer.empty)
       )
       expect(fixed).toEqual({ instanceId: "i-1", serviceName: "s", hostName: "h", processId: 7 })
-    }))
+    })
+  )
 })

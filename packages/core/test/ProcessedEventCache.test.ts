@@ -5,7 +5,7 @@ import * as ProcessedEventCache from "../src/ProcessedEventCache.js"
 
 type Seen = { readonly hook: string; readonly value: unknown }
 
-const withObserver = Effect.gen(function*() {
+const withObserver = Effect.gen(function* () {
   const seen = yield* Ref.make<ReadonlyArray<Seen>>([])
   const record = (hook: string) => (value: unknown) => Ref.update(seen, (s) => [...s, { hook, value }])
   const cache = yield* ProcessedEventCache.make({
@@ -23,15 +23,16 @@ const withObserver = Effect.gen(function*() {
 
 describe("ProcessedEventCache", () => {
   it.effect("an empty cache matches nothing and counts zero", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make()
       expect(yield* cache.contains("w1")).toBe(false)
       expect(yield* cache.count).toBe(0)
       expect(yield* cache.filterUnprocessed(["w1", "w2"], "orders", "s1")).toEqual(["w1", "w2"])
-    }))
+    })
+  )
 
   it.effect("added entries are in flight, match, and never expire before retention is activated", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(5) })
       yield* cache.markInFlight(["w1", "w2"])
       expect(yield* cache.contains("w1")).toBe(true)
@@ -39,18 +40,20 @@ describe("ProcessedEventCache", () => {
       expect(yield* cache.contains("w1")).toBe(true)
       expect(yield* cache.evictExpired).toBe(0)
       expect(yield* cache.count).toBe(2)
-    }))
+    })
+  )
 
   it.effect("a duplicate id does not fail and counts once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make()
       yield* cache.markInFlight(["w1", "w1"])
       yield* cache.markInFlight(["w1"])
       expect(yield* cache.count).toBe(1)
-    }))
+    })
+  )
 
   it.effect("retained entries match before the TTL and stop matching after it, even before eviction", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(300) })
       yield* cache.markInFlight(["w1"])
       expect(yield* cache.activateRetention).toBe(1)
@@ -62,10 +65,11 @@ describe("ProcessedEventCache", () => {
       expect(yield* cache.count).toBe(0)
       expect(yield* cache.filterUnprocessed(["w1"], "orders", "s1")).toEqual(["w1"])
       expect(yield* cache.evictExpired).toBe(1)
-    }))
+    })
+  )
 
   it.effect("activating retention starts the TTL for in-flight entries only; retained keep their start", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(100) })
       yield* cache.markInFlight(["old"])
       yield* cache.activateRetention
@@ -75,10 +79,11 @@ describe("ProcessedEventCache", () => {
       yield* TestClock.adjust(Duration.seconds(50)) // old: 110 s, new: 50 s
       expect(yield* cache.contains("old")).toBe(false)
       expect(yield* cache.contains("new")).toBe(true)
-    }))
+    })
+  )
 
   it.effect("eviction removes only retained entries past the TTL", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(10) })
       yield* cache.markInFlight(["expired"])
       yield* cache.activateRetention
@@ -91,10 +96,11 @@ describe("ProcessedEventCache", () => {
       expect(yield* cache.contains("fresh")).toBe(true)
       expect(yield* cache.contains("flying")).toBe(true)
       expect(yield* cache.count).toBe(2)
-    }))
+    })
+  )
 
   it.effect("eviction stops at the first live entry yet never leaves an expired one behind, re-applied entries included", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(10) })
       yield* cache.markInFlight(["a", "b"])
       yield* cache.activateRetention
@@ -107,10 +113,11 @@ describe("ProcessedEventCache", () => {
       yield* TestClock.adjust(Duration.seconds(3))
       expect(yield* cache.evictExpired).toBe(2)
       expect(yield* cache.count).toBe(0)
-    }))
+    })
+  )
 
   it.effect("removal (for rewinds) clears entries in either phase", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make()
       yield* cache.markInFlight(["a", "b"])
       yield* cache.activateRetention
@@ -120,20 +127,22 @@ describe("ProcessedEventCache", () => {
       expect(yield* cache.removeRange(["b", "c", "missing"])).toBe(2)
       expect(yield* cache.count).toBe(0)
       expect(yield* cache.contains("c")).toBe(false)
-    }))
+    })
+  )
 
   it.effect("re-adding a retained entry makes it in flight again", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(10) })
       yield* cache.markInFlight(["w"])
       yield* cache.activateRetention
       yield* cache.markInFlight(["w"])
       yield* TestClock.adjust(Duration.seconds(20))
       expect(yield* cache.contains("w")).toBe(true)
-    }))
+    })
+  )
 
   it.effect("observer hooks fire for deduped, in-flight, retention activated, evicted and removed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { cache, seen } = yield* withObserver
       yield* cache.markInFlight(["w1", "w2"])
       expect(yield* cache.filterUnprocessed(["w1", "w3"], "orders", "s1")).toEqual(["w3"])
@@ -150,13 +159,15 @@ describe("ProcessedEventCache", () => {
         { hook: "markedInFlight", value: ["w4"] },
         { hook: "removed", value: ["w4"] }
       ])
-    }))
+    })
+  )
 
   it.effect("streams and work ids dedup independently", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make()
       yield* cache.markInFlight(["s1-w1"])
       expect(yield* cache.filterUnprocessed(["s1-w1", "s1-w2"], "orders", "s1")).toEqual(["s1-w2"])
       expect(yield* cache.filterUnprocessed(["s2-w1"], "orders", "s2")).toEqual(["s2-w1"])
-    }))
+    })
+  )
 })

@@ -3,11 +3,18 @@ import { Duration, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import * as WorkCoordinator from "../src/WorkCoordinator.js"
 
-const work = (workId: string, streamId: string) => ({ workId, streamId, perspectiveName: "orders", eventId: `e-${workId}`, eventType: "OrderPlaced", payload: {} })
+const work = (workId: string, streamId: string) => ({
+  workId,
+  streamId,
+  perspectiveName: "orders",
+  eventId: `e-${workId}`,
+  eventType: "OrderPlaced",
+  payload: {}
+})
 
 describe("WorkCoordinator.layerMemory renewStreamLeases", () => {
   it.effect("extends the holder's live stream leases and never takes back a lost one", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const coordinator = yield* WorkCoordinator.WorkCoordinator
       const memory = yield* WorkCoordinator.Memory
       yield* memory.enqueue([work("w1", "s1"), work("w2", "s2")])
@@ -18,5 +25,6 @@ describe("WorkCoordinator.layerMemory renewStreamLeases", () => {
       yield* TestClock.adjust(Duration.seconds(15)) // s2's lease expired, s1's was renewed
       expect(yield* coordinator.claimWork({ instanceId: "B", maxStreams: 10, leaseSeconds: 30 })).toEqual(["s2"])
       expect(yield* coordinator.renewStreamLeases({ instanceId: "A", streamIds: ["s1", "s2"], leaseSeconds: 30 })).toEqual(["s1"])
-    }).pipe(Effect.provide(WorkCoordinator.layerMemory)))
+    }).pipe(Effect.provide(WorkCoordinator.layerMemory))
+  )
 })

@@ -23,18 +23,22 @@ describe("SecurityContext.withEnvelope", () => {
       )
       expect(seen).toEqual(Option.some(["alice", "envelope"]))
       expect(yield* Ref.get(calls)).toEqual(["alice"])
-    }))
+    })
+  )
 
   it.effect("a provider's context wins, and callbacks do not run", () =>
     Effect.gen(function* () {
       const calls = yield* Ref.make(0)
       const seen = yield* SecurityContext.withEnvelope(envelope({ userId: "alice" }), userOf).pipe(
-        Effect.provideService(SecurityContext.SecurityContextProvider, { establish: () => Effect.succeed(Option.some({ userId: "from-token" })) }),
+        Effect.provideService(SecurityContext.SecurityContextProvider, {
+          establish: () => Effect.succeed(Option.some({ userId: "from-token" }))
+        }),
         Effect.provideService(SecurityContext.SecurityCallbacks, [() => Ref.update(calls, (n) => n + 1)])
       )
       expect(seen).toEqual(Option.some(["from-token", "provider"]))
       expect(yield* Ref.get(calls)).toBe(0)
-    }))
+    })
+  )
 
   it.effect("a provider that fails or returns nothing falls back to the envelope's scope", () =>
     Effect.gen(function* () {
@@ -46,7 +50,8 @@ describe("SecurityContext.withEnvelope", () => {
       )
       expect(failing).toEqual(Option.some(["bob", "envelope"]))
       expect(empty).toEqual(Option.some(["bob", "envelope"]))
-    }))
+    })
+  )
 
   it.effect("a provider returning nothing for an envelope without scope leaves the context unset", () =>
     Effect.gen(function* () {
@@ -54,7 +59,8 @@ describe("SecurityContext.withEnvelope", () => {
         Effect.provideService(SecurityContext.SecurityContextProvider, { establish: () => Effect.succeed(Option.none()) })
       )
       expect(seen).toEqual(Option.none())
-    }))
+    })
+  )
 
   it.effect("each envelope gets its own context and none leaks after the call", () =>
     Effect.gen(function* () {
@@ -62,19 +68,26 @@ describe("SecurityContext.withEnvelope", () => {
       const b = yield* SecurityContext.withEnvelope(envelope({ userId: "b" }), userOf)
       expect([a, b]).toEqual([Option.some(["a", "envelope"]), Option.some(["b", "envelope"])])
       expect(yield* SecurityContext.current).toEqual(Option.none())
-    }))
+    })
+  )
 })
 
 describe("Receptor.make and Receptor.validate", () => {
   it.effect("validates names, handled types, stage options and sync timeouts", () =>
     Effect.gen(function* () {
-      const ok = yield* Receptor.validate(Receptor.make({ name: "notify", handles: ["A", "A", "B"], stage: "PostAllPerspectives", handle: () => Effect.void }))
+      const ok = yield* Receptor.validate(
+        Receptor.make({ name: "notify", handles: ["A", "A", "B"], stage: "PostAllPerspectives", handle: () => Effect.void })
+      )
       expect(ok.handles).toEqual(["A", "B"])
       expect(ok.mode).toBe("inline")
-      const bad = (options: Parameters<typeof Receptor.make>[0]) => Effect.map(Effect.flip(Receptor.validate(Receptor.make(options))), (e) => e.detail)
+      const bad = (options: Parameters<typeof Receptor.make>[0]) =>
+        Effect.map(Effect.flip(Receptor.validate(Receptor.make(options))), (e) => e.detail)
       expect(yield* bad({ name: "x; drop", handles: ["A"], handle: () => Effect.void })).toMatch(/receptor name/)
       expect(yield* bad({ name: "x", handles: [], handle: () => Effect.void })).toMatch(/at least one/)
       expect(yield* bad({ name: "x", handles: ["A"], perspective: "p", handle: () => Effect.void })).toMatch(/PostPerspective/)
-      expect(yield* bad({ name: "x", handles: ["A"], awaitPerspectiveSync: [{ perspective: "p", timeout: -5 }], handle: () => Effect.void })).toMatch(/zero or positive/)
-    }))
+      expect(
+        yield* bad({ name: "x", handles: ["A"], awaitPerspectiveSync: [{ perspective: "p", timeout: -5 }], handle: () => Effect.void })
+      ).toMatch(/zero or positive/)
+    })
+  )
 })

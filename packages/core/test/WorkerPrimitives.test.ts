@@ -19,7 +19,7 @@ import * as WorkCoordinator from "../src/WorkCoordinator.js"
 const Added = EventDefinition.make("Added", { payload: Schema.Struct({}), streamId: () => "" })
 const Broken = EventDefinition.make("Broken", { payload: Schema.Struct({}), streamId: () => "" })
 
-const setup = Effect.gen(function*() {
+const setup = Effect.gen(function* () {
   const applied = yield* Ref.make<ReadonlyArray<string>>([])
   const log = yield* Ref.make<ReadonlyArray<string>>([])
   const counter = Perspective.make({
@@ -51,19 +51,35 @@ const setup = Effect.gen(function*() {
 
   /** One pass over the given pending events of one (stream, perspective). */
   const processGroup = (events: ReadonlyArray<WorkCoordinator.PendingEvent>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { streamId, perspectiveName } = events[0]!
       const runner = yield* registry.get(perspectiveName)
-      const fresh = new Set(yield* cache.filterUnprocessed(events.map((e) => e.workId), perspectiveName, streamId))
+      const fresh = new Set(
+        yield* cache.filterUnprocessed(
+          events.map((e) => e.workId),
+          perspectiveName,
+          streamId
+        )
+      )
       const todo = events.filter((e) => fresh.has(e.workId))
       if (todo.length === 0) return
-      const outcome = yield* runner.run(streamId, undefined, todo.map((e) => ({ ...e, streamVersion: 1 })))
+      const outcome = yield* runner.run(
+        streamId,
+        undefined,
+        todo.map((e) => ({ ...e, streamVersion: 1 }))
+      )
       const appliedWork = todo.filter((e) => outcome.appliedEventIds.includes(e.eventId)).map((e) => e.workId)
       yield* Ref.update(applied, (a) => [...a, ...appliedWork])
       yield* Ref.update(log, (l) => [...l, `applied ${appliedWork}`])
       yield* cache.markInFlight(appliedWork)
       if (outcome.lastEventId !== undefined) {
-        const completion = { workIds: appliedWork, streamId, perspectiveName, lastEventId: outcome.lastEventId, status: PerspectiveStatus.Completed }
+        const completion = {
+          workIds: appliedWork,
+          streamId,
+          perspectiveName,
+          lastEventId: outcome.lastEventId,
+          status: PerspectiveStatus.Completed
+        }
         yield* strategy.reportCompletion(completion, coordinator)
         yield* Queue.offer(channels.completions, completion)
       }
@@ -74,7 +90,7 @@ const setup = Effect.gen(function*() {
     })
 
   const processStreams = (streamIds: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const events = yield* coordinator.fetchPendingEvents({ instanceId: "A", streamIds })
       const groups = new Map<string, Array<WorkCoordinator.PendingEvent>>()
       for (const e of events) {
@@ -84,7 +100,18 @@ const setup = Effect.gen(function*() {
       for (const group of groups.values()) yield* processGroup(group)
     })
 
-  return { applied: Ref.get(applied), log: Ref.get(log), registry, cache, strategy, channels, coordinator, memory, processStreams, processGroup }
+  return {
+    applied: Ref.get(applied),
+    log: Ref.get(log),
+    registry,
+    cache,
+    strategy,
+    channels,
+    coordinator,
+    memory,
+    processStreams,
+    processGroup
+  }
 })
 
 const work = (workId: string, streamId: string, eventId: string, eventType = "Added") => ({
@@ -98,26 +125,28 @@ const work = (workId: string, streamId: string, eventId: string, eventType = "Ad
 
 describe("worker primitives: dedup, strategies, channels", () => {
   it.effect("the same work handed over twice is applied once; the observer names perspective and stream", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const t = yield* setup
       const pending = { ...work("w1", "s1", "e1"), attempts: 0 }
       yield* t.processGroup([pending])
       yield* t.processGroup([pending]) // SQL re-delivered it before the completion was acknowledged
       expect(yield* t.applied).toEqual(["w1"])
       expect(yield* t.log).toEqual(["applied w1", "inFlight w1", "deduped w1 counter s1"])
-    }).pipe(Effect.provide(WorkCoordinator.layerMemory)))
+    }).pipe(Effect.provide(WorkCoordinator.layerMemory))
+  )
 
   it.effect("different work ids are both applied, and streams dedup independently", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const t = yield* setup
       yield* t.processGroup([{ ...work("w1", "s1", "e1"), attempts: 0 }])
       yield* t.processGroup([{ ...work("w2", "s1", "e2"), attempts: 0 }])
       yield* t.processGroup([{ ...work("w3", "s2", "e1"), attempts: 0 }])
       expect(yield* t.applied).toEqual(["w1", "w2", "w3"])
-    }).pipe(Effect.provide(WorkCoordinator.layerMemory)))
+    }).pipe(Effect.provide(WorkCoordinator.layerMemory))
+  )
 
   it.effect("drain stream ids are batched and processed through one fetch; completions reach the channel and the batched strategy", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const t = yield* setup
       yield* t.memory.enqueue([work("w1", "s1", "e1"), work("w2", "s1", "e2"), work("w3", "s2", "e3")])
       const claimed = yield* t.coordinator.claimWork({ instanceId: "A", maxStreams: 10, leaseSeconds: 300 })
@@ -133,13 +162,17 @@ describe("worker primitives: dedup, strategies, channels", () => {
       expect((yield* t.memory.workRows).length).toBe(3)
       expect(yield* t.strategy.flush(t.coordinator)).toEqual({ completions: 2, failures: 0 })
       expect(yield* t.memory.workRows).toEqual([])
-      expect((yield* t.memory.cursors).map((c) => [c.streamId, c.lastEventId])).toEqual([["s1", "e2"], ["s2", "e3"]])
+      expect((yield* t.memory.cursors).map((c) => [c.streamId, c.lastEventId])).toEqual([
+        ["s1", "e2"],
+        ["s2", "e3"]
+      ])
       // acknowledged: retention starts now
       expect(yield* t.cache.activateRetention).toBe(3)
-    }).pipe(Effect.provide(WorkCoordinator.layerMemory)))
+    }).pipe(Effect.provide(WorkCoordinator.layerMemory))
+  )
 
   it.effect("a failure stops the stream at the failing event and is reported through the strategy", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const t = yield* setup
       yield* t.memory.enqueue([work("w1", "s1", "e1"), work("w2", "s1", "e2", "Broken"), work("w3", "s1", "e3")])
       yield* t.coordinator.claimWork({ instanceId: "A", maxStreams: 10, leaseSeconds: 300 })
@@ -150,13 +183,18 @@ describe("worker primitives: dedup, strategies, channels", () => {
       ])
       yield* t.strategy.flush(t.coordinator)
       const rows = yield* t.memory.workRows
-      expect(rows.map((r) => [r.workId, r.attempts])).toEqual([["w2", 1], ["w3", 0]])
-    }).pipe(Effect.provide(WorkCoordinator.layerMemory)))
+      expect(rows.map((r) => [r.workId, r.attempts])).toEqual([
+        ["w2", 1],
+        ["w3", 0]
+      ])
+    }).pipe(Effect.provide(WorkCoordinator.layerMemory))
+  )
 
   it.effect("work for an unregistered perspective is a clear error naming it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const t = yield* setup
       const error = yield* Effect.flip(t.processGroup([{ ...work("w1", "s1", "e1"), perspectiveName: "ghost", attempts: 0 }]))
       expect(error).toMatchObject({ _tag: "UnknownPerspective", perspectiveName: "ghost" })
-    }).pipe(Effect.provide(WorkCoordinator.layerMemory)))
+    }).pipe(Effect.provide(WorkCoordinator.layerMemory))
+  )
 })

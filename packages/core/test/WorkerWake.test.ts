@@ -26,9 +26,9 @@ const count = Perspective.make({
 
 describe("PerspectiveWorker wake-up and batching (default options)", () => {
   it.effect("an idle worker applies the first arrival at once: no sliding window, no poll", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const processed = yield* Deferred.make<void>()
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         // Started: the first poll is done, and the NOTIFY subscription (forked before it) is listening.
         yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
         const id = EventId.unsafeMake()
@@ -37,33 +37,39 @@ describe("PerspectiveWorker wake-up and batching (default options)", () => {
         const row = yield* (yield* PerspectiveStore.PerspectiveStore).getById("count", id)
         expect(Option.getOrThrow(row).data).toEqual({ n: 1 })
       }).pipe(
-        Effect.provide(MemoryPipeline.layer({
-          events,
-          perspectives: [count],
-          hooks: { onPerspectiveEventProcessed: () => Deferred.succeed(processed, undefined) }
-        })),
+        Effect.provide(
+          MemoryPipeline.layer({
+            events,
+            perspectives: [count],
+            hooks: { onPerspectiveEventProcessed: () => Deferred.succeed(processed, undefined) }
+          })
+        ),
         Effect.scoped
       )
-    }))
+    })
+  )
 
   it.effect("onBatchCycleComplete fires on every tick, also the empty ones", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const ticks = yield* Queue.unbounded<PerspectiveWorker.CycleSummary>()
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         yield* TestClock.adjust(Duration.seconds(1)) // the safety-net poll (1 s by default)
         yield* TestClock.adjust(Duration.seconds(1))
         const seen = yield* Queue.takeN(ticks, 3) // start-up poll + two safety-net polls, none found work
         expect(seen).toEqual(Array.from({ length: 3 }, () => ({ streams: 0, eventsApplied: 0, failures: 0, deduped: 0 })))
       }).pipe(
-        Effect.provide(MemoryPipeline.layer({ events, perspectives: [count], hooks: { onBatchCycleComplete: (s) => Queue.offer(ticks, s) } })),
+        Effect.provide(
+          MemoryPipeline.layer({ events, perspectives: [count], hooks: { onBatchCycleComplete: (s) => Queue.offer(ticks, s) } })
+        ),
         Effect.scoped
       )
-    }))
+    })
+  )
   it.effect("the dedup cache is evicted as the worker runs: entries go once their TTL (leaseSeconds) has passed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const processed = yield* Deferred.make<void>()
       const evicted = yield* Deferred.make<number>()
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
         const id = EventId.unsafeMake()
         yield* (yield* EventStore.EventStore).append(id, [Counted.make({ id }), Counted.make({ id })])
@@ -71,14 +77,17 @@ describe("PerspectiveWorker wake-up and batching (default options)", () => {
         yield* TestClock.adjust(Duration.seconds(61)) // past the 60 s TTL; the idle worker keeps polling meanwhile
         expect(yield* Deferred.await(evicted)).toBe(2)
       }).pipe(
-        Effect.provide(MemoryPipeline.layer({
-          events,
-          perspectives: [count],
-          options: { leaseSeconds: 60 },
-          hooks: { onPerspectiveEventProcessed: () => Deferred.succeed(processed, undefined) },
-          dedupObserver: { evicted: (n) => Deferred.succeed(evicted, n) }
-        })),
+        Effect.provide(
+          MemoryPipeline.layer({
+            events,
+            perspectives: [count],
+            options: { leaseSeconds: 60 },
+            hooks: { onPerspectiveEventProcessed: () => Deferred.succeed(processed, undefined) },
+            dedupObserver: { evicted: (n) => Deferred.succeed(evicted, n) }
+          })
+        ),
         Effect.scoped
       )
-    }))
+    })
+  )
 })

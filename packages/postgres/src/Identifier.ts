@@ -33,11 +33,11 @@ export const validate = (value: unknown, option: string): Effect.Effect<string, 
   isValid(value)
     ? Effect.succeed(value)
     : Effect.fail(
-      new PostgresConfigError({
-        option,
-        message: `${option} must match ${pattern} (got ${JSON.stringify(value)})`
-      })
-    )
+        new PostgresConfigError({
+          option,
+          message: `${option} must match ${pattern} (got ${JSON.stringify(value)})`
+        })
+      )
 
 /**
  * Validates a schema name: an identifier that is not in the `pg_` namespace Postgres reserves for itself.
@@ -49,7 +49,8 @@ export const validateSchema = (value: unknown, option = "schema"): Effect.Effect
   Effect.flatMap(validate(value, option), (name) =>
     name.startsWith("pg_")
       ? Effect.fail(new PostgresConfigError({ option, message: `${option} must not start with "pg_" (got "${name}")` }))
-      : Effect.succeed(name))
+      : Effect.succeed(name)
+  )
 
 /**
  * Double-quotes a validated identifier (quoting also keeps reserved words such as `user` usable).
@@ -57,4 +58,4 @@ export const validateSchema = (value: unknown, option = "schema"): Effect.Effect
  * @category formatting
  * @since 0.1.0
  */
-export const quote = (identifier: string): string => `"${identifier.replaceAll("\"", "\"\"")}"`
+export const quote = (identifier: string): string => `"${identifier.replaceAll('"', '""')}"`

@@ -109,7 +109,7 @@ export class PgClient extends Context.Service<PgClient, Shape>()("@whizbang/post
  * @since 0.1.0
  */
 export const make = (options: Options): Effect.Effect<Shape, PostgresConfigError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const decoded = yield* decodeOptions(options)
     const schema = decoded.schema
     const config: pg.PoolConfig = {
@@ -140,10 +140,10 @@ export const make = (options: Options): Effect.Effect<Shape, PostgresConfigError
         Effect.tryPromise({
           try: () => f(Option.isSome(client) ? makeDrizzle(client.value) : poolDb),
           catch: (cause) => fromCause(cause)
-        }))
+        })
+      )
 
-    const statement = (connection: Connection.Connection, sql: string) =>
-      Effect.asVoid(Connection.run(connection, config, sql))
+    const statement = (connection: Connection.Connection, sql: string) => Effect.asVoid(Connection.run(connection, config, sql))
 
     const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R> =>
       Transaction.withTransaction(pool, statement, effect)
@@ -151,10 +151,13 @@ export const make = (options: Options): Effect.Effect<Shape, PostgresConfigError
     const connect = Effect.tryPromise({
       try: () => {
         const client = new pg.Client(config)
-        return client.connect().then(() => client, (error) => {
-          client.end().catch(() => undefined)
-          throw error
-        })
+        return client.connect().then(
+          () => client,
+          (error) => {
+            client.end().catch(() => undefined)
+            throw error
+          }
+        )
       },
       catch: (cause) => fromCause(cause)
     })
@@ -179,7 +182,7 @@ export const layerConfig = (
 ): Layer.Layer<PgClient, PostgresConfigError | Config.ConfigError> =>
   Layer.effect(
     PgClient,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const url = yield* Config.Redacted("DATABASE_URL")
       const schema = yield* Config.String("WHIZBANG_SCHEMA").pipe(Config.withDefault("whizbang"))
       return yield* make({ ...options, url, schema })
@@ -204,7 +207,5 @@ export const query = <Row extends object = Record<string, unknown>>(
  * @category accessors
  * @since 0.1.0
  */
-export const withTransaction = <A, E, R>(
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E | PostgresError, R | PgClient> =>
+export const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R | PgClient> =>
   Effect.flatMap(Effect.service(PgClient), (client) => client.withTransaction(effect))

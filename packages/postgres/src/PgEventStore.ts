@@ -73,29 +73,31 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
           }
         }
         const supplied = prepared.events.filter((e) => e.supplied).map((e) => e.eventId)
-        const rows = yield* client.query<{ outcome: string; version: string; ids: ReadonlyArray<string> | null }>(AppendSql.appendEvents, [
-          streamId,
-          prepared.expectedVersion === "any" ? null : prepared.expectedVersion === "noStream" ? 0 : prepared.expectedVersion,
-          prepared.events.map((e) => e.eventId),
-          prepared.events.map((e) => e.supplied),
-          prepared.events.map((e) => e.eventType),
-          prepared.events.map((e) => JSON.stringify(e.encodedPayload)),
-          prepared.correlationId ?? null,
-          prepared.causationId,
-          prepared.timestamp,
-          JSON.stringify(prepared.scope),
-          routedTypes,
-          routedPerspectives,
-          partitionCount,
-          batchTypes.filter(lifecycleTypes)
-        ]).pipe(
-          // A supplied id stored by a concurrent append to another stream since the function's check.
-          Effect.catchIf(
-            (error) => error.reason._tag === "UniqueViolation" && error.reason.constraint === "wh_events_pkey" && supplied.length > 0,
-            () => Effect.fail(new EventStoreError.DuplicateEventId({ eventIds: supplied }))
-          ),
-          Effect.catchTag("PostgresError", (error) => Effect.fail(unavailable(error)))
-        )
+        const rows = yield* client
+          .query<{ outcome: string; version: string; ids: ReadonlyArray<string> | null }>(AppendSql.appendEvents, [
+            streamId,
+            prepared.expectedVersion === "any" ? null : prepared.expectedVersion === "noStream" ? 0 : prepared.expectedVersion,
+            prepared.events.map((e) => e.eventId),
+            prepared.events.map((e) => e.supplied),
+            prepared.events.map((e) => e.eventType),
+            prepared.events.map((e) => JSON.stringify(e.encodedPayload)),
+            prepared.correlationId ?? null,
+            prepared.causationId,
+            prepared.timestamp,
+            JSON.stringify(prepared.scope),
+            routedTypes,
+            routedPerspectives,
+            partitionCount,
+            batchTypes.filter(lifecycleTypes)
+          ])
+          .pipe(
+            // A supplied id stored by a concurrent append to another stream since the function's check.
+            Effect.catchIf(
+              (error) => error.reason._tag === "UniqueViolation" && error.reason.constraint === "wh_events_pkey" && supplied.length > 0,
+              () => Effect.fail(new EventStoreError.DuplicateEventId({ eventIds: supplied }))
+            ),
+            Effect.catchTag("PostgresError", (error) => Effect.fail(unavailable(error)))
+          )
         const row = rows[0]
         if (row === undefined) return yield* Effect.die(new Error("wh_append_events returned no row"))
         const before = Number(row.version)
@@ -111,21 +113,24 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
     const readStream: EventStore.EventStore["Service"]["readStream"] = (streamId, readOptions) =>
       Effect.gen(function* () {
         const { afterVersion, limit } = yield* EventStore.checkRead(streamId, readOptions)
-        const rows = yield* client.query<EventRow>(ReadSql.readStream, [streamId, afterVersion, limit ?? null]).pipe(
-          Effect.mapError(unavailable)
-        )
+        const rows = yield* client
+          .query<EventRow>(ReadSql.readStream, [streamId, afterVersion, limit ?? null])
+          .pipe(Effect.mapError(unavailable))
         return yield* Effect.forEach(rows, (row) =>
           registry.decode(row.event_type, row.payload, row.event_id).pipe(
-            Effect.map((payload): Envelope.Envelope => ({
-              eventId: row.event_id,
-              streamId: row.stream_id,
-              streamVersion: row.stream_version,
-              eventType: row.event_type,
-              payload,
-              metadata: row.metadata,
-              scope: row.scope ?? {}
-            }))
-          ))
+            Effect.map(
+              (payload): Envelope.Envelope => ({
+                eventId: row.event_id,
+                streamId: row.stream_id,
+                streamVersion: row.stream_version,
+                eventType: row.event_type,
+                payload,
+                metadata: row.metadata,
+                scope: row.scope ?? {}
+              })
+            )
+          )
+        )
       })
 
     const streamVersion: EventStore.EventStore["Service"]["streamVersion"] = (streamId) =>

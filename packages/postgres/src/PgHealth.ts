@@ -100,24 +100,37 @@ export const judge = (
   const maxLag = options.maxLagSeconds ?? 60
   for (const p of input.perspectives) {
     if (p.pending > 0 && p.lagSeconds > maxLag) {
-      reasons.push({ code: "Lag", perspective: p.perspective, message: `${p.perspective}: oldest pending event is ${Math.round(p.lagSeconds)}s old (max ${maxLag}s), ${p.pending} pending` })
+      reasons.push({
+        code: "Lag",
+        perspective: p.perspective,
+        message: `${p.perspective}: oldest pending event is ${Math.round(p.lagSeconds)}s old (max ${maxLag}s), ${p.pending} pending`
+      })
     }
   }
   const failed = input.perspectives.reduce((n, p) => n + p.failed, 0)
   if (failed > (options.maxFailedCursors ?? 0)) {
-    const which = input.perspectives.filter((p) => p.failed > 0).map((p) => `${p.perspective} (${p.failed})`).join(", ")
+    const which = input.perspectives
+      .filter((p) => p.failed > 0)
+      .map((p) => `${p.perspective} (${p.failed})`)
+      .join(", ")
     reasons.push({ code: "FailedCursors", message: `${failed} failed cursor(s): ${which}` })
   }
   if (options.heartbeatMaxAge !== null) {
     const maxAge = Duration.toSeconds(options.heartbeatMaxAge ?? Duration.seconds(30))
-    const candidates = options.instanceId === undefined ? input.instances : input.instances.filter((i) => i.instanceId === options.instanceId)
+    const candidates =
+      options.instanceId === undefined ? input.instances : input.instances.filter((i) => i.instanceId === options.instanceId)
     if (!candidates.some((i) => i.heartbeatAgeSeconds <= maxAge)) {
       const who = options.instanceId === undefined ? "no instance" : `instance ${options.instanceId}`
       reasons.push({ code: "NoHeartbeat", message: `${who} has heartbeated in the last ${maxAge}s` })
     }
   }
   for (const s of input.stuck) {
-    reasons.push({ code: "Stuck", perspective: s.perspective, streamId: s.streamId, message: `${s.perspective} stream ${s.streamId}: ${s.message}` })
+    reasons.push({
+      code: "Stuck",
+      perspective: s.perspective,
+      streamId: s.streamId,
+      message: `${s.perspective} stream ${s.streamId}: ${s.message}`
+    })
   }
   return reasons
 }
@@ -129,12 +142,17 @@ export const judge = (
  * @since 0.1.0
  */
 export const check = (options: Options = {}): Effect.Effect<Report, never, PgClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const perspectives = yield* PgStatus.perspectives
     const instances = yield* PgStatus.instances
     const stuck = yield* PgWatchdog.diagnose(options.watchdog)
     const reasons = judge({ perspectives, instances, stuck }, options)
-    return { status: reasons.length === 0 ? "healthy" as const : "degraded" as const, reasons, checkedAt: new Date().toISOString(), perspectives }
+    return {
+      status: reasons.length === 0 ? ("healthy" as const) : ("degraded" as const),
+      reasons,
+      checkedAt: new Date().toISOString(),
+      perspectives
+    }
   }).pipe(
     Effect.catchTag("PostgresError", (e) =>
       Effect.succeed<Report>({
@@ -142,7 +160,8 @@ export const check = (options: Options = {}): Effect.Effect<Report, never, PgCli
         reasons: [{ code: "DatabaseUnavailable", message: e.message }],
         checkedAt: new Date().toISOString(),
         perspectives: []
-      })),
+      })
+    ),
     Effect.withSpan("whizbang.health.check")
   )
 
@@ -151,7 +170,10 @@ export const check = (options: Options = {}): Effect.Effect<Report, never, PgCli
  * @since 0.1.0
  */
 export const layer = (options: Options = {}): Layer.Layer<PgHealth, never, PgClient> =>
-  Layer.effect(PgHealth, Effect.map(Effect.service(PgClient), (client) => PgHealth.of({ check: check(options).pipe(Effect.provideService(PgClient, client)) })))
+  Layer.effect(
+    PgHealth,
+    Effect.map(Effect.service(PgClient), (client) => PgHealth.of({ check: check(options).pipe(Effect.provideService(PgClient, client)) }))
+  )
 
 /**
  * A `node:http` request listener answering every request with the JSON report: 200 when healthy, 503 otherwise.

@@ -106,14 +106,18 @@ export const make = (options: Options = {}) =>
     const perspectiveNames = options.perspectiveNames === undefined ? null : [...new Set(options.perspectiveNames)]
     const row = [instanceId, identity.serviceName, identity.hostName, identity.processId, bootToken, perspectiveNames] as const
 
-    const registered = yield* client.withTransaction(Effect.gen(function* () {
-      const taken = yield* client.query(Sql.register, [...row, threshold])
-      // A taken-over stale row may still own leases of the crashed predecessor: they are not ours.
-      if (taken.length > 0) yield* client.query(Sql.releaseStreamsOf, [[instanceId]])
-      return taken.length > 0
-    }))
+    const registered = yield* client.withTransaction(
+      Effect.gen(function* () {
+        const taken = yield* client.query(Sql.register, [...row, threshold])
+        // A taken-over stale row may still own leases of the crashed predecessor: they are not ours.
+        if (taken.length > 0) yield* client.query(Sql.releaseStreamsOf, [[instanceId]])
+        return taken.length > 0
+      })
+    )
     if (!registered) {
-      const [holder] = yield* client.query<{ host_name: string; process_id: number; heartbeat_age_seconds: number }>(Sql.describe, [instanceId])
+      const [holder] = yield* client.query<{ host_name: string; process_id: number; heartbeat_age_seconds: number }>(Sql.describe, [
+        instanceId
+      ])
       return yield* new DuplicateInstanceError({
         instanceId,
         holderHostName: holder?.host_name ?? "unknown",
@@ -123,15 +127,17 @@ export const make = (options: Options = {}) =>
       })
     }
 
-    const abandon = client.withTransaction(Effect.gen(function* () {
-      const stale = yield* client.query<{ instance_id: string; heartbeat_age_seconds: number }>(Sql.abandonStale, [threshold])
-      if (stale.length === 0) return
-      const released = yield* client.query(Sql.releaseStreamsOf, [stale.map((s) => s.instance_id)])
-      yield* Effect.logInfo(
-        `abandoned ${stale.length} silent instance(s) (${stale.map((s) => `${s.instance_id}: ${s.heartbeat_age_seconds.toFixed(1)} s`).join(", ")}); ` +
-          `released ${released.length} stream lease(s)`
-      )
-    }))
+    const abandon = client.withTransaction(
+      Effect.gen(function* () {
+        const stale = yield* client.query<{ instance_id: string; heartbeat_age_seconds: number }>(Sql.abandonStale, [threshold])
+        if (stale.length === 0) return
+        const released = yield* client.query(Sql.releaseStreamsOf, [stale.map((s) => s.instance_id)])
+        yield* Effect.logInfo(
+          `abandoned ${stale.length} silent instance(s) (${stale.map((s) => `${s.instance_id}: ${s.heartbeat_age_seconds.toFixed(1)} s`).join(", ")}); ` +
+            `released ${released.length} stream lease(s)`
+        )
+      })
+    )
 
     const beat = Effect.gen(function* () {
       const alive = yield* client.query(Sql.heartbeat, [instanceId, bootToken])
@@ -147,18 +153,28 @@ export const make = (options: Options = {}) =>
       yield* abandon
     })
 
-    yield* Effect.forkScoped(Effect.forever(
-      beat.pipe(
-        Effect.catchCause((cause) => Effect.logWarning("instance heartbeat failed; retrying at the next beat", cause)),
-        Effect.delay(Duration.millis(interval))
+    yield* Effect.forkScoped(
+      Effect.forever(
+        beat.pipe(
+          Effect.catchCause((cause) => Effect.logWarning("instance heartbeat failed; retrying at the next beat", cause)),
+          Effect.delay(Duration.millis(interval))
+        )
       )
-    ))
+    )
     if (options.deregisterOnShutdown ?? true) {
       yield* Effect.addFinalizer(() =>
-        client.withTransaction(Effect.gen(function* () {
-          const removed = yield* client.query(Sql.deregister, [instanceId, bootToken])
-          if (removed.length > 0) yield* client.query(Sql.releaseStreamsOf, [[instanceId]])
-        })).pipe(Effect.catchCause((cause) => Effect.logWarning("deregistering the instance failed; it will be abandoned after the threshold", cause)))
+        client
+          .withTransaction(
+            Effect.gen(function* () {
+              const removed = yield* client.query(Sql.deregister, [instanceId, bootToken])
+              if (removed.length > 0) yield* client.query(Sql.releaseStreamsOf, [[instanceId]])
+            })
+          )
+          .pipe(
+            Effect.catchCause((cause) =>
+              Effect.logWarning("deregistering the instance failed; it will be abandoned after the threshold", cause)
+            )
+          )
       )
     }
     yield* Effect.logInfo(`instance ${instanceId} registered (heartbeat every ${interval} ms, abandoned after ${threshold} s of silence)`)
@@ -168,8 +184,17 @@ export const make = (options: Options = {}) =>
       bootToken,
       abandonStaleInstanceThresholdSeconds: threshold,
       liveInstances: Effect.map(
-        client.query<{ instance_id: string; host_name: string; process_id: number; perspective_names: Array<string> | null }>(Sql.liveInstances, [threshold]),
-        (rows) => rows.map((r) => ({ instanceId: r.instance_id, hostName: r.host_name, processId: r.process_id, perspectiveNames: r.perspective_names }))
+        client.query<{ instance_id: string; host_name: string; process_id: number; perspective_names: Array<string> | null }>(
+          Sql.liveInstances,
+          [threshold]
+        ),
+        (rows) =>
+          rows.map((r) => ({
+            instanceId: r.instance_id,
+            hostName: r.host_name,
+            processId: r.process_id,
+            perspectiveNames: r.perspective_names
+          }))
       ),
       beat
     })
@@ -184,4 +209,7 @@ export const make = (options: Options = {}) =>
 export const layer = (
   options: Options = {}
 ): Layer.Layer<PgInstanceRegistry, DuplicateInstanceError | PostgresError, PgClient | InstanceProvider.InstanceProvider | SchemaReady> =>
-  Layer.effect(PgInstanceRegistry, Effect.flatMap(Effect.service(SchemaReady), () => make(options)))
+  Layer.effect(
+    PgInstanceRegistry,
+    Effect.flatMap(Effect.service(SchemaReady), () => make(options))
+  )

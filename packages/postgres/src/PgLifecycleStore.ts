@@ -26,32 +26,36 @@ interface Row {
   readonly dead_lettered_by: ReadonlyArray<string>
 }
 
-const storeError = (operation: string) => (cause: PostgresError) => new LifecycleStore.LifecycleStoreError({ operation, reason: cause.message, cause })
+const storeError = (operation: string) => (cause: PostgresError) =>
+  new LifecycleStore.LifecycleStoreError({ operation, reason: cause.message, cause })
 
 /**
  * @category constructors
  * @since 0.1.0
  */
-export const make: Effect.Effect<LifecycleStore.LifecycleStore["Service"], never, PgClient> = Effect.map(Effect.service(PgClient), (client) =>
-  LifecycleStore.LifecycleStore.of({
-    claimCompleted: ({ eventIds, instanceId, reclaimAfterSeconds }) =>
-      client.query<Row>(Sql.claimCompleted, [instanceId, eventIds ?? null, reclaimAfterSeconds]).pipe(
-        Effect.map((rows) =>
-          rows.map((r) => ({
-            eventId: r.event_id,
-            streamId: r.stream_id,
-            streamVersion: r.stream_version,
-            eventType: r.event_type,
-            payload: r.payload,
-            metadata: r.metadata,
-            scope: r.scope,
-            deadLetteredBy: r.dead_lettered_by
-          }))
+export const make: Effect.Effect<LifecycleStore.LifecycleStore["Service"], never, PgClient> = Effect.map(
+  Effect.service(PgClient),
+  (client) =>
+    LifecycleStore.LifecycleStore.of({
+      claimCompleted: ({ eventIds, instanceId, reclaimAfterSeconds }) =>
+        client.query<Row>(Sql.claimCompleted, [instanceId, eventIds ?? null, reclaimAfterSeconds]).pipe(
+          Effect.map((rows) =>
+            rows.map((r) => ({
+              eventId: r.event_id,
+              streamId: r.stream_id,
+              streamVersion: r.stream_version,
+              eventType: r.event_type,
+              payload: r.payload,
+              metadata: r.metadata,
+              scope: r.scope,
+              deadLetteredBy: r.dead_lettered_by
+            }))
+          ),
+          Effect.mapError(storeError("claimCompleted"))
         ),
-        Effect.mapError(storeError("claimCompleted"))
-      ),
-    complete: (eventIds) => Effect.asVoid(client.query(Sql.completePending, [eventIds])).pipe(Effect.mapError(storeError("complete")))
-  }))
+      complete: (eventIds) => Effect.asVoid(client.query(Sql.completePending, [eventIds])).pipe(Effect.mapError(storeError("complete")))
+    })
+)
 
 /**
  * @category layers

@@ -19,10 +19,7 @@ import * as Identifier from "./Identifier.js"
 const listenOnce = (client: PgClient["Service"], channel: string, onMessage: () => void) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const connection = yield* Effect.acquireRelease(
-        client.connect,
-        (c) => Effect.promise(() => c.end().catch(() => undefined))
-      )
+      const connection = yield* Effect.acquireRelease(client.connect, (c) => Effect.promise(() => c.end().catch(() => undefined)))
       // Errors of the idle connection are handled by `onBroken` below; until then, keep Node from crashing.
       connection.on("error", () => undefined)
       // `channel` was checked to be a plain identifier (see `fork`), so it needs no quoting.

@@ -50,32 +50,32 @@ const lock = (client: Shape) =>
   client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`@whizbang/postgres/PgMigrator:${client.schema}`])
 
 const applyOne = (client: Shape, migration: EmbeddedMigration) =>
-  client.withTransaction(Effect.gen(function*() {
-    const schema = Identifier.quote(client.schema)
-    yield* lock(client)
-    const rows = yield* client.query<{ hash: string }>(`SELECT hash FROM ${schema}.wh_migrations WHERE idx = $1`, [
-      migration.idx
-    ])
-    if (rows.length > 0) {
-      if (rows[0]!.hash !== migration.hash) {
-        return yield* new MigrationError({
-          schema: client.schema,
-          tag: migration.tag,
-          message: `migration ${migration.tag} was applied with a different hash: applied migrations must not be edited`
-        })
+  client.withTransaction(
+    Effect.gen(function* () {
+      const schema = Identifier.quote(client.schema)
+      yield* lock(client)
+      const rows = yield* client.query<{ hash: string }>(`SELECT hash FROM ${schema}.wh_migrations WHERE idx = $1`, [migration.idx])
+      if (rows.length > 0) {
+        if (rows[0]!.hash !== migration.hash) {
+          return yield* new MigrationError({
+            schema: client.schema,
+            tag: migration.tag,
+            message: `migration ${migration.tag} was applied with a different hash: applied migrations must not be edited`
+          })
+        }
+        return false
       }
-      return false
-    }
-    for (const sql of migration.statements) {
-      yield* client.query(sql.replaceAll(SCHEMA_PLACEHOLDER, client.schema))
-    }
-    yield* client.query(`INSERT INTO ${schema}.wh_migrations (idx, tag, hash) VALUES ($1, $2, $3)`, [
-      migration.idx,
-      migration.tag,
-      migration.hash
-    ])
-    return true
-  }))
+      for (const sql of migration.statements) {
+        yield* client.query(sql.replaceAll(SCHEMA_PLACEHOLDER, client.schema))
+      }
+      yield* client.query(`INSERT INTO ${schema}.wh_migrations (idx, tag, hash) VALUES ($1, $2, $3)`, [
+        migration.idx,
+        migration.tag,
+        migration.hash
+      ])
+      return true
+    })
+  )
 
 /**
  * Creates the schema and bookkeeping table if missing, then applies every pending migration, each in its own
@@ -84,21 +84,23 @@ const applyOne = (client: Shape, migration: EmbeddedMigration) =>
  * @category constructors
  * @since 0.1.0
  */
-export const run: Effect.Effect<Report, PostgresError | MigrationError, PgClient> = Effect.gen(function*() {
+export const run: Effect.Effect<Report, PostgresError | MigrationError, PgClient> = Effect.gen(function* () {
   const client = yield* PgClient
   const schema = Identifier.quote(client.schema)
-  yield* client.withTransaction(Effect.gen(function*() {
-    yield* lock(client)
-    yield* client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
-    yield* client.query(
-      `CREATE TABLE IF NOT EXISTS ${schema}.wh_migrations (
+  yield* client.withTransaction(
+    Effect.gen(function* () {
+      yield* lock(client)
+      yield* client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+      yield* client.query(
+        `CREATE TABLE IF NOT EXISTS ${schema}.wh_migrations (
         idx integer PRIMARY KEY,
         tag text NOT NULL,
         hash text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`
-    )
-  }))
+      )
+    })
+  )
   const applied: Array<string> = []
   const alreadyApplied: Array<string> = []
   for (const migration of migrations) {
@@ -116,11 +118,14 @@ export const run: Effect.Effect<Report, PostgresError | MigrationError, PgClient
  * @category constructors
  * @since 0.1.0
  */
-export const pending: Effect.Effect<ReadonlyArray<string>, PostgresError, PgClient> = Effect.gen(function*() {
+export const pending: Effect.Effect<ReadonlyArray<string>, PostgresError, PgClient> = Effect.gen(function* () {
   const client = yield* PgClient
-  const rows = yield* client.query<{ idx: number }>(
-    `SELECT idx FROM ${Identifier.quote(client.schema)}.wh_migrations`
-  ).pipe(Effect.catchIf((e) => e.reason._tag === "UndefinedTable", () => Effect.succeed([])))
+  const rows = yield* client.query<{ idx: number }>(`SELECT idx FROM ${Identifier.quote(client.schema)}.wh_migrations`).pipe(
+    Effect.catchIf(
+      (e) => e.reason._tag === "UndefinedTable",
+      () => Effect.succeed([])
+    )
+  )
   const done = new Set(rows.map((row) => row.idx))
   return migrations.filter((migration) => !done.has(migration.idx)).map((migration) => migration.tag)
 })

@@ -84,7 +84,9 @@ export const routing = (perspectives: ReadonlyArray<Perspective.Any>) => {
  * @since 0.1.0
  */
 export const lifecycleTypes = (receptors: ReadonlyArray<Receptor.Receptor>) => {
-  const types = new Set(receptors.filter((r) => r.stage !== undefined && LifecycleStage.completionStages.includes(r.stage)).flatMap((r) => r.handles))
+  const types = new Set(
+    receptors.filter((r) => r.stage !== undefined && LifecycleStage.completionStages.includes(r.stage)).flatMap((r) => r.handles)
+  )
   return (eventType: string): boolean => types.has(eventType)
 }
 
@@ -111,7 +113,11 @@ export const layerPorts = (
   config: Config
 ): Layer.Layer<
   Ports,
-  WorkerOptions.InvalidWorkerOptions | DefinitionErrors.InvalidPerspectiveName | EventRegistry.InvalidEventDefinition | PostgresError | PostgresConfigError,
+  | WorkerOptions.InvalidWorkerOptions
+  | DefinitionErrors.InvalidPerspectiveName
+  | EventRegistry.InvalidEventDefinition
+  | PostgresError
+  | PostgresConfigError,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
 > =>
   Layer.unwrap(
@@ -135,7 +141,8 @@ export const layerPorts = (
           partitionCount: options.partitionCount,
           lifecycleTypes: lifecycleTypes(config.receptors ?? [])
         })
-      ))
+      )
+    )
   )
 
 /**
@@ -149,9 +156,7 @@ export const layerPorts = (
 export const layer = (
   config: Config
 ): Layer.Layer<
-  | Ports
-  | PerspectiveWorker.PerspectiveWorker
-  | PgInstanceRegistry.PgInstanceRegistry,
+  Ports | PerspectiveWorker.PerspectiveWorker | PgInstanceRegistry.PgInstanceRegistry,
   | WorkerOptions.InvalidWorkerOptions
   | DefinitionErrors.PerspectiveDefinitionError
   | EventRegistry.InvalidEventDefinition
@@ -164,10 +169,15 @@ export const layer = (
 > =>
   PerspectiveWorker.layer(config).pipe(
     Layer.provideMerge(layerPorts(config)),
-    Layer.provideMerge(Layer.unwrap(Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
-      PgInstanceRegistry.layer({
-        perspectiveNames: config.perspectives.map((p) => p.name),
-        ...config.registry,
-        abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds
-      }))))
+    Layer.provideMerge(
+      Layer.unwrap(
+        Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
+          PgInstanceRegistry.layer({
+            perspectiveNames: config.perspectives.map((p) => p.name),
+            ...config.registry,
+            abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds
+          })
+        )
+      )
+    )
   )

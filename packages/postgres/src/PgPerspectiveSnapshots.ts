@@ -56,7 +56,10 @@ export const defaults: Options = { every: 100, keep: 5 }
 export const decode = (input: Input = {}): Effect.Effect<Options, PostgresConfigError> => {
   const every = input.every ?? defaults.every
   const keep = input.keep ?? defaults.keep
-  for (const [option, value] of [["snapshots.every", every], ["snapshots.keep", keep]] as const) {
+  for (const [option, value] of [
+    ["snapshots.every", every],
+    ["snapshots.keep", keep]
+  ] as const) {
     if (!Number.isSafeInteger(value) || value < 1) {
       return Effect.fail(new PostgresConfigError({ option, message: `${option} must be a positive integer, got ${value}` }))
     }
@@ -92,15 +95,17 @@ export const isDue = (every: number, before: number, after: number): boolean => 
  * @since 0.1.0
  */
 export const write = (client: PgClient["Service"], snapshots: ReadonlyArray<Snapshot>, keep: number): Effect.Effect<void, PostgresError> =>
-  snapshots.length === 0 ? Effect.void : Effect.gen(function* () {
-    yield* client.query(Sql.insertSnapshots, [
-      snapshots.map((s) => s.streamId),
-      snapshots.map((s) => s.perspectiveName),
-      snapshots.map((s) => s.eventId),
-      snapshots.map((s) => JSON.stringify(s.data))
-    ])
-    yield* client.query(Sql.pruneSnapshots, [snapshots.map((s) => s.streamId), snapshots.map((s) => s.perspectiveName), keep])
-  })
+  snapshots.length === 0
+    ? Effect.void
+    : Effect.gen(function* () {
+        yield* client.query(Sql.insertSnapshots, [
+          snapshots.map((s) => s.streamId),
+          snapshots.map((s) => s.perspectiveName),
+          snapshots.map((s) => s.eventId),
+          snapshots.map((s) => JSON.stringify(s.data))
+        ])
+        yield* client.query(Sql.pruneSnapshots, [snapshots.map((s) => s.streamId), snapshots.map((s) => s.perspectiveName), keep])
+      })
 
 /**
  * The newest snapshot of a pair strictly before `eventId`.
@@ -114,9 +119,8 @@ export const latestBefore = (
   perspectiveName: string,
   eventId: string
 ): Effect.Effect<Option.Option<{ readonly eventId: string; readonly data: unknown }>, PostgresError> =>
-  Effect.map(
-    client.query<{ event_id: string; data: unknown }>(Sql.latestBefore, [streamId, perspectiveName, eventId]),
-    (rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => ({ eventId: r.event_id, data: r.data }))
+  Effect.map(client.query<{ event_id: string; data: unknown }>(Sql.latestBefore, [streamId, perspectiveName, eventId]), (rows) =>
+    Option.map(Option.fromNullishOr(rows[0]), (r) => ({ eventId: r.event_id, data: r.data }))
   )
 
 /**
@@ -125,8 +129,12 @@ export const latestBefore = (
  * @category combinators
  * @since 0.1.0
  */
-export const deleteFrom = (client: PgClient["Service"], streamId: string, perspectiveName: string, eventId: string): Effect.Effect<void, PostgresError> =>
-  Effect.asVoid(client.query(Sql.deleteFrom, [streamId, perspectiveName, eventId]))
+export const deleteFrom = (
+  client: PgClient["Service"],
+  streamId: string,
+  perspectiveName: string,
+  eventId: string
+): Effect.Effect<void, PostgresError> => Effect.asVoid(client.query(Sql.deleteFrom, [streamId, perspectiveName, eventId]))
 
 /**
  * Deletes every snapshot of a pair.
@@ -143,8 +151,11 @@ export const deleteAll = (client: PgClient["Service"], streamId: string, perspec
  * @category combinators
  * @since 0.1.0
  */
-export const list = (client: PgClient["Service"], streamId: string, perspectiveName: string): Effect.Effect<ReadonlyArray<Snapshot>, PostgresError> =>
-  Effect.map(
-    client.query<{ event_id: string; data: unknown }>(Sql.list, [streamId, perspectiveName]),
-    (rows) => rows.map((r) => ({ streamId, perspectiveName, eventId: r.event_id, data: r.data }))
+export const list = (
+  client: PgClient["Service"],
+  streamId: string,
+  perspectiveName: string
+): Effect.Effect<ReadonlyArray<Snapshot>, PostgresError> =>
+  Effect.map(client.query<{ event_id: string; data: unknown }>(Sql.list, [streamId, perspectiveName]), (rows) =>
+    rows.map((r) => ({ streamId, perspectiveName, eventId: r.event_id, data: r.data }))
   )

@@ -51,10 +51,12 @@ export const ensureTables = (
   Effect.gen(function* () {
     const client = yield* PgClient
     const names = yield* Effect.forEach(perspectiveNames, Perspective.validateName)
-    yield* client.withTransaction(Effect.gen(function* () {
-      yield* client.query(ddlLock)
-      for (const name of names) yield* client.query(Rows.createTable(name))
-    }))
+    yield* client.withTransaction(
+      Effect.gen(function* () {
+        yield* client.query(ddlLock)
+        for (const name of names) yield* client.query(Rows.createTable(name))
+      })
+    )
   })
 
 /**
@@ -68,11 +70,25 @@ export const make = Effect.gen(function* () {
   const checked = (name: string) =>
     Perspective.isValidName(name)
       ? Effect.succeed(name)
-      : Effect.fail(new PerspectiveStore.PerspectiveStoreError({ operation: "perspective name", reason: `invalid perspective name ${JSON.stringify(name)}` }))
+      : Effect.fail(
+          new PerspectiveStore.PerspectiveStoreError({
+            operation: "perspective name",
+            reason: `invalid perspective name ${JSON.stringify(name)}`
+          })
+        )
   return PerspectiveStore.PerspectiveStore.of({
     writeBatch: (writes) =>
       Effect.forEach(writes, (w) => checked(w.perspectiveName), { discard: true }).pipe(
-        Effect.andThen(client.withTransaction(writeModels(client, writes.map((w) => ({ ...w, eventsApplied: 1 })))).pipe(Effect.asVoid, Effect.mapError(storeError("writeBatch"))))
+        Effect.andThen(
+          client
+            .withTransaction(
+              writeModels(
+                client,
+                writes.map((w) => ({ ...w, eventsApplied: 1 }))
+              )
+            )
+            .pipe(Effect.asVoid, Effect.mapError(storeError("writeBatch")))
+        )
       ),
     getById: (name, id) =>
       checked(name).pipe(
@@ -87,9 +103,9 @@ export const make = Effect.gen(function* () {
     query: (name, query = {}) =>
       checked(name).pipe(
         Effect.andThen(
-          client.query<RowRecord>(Rows.queryRows(name), [JSON.stringify(query.where ?? {}), query.limit ?? 1000, query.offset ?? 0]).pipe(
-            Effect.mapError(storeError("query"))
-          )
+          client
+            .query<RowRecord>(Rows.queryRows(name), [JSON.stringify(query.where ?? {}), query.limit ?? 1000, query.offset ?? 0])
+            .pipe(Effect.mapError(storeError("query")))
         ),
         Effect.map((rows) => rows.map(toRow))
       )

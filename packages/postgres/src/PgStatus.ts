@@ -117,20 +117,22 @@ const toNumber = (value: unknown) => Number(value ?? 0)
  * @category constructors
  * @since 0.1.0
  */
-export const perspectives: Effect.Effect<ReadonlyArray<PerspectiveSummary>, PostgresError, PgClient> = Effect.gen(function*() {
+export const perspectives: Effect.Effect<ReadonlyArray<PerspectiveSummary>, PostgresError, PgClient> = Effect.gen(function* () {
   const client = yield* PgClient
   const rows = yield* client.query<Record<string, unknown>>(Sql.perspectives, [30])
-  const summaries = rows.map((r): PerspectiveSummary => ({
-    perspective: String(r.perspective_name),
-    streams: toNumber(r.streams),
-    pending: toNumber(r.pending),
-    pendingStreams: toNumber(r.pending_streams),
-    lagSeconds: toNumber(r.lag_seconds),
-    failed: toNumber(r.failed),
-    rewindRequired: toNumber(r.rewind_required),
-    deadLetters: toNumber(r.dead_letters),
-    runningInstances: toNumber(r.running_instances)
-  }))
+  const summaries = rows.map(
+    (r): PerspectiveSummary => ({
+      perspective: String(r.perspective_name),
+      streams: toNumber(r.streams),
+      pending: toNumber(r.pending),
+      pendingStreams: toNumber(r.pending_streams),
+      lagSeconds: toNumber(r.lag_seconds),
+      failed: toNumber(r.failed),
+      rewindRequired: toNumber(r.rewind_required),
+      deadLetters: toNumber(r.dead_letters),
+      runningInstances: toNumber(r.running_instances)
+    })
+  )
   for (const s of summaries) {
     const attributes = { perspective: s.perspective }
     yield* Metric.update(Metric.withAttributes(lagEventsGauge, attributes), s.pending)
@@ -148,15 +150,17 @@ export const perspectives: Effect.Effect<ReadonlyArray<PerspectiveSummary>, Post
 export const instances: Effect.Effect<ReadonlyArray<Instance>, PostgresError, PgClient> = Effect.map(
   PgClient.use((client) => client.query<Record<string, unknown>>(Sql.instances)),
   (rows) =>
-    rows.map((r): Instance => ({
-      instanceId: String(r.instance_id),
-      serviceName: String(r.service_name),
-      hostName: String(r.host_name),
-      processId: toNumber(r.process_id),
-      startedAt: new Date(r.started_at as Date).toISOString(),
-      heartbeatAgeSeconds: toNumber(r.heartbeat_age_seconds),
-      perspectives: Array.isArray(r.perspective_names) ? r.perspective_names.map(String) : null
-    }))
+    rows.map(
+      (r): Instance => ({
+        instanceId: String(r.instance_id),
+        serviceName: String(r.service_name),
+        hostName: String(r.host_name),
+        processId: toNumber(r.process_id),
+        startedAt: new Date(r.started_at as Date).toISOString(),
+        heartbeatAgeSeconds: toNumber(r.heartbeat_age_seconds),
+        perspectives: Array.isArray(r.perspective_names) ? r.perspective_names.map(String) : null
+      })
+    )
 )
 
 /**
@@ -168,14 +172,16 @@ export const instances: Effect.Effect<ReadonlyArray<Instance>, PostgresError, Pg
 export const locks: Effect.Effect<ReadonlyArray<Lock>, PostgresError, PgClient> = Effect.map(
   PgClient.use((client) => client.query<Record<string, unknown>>(Sql.locks)),
   (rows) =>
-    rows.map((r): Lock => ({
-      streamId: String(r.stream_id),
-      perspective: String(r.perspective_name),
-      instanceId: String(r.stream_lock_instance_id),
-      reason: r.stream_lock_reason === null ? null : String(r.stream_lock_reason),
-      expiresAt: r.stream_lock_expiry === null ? null : new Date(r.stream_lock_expiry as Date).toISOString(),
-      expired: r.expired === true
-    }))
+    rows.map(
+      (r): Lock => ({
+        streamId: String(r.stream_id),
+        perspective: String(r.perspective_name),
+        instanceId: String(r.stream_lock_instance_id),
+        reason: r.stream_lock_reason === null ? null : String(r.stream_lock_reason),
+        expiresAt: r.stream_lock_expiry === null ? null : new Date(r.stream_lock_expiry as Date).toISOString(),
+        expired: r.expired === true
+      })
+    )
 )
 
 /**
@@ -196,7 +202,7 @@ export const lifecycles: Effect.Effect<Lifecycles, PostgresError, PgClient> = Ef
  * @since 0.1.0
  */
 export const snapshot = (options: { readonly watchdog?: PgWatchdog.Options } = {}): Effect.Effect<Snapshot, PostgresError, PgClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* PgClient
     return {
       schema: client.schema,

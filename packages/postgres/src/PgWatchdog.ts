@@ -36,10 +36,26 @@ import * as Sql from "./sql/watchdog.js"
 export type Reason =
   | { readonly _tag: "StreamLocked"; readonly instanceId: string; readonly lockReason: string | null; readonly until: string }
   | { readonly _tag: "NoInstanceRunsPerspective"; readonly perspective: string; readonly liveInstances: number }
-  | { readonly _tag: "LeaseHeldByDeadInstance"; readonly instanceId: string; readonly leaseUntil: string; readonly heartbeatAgeSeconds: number | null }
-  | { readonly _tag: "FailingEvent"; readonly eventId: string; readonly attempts: number; readonly error: string | null; readonly backoffUntil: string | null }
+  | {
+      readonly _tag: "LeaseHeldByDeadInstance"
+      readonly instanceId: string
+      readonly leaseUntil: string
+      readonly heartbeatAgeSeconds: number | null
+    }
+  | {
+      readonly _tag: "FailingEvent"
+      readonly eventId: string
+      readonly attempts: number
+      readonly error: string | null
+      readonly backoffUntil: string | null
+    }
   | { readonly _tag: "RewindPending"; readonly flaggedAt: string | null; readonly firstFlaggedAt: string | null }
-  | { readonly _tag: "LeaseHeldByLiveInstance"; readonly instanceId: string; readonly leaseUntil: string; readonly heartbeatAgeSeconds: number }
+  | {
+      readonly _tag: "LeaseHeldByLiveInstance"
+      readonly instanceId: string
+      readonly leaseUntil: string
+      readonly heartbeatAgeSeconds: number
+    }
   | { readonly _tag: "NotClaimed"; readonly liveInstances: number }
 
 /**
@@ -135,20 +151,42 @@ const describe = (reason: Reason): string => {
  */
 export const classify = (row: Row, options: { readonly deadInstanceAfterSeconds: number; readonly liveInstances: number }): Stuck => {
   const alive = row.lease_heartbeat_age_seconds !== null && row.lease_heartbeat_age_seconds <= options.deadInstanceAfterSeconds
-  const lockLive = row.stream_lock_instance_id !== null && (row.stream_lock_expiry === null || new Date(row.stream_lock_expiry).getTime() > Date.now())
+  const lockLive =
+    row.stream_lock_instance_id !== null && (row.stream_lock_expiry === null || new Date(row.stream_lock_expiry).getTime() > Date.now())
   const reason: Reason = lockLive
-    ? { _tag: "StreamLocked", instanceId: row.stream_lock_instance_id!, lockReason: row.stream_lock_reason, until: iso(row.stream_lock_expiry) ?? "forever" }
+    ? {
+        _tag: "StreamLocked",
+        instanceId: row.stream_lock_instance_id!,
+        lockReason: row.stream_lock_reason,
+        until: iso(row.stream_lock_expiry) ?? "forever"
+      }
     : options.liveInstances > 0 && row.runners === 0
-    ? { _tag: "NoInstanceRunsPerspective", perspective: row.perspective_name, liveInstances: options.liveInstances }
-    : row.lease_instance_id !== null && !alive
-    ? { _tag: "LeaseHeldByDeadInstance", instanceId: row.lease_instance_id, leaseUntil: iso(row.lease_expiry)!, heartbeatAgeSeconds: row.lease_heartbeat_age_seconds }
-    : row.attempts > 0
-    ? { _tag: "FailingEvent", eventId: row.event_id, attempts: row.attempts, error: row.error, backoffUntil: row.backing_off ? iso(row.scheduled_for) : null }
-    : row.cursor_status !== null && (row.cursor_status & RewindRequired) !== 0
-    ? { _tag: "RewindPending", flaggedAt: iso(row.rewind_flagged_at), firstFlaggedAt: iso(row.rewind_first_flagged_at) }
-    : row.lease_instance_id !== null
-    ? { _tag: "LeaseHeldByLiveInstance", instanceId: row.lease_instance_id, leaseUntil: iso(row.lease_expiry)!, heartbeatAgeSeconds: row.lease_heartbeat_age_seconds! }
-    : { _tag: "NotClaimed", liveInstances: options.liveInstances }
+      ? { _tag: "NoInstanceRunsPerspective", perspective: row.perspective_name, liveInstances: options.liveInstances }
+      : row.lease_instance_id !== null && !alive
+        ? {
+            _tag: "LeaseHeldByDeadInstance",
+            instanceId: row.lease_instance_id,
+            leaseUntil: iso(row.lease_expiry)!,
+            heartbeatAgeSeconds: row.lease_heartbeat_age_seconds
+          }
+        : row.attempts > 0
+          ? {
+              _tag: "FailingEvent",
+              eventId: row.event_id,
+              attempts: row.attempts,
+              error: row.error,
+              backoffUntil: row.backing_off ? iso(row.scheduled_for) : null
+            }
+          : row.cursor_status !== null && (row.cursor_status & RewindRequired) !== 0
+            ? { _tag: "RewindPending", flaggedAt: iso(row.rewind_flagged_at), firstFlaggedAt: iso(row.rewind_first_flagged_at) }
+            : row.lease_instance_id !== null
+              ? {
+                  _tag: "LeaseHeldByLiveInstance",
+                  instanceId: row.lease_instance_id,
+                  leaseUntil: iso(row.lease_expiry)!,
+                  heartbeatAgeSeconds: row.lease_heartbeat_age_seconds!
+                }
+              : { _tag: "NotClaimed", liveInstances: options.liveInstances }
   return {
     streamId: row.stream_id,
     perspective: row.perspective_name,
@@ -174,7 +212,9 @@ export const stuckGauge = Metric.gauge("whizbang_stuck_streams", { description: 
  * @category metrics
  * @since 0.1.0
  */
-export const lockWaitsGauge = Metric.gauge("whizbang_lock_waits", { description: "(stream, perspective) pairs waiting on a held stream lock" })
+export const lockWaitsGauge = Metric.gauge("whizbang_lock_waits", {
+  description: "(stream, perspective) pairs waiting on a held stream lock"
+})
 
 /**
  * @category models
@@ -197,7 +237,7 @@ export class PgWatchdog extends Context.Service<PgWatchdog, Shape>()("@whizbang/
  * @since 0.1.0
  */
 export const diagnose = (options: Options = {}): Effect.Effect<ReadonlyArray<Stuck>, PostgresError, PgClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* PgClient
     const stuckAfter = Duration.toSeconds(options.stuckAfter ?? Duration.seconds(30))
     const deadInstanceAfterSeconds = Duration.toSeconds(options.deadInstanceAfter ?? Duration.seconds(30))
@@ -238,12 +278,17 @@ export const blocked = (options: Omit<Options, "stuckAfter"> = {}): Effect.Effec
  * @since 0.1.0
  */
 export const logStuck = (stuck: ReadonlyArray<Stuck>): Effect.Effect<void> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* Metric.update(stuckGauge, stuck.length)
     yield* Metric.update(lockWaitsGauge, stuck.filter((s) => s.reason._tag === "StreamLocked").length)
     for (const s of stuck) {
       yield* Effect.logWarning(`stuck for ${Math.round(s.waitingSeconds)}s with ${s.pending} pending: ${s.message}`).pipe(
-        Effect.annotateLogs({ "whizbang.stream_id": s.streamId, "whizbang.perspective": s.perspective, "whizbang.event_id": s.headEventId, "whizbang.stuck_reason": s.reason._tag })
+        Effect.annotateLogs({
+          "whizbang.stream_id": s.streamId,
+          "whizbang.perspective": s.perspective,
+          "whizbang.event_id": s.headEventId,
+          "whizbang.stuck_reason": s.reason._tag
+        })
       )
     }
   })
@@ -255,10 +300,12 @@ export const logStuck = (stuck: ReadonlyArray<Stuck>): Effect.Effect<void> =>
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: Options & { readonly interval?: Duration.Input | null | undefined } = {}): Layer.Layer<PgWatchdog, never, PgClient> =>
+export const layer = (
+  options: Options & { readonly interval?: Duration.Input | null | undefined } = {}
+): Layer.Layer<PgWatchdog, never, PgClient> =>
   Layer.effect(
     PgWatchdog,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const client = yield* PgClient
       const run = diagnose(options).pipe(Effect.provideService(PgClient, client))
       if (options.interval !== null) {

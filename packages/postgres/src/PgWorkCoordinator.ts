@@ -97,7 +97,9 @@ const cursorConflict = (completion: CompletionStrategy.PerspectiveCompletion, cu
   }
   if (completion.cursorAtFetch === undefined) return undefined
   const now = cursor?.last_event_id ?? null
-  return now === completion.cursorAtFetch ? undefined : `cursor moved since the fetch (${completion.cursorAtFetch ?? "none"} -> ${cursor === undefined ? "deleted" : now ?? "none"})`
+  return now === completion.cursorAtFetch
+    ? undefined
+    : `cursor moved since the fetch (${completion.cursorAtFetch ?? "none"} -> ${cursor === undefined ? "deleted" : (now ?? "none")})`
 }
 
 /** A snapshot of each upserted pair whose applied-event count (row version) crossed a multiple of `every`. */
@@ -141,7 +143,10 @@ export const make = (
     const backoff = valid.failureBackoff
 
     const fence = (streamIds: ReadonlyArray<string>) =>
-      Effect.map(client.query<{ stream_id: string }>(Complete.fenceStreams, [instanceId, streamIds, leaseSeconds, bootToken]), (rows) => new Set(rows.map((r) => r.stream_id)))
+      Effect.map(
+        client.query<{ stream_id: string }>(Complete.fenceStreams, [instanceId, streamIds, leaseSeconds, bootToken]),
+        (rows) => new Set(rows.map((r) => r.stream_id))
+      )
 
     const reportCompletions: WorkCoordinator.WorkCoordinator["Service"]["reportCompletions"] = (completions) => {
       if (completions.length === 0) return Effect.void
@@ -156,7 +161,10 @@ export const make = (
           })
         }
         // Cursors before model rows: the lock order of purge and rewind, and a lock taken later waits for this commit.
-        const cursors = yield* client.query<CursorFence>(Complete.fenceCursors, [completions.map((c) => c.streamId), completions.map((c) => c.perspectiveName)])
+        const cursors = yield* client.query<CursorFence>(Complete.fenceCursors, [
+          completions.map((c) => c.streamId),
+          completions.map((c) => c.perspectiveName)
+        ])
         const byPair = new Map(cursors.map((c) => [pairKey(c.stream_id, c.perspective_name), c]))
         const conflicts = completions.flatMap((c) => {
           const why = cursorConflict(c, byPair.get(pairKey(c.streamId, c.perspectiveName)))
@@ -168,15 +176,30 @@ export const make = (
             reason: `${conflicts.length} pair(s) were stream-locked or rebuilt after the fetch (${conflicts.slice(0, 3).join("; ")}${conflicts.length > 3 ? "; ..." : ""}); their work is delivered again`
           })
         }
-        const versions = yield* writeModels(client, completions.flatMap((c) => c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]))
+        const versions = yield* writeModels(
+          client,
+          completions.flatMap((c) =>
+            c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]
+          )
+        )
         const advanced = completions.filter((c) => c.lastEventId !== undefined)
         const existing = advanced.filter((c) => byPair.has(pairKey(c.streamId, c.perspectiveName)))
         const fresh = advanced.filter((c) => !byPair.has(pairKey(c.streamId, c.perspectiveName)))
         if (existing.length > 0) {
-          yield* client.query(Complete.advanceCursors, [existing.map((c) => c.streamId), existing.map((c) => c.perspectiveName), existing.map((c) => c.lastEventId), existing.map((c) => c.status)])
+          yield* client.query(Complete.advanceCursors, [
+            existing.map((c) => c.streamId),
+            existing.map((c) => c.perspectiveName),
+            existing.map((c) => c.lastEventId),
+            existing.map((c) => c.status)
+          ])
         }
         if (fresh.length > 0) {
-          const created = yield* client.query(Complete.insertCursors, [fresh.map((c) => c.streamId), fresh.map((c) => c.perspectiveName), fresh.map((c) => c.lastEventId), fresh.map((c) => c.status)])
+          const created = yield* client.query(Complete.insertCursors, [
+            fresh.map((c) => c.streamId),
+            fresh.map((c) => c.perspectiveName),
+            fresh.map((c) => c.lastEventId),
+            fresh.map((c) => c.status)
+          ])
           if (created.length < fresh.length) {
             return yield* new WorkCoordinator.WorkCoordinatorError({
               operation: "reportCompletions",
@@ -197,9 +220,9 @@ export const make = (
         // Wakes sync awaiters on every instance (PgSyncInquiry LISTENs); delivered only if this transaction commits.
         yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
       })
-      return client.withTransaction(commit).pipe(
-        Effect.catchTag("PostgresError", (e) => Effect.fail(coordinatorError("reportCompletions")(e)))
-      )
+      return client
+        .withTransaction(commit)
+        .pipe(Effect.catchTag("PostgresError", (e) => Effect.fail(coordinatorError("reportCompletions")(e))))
     }
 
     const reportFailures: WorkCoordinator.WorkCoordinator["Service"]["reportFailures"] = (failures) => {
@@ -217,7 +240,11 @@ export const make = (
           maxAttempts,
           mine.map((f) => f.countsAttempt !== false)
         ])
-        yield* client.query(Fail.flagFailedCursors, [mine.map((f) => f.streamId), mine.map((f) => f.perspectiveName), mine.map((f) => f.error)])
+        yield* client.query(Fail.flagFailedCursors, [
+          mine.map((f) => f.streamId),
+          mine.map((f) => f.perspectiveName),
+          mine.map((f) => f.error)
+        ])
         const exhausted = updated.filter((r) => r.exhausted).map((r) => r.work_id)
         if (exhausted.length > 0) {
           yield* client.query(Fail.deadLetter, [exhausted])
@@ -234,66 +261,77 @@ export const make = (
 
     return WorkCoordinator.WorkCoordinator.of({
       claimWork: ({ exclude, leaseSeconds: lease, maxStreams, perspectiveNames }) =>
-        client.query<{ stream_id: string }>(Claim.claimWork, [
-          instanceId,
-          maxStreams,
-          lease,
-          staleSeconds,
-          graceMilliseconds,
-          exclude ?? [],
-          perspectiveNames === undefined ? null : [...perspectiveNames],
-          perspectiveNames?.length ?? 4
-        ]).pipe(
-          // An empty poll also drops this instance's leases on streams with no work left (a claim that raced
-          // the stream's last completion can leave one behind).
-          Effect.tap((rows) => rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId]) : Effect.void),
-          Effect.map((rows) => rows.map((r) => r.stream_id)),
-          Effect.mapError(coordinatorError("claimWork")),
-          Effect.withSpan("whizbang.claim", { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": maxStreams } }),
-          Effect.annotateLogs({ "whizbang.instance_id": instanceId })
-        ),
+        client
+          .query<{ stream_id: string }>(Claim.claimWork, [
+            instanceId,
+            maxStreams,
+            lease,
+            staleSeconds,
+            graceMilliseconds,
+            exclude ?? [],
+            perspectiveNames === undefined ? null : [...perspectiveNames],
+            perspectiveNames?.length ?? 4
+          ])
+          .pipe(
+            // An empty poll also drops this instance's leases on streams with no work left (a claim that raced
+            // the stream's last completion can leave one behind).
+            Effect.tap((rows) => (rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId]) : Effect.void)),
+            Effect.map((rows) => rows.map((r) => r.stream_id)),
+            Effect.mapError(coordinatorError("claimWork")),
+            Effect.withSpan("whizbang.claim", { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": maxStreams } }),
+            Effect.annotateLogs({ "whizbang.instance_id": instanceId })
+          ),
       fetchPendingEvents: ({ limit, perspectiveNames, streamIds }) =>
         streamIds.length === 0 || perspectiveNames?.length === 0
           ? Effect.succeed([])
-          : client.query<PendingRow>(Fetch.fetchPendingEvents, [
-            instanceId,
-            streamIds,
-            limit ?? 2_147_483_647,
-            perspectiveNames === undefined ? null : [...perspectiveNames]
-          ]).pipe(
-            Effect.map((rows) =>
-              rows.map((r): WorkCoordinator.PendingEvent => ({
-                workId: r.work_id,
-                streamId: r.stream_id,
-                perspectiveName: r.perspective_name,
-                eventId: r.event_id,
-                eventType: r.event_type,
-                payload: r.payload,
-                attempts: r.attempts,
-                metadata: r.metadata,
-                scope: r.scope,
-                blocked: r.blocked,
-                rewindRequired: r.rewind_required,
-                streamVersion: r.stream_version,
-                cursorLastEventId: r.cursor_last_event_id
-              }))
-            ),
-            Effect.mapError(coordinatorError("fetchPendingEvents"))
-          ),
+          : client
+              .query<PendingRow>(Fetch.fetchPendingEvents, [
+                instanceId,
+                streamIds,
+                limit ?? 2_147_483_647,
+                perspectiveNames === undefined ? null : [...perspectiveNames]
+              ])
+              .pipe(
+                Effect.map((rows) =>
+                  rows.map(
+                    (r): WorkCoordinator.PendingEvent => ({
+                      workId: r.work_id,
+                      streamId: r.stream_id,
+                      perspectiveName: r.perspective_name,
+                      eventId: r.event_id,
+                      eventType: r.event_type,
+                      payload: r.payload,
+                      attempts: r.attempts,
+                      metadata: r.metadata,
+                      scope: r.scope,
+                      blocked: r.blocked,
+                      rewindRequired: r.rewind_required,
+                      streamVersion: r.stream_version,
+                      cursorLastEventId: r.cursor_last_event_id
+                    })
+                  )
+                ),
+                Effect.mapError(coordinatorError("fetchPendingEvents"))
+              ),
       renewLeases: ({ leaseSeconds: lease, workIds }) =>
-        client.query<{ stream_id: string }>(
-          `UPDATE wh_active_streams SET lease_expiry = now() + make_interval(secs => $3::int)
+        client
+          .query<{ stream_id: string }>(
+            `UPDATE wh_active_streams SET lease_expiry = now() + make_interval(secs => $3::int)
            WHERE instance_id = $1::uuid AND stream_id IN (SELECT stream_id FROM wh_perspective_events WHERE work_id = ANY($2::uuid[]))
            RETURNING stream_id`,
-          [instanceId, workIds, lease]
-        ).pipe(Effect.map((rows) => rows.length), Effect.mapError(coordinatorError("renewLeases"))),
+            [instanceId, workIds, lease]
+          )
+          .pipe(
+            Effect.map((rows) => rows.length),
+            Effect.mapError(coordinatorError("renewLeases"))
+          ),
       renewStreamLeases: ({ leaseSeconds: lease, streamIds }) =>
         streamIds.length === 0
           ? Effect.succeed([])
           : client.query<{ stream_id: string }>(Claim.renewStreamLeases, [instanceId, streamIds, lease]).pipe(
-            Effect.map((rows) => rows.map((r) => r.stream_id)),
-            Effect.mapError(coordinatorError("renewStreamLeases"))
-          ),
+              Effect.map((rows) => rows.map((r) => r.stream_id)),
+              Effect.mapError(coordinatorError("renewStreamLeases"))
+            ),
       reportCompletions,
       reportFailures
     })
@@ -308,4 +346,7 @@ export const make = (
 export const layer = (
   options: Options = {}
 ): Layer.Layer<WorkCoordinator.WorkCoordinator, PostgresConfigError, PgClient | InstanceProvider.InstanceProvider | SchemaReady> =>
-  Layer.effect(WorkCoordinator.WorkCoordinator, Effect.flatMap(Effect.service(SchemaReady), () => make(options)))
+  Layer.effect(
+    WorkCoordinator.WorkCoordinator,
+    Effect.flatMap(Effect.service(SchemaReady), () => make(options))
+  )

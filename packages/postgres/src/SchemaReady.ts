@@ -20,11 +20,14 @@ import { MigrationError, type PostgresError } from "./PostgresError.js"
  * @category services
  * @since 0.1.0
  */
-export class SchemaReady extends Context.Service<SchemaReady, {
-  readonly schema: string
-  /** What start-up did; empty `applied` when the schema was already current (or after `layerVerify`). */
-  readonly report: PgMigrator.Report
-}>()("@whizbang/postgres/SchemaReady") {}
+export class SchemaReady extends Context.Service<
+  SchemaReady,
+  {
+    readonly schema: string
+    /** What start-up did; empty `applied` when the schema was already current (or after `layerVerify`). */
+    readonly report: PgMigrator.Report
+  }
+>()("@whizbang/postgres/SchemaReady") {}
 
 /**
  * Migrates the schema, then provides the gate.
@@ -46,7 +49,7 @@ export const layer: Layer.Layer<SchemaReady, PostgresError | MigrationError, PgC
  */
 export const layerVerify: Layer.Layer<SchemaReady, PostgresError | MigrationError, PgClient> = Layer.effect(
   SchemaReady,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { schema } = yield* PgClient
     const pending = yield* PgMigrator.pending
     if (pending.length > 0) {

@@ -87,7 +87,7 @@ export const layerOtlp = (options: Options): Layer.Layer<never> =>
  */
 export const layerConfig = (options: { readonly serviceName: string }): Layer.Layer<never, Config.ConfigError> =>
   Layer.unwrap(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const url = yield* Config.option(Config.String("OTEL_EXPORTER_OTLP_ENDPOINT"))
       const serviceName = yield* Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault(options.serviceName))
       return Option.match(url, { onNone: () => Layer.empty, onSome: (url) => layerOtlp({ url, serviceName }) })

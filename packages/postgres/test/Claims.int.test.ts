@@ -14,7 +14,8 @@ import { type Node, startNode } from "./fixtures/instances.js"
 const scenario = <E>(name: string, body: (url: string) => Effect.Effect<void, E, any>, timeout = 60_000) =>
   it.live(
     name,
-    () => Effect.scoped(Effect.flatMap(TestDatabase.make(inject(TestDatabase.serverUrlKey)), ({ url }) => body(url))) as Effect.Effect<void, E>,
+    () =>
+      Effect.scoped(Effect.flatMap(TestDatabase.make(inject(TestDatabase.serverUrlKey)), ({ url }) => body(url))) as Effect.Effect<void, E>,
     timeout
   )
 
@@ -41,107 +42,152 @@ const startWriter = (url: string) =>
 const deposits = (id: string, amounts: ReadonlyArray<number>) => amounts.map((amount) => Bank.Deposited.make({ accountId: id, amount }))
 
 describe("claims", () => {
-  scenario("streams that cannot move are not re-claimed: about one claim per poll, the worker is idle, status names why each waits", (url) =>
-    Effect.gen(function* () {
-      const claims = { calls: 0, streams: 0 }
-      const pollMillis = 100
-      const node = yield* startNode({
-        url,
-        options: { pollingIntervalMilliseconds: pollMillis, notifyHealthyPollingIntervalMilliseconds: pollMillis, maxPerspectiveEventAttempts: 10 },
-        failureBackoff: { initialMilliseconds: 60_000, multiplier: 2, maxMilliseconds: 60_000 },
-        wrap: (inner) => ({
-          ...inner,
-          claimWork: (request) =>
-            inner.claimWork(request).pipe(Effect.tap((ids) => Effect.sync(() => {
-              claims.calls++
-              claims.streams += ids.length
-            })))
+  scenario(
+    "streams that cannot move are not re-claimed: about one claim per poll, the worker is idle, status names why each waits",
+    (url) =>
+      Effect.gen(function* () {
+        const claims = { calls: 0, streams: 0 }
+        const pollMillis = 100
+        const node = yield* startNode({
+          url,
+          options: {
+            pollingIntervalMilliseconds: pollMillis,
+            notifyHealthyPollingIntervalMilliseconds: pollMillis,
+            maxPerspectiveEventAttempts: 10
+          },
+          failureBackoff: { initialMilliseconds: 60_000, multiplier: 2, maxMilliseconds: 60_000 },
+          wrap: (inner) => ({
+            ...inner,
+            claimWork: (request) =>
+              inner.claimWork(request).pipe(
+                Effect.tap((ids) =>
+                  Effect.sync(() => {
+                    claims.calls++
+                    claims.streams += ids.length
+                  })
+                )
+              )
+          })
         })
-      })
-      const store = yield* node.run(Effect.service(EventStore.EventStore))
-      const failing = EventId.unsafeMake()
-      const locked = EventId.unsafeMake()
-      const flagged = EventId.unsafeMake()
-      yield* Effect.orDie(store.append(failing, [Bank.Deposited.make({ accountId: failing, amount: 1 }), Bank.Audited.make({ accountId: failing, fail: true }), ...deposits(failing, [2])]))
-      yield* Effect.orDie(store.append(locked, deposits(locked, [1])))
-      yield* Effect.orDie(store.append(flagged, deposits(flagged, [1])))
-      // The failing stream waits out a 60 s backoff: that alone must not keep the worker busy.
-      yield* node.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
-      // A purge elsewhere holds `locked`'s lock; `flagged` waits for a rewind (no rewinder here: it waits for good).
-      const holder = globalThis.crypto.randomUUID()
-      yield* sql(node, `update wh_perspective_cursors set stream_lock_instance_id = $2, stream_lock_expiry = now() + interval '5 minutes', stream_lock_reason = 'purge'
-                        where stream_id = $1 and perspective_name = 'balance'`, [locked, holder])
-      yield* sql(node, `update wh_perspective_cursors set status = status | 32, rewind_trigger_event_id = last_event_id, rewind_flagged_at = now(), rewind_first_flagged_at = now()
-                        where stream_id = $1 and perspective_name = 'balance'`, [flagged])
-      yield* Effect.orDie(store.append(locked, deposits(locked, [2])))
-      yield* Effect.orDie(store.append(flagged, deposits(flagged, [2])))
-      yield* node.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
-      // Blocked balance work is all that is left (the activity pairs applied).
-      expect(yield* count(node, "wh_perspective_events where perspective_name = 'activity'")).toBe(0)
-      expect(yield* count(node, "wh_perspective_events where perspective_name = 'balance'")).toBe(4)
+        const store = yield* node.run(Effect.service(EventStore.EventStore))
+        const failing = EventId.unsafeMake()
+        const locked = EventId.unsafeMake()
+        const flagged = EventId.unsafeMake()
+        yield* Effect.orDie(
+          store.append(failing, [
+            Bank.Deposited.make({ accountId: failing, amount: 1 }),
+            Bank.Audited.make({ accountId: failing, fail: true }),
+            ...deposits(failing, [2])
+          ])
+        )
+        yield* Effect.orDie(store.append(locked, deposits(locked, [1])))
+        yield* Effect.orDie(store.append(flagged, deposits(flagged, [1])))
+        // The failing stream waits out a 60 s backoff: that alone must not keep the worker busy.
+        yield* node.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
+        // A purge elsewhere holds `locked`'s lock; `flagged` waits for a rewind (no rewinder here: it waits for good).
+        const holder = globalThis.crypto.randomUUID()
+        yield* sql(
+          node,
+          `update wh_perspective_cursors set stream_lock_instance_id = $2, stream_lock_expiry = now() + interval '5 minutes', stream_lock_reason = 'purge'
+                        where stream_id = $1 and perspective_name = 'balance'`,
+          [locked, holder]
+        )
+        yield* sql(
+          node,
+          `update wh_perspective_cursors set status = status | 32, rewind_trigger_event_id = last_event_id, rewind_flagged_at = now(), rewind_first_flagged_at = now()
+                        where stream_id = $1 and perspective_name = 'balance'`,
+          [flagged]
+        )
+        yield* Effect.orDie(store.append(locked, deposits(locked, [2])))
+        yield* Effect.orDie(store.append(flagged, deposits(flagged, [2])))
+        yield* node.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
+        // Blocked balance work is all that is left (the activity pairs applied).
+        expect(yield* count(node, "wh_perspective_events where perspective_name = 'activity'")).toBe(0)
+        expect(yield* count(node, "wh_perspective_events where perspective_name = 'balance'")).toBe(4)
 
-      // The claim rate while only blocked streams exist, over 30 polls (counted, not slept).
-      const polls = (yield* node.worker.stats).polls
-      const before = { ...claims }
-      const started = Date.now()
-      yield* node.worker.awaitPolls(polls + 30).pipe(Effect.timeout("30 seconds"), Effect.orDie)
-      const seconds = (Date.now() - started) / 1000
-      const perSecond = (claims.calls - before.calls) / seconds
-      const claimedPerSecond = (claims.streams - before.streams) / seconds
-      console.log(`blocked streams only: ${perSecond.toFixed(1)} claims/s with a ${pollMillis} ms poll (${1000 / pollMillis}/s); ${claimedPerSecond.toFixed(1)} streams claimed/s`)
-      expect(perSecond).toBeLessThan(2 * (1000 / pollMillis))
-      // Only the flagged stream is ever re-claimed, once per hold (idleThresholdPolls + 1 polls).
-      expect(claimedPerSecond).toBeLessThanOrEqual(1000 / (pollMillis * 3) + 1)
-      expect(yield* node.worker.isIdle).toBe(true)
-      yield* node.worker.awaitIdle.pipe(Effect.timeout("5 seconds"), Effect.orDie)
+        // The claim rate while only blocked streams exist, over 30 polls (counted, not slept).
+        const polls = (yield* node.worker.stats).polls
+        const before = { ...claims }
+        const started = Date.now()
+        yield* node.worker.awaitPolls(polls + 30).pipe(Effect.timeout("30 seconds"), Effect.orDie)
+        const seconds = (Date.now() - started) / 1000
+        const perSecond = (claims.calls - before.calls) / seconds
+        const claimedPerSecond = (claims.streams - before.streams) / seconds
+        console.log(
+          `blocked streams only: ${perSecond.toFixed(1)} claims/s with a ${pollMillis} ms poll (${1000 / pollMillis}/s); ${claimedPerSecond.toFixed(1)} streams claimed/s`
+        )
+        expect(perSecond).toBeLessThan(2 * (1000 / pollMillis))
+        // Only the flagged stream is ever re-claimed, once per hold (idleThresholdPolls + 1 polls).
+        expect(claimedPerSecond).toBeLessThanOrEqual(1000 / (pollMillis * 3) + 1)
+        expect(yield* node.worker.isIdle).toBe(true)
+        yield* node.worker.awaitIdle.pipe(Effect.timeout("5 seconds"), Effect.orDie)
 
-      const snapshot = yield* node.run(PgStatus.snapshot()).pipe(Effect.orDie)
-      const why = (streamId: string) => snapshot.waiting.find((w) => w.streamId === streamId && w.perspective === "balance")?.reason
-      expect(why(failing)).toMatchObject({ _tag: "FailingEvent", attempts: 1, error: expect.stringMatching(/audit rejected/), backoffUntil: expect.any(String) })
-      expect(why(locked)).toMatchObject({ _tag: "StreamLocked", instanceId: holder, lockReason: "purge" })
-      expect(why(flagged)).toMatchObject({ _tag: "RewindPending", flaggedAt: expect.any(String) })
-      expect(snapshot.waiting).toHaveLength(3)
-      for (const w of snapshot.waiting) expect(w.message.length).toBeGreaterThan(10)
-    }), 90_000)
+        const snapshot = yield* node.run(PgStatus.snapshot()).pipe(Effect.orDie)
+        const why = (streamId: string) => snapshot.waiting.find((w) => w.streamId === streamId && w.perspective === "balance")?.reason
+        expect(why(failing)).toMatchObject({
+          _tag: "FailingEvent",
+          attempts: 1,
+          error: expect.stringMatching(/audit rejected/),
+          backoffUntil: expect.any(String)
+        })
+        expect(why(locked)).toMatchObject({ _tag: "StreamLocked", instanceId: holder, lockReason: "purge" })
+        expect(why(flagged)).toMatchObject({ _tag: "RewindPending", flaggedAt: expect.any(String) })
+        expect(snapshot.waiting).toHaveLength(3)
+        for (const w of snapshot.waiting) expect(w.message.length).toBeGreaterThan(10)
+      }),
+    90_000
+  )
 
-  scenario("rolling deploy: work of a perspective no live instance runs waits, is shown, never dead-lettered, and is applied once one runs it", (url) =>
-    Effect.gen(function* () {
-      const writer = yield* startWriter(url)
-      const store = Context.get(writer, EventStore.EventStore)
-      // The old version runs only `balance`; one failed attempt would dead-letter, so any attempt would show.
-      const old = yield* startNode({ url, perspectives: [Bank.balance], options: { maxPerspectiveEventAttempts: 1 } })
-      const streams = Array.from({ length: 20 }, () => EventId.unsafeMake())
-      yield* Effect.forEach(streams, (id) => Effect.orDie(store.append(id, deposits(id, [1, 2, 3]))), { discard: true })
-      yield* old.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
-      const balances = yield* old.run(Effect.flatMap(Effect.service(PerspectiveStore.PerspectiveStore), (s) => s.getMany("balance", streams))).pipe(Effect.orDie)
-      for (const id of streams) expect(balances.get(id)?.data).toEqual({ balance: 6, audits: 0 })
-      expect(yield* count(old, "wh_perspective_events where perspective_name = 'activity' and attempts = 0")).toBe(60)
-      expect(yield* count(old, "wh_dead_letters")).toBe(0)
-      // The old instance holds no lease on work it does not run.
-      expect(yield* count(old, "wh_active_streams")).toBe(0)
+  scenario(
+    "rolling deploy: work of a perspective no live instance runs waits, is shown, never dead-lettered, and is applied once one runs it",
+    (url) =>
+      Effect.gen(function* () {
+        const writer = yield* startWriter(url)
+        const store = Context.get(writer, EventStore.EventStore)
+        // The old version runs only `balance`; one failed attempt would dead-letter, so any attempt would show.
+        const old = yield* startNode({ url, perspectives: [Bank.balance], options: { maxPerspectiveEventAttempts: 1 } })
+        const streams = Array.from({ length: 20 }, () => EventId.unsafeMake())
+        yield* Effect.forEach(streams, (id) => Effect.orDie(store.append(id, deposits(id, [1, 2, 3]))), { discard: true })
+        yield* old.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
+        const balances = yield* old
+          .run(Effect.flatMap(Effect.service(PerspectiveStore.PerspectiveStore), (s) => s.getMany("balance", streams)))
+          .pipe(Effect.orDie)
+        for (const id of streams) expect(balances.get(id)?.data).toEqual({ balance: 6, audits: 0 })
+        expect(yield* count(old, "wh_perspective_events where perspective_name = 'activity' and attempts = 0")).toBe(60)
+        expect(yield* count(old, "wh_dead_letters")).toBe(0)
+        // The old instance holds no lease on work it does not run.
+        expect(yield* count(old, "wh_active_streams")).toBe(0)
 
-      const snapshot = yield* old.run(PgStatus.snapshot()).pipe(Effect.orDie)
-      expect(snapshot.perspectives.find((p) => p.perspective === "activity")).toMatchObject({ pending: 60, pendingStreams: 20, runningInstances: 0 })
-      expect(snapshot.perspectives.find((p) => p.perspective === "balance")).toMatchObject({ pending: 0, runningInstances: 1 })
-      expect(snapshot.instances.map((i) => i.perspectives)).toEqual([["balance"]])
-      expect(snapshot.waiting).toHaveLength(20)
-      for (const w of snapshot.waiting) {
-        expect(w.reason).toEqual({ _tag: "NoInstanceRunsPerspective", perspective: "activity", liveInstances: 1 })
-        expect(w.message).toMatch(/no live instance runs perspective "activity"/)
-      }
-      const named = yield* old.run(PgWatchdog.diagnose({ stuckAfter: 0 })).pipe(Effect.orDie)
-      expect(new Set(named.map((s) => s.reason._tag))).toEqual(new Set(["NoInstanceRunsPerspective"]))
+        const snapshot = yield* old.run(PgStatus.snapshot()).pipe(Effect.orDie)
+        expect(snapshot.perspectives.find((p) => p.perspective === "activity")).toMatchObject({
+          pending: 60,
+          pendingStreams: 20,
+          runningInstances: 0
+        })
+        expect(snapshot.perspectives.find((p) => p.perspective === "balance")).toMatchObject({ pending: 0, runningInstances: 1 })
+        expect(snapshot.instances.map((i) => i.perspectives)).toEqual([["balance"]])
+        expect(snapshot.waiting).toHaveLength(20)
+        for (const w of snapshot.waiting) {
+          expect(w.reason).toEqual({ _tag: "NoInstanceRunsPerspective", perspective: "activity", liveInstances: 1 })
+          expect(w.message).toMatch(/no live instance runs perspective "activity"/)
+        }
+        const named = yield* old.run(PgWatchdog.diagnose({ stuckAfter: 0 })).pipe(Effect.orDie)
+        expect(new Set(named.map((s) => s.reason._tag))).toEqual(new Set(["NoInstanceRunsPerspective"]))
 
-      // The new version starts, running both.
-      const next = yield* startNode({ url, options: { maxPerspectiveEventAttempts: 1 } })
-      yield* next.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
-      yield* old.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
-      const activities = yield* next.run(Effect.flatMap(Effect.service(PerspectiveStore.PerspectiveStore), (s) => s.getMany("activity", streams))).pipe(Effect.orDie)
-      for (const id of streams) expect((activities.get(id)?.data as { order: Array<number> }).order).toEqual([1, 2, 3])
-      expect(yield* count(next, "wh_perspective_events")).toBe(0)
-      expect(yield* count(next, "wh_dead_letters")).toBe(0)
-      expect((yield* next.run(PgStatus.snapshot()).pipe(Effect.orDie)).waiting).toEqual([])
-    }), 90_000)
+        // The new version starts, running both.
+        const next = yield* startNode({ url, options: { maxPerspectiveEventAttempts: 1 } })
+        yield* next.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
+        yield* old.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
+        const activities = yield* next
+          .run(Effect.flatMap(Effect.service(PerspectiveStore.PerspectiveStore), (s) => s.getMany("activity", streams)))
+          .pipe(Effect.orDie)
+        for (const id of streams) expect((activities.get(id)?.data as { order: Array<number> }).order).toEqual([1, 2, 3])
+        expect(yield* count(next, "wh_perspective_events")).toBe(0)
+        expect(yield* count(next, "wh_dead_letters")).toBe(0)
+        expect((yield* next.run(PgStatus.snapshot()).pipe(Effect.orDie)).waiting).toEqual([])
+      }),
+    90_000
+  )
 
   scenario("claims take the oldest pending work first, and return the streams in that order", (url) =>
     Effect.gen(function* () {
@@ -153,50 +199,67 @@ describe("claims", () => {
       for (const id of order) yield* Effect.orDie(store.append(id, deposits(id, [1])))
       const coordinator = yield* PgWorkCoordinator.make().pipe(Effect.provide(writer))
       const { instanceId } = Context.get(writer, InstanceProvider.InstanceProvider)
-      const first = yield* Effect.orDie(coordinator.claimWork({ instanceId, maxStreams: 3, leaseSeconds: 30, perspectiveNames: ["balance", "activity"] }))
+      const first = yield* Effect.orDie(
+        coordinator.claimWork({ instanceId, maxStreams: 3, leaseSeconds: 30, perspectiveNames: ["balance", "activity"] })
+      )
       expect(first).toEqual(order.slice(0, 3))
-      const rest = yield* Effect.orDie(coordinator.claimWork({ instanceId, maxStreams: 10, leaseSeconds: 30, exclude: first, perspectiveNames: ["balance"] }))
+      const rest = yield* Effect.orDie(
+        coordinator.claimWork({ instanceId, maxStreams: 10, leaseSeconds: 30, exclude: first, perspectiveNames: ["balance"] })
+      )
       expect(rest).toEqual(order.slice(3))
       // A perspective set with no pending work claims nothing.
-      expect(yield* Effect.orDie(coordinator.claimWork({ instanceId, maxStreams: 10, leaseSeconds: 30, perspectiveNames: ["other"] }))).toEqual([])
+      expect(
+        yield* Effect.orDie(coordinator.claimWork({ instanceId, maxStreams: 10, leaseSeconds: 30, perspectiveNames: ["other"] }))
+      ).toEqual([])
       const fetched = yield* Effect.orDie(coordinator.fetchPendingEvents({ instanceId, streamIds: order, perspectiveNames: ["activity"] }))
       expect(new Set(fetched.map((e) => e.perspectiveName))).toEqual(new Set(["activity"]))
       expect(fetched).toHaveLength(6)
-    }))
+    })
+  )
 
-  scenario("the claim stays on the work index with 100k pending rows, whether streams interleave or come in bursts", (url) =>
-    Effect.gen(function* () {
-      const writer = yield* startWriter(url)
-      const client = Context.get(writer, PgClient.PgClient)
-      const { instanceId } = Context.get(writer, InstanceProvider.InstanceProvider)
-      // 2,000 streams x 50 events x 1 perspective; the event id (UUIDv7-shaped) orders them by `position`.
-      const seed = (position: string) =>
-        Effect.orDie(client.query(`
+  scenario(
+    "the claim stays on the work index with 100k pending rows, whether streams interleave or come in bursts",
+    (url) =>
+      Effect.gen(function* () {
+        const writer = yield* startWriter(url)
+        const client = Context.get(writer, PgClient.PgClient)
+        const { instanceId } = Context.get(writer, InstanceProvider.InstanceProvider)
+        // 2,000 streams x 50 events x 1 perspective; the event id (UUIDv7-shaped) orders them by `position`.
+        const seed = (position: string) =>
+          Effect.orDie(
+            client.query(`
           insert into wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number, created_at)
           select gen_random_uuid(), s.id, 'balance',
                  (lpad(to_hex(1700000000000 + ${position}), 12, '0') || '7000' || '8000' || lpad(to_hex(s.n), 12, '0'))::uuid,
                  s.n % 10000, now()
-          from (select n, gen_random_uuid() as id from generate_series(1, 2000) n) s, generate_series(1, 50) g`))
-      const measure = (layout: string, position: string) =>
-        Effect.gen(function* () {
-          yield* Effect.orDie(client.query("delete from wh_active_streams"))
-          yield* Effect.orDie(client.query("delete from wh_perspective_events"))
-          yield* seed(position)
-          yield* Effect.orDie(client.query("analyze wh_perspective_events"))
-          const [row] = yield* Effect.orDie(client.query<{ "QUERY PLAN": Array<{ Plan: unknown; "Execution Time": number }> }>(
-            `explain (analyze, format json) ${Claim.claimWork}`,
-            [instanceId, 300, 30, 30, 3000, [], ["balance"], 1]
-          ))
-          const plan = row!["QUERY PLAN"][0]!
-          const text = JSON.stringify(plan.Plan)
-          console.log(`claim of 300 streams over 100,000 pending rows (${layout}): ${plan["Execution Time"].toFixed(1)} ms`)
-          expect(text).toContain("wh_perspective_events_claim_idx")
-          expect(text).not.toMatch(/"Node Type":"Seq Scan"[^}]*"Relation Name":"wh_perspective_events"/)
-          expect(plan["Execution Time"]).toBeLessThan(2000)
-          expect(yield* Effect.orDie(client.query<{ n: number }>("select count(*)::int as n from wh_active_streams"))).toEqual([{ n: 300 }])
-        })
-      // Appends spread over time, and each stream's events written in one burst.
-      yield* measure("interleaved", "g * 2000 + s.n")
-      yield* measure("bursts", "s.n * 50 + g")
-    }), 90_000)
+          from (select n, gen_random_uuid() as id from generate_series(1, 2000) n) s, generate_series(1, 50) g`)
+          )
+        const measure = (layout: string, position: string) =>
+          Effect.gen(function* () {
+            yield* Effect.orDie(client.query("delete from wh_active_streams"))
+            yield* Effect.orDie(client.query("delete from wh_perspective_events"))
+            yield* seed(position)
+            yield* Effect.orDie(client.query("analyze wh_perspective_events"))
+            const [row] = yield* Effect.orDie(
+              client.query<{ "QUERY PLAN": Array<{ Plan: unknown; "Execution Time": number }> }>(
+                `explain (analyze, format json) ${Claim.claimWork}`,
+                [instanceId, 300, 30, 30, 3000, [], ["balance"], 1]
+              )
+            )
+            const plan = row!["QUERY PLAN"][0]!
+            const text = JSON.stringify(plan.Plan)
+            console.log(`claim of 300 streams over 100,000 pending rows (${layout}): ${plan["Execution Time"].toFixed(1)} ms`)
+            expect(text).toContain("wh_perspective_events_claim_idx")
+            expect(text).not.toMatch(/"Node Type":"Seq Scan"[^}]*"Relation Name":"wh_perspective_events"/)
+            expect(plan["Execution Time"]).toBeLessThan(2000)
+            expect(yield* Effect.orDie(client.query<{ n: number }>("select count(*)::int as n from wh_active_streams"))).toEqual([
+              { n: 300 }
+            ])
+          })
+        // Appends spread over time, and each stream's events written in one burst.
+        yield* measure("interleaved", "g * 2000 + s.n")
+        yield* measure("bursts", "s.n * 50 + g")
+      }),
+    90_000
+  )
 })

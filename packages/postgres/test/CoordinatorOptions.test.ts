@@ -9,7 +9,7 @@ const validate = (options: CoordinatorOptions.Input) => CoordinatorOptions.valid
 
 describe("PgWorkCoordinator options", () => {
   it.effect("fills the defaults", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       expect(yield* validate({})).toEqual({
         leaseSeconds: 300,
         debugMode: false,
@@ -20,7 +20,8 @@ describe("PgWorkCoordinator options", () => {
         snapshots: { every: 100, keep: 5 }
       })
       expect((yield* validate({ affinityGraceMilliseconds: 0, maxPerspectiveEventAttempts: null })).affinityGraceMilliseconds).toBe(0)
-    }))
+    })
+  )
 
   const backoff = { initialMilliseconds: 100, multiplier: 2, maxMilliseconds: 1000 }
   const bad: ReadonlyArray<readonly [string, CoordinatorOptions.Input]> = [
@@ -41,22 +42,31 @@ describe("PgWorkCoordinator options", () => {
   ]
   for (const [option, input] of bad) {
     it.effect(`${option} ${JSON.stringify(input)} is a PostgresConfigError naming it`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const error = yield* Effect.flip(validate(input))
         expect(error._tag).toBe("PostgresConfigError")
         expect(error.option).toBe(option)
         expect(error.message).toContain(option)
-      }))
+      })
+    )
   }
 
   it.effect("the coordinator refuses them with the typed error before touching the database", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // A client that fails the test if it is ever used.
-      const client = new Proxy({}, { get: () => { throw new Error("the database was touched") } }) as unknown as PgClient["Service"]
+      const client = new Proxy(
+        {},
+        {
+          get: () => {
+            throw new Error("the database was touched")
+          }
+        }
+      ) as unknown as PgClient["Service"]
       const error = yield* Effect.flip(PgWorkCoordinator.make({ snapshots: { every: 0 } })).pipe(
         Effect.provideService(PgClient, client),
         Effect.provide(InstanceProvider.layerMemory())
       )
       expect(error).toMatchObject({ _tag: "PostgresConfigError", option: "snapshots.every" })
-    }))
+    })
+  )
 })

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, WorkCoordinator, PerspectiveRewinder } from "@whizbang/core"
+import {
+  EventId,
+  EventStore,
+  InstanceProvider,
+  PerspectiveStore,
+  PerspectiveWorker,
+  WorkCoordinator,
+  PerspectiveRewinder
+} from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgWorkCoordinator } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Deferred, Effect, Fiber, Layer } from "effect"
@@ -26,7 +34,11 @@ const crashingWorker = (crash: "before-commit" | "after-commit", reached: Deferr
         )
     }))
   )
-  return PerspectiveWorker.layer(config).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported), Layer.provide(coordinator), Layer.provideMerge(PgPerspectivePipeline.layerPorts(config)))
+  return PerspectiveWorker.layer(config).pipe(
+    Layer.provide(PerspectiveRewinder.layerUnsupported),
+    Layer.provide(coordinator),
+    Layer.provideMerge(PgPerspectivePipeline.layerPorts(config))
+  )
 }
 
 const scenario = (crash: "before-commit" | "after-commit") =>
@@ -35,12 +47,21 @@ const scenario = (crash: "before-commit" | "after-commit") =>
     const reached = yield* Deferred.make<void>()
     yield* Effect.gen(function* () {
       const store = yield* EventStore.EventStore
-      yield* Effect.forEach(streams, (id) => store.append(id, [Bank.Deposited.make({ accountId: id, amount: 5 }), Bank.Withdrawn.make({ accountId: id, amount: 2 })]), { discard: true })
-    }).pipe(Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)), Effect.scoped)
+      yield* Effect.forEach(
+        streams,
+        (id) => store.append(id, [Bank.Deposited.make({ accountId: id, amount: 5 }), Bank.Withdrawn.make({ accountId: id, amount: 2 })]),
+        { discard: true }
+      )
+    }).pipe(
+      Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+      Effect.scoped
+    )
     // First process: applies in memory, then "crashes" at the chosen point (its fibers are interrupted).
     const first = yield* Effect.forkChild(
       Effect.never.pipe(
-        Effect.provide(crashingWorker(crash, reached).pipe(Layer.provide(InstanceProvider.layerMemory({ serviceName: "crashing" })), Layer.orDie)),
+        Effect.provide(
+          crashingWorker(crash, reached).pipe(Layer.provide(InstanceProvider.layerMemory({ serviceName: "crashing" })), Layer.orDie)
+        ),
         Effect.scoped
       )
     )
@@ -60,8 +81,19 @@ const scenario = (crash: "before-commit" | "after-commit") =>
       const activity = yield* models.getMany("activity", streams)
       expect(streams.map((id) => balances.get(id)?.data)).toEqual(streams.map(() => ({ balance: 3, audits: 0 })))
       // Every event applied exactly once: two events -> version 2 and two entries in the ordered log.
-      expect(streams.map((id) => [activity.get(id)?.version, (activity.get(id)?.data as { order: Array<number> }).order])).toEqual(streams.map(() => [2, [5, -2]]))
-    }).pipe(Effect.provide(PgPerspectivePipeline.layer(config).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported), Layer.provide(InstanceProvider.layerMemory({ serviceName: "survivor" })), Layer.orDie)), Effect.scoped)
+      expect(streams.map((id) => [activity.get(id)?.version, (activity.get(id)?.data as { order: Array<number> }).order])).toEqual(
+        streams.map(() => [2, [5, -2]])
+      )
+    }).pipe(
+      Effect.provide(
+        PgPerspectivePipeline.layer(config).pipe(
+          Layer.provide(PerspectiveRewinder.layerUnsupported),
+          Layer.provide(InstanceProvider.layerMemory({ serviceName: "survivor" })),
+          Layer.orDie
+        )
+      ),
+      Effect.scoped
+    )
   }).pipe(Effect.provide(PgTestDatabase.layer({ schema: "bank" })), Effect.scoped)
 
 describe("crash between apply and commit", () => {

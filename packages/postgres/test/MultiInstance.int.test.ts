@@ -2,7 +2,7 @@
 // fencing of a paused worker, lease renewal, takeover after a kill, no deadlocks under contention, listener
 // reconnect, and schema isolation. Every scenario runs on the real clock with its own database.
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, PerspectiveStore, WorkCoordinator } from "@whizbang/core"
+import { EventId, EventStore, PerspectiveStore, type WorkCoordinator } from "@whizbang/core"
 import { PgClient, PgInstanceRegistry } from "@whizbang/postgres"
 import { TestDatabase } from "@whizbang/testing"
 import { Deferred, Effect, Exit, Queue, Ref } from "effect"
@@ -14,25 +14,39 @@ import { type Node, type NodeConfig, startNode } from "./fixtures/instances.js"
 const scenario = <E>(name: string, body: (url: string) => Effect.Effect<void, E, any>, timeout = 60_000) =>
   it.live(
     name,
-    () => Effect.scoped(Effect.flatMap(TestDatabase.make(inject(TestDatabase.serverUrlKey)), ({ url }) => body(url))) as Effect.Effect<void, E>,
+    () =>
+      Effect.scoped(Effect.flatMap(TestDatabase.make(inject(TestDatabase.serverUrlKey)), ({ url }) => body(url))) as Effect.Effect<void, E>,
     timeout
   )
 
 const count = (node: Node, sql: string, params: ReadonlyArray<unknown> = []) =>
-  node.run(Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<{ n: number }>(`select count(*)::int as n from ${sql}`, params))).pipe(
-    Effect.map(([r]) => r!.n),
-    Effect.orDie
-  )
+  node
+    .run(Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<{ n: number }>(`select count(*)::int as n from ${sql}`, params)))
+    .pipe(
+      Effect.map(([r]) => r!.n),
+      Effect.orDie
+    )
 
 const sql = <Row extends object = Record<string, unknown>>(node: Node, text: string, params: ReadonlyArray<unknown> = []) =>
   node.run(Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<Row>(text, params))).pipe(Effect.orDie)
 
 /** Appends `perStream` deposits of 1..perStream to each stream; returns the expected balance per stream. */
 const appendDeposits = (node: Node, streams: ReadonlyArray<string>, perStream: number) =>
-  node.run(Effect.flatMap(Effect.service(EventStore.EventStore), (store) =>
-    Effect.forEach(streams, (id) =>
-      store.append(id, Array.from({ length: perStream }, (_, i) => Bank.Deposited.make({ accountId: id, amount: i + 1 }))), { concurrency: 8, discard: true })
-  )).pipe(Effect.retry({ times: 3 }), Effect.orDie)
+  node
+    .run(
+      Effect.flatMap(Effect.service(EventStore.EventStore), (store) =>
+        Effect.forEach(
+          streams,
+          (id) =>
+            store.append(
+              id,
+              Array.from({ length: perStream }, (_, i) => Bank.Deposited.make({ accountId: id, amount: i + 1 }))
+            ),
+          { concurrency: 8, discard: true }
+        )
+      )
+    )
+    .pipe(Effect.retry({ times: 3 }), Effect.orDie)
 
 /** Every stream's models equal the fold of its events, applied exactly once. */
 const expectFolded = (node: Node, streams: ReadonlyArray<string>, perStream: number) =>
@@ -60,7 +74,13 @@ const drained = (nodes: ReadonlyArray<Node>) =>
 const newStreams = (n: number) => Array.from({ length: n }, () => EventId.unsafeMake())
 
 /** A coordinator wrapper that holds commits (and, optionally, claims: a frozen process) until released. */
-const holding = (held: Deferred.Deferred<void>, release: Deferred.Deferred<void>, exits: Ref.Ref<Array<Exit.Exit<void, unknown>>>, freezeClaims: boolean) =>
+const holding =
+  (
+    held: Deferred.Deferred<void>,
+    release: Deferred.Deferred<void>,
+    exits: Ref.Ref<Array<Exit.Exit<void, unknown>>>,
+    freezeClaims: boolean
+  ) =>
   (inner: WorkCoordinator.Shape): WorkCoordinator.Shape => {
     let holdNext = true
     let frozen = false
@@ -101,8 +121,12 @@ describe("many instances on one database", () => {
 
       // A crashed predecessor's row (stale heartbeat) and its leases are taken over.
       const stale = EventId.unsafeMake()
-      yield* sql(a, `insert into wh_service_instances (instance_id, service_name, host_name, process_id, last_heartbeat_at, metadata)
-                     values ($1, 'bank', 'gone', 42, now() - interval '1 hour', '{"bootToken":"old"}')`, [stale])
+      yield* sql(
+        a,
+        `insert into wh_service_instances (instance_id, service_name, host_name, process_id, last_heartbeat_at, metadata)
+                     values ($1, 'bank', 'gone', 42, now() - interval '1 hour', '{"bootToken":"old"}')`,
+        [stale]
+      )
       const b = yield* startNode({ url, instanceId: stale })
       const [row] = yield* sql<{ host_name: string }>(b, "select host_name from wh_service_instances where instance_id = $1", [stale])
       expect(row!.host_name).toBe("memory")
@@ -110,7 +134,8 @@ describe("many instances on one database", () => {
       yield* a.stop
       expect(yield* count(b, "wh_service_instances where instance_id = $1", [instanceId])).toBe(0)
       expect(yield* count(b, "wh_service_instances")).toBe(1)
-    }))
+    })
+  )
 
   scenario("a heartbeat abandons a silent instance: its row and stream leases go, and its streams are processed", (url) =>
     Effect.gen(function* () {
@@ -118,42 +143,58 @@ describe("many instances on one database", () => {
       const ghost = EventId.unsafeMake()
       const streams = newStreams(5)
       // The ghost registered, claimed these streams with a long lease, then went silent.
-      yield* sql(a, `insert into wh_service_instances (instance_id, service_name, host_name, process_id, last_heartbeat_at, metadata)
-                     values ($1, 'bank', 'ghost', 7, now() - interval '10 seconds', '{"bootToken":"g"}')`, [ghost])
-      yield* sql(a, `insert into wh_active_streams (stream_id, instance_id, partition_number, lease_expiry)
-                     select s, $1, 0, now() + interval '1 hour' from unnest($2::uuid[]) s`, [ghost, streams])
+      yield* sql(
+        a,
+        `insert into wh_service_instances (instance_id, service_name, host_name, process_id, last_heartbeat_at, metadata)
+                     values ($1, 'bank', 'ghost', 7, now() - interval '10 seconds', '{"bootToken":"g"}')`,
+        [ghost]
+      )
+      yield* sql(
+        a,
+        `insert into wh_active_streams (stream_id, instance_id, partition_number, lease_expiry)
+                     select s, $1, 0, now() + interval '1 hour' from unnest($2::uuid[]) s`,
+        [ghost, streams]
+      )
       yield* appendDeposits(a, streams, 2)
       yield* drained([a])
       yield* expectFolded(a, streams, 2)
       yield* a.run(Effect.flatMap(Effect.service(PgInstanceRegistry.PgInstanceRegistry), (r) => Effect.orDie(r.beat)))
       expect(yield* count(a, "wh_service_instances where instance_id = $1", [ghost])).toBe(0)
       expect(yield* count(a, "wh_active_streams")).toBe(0)
-    }))
+    })
+  )
 
-  scenario("fencing: a worker paused mid-commit loses its lease, the new owner processes the stream, the paused commit is rejected", (url) =>
-    Effect.gen(function* () {
-      const held = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      const exits = yield* Ref.make<Array<Exit.Exit<void, unknown>>>([])
-      const a = yield* startNode({ url, wrap: holding(held, release, exits, true), options: { abandonStaleInstanceThresholdSeconds: 30 } })
-      const [stream] = newStreams(1)
-      yield* appendDeposits(a, [stream!], 4)
-      yield* Deferred.await(held)
-      // The pause outlives the lease.
-      yield* sql(a, "update wh_active_streams set lease_expiry = now() - interval '1 second' where stream_id = $1", [stream])
-      const b = yield* startNode({ url, affinityGraceMilliseconds: 0, options: { abandonStaleInstanceThresholdSeconds: 30 } })
-      yield* drained([b])
-      expect((yield* b.worker.stats).eventsApplied).toBe(8)
-      yield* Deferred.succeed(release, undefined)
-      // The paused commit runs now, and is fenced.
-      yield* a.worker.awaitIdle
-      const [first] = yield* Ref.get(exits)
-      expect(Exit.isFailure(first!)).toBe(true)
-      expect(String(Exit.isFailure(first!) ? first.cause : "")).toMatch(/lease lost on 1 stream/)
-      yield* expectFolded(b, [stream!], 4)
-      expect((yield* a.worker.stats).eventsApplied).toBe(0)
-      expect(yield* count(b, "wh_perspective_events")).toBe(0)
-    }))
+  scenario(
+    "fencing: a worker paused mid-commit loses its lease, the new owner processes the stream, the paused commit is rejected",
+    (url) =>
+      Effect.gen(function* () {
+        const held = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const exits = yield* Ref.make<Array<Exit.Exit<void, unknown>>>([])
+        const a = yield* startNode({
+          url,
+          wrap: holding(held, release, exits, true),
+          options: { abandonStaleInstanceThresholdSeconds: 30 }
+        })
+        const [stream] = newStreams(1)
+        yield* appendDeposits(a, [stream!], 4)
+        yield* Deferred.await(held)
+        // The pause outlives the lease.
+        yield* sql(a, "update wh_active_streams set lease_expiry = now() - interval '1 second' where stream_id = $1", [stream])
+        const b = yield* startNode({ url, affinityGraceMilliseconds: 0, options: { abandonStaleInstanceThresholdSeconds: 30 } })
+        yield* drained([b])
+        expect((yield* b.worker.stats).eventsApplied).toBe(8)
+        yield* Deferred.succeed(release, undefined)
+        // The paused commit runs now, and is fenced.
+        yield* a.worker.awaitIdle
+        const [first] = yield* Ref.get(exits)
+        expect(Exit.isFailure(first!)).toBe(true)
+        expect(String(Exit.isFailure(first!) ? first.cause : "")).toMatch(/lease lost on 1 stream/)
+        yield* expectFolded(b, [stream!], 4)
+        expect((yield* a.worker.stats).eventsApplied).toBe(0)
+        expect(yield* count(b, "wh_perspective_events")).toBe(0)
+      })
+  )
 
   scenario("a long apply renews its leases: another instance does not take the stream, and the commit succeeds", (url) =>
     Effect.gen(function* () {
@@ -169,8 +210,12 @@ describe("many instances on one database", () => {
           renewStreamLeases: (request) =>
             Effect.tap(inner.renewStreamLeases(request), (kept) =>
               kept.length > 0
-                ? Effect.flatMap(Ref.updateAndGet(renewals, (n) => n + 1), (n) => n >= 4 ? Deferred.succeed(enough, undefined) : Effect.void)
-                : Effect.void)
+                ? Effect.flatMap(
+                    Ref.updateAndGet(renewals, (n) => n + 1),
+                    (n) => (n >= 4 ? Deferred.succeed(enough, undefined) : Effect.void)
+                  )
+                : Effect.void
+            )
         }
       }
       // Lease 1 s, renewed every 333 ms; claims are frozen while the commit is held, so only the renewal keeps it.
@@ -178,7 +223,11 @@ describe("many instances on one database", () => {
       const [stream] = newStreams(1)
       yield* appendDeposits(a, [stream!], 3)
       yield* Deferred.await(held)
-      const b = yield* startNode({ url, affinityGraceMilliseconds: 0, options: { leaseSeconds: 1, abandonStaleInstanceThresholdSeconds: 30 } })
+      const b = yield* startNode({
+        url,
+        affinityGraceMilliseconds: 0,
+        options: { leaseSeconds: 1, abandonStaleInstanceThresholdSeconds: 30 }
+      })
       yield* Deferred.await(enough) // > 1 s after the claim: without renewal the lease would have expired
       expect((yield* b.worker.stats).eventsApplied).toBe(0)
       yield* Deferred.succeed(release, undefined)
@@ -188,7 +237,8 @@ describe("many instances on one database", () => {
       expect((yield* a.worker.stats).eventsApplied).toBe(6)
       expect((yield* b.worker.stats).eventsApplied).toBe(0)
       yield* expectFolded(a, [stream!], 3)
-    }))
+    })
+  )
 
   scenario("takeover after a kill: another instance takes the dead one's streams within the threshold + one poll", (url) =>
     Effect.gen(function* () {
@@ -213,55 +263,68 @@ describe("many instances on one database", () => {
       expect(takeover).toBeLessThan(2000 + 100 + 700)
       expect((yield* b.worker.stats).eventsApplied).toBe(120)
       console.log(`takeover after kill: ${takeover} ms (threshold 2000 ms, poll 100 ms)`)
-    }))
+    })
+  )
 
-  scenario("spreads 300 streams evenly over 3 instances", (url) =>
-    Effect.gen(function* () {
-      const nodes = [yield* startNode({ url }), yield* startNode({ url }), yield* startNode({ url })]
-      const streams = newStreams(300)
-      yield* appendDeposits(nodes[0]!, streams, 4)
-      yield* drained(nodes)
-      yield* expectFolded(nodes[0]!, streams, 4)
-      const applied = yield* Effect.forEach(nodes, (n) => Effect.map(n.worker.stats, (s) => s.eventsApplied))
-      const share = 2400 / 3
-      console.log(`events applied per instance: ${applied.join(", ")} (fair share ${share})`)
-      expect(applied.reduce((x, y) => x + y, 0)).toBe(2400)
-      for (const n of applied) {
-        expect(n).toBeGreaterThan(0)
-        expect(n).toBeLessThanOrEqual(2 * share)
-      }
-    }), 90_000)
+  scenario(
+    "spreads 300 streams evenly over 3 instances",
+    (url) =>
+      Effect.gen(function* () {
+        const nodes = [yield* startNode({ url }), yield* startNode({ url }), yield* startNode({ url })]
+        const streams = newStreams(300)
+        yield* appendDeposits(nodes[0]!, streams, 4)
+        yield* drained(nodes)
+        yield* expectFolded(nodes[0]!, streams, 4)
+        const applied = yield* Effect.forEach(nodes, (n) => Effect.map(n.worker.stats, (s) => s.eventsApplied))
+        const share = 2400 / 3
+        console.log(`events applied per instance: ${applied.join(", ")} (fair share ${share})`)
+        expect(applied.reduce((x, y) => x + y, 0)).toBe(2400)
+        for (const n of applied) {
+          expect(n).toBeGreaterThan(0)
+          expect(n).toBeLessThanOrEqual(2 * share)
+        }
+      }),
+    90_000
+  )
 
-  scenario("no deadlock (40P01) when 4 instances contend for the same 250 streams", (url) =>
-    Effect.gen(function* () {
-      const deadlocks = yield* Ref.make<Array<string>>([])
-      const isDeadlock = (e: unknown) => /deadlock|40P01/i.test(String((e as { cause?: { reason?: { _tag?: string } } }).cause?.reason?._tag ?? "")) ||
-        (e as { cause?: { reason?: { _tag?: string } } }).cause?.reason?._tag === "Deadlock"
-      const record = <A, E, R>(op: string, eff: Effect.Effect<A, E, R>) =>
-        Effect.tapError(eff, (e) => isDeadlock(e) ? Ref.update(deadlocks, (all) => [...all, op]) : Effect.void)
-      const wrap = (inner: WorkCoordinator.Shape): WorkCoordinator.Shape => ({
-        claimWork: (r) => record("claimWork", inner.claimWork(r)),
-        fetchPendingEvents: (r) => record("fetchPendingEvents", inner.fetchPendingEvents(r)),
-        renewLeases: (r) => record("renewLeases", inner.renewLeases(r)),
-        renewStreamLeases: (r) => record("renewStreamLeases", inner.renewStreamLeases(r)),
-        reportCompletions: (c) => record("reportCompletions", inner.reportCompletions(c)),
-        reportFailures: (f) => record("reportFailures", inner.reportFailures(f))
-      })
-      // Grace 0: every instance claims every stream (no spreading), and short leases force takeovers.
-      const config: Omit<NodeConfig, "url"> = { wrap, affinityGraceMilliseconds: 0, options: { leaseSeconds: 2, maxStreamsPerBatch: 25 } }
-      const nodes = yield* Effect.forEach([1, 2, 3, 4], () => startNode({ url, ...config }))
-      const streams = newStreams(250)
-      yield* Effect.forEach([0, 1, 2, 3], (round) => appendDeposits(nodes[round]!, streams, 2), { concurrency: 1, discard: true })
-      yield* drained(nodes)
-      expect(yield* Ref.get(deadlocks)).toEqual([])
-      const [stat] = yield* sql<{ deadlocks: string }>(nodes[0]!, "select deadlocks::text from pg_stat_database where datname = current_database()")
-      expect(Number(stat!.deadlocks)).toBe(0)
-      const models = yield* nodes[0]!.run(Effect.service(PerspectiveStore.PerspectiveStore))
-      const balances = yield* Effect.orDie(models.getMany("balance", streams))
-      for (const id of streams) expect(balances.get(id)?.data).toEqual({ balance: 12, audits: 0 })
-      const applied = yield* Effect.forEach(nodes, (n) => Effect.map(n.worker.stats, (s) => s.eventsApplied))
-      expect(applied.reduce((x, y) => x + y, 0)).toBe(250 * 8 * 2)
-    }), 120_000)
+  scenario(
+    "no deadlock (40P01) when 4 instances contend for the same 250 streams",
+    (url) =>
+      Effect.gen(function* () {
+        const deadlocks = yield* Ref.make<Array<string>>([])
+        const isDeadlock = (e: unknown) =>
+          /deadlock|40P01/i.test(String((e as { cause?: { reason?: { _tag?: string } } }).cause?.reason?._tag ?? "")) ||
+          (e as { cause?: { reason?: { _tag?: string } } }).cause?.reason?._tag === "Deadlock"
+        const record = <A, E, R>(op: string, eff: Effect.Effect<A, E, R>) =>
+          Effect.tapError(eff, (e) => (isDeadlock(e) ? Ref.update(deadlocks, (all) => [...all, op]) : Effect.void))
+        const wrap = (inner: WorkCoordinator.Shape): WorkCoordinator.Shape => ({
+          claimWork: (r) => record("claimWork", inner.claimWork(r)),
+          fetchPendingEvents: (r) => record("fetchPendingEvents", inner.fetchPendingEvents(r)),
+          renewLeases: (r) => record("renewLeases", inner.renewLeases(r)),
+          renewStreamLeases: (r) => record("renewStreamLeases", inner.renewStreamLeases(r)),
+          reportCompletions: (c) => record("reportCompletions", inner.reportCompletions(c)),
+          reportFailures: (f) => record("reportFailures", inner.reportFailures(f))
+        })
+        // Grace 0: every instance claims every stream (no spreading), and short leases force takeovers.
+        const config: Omit<NodeConfig, "url"> = { wrap, affinityGraceMilliseconds: 0, options: { leaseSeconds: 2, maxStreamsPerBatch: 25 } }
+        const nodes = yield* Effect.forEach([1, 2, 3, 4], () => startNode({ url, ...config }))
+        const streams = newStreams(250)
+        yield* Effect.forEach([0, 1, 2, 3], (round) => appendDeposits(nodes[round]!, streams, 2), { concurrency: 1, discard: true })
+        yield* drained(nodes)
+        expect(yield* Ref.get(deadlocks)).toEqual([])
+        const [stat] = yield* sql<{ deadlocks: string }>(
+          nodes[0]!,
+          "select deadlocks::text from pg_stat_database where datname = current_database()"
+        )
+        expect(Number(stat!.deadlocks)).toBe(0)
+        const models = yield* nodes[0]!.run(Effect.service(PerspectiveStore.PerspectiveStore))
+        const balances = yield* Effect.orDie(models.getMany("balance", streams))
+        for (const id of streams) expect(balances.get(id)?.data).toEqual({ balance: 12, audits: 0 })
+        const applied = yield* Effect.forEach(nodes, (n) => Effect.map(n.worker.stats, (s) => s.eventsApplied))
+        expect(applied.reduce((x, y) => x + y, 0)).toBe(250 * 8 * 2)
+      }),
+    120_000
+  )
 
   scenario("the NOTIFY listener reconnects after pg_terminate_backend, and the worker survives losing every connection", (url) =>
     Effect.gen(function* () {
@@ -297,9 +360,12 @@ describe("many instances on one database", () => {
       // Every connection of the database dies (as in a Postgres restart); the worker recovers on its own.
       yield* sql(a, "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()")
       const third = yield* appendAndAwait(15_000)
-      console.log(`NOTIFY to processed: ${first.millis} ms; after listener kill ${second.millis} ms; after all connections killed ${third.millis} ms`)
+      console.log(
+        `NOTIFY to processed: ${first.millis} ms; after listener kill ${second.millis} ms; after all connections killed ${third.millis} ms`
+      )
       yield* expectFolded(a, [first.stream, second.stream, third.stream], 1)
-    }))
+    })
+  )
 
   scenario("two services in schemas alpha and beta process the same stream ids independently", (url) =>
     Effect.gen(function* () {
@@ -307,8 +373,13 @@ describe("many instances on one database", () => {
       const beta = yield* startNode({ url, schema: "beta" })
       const streams = newStreams(10)
       yield* appendDeposits(alpha, streams, 3)
-      yield* beta.run(Effect.flatMap(Effect.service(EventStore.EventStore), (store) =>
-        Effect.forEach(streams, (id) => store.append(id, [Bank.Withdrawn.make({ accountId: id, amount: 5 })]), { discard: true }))).pipe(Effect.orDie)
+      yield* beta
+        .run(
+          Effect.flatMap(Effect.service(EventStore.EventStore), (store) =>
+            Effect.forEach(streams, (id) => store.append(id, [Bank.Withdrawn.make({ accountId: id, amount: 5 })]), { discard: true })
+          )
+        )
+        .pipe(Effect.orDie)
       yield* drained([alpha])
       yield* drained([beta])
       yield* expectFolded(alpha, streams, 3)
@@ -323,6 +394,6 @@ describe("many instances on one database", () => {
       expect(yield* count(alpha, "wh_service_instances")).toBe(1)
       expect(yield* count(beta, "wh_service_instances")).toBe(1)
       expect(yield* count(alpha, "alpha.wh_service_instances where instance_id = $1", [beta.instanceId])).toBe(0)
-    }))
+    })
+  )
 })
-

@@ -11,7 +11,7 @@ afterAll(() => db.drop())
 
 // Every test gets its own pool (ended when the test's scope closes) bound to schema `client_test`.
 const withClient = <A, E>(f: (client: PgClient.Shape) => Effect.Effect<A, E, PgClient.PgClient>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* PgClient.PgClient
     yield* client.query("CREATE SCHEMA IF NOT EXISTS client_test")
     yield* client.query("CREATE TABLE IF NOT EXISTS t (id int PRIMARY KEY, note text)")
@@ -26,123 +26,130 @@ const idle = (client: PgClient.Shape) => Effect.sync(() => client.pool.totalCoun
 describe("PgClient", () => {
   it.live("binds every value as a parameter and sets search_path to the service schema", () =>
     withClient((client) =>
-      Effect.gen(function*() {
-        const rows = yield* client.query<{ n: number; s: string }>("SELECT $1::int + 1 AS n, $2::text AS s", [
-          41,
-          "'); DROP TABLE t; --"
-        ])
+      Effect.gen(function* () {
+        const rows = yield* client.query<{ n: number; s: string }>("SELECT $1::int + 1 AS n, $2::text AS s", [41, "'); DROP TABLE t; --"])
         expect(rows).toEqual([{ n: 42, s: "'); DROP TABLE t; --" }])
         const [path] = yield* client.query<{ search_path: string }>("SHOW search_path")
-        expect(path!.search_path).toBe("\"client_test\"")
+        expect(path!.search_path).toBe('"client_test"')
         expect(yield* ids(client)).toEqual([])
       })
-    ))
+    )
+  )
 
   it.live("commits on success", () =>
     withClient((client) =>
-      Effect.gen(function*() {
-        const result = yield* client.withTransaction(
-          Effect.as(client.query("INSERT INTO t (id) VALUES (1), (2)"), "done")
-        )
+      Effect.gen(function* () {
+        const result = yield* client.withTransaction(Effect.as(client.query("INSERT INTO t (id) VALUES (1), (2)"), "done"))
         expect(result).toBe("done")
         expect(yield* ids(client)).toEqual([1, 2])
         expect(yield* idle(client)).toBe(0)
       })
-    ))
+    )
+  )
 
   it.live("rolls back on failure and surfaces the effect's own error", () =>
     withClient((client) =>
-      Effect.gen(function*() {
-        const error = yield* Effect.flip(client.withTransaction(
-          client.query("INSERT INTO t (id) VALUES (10)").pipe(Effect.andThen(Effect.fail("nope" as const)))
-        ))
+      Effect.gen(function* () {
+        const error = yield* Effect.flip(
+          client.withTransaction(client.query("INSERT INTO t (id) VALUES (10)").pipe(Effect.andThen(Effect.fail("nope" as const))))
+        )
         expect(error).toBe("nope")
         expect(yield* ids(client)).not.toContain(10)
-        const defect = yield* Effect.exit(client.withTransaction(
-          client.query("INSERT INTO t (id) VALUES (11)").pipe(Effect.andThen(Effect.die("boom")))
-        ))
+        const defect = yield* Effect.exit(
+          client.withTransaction(client.query("INSERT INTO t (id) VALUES (11)").pipe(Effect.andThen(Effect.die("boom"))))
+        )
         expect(Exit.hasDies(defect)).toBe(true)
         expect(yield* ids(client)).not.toContain(11)
         expect(yield* idle(client)).toBe(0)
       })
-    ))
+    )
+  )
 
   it.live("rolls back on interruption and releases the connection", () =>
     withClient((client) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const inserted = yield* Deferred.make<void>()
-        const fiber = yield* Effect.forkChild(client.withTransaction(
-          client.query("INSERT INTO t (id) VALUES (20)").pipe(
-            Effect.andThen(Deferred.succeed(inserted, undefined)),
-            Effect.andThen(Effect.never)
+        const fiber = yield* Effect.forkChild(
+          client.withTransaction(
+            client
+              .query("INSERT INTO t (id) VALUES (20)")
+              .pipe(Effect.andThen(Deferred.succeed(inserted, undefined)), Effect.andThen(Effect.never))
           )
-        ))
+        )
         yield* Deferred.await(inserted)
         yield* Fiber.interrupt(fiber)
         expect(yield* ids(client)).not.toContain(20)
         expect(yield* idle(client)).toBe(0)
       })
-    ))
+    )
+  )
 
   it.live("cancels an in-flight statement on interruption (no waiting for pg_sleep)", () =>
     withClient((client) =>
-      Effect.gen(function*() {
-        const fiber = yield* Effect.forkChild(client.withTransaction(
-          client.query("INSERT INTO t (id) VALUES (30)").pipe(Effect.andThen(client.query("SELECT pg_sleep(30)")))
-        ))
+      Effect.gen(function* () {
+        const fiber = yield* Effect.forkChild(
+          client.withTransaction(client.query("INSERT INTO t (id) VALUES (30)").pipe(Effect.andThen(client.query("SELECT pg_sleep(30)"))))
+        )
         // Wait until the server is actually running the sleep (observed, not guessed).
-        yield* client.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(30)'"
-        ).pipe(Effect.repeat({ until: (rows) => rows[0]!.n > 0, schedule: Schedule.spaced("10 millis") }))
+        yield* client
+          .query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(30)'")
+          .pipe(Effect.repeat({ until: (rows) => rows[0]!.n > 0, schedule: Schedule.spaced("10 millis") }))
         const started = Date.now()
         yield* Fiber.interrupt(fiber)
         expect(Date.now() - started).toBeLessThan(5_000)
         expect(yield* ids(client)).not.toContain(30)
         expect(yield* idle(client)).toBe(0)
       })
-    ))
+    )
+  )
 
   it.live("runs nested calls, forked children and accessors on the transaction's connection", () =>
     withClient((client) =>
-      Effect.gen(function*() {
-        const txid = PgClient.query<{ txid: string }>("SELECT txid_current()::text AS txid").pipe(
-          Effect.map((rows) => rows[0]!.txid)
+      Effect.gen(function* () {
+        const txid = PgClient.query<{ txid: string }>("SELECT txid_current()::text AS txid").pipe(Effect.map((rows) => rows[0]!.txid))
+        const seen = yield* client.withTransaction(
+          Effect.gen(function* () {
+            const direct = yield* txid
+            const viaHelper = yield* Effect.suspend(() => txid)
+            const forked = yield* Effect.forkChild(txid).pipe(Effect.flatMap(Fiber.join))
+            const nested = yield* client.withTransaction(txid)
+            const viaDrizzle = yield* client
+              .drizzle((d) => d.execute("SELECT txid_current()::text AS txid"))
+              .pipe(Effect.map((r) => String(r.rows[0]!["txid"])))
+            return [direct, viaHelper, forked, nested, viaDrizzle]
+          })
         )
-        const seen = yield* client.withTransaction(Effect.gen(function*() {
-          const direct = yield* txid
-          const viaHelper = yield* Effect.suspend(() => txid)
-          const forked = yield* Effect.forkChild(txid).pipe(Effect.flatMap(Fiber.join))
-          const nested = yield* client.withTransaction(txid)
-          const viaDrizzle = yield* client.drizzle((d) => d.execute("SELECT txid_current()::text AS txid")).pipe(
-            Effect.map((r) => String(r.rows[0]!["txid"]))
-          )
-          return [direct, viaHelper, forked, nested, viaDrizzle]
-        }))
         expect(new Set(seen).size).toBe(1)
         const outside = yield* txid
         expect(outside).not.toBe(seen[0])
       }).pipe(Effect.provideService(PgClient.PgClient, client))
-    ))
+    )
+  )
 
   it.live("a nested transaction is a savepoint: its failure rolls back only its own work", () =>
     withClient((client) =>
-      Effect.gen(function*() {
-        yield* client.withTransaction(Effect.gen(function*() {
-          yield* client.query("INSERT INTO t (id) VALUES (40)")
-          const inner = yield* Effect.flip(client.withTransaction(
-            client.query("INSERT INTO t (id) VALUES (41)").pipe(Effect.andThen(client.query("INSERT INTO t (id) VALUES (40)")))
-          ))
-          expect(inner.reason._tag).toBe("UniqueViolation")
-          yield* client.withTransaction(client.query("INSERT INTO t (id) VALUES (42)"))
-        }))
+      Effect.gen(function* () {
+        yield* client.withTransaction(
+          Effect.gen(function* () {
+            yield* client.query("INSERT INTO t (id) VALUES (40)")
+            const inner = yield* Effect.flip(
+              client.withTransaction(
+                client.query("INSERT INTO t (id) VALUES (41)").pipe(Effect.andThen(client.query("INSERT INTO t (id) VALUES (40)")))
+              )
+            )
+            expect(inner.reason._tag).toBe("UniqueViolation")
+            yield* client.withTransaction(client.query("INSERT INTO t (id) VALUES (42)"))
+          })
+        )
         const rows = yield* ids(client)
         expect(rows.filter((id) => id >= 40)).toEqual([40, 42])
       })
-    ))
+    )
+  )
 
   it.live("classifies real failures", () =>
     withClient((client) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* client.query("INSERT INTO t (id) VALUES (50)")
         const unique = yield* Effect.flip(client.query("INSERT INTO t (id) VALUES ($1)", [50]))
         expect(unique.reason).toMatchObject({ _tag: "UniqueViolation", constraint: "t_pkey" })
@@ -152,17 +159,18 @@ describe("PgClient", () => {
         expect(syntax.sql).toBe("SELEC 1")
         const undefinedTable = yield* Effect.flip(client.query("SELECT * FROM no_such_table"))
         expect(undefinedTable.reason._tag).toBe("UndefinedTable")
-        const canceled = yield* Effect.flip(client.withTransaction(
-          client.query("SET LOCAL statement_timeout = 50").pipe(Effect.andThen(client.query("SELECT pg_sleep(5)")))
-        ))
+        const canceled = yield* Effect.flip(
+          client.withTransaction(client.query("SET LOCAL statement_timeout = 50").pipe(Effect.andThen(client.query("SELECT pg_sleep(5)"))))
+        )
         expect(canceled.reason._tag).toBe("QueryCanceled")
         const viaDrizzle = yield* Effect.flip(client.drizzle((d) => d.execute("SELECT * FROM no_such_table")))
         expect(viaDrizzle.reason._tag).toBe("UndefinedTable")
       })
-    ))
+    )
+  )
 
   it.live("classifies a refused connection (bad port) as a retryable ConnectionError", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const url = new URL(db.url)
       url.port = "1"
       const client = yield* PgClient.make({ url: url.toString(), connectTimeout: "2 seconds" })
@@ -171,5 +179,6 @@ describe("PgClient", () => {
       expect(PostgresError.isRetryable(error)).toBe(true)
       const inTransaction = yield* Effect.flip(client.withTransaction(client.query("SELECT 1")))
       expect(inTransaction.reason._tag).toBe("ConnectionError")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 })

@@ -16,10 +16,9 @@ const tags = PgMigrator.migrations.map((m) => m.tag)
 
 const tablesOf = (c: PgClient.Shape, schema: string) =>
   Effect.map(
-    c.query<{ table_name: string }>(
-      "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
-      [schema]
-    ),
+    c.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name", [
+      schema
+    ]),
     (rows) => rows.map((r) => r.table_name)
   )
 
@@ -37,7 +36,7 @@ const expectedTables = [
 
 describe("PgMigrator", () => {
   it.live("creates the schema and every table, and is idempotent", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const c = yield* client("svc_once")
       const first = yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
       expect(first).toEqual({ schema: "svc_once", applied: tags, alreadyApplied: [] })
@@ -49,10 +48,11 @@ describe("PgMigrator", () => {
       // Nothing leaked into the placeholder or default schemas.
       expect(yield* tablesOf(c, "__whizbang_schema__")).toEqual([])
       expect(yield* tablesOf(c, "whizbang")).toEqual([])
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 
   it.live("two instances migrating concurrently apply each migration exactly once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const [a, b] = yield* Effect.all([client("svc_race"), client("svc_race")])
       const reports = yield* Effect.all(
         [a, b].map((c) => PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))),
@@ -61,10 +61,11 @@ describe("PgMigrator", () => {
       expect([...reports[0]!.applied, ...reports[1]!.applied].sort()).toEqual(tags)
       expect([...reports[0]!.alreadyApplied, ...reports[1]!.alreadyApplied].sort()).toEqual(tags)
       expect(yield* tablesOf(a, "svc_race")).toEqual(expectedTables)
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 
   it.live("services in two schemas of one database do not see each other's tables", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const a = yield* client("svc_a")
       const b = yield* client("svc_b")
       yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, a))
@@ -89,19 +90,21 @@ describe("PgMigrator", () => {
       expect(hidden.reason._tag).toBe("UndefinedTable")
       // Each schema keeps its own bookkeeping.
       expect((yield* b.query("SELECT * FROM wh_migrations")).length).toBe(tags.length)
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 
   it.live("an applied migration whose SQL changed fails with a MigrationError", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const c = yield* client("svc_edited")
       yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
       yield* c.query("UPDATE wh_migrations SET hash = 'edited' WHERE idx = 0")
       const error = yield* Effect.flip(PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c)))
       expect(error).toMatchObject({ _tag: "MigrationError", schema: "svc_edited", tag: tags[0] })
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 
   it.live("appending work notifies channel wh_work with the schema as payload, once per transaction", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const c = yield* client("svc_notify")
       yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
       const received: Array<string> = []
@@ -126,34 +129,34 @@ describe("PgMigrator", () => {
       // A marker sent after the commit arrives after every notification of that transaction: wait for it, then
       // check the transaction sent exactly one.
       yield* c.query("SELECT pg_notify('wh_work', 'marker')")
-      yield* Effect.yieldNow.pipe(Effect.repeat({ until: () => received.includes("wh_work:marker"), schedule: Schedule.spaced("5 millis") }))
+      yield* Effect.yieldNow.pipe(
+        Effect.repeat({ until: () => received.includes("wh_work:marker"), schedule: Schedule.spaced("5 millis") })
+      )
       expect(received).toEqual(["wh_work:svc_notify", "wh_work:marker"])
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 })
 
 describe("SchemaReady", () => {
   it.live("layerVerify fails before migration; layer migrates; layerVerify then succeeds", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const clientLayer = PgClient.layer({ url: db.url, schema: "svc_gate" })
-      const verify = Effect.service(SchemaReady.SchemaReady).pipe(
-        Effect.provide(SchemaReady.layerVerify.pipe(Layer.provide(clientLayer)))
-      )
+      const verify = Effect.service(SchemaReady.SchemaReady).pipe(Effect.provide(SchemaReady.layerVerify.pipe(Layer.provide(clientLayer))))
       const notReady = yield* Effect.flip(verify)
       expect(notReady).toMatchObject({ _tag: "MigrationError", schema: "svc_gate", tag: tags[0] })
-      const ready = yield* Effect.service(SchemaReady.SchemaReady).pipe(
-        Effect.provide(SchemaReady.layer.pipe(Layer.provide(clientLayer)))
-      )
+      const ready = yield* Effect.service(SchemaReady.SchemaReady).pipe(Effect.provide(SchemaReady.layer.pipe(Layer.provide(clientLayer))))
       expect(ready.report.applied).toEqual(tags)
       const verified = yield* verify
       expect(verified.schema).toBe("svc_gate")
-    }))
+    })
+  )
 
   it.live("a service requiring SchemaReady is built only after the migration", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const clientLayer = PgClient.layer({ url: db.url, schema: "svc_dependent" })
       const Dependent = Layer.effect(
         PgClient.PgClient,
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* SchemaReady.SchemaReady
           const c = yield* PgClient.PgClient
           // The tables exist by the time the dependent layer is constructed.
@@ -163,5 +166,6 @@ describe("SchemaReady", () => {
       ).pipe(Layer.provide(SchemaReady.layer), Layer.provide(clientLayer))
       const rows = yield* PgClient.query<{ n: number }>("SELECT 1 AS n").pipe(Effect.provide(Dependent))
       expect(rows).toEqual([{ n: 1 }])
-    }))
+    })
+  )
 })

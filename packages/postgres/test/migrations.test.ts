@@ -20,7 +20,10 @@ describe("embedded migrations", () => {
     for (const migration of PgMigrator.migrations) {
       for (const statement of migration.statements) {
         const schemas = [...statement.matchAll(/"([^"]+)"\s*\.\s*(?:"|[a-z_])/g)].map((m) => m[1])
-        expect(schemas.filter((s) => s !== "__whizbang_schema__"), `${migration.tag}: ${statement}`).toEqual([])
+        expect(
+          schemas.filter((s) => s !== "__whizbang_schema__"),
+          `${migration.tag}: ${statement}`
+        ).toEqual([])
         expect(statement).not.toMatch(/\bpublic\./)
       }
     }

@@ -96,26 +96,44 @@ export const bootstrap = (
     let skipped = 0
     const rebuild = (streamId: string) =>
       Effect.gen(function* () {
-        const folded = yield* Replay.fold({ client, events: config.events, runner, streamId, start: Option.none(), every: snapshots.every, operation: "bootstrap" })
-        yield* client.withTransaction(Effect.gen(function* () {
-          if ((yield* client.query(fenceCursor, [streamId, perspectiveName, instanceId])).length === 0) {
-            return yield* new RebuildFailed({ operation: "bootstrap", streamId, perspectiveName, reason: "the stream lock was lost before the commit" })
-          }
-          yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep, folded.eventIds.length)
-          if (folded.last !== undefined) yield* client.query(Sql.finishCursor, [streamId, perspectiveName, folded.last.event_id])
-        }))
+        const folded = yield* Replay.fold({
+          client,
+          events: config.events,
+          runner,
+          streamId,
+          start: Option.none(),
+          every: snapshots.every,
+          operation: "bootstrap"
+        })
+        yield* client.withTransaction(
+          Effect.gen(function* () {
+            if ((yield* client.query(fenceCursor, [streamId, perspectiveName, instanceId])).length === 0) {
+              return yield* new RebuildFailed({
+                operation: "bootstrap",
+                streamId,
+                perspectiveName,
+                reason: "the stream lock was lost before the commit"
+              })
+            }
+            yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep, folded.eventIds.length)
+            if (folded.last !== undefined) yield* client.query(Sql.finishCursor, [streamId, perspectiveName, folded.last.event_id])
+          })
+        )
         return folded.last !== undefined
       })
     for (const { stream_id: streamId } of streams) {
       const placed = (yield* client.query(Sql.insertLockedCursor, [streamId, perspectiveName, instanceId, timeout])).length > 0
-      const wrote = !placed ? false : yield* withStreamLock(streamId, perspectiveName, "bootstrap", rebuild(streamId)).pipe(
-        Effect.map((done) => Option.getOrElse(done, () => false)),
-        Effect.tap((done) => (done ? Effect.void : client.query(Sql.dropPlaceholder, [streamId, perspectiveName, instanceId]))),
-        Effect.onError(() => Effect.ignore(client.query(Sql.dropPlaceholder, [streamId, perspectiveName, instanceId])))
-      )
+      const wrote = !placed
+        ? false
+        : yield* withStreamLock(streamId, perspectiveName, "bootstrap", rebuild(streamId)).pipe(
+            Effect.map((done) => Option.getOrElse(done, () => false)),
+            Effect.tap((done) => (done ? Effect.void : client.query(Sql.dropPlaceholder, [streamId, perspectiveName, instanceId]))),
+            Effect.onError(() => Effect.ignore(client.query(Sql.dropPlaceholder, [streamId, perspectiveName, instanceId])))
+          )
       if (wrote) built++
       else skipped++
-      if (config.onProgress) yield* config.onProgress({ perspectiveName, streamId, outcome: wrote ? "built" : "skipped", done: built + skipped, total })
+      if (config.onProgress)
+        yield* config.onProgress({ perspectiveName, streamId, outcome: wrote ? "built" : "skipped", done: built + skipped, total })
     }
     yield* Effect.logInfo(`bootstrap of ${perspectiveName}: ${built} stream(s) built, ${skipped} skipped`)
     return { perspectiveName, total, built, skipped }
@@ -133,5 +151,4 @@ export const layer = (
   never,
   RebuildFailed | StreamLockError | StreamLockLost | PostgresError.PostgresError | PostgresError.PostgresConfigError,
   PgClient.PgClient | PerspectiveStreamLocker | InstanceProvider.InstanceProvider
-> =>
-  Layer.effectDiscard(Effect.forEach(config.perspectives, (perspective) => bootstrap({ ...config, perspective }), { discard: true }))
+> => Layer.effectDiscard(Effect.forEach(config.perspectives, (perspective) => bootstrap({ ...config, perspective }), { discard: true }))

@@ -47,16 +47,23 @@ export const purge = (
     const client = yield* PgClient.PgClient
     const { instanceId } = yield* InstanceProvider.InstanceProvider
     const remove = (fenced: boolean) =>
-      client.withTransaction(Effect.gen(function* () {
-        if (fenced && (yield* client.query(fenceCursor, [streamId, name, instanceId])).length === 0) {
-          return yield* new RebuildFailed({ operation: "purge", streamId, perspectiveName: name, reason: "the stream lock was lost before the commit" })
-        }
-        yield* client.query(Rebuild.deleteModel(name), [streamId])
-        yield* PgPerspectiveSnapshots.deleteAll(client, streamId, name)
-        yield* client.query(Sql.deleteCursor, [streamId, name])
-      }))
+      client.withTransaction(
+        Effect.gen(function* () {
+          if (fenced && (yield* client.query(fenceCursor, [streamId, name, instanceId])).length === 0) {
+            return yield* new RebuildFailed({
+              operation: "purge",
+              streamId,
+              perspectiveName: name,
+              reason: "the stream lock was lost before the commit"
+            })
+          }
+          yield* client.query(Rebuild.deleteModel(name), [streamId])
+          yield* PgPerspectiveSnapshots.deleteAll(client, streamId, name)
+          yield* client.query(Sql.deleteCursor, [streamId, name])
+        })
+      )
     const exists = (yield* client.query(Sql.cursorExists, [streamId, name])).length > 0
     if (!exists) return yield* Effect.as(remove(false), "purged" as const)
     const locked = yield* withStreamLock(streamId, name, "purge", remove(true))
-    return Option.isSome(locked) ? "purged" as const : "locked" as const
+    return Option.isSome(locked) ? ("purged" as const) : ("locked" as const)
   })

@@ -49,7 +49,7 @@ export const defaults: PerspectiveStreamLockOptions = {
 }
 
 const show = (input: unknown): string =>
-  Duration.isDuration(input) ? Duration.format(input) : typeof input === "bigint" ? `${input}n` : JSON.stringify(input) ?? String(input)
+  Duration.isDuration(input) ? Duration.format(input) : typeof input === "bigint" ? `${input}n` : (JSON.stringify(input) ?? String(input))
 
 const positive = (
   option: InvalidStreamLockOptions["option"],
@@ -70,7 +70,7 @@ const positive = (
  * @since 0.1.0
  */
 export const decode = (input: Input = {}): Effect.Effect<PerspectiveStreamLockOptions, InvalidStreamLockOptions> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const lockTimeout = yield* positive("lockTimeout", input.lockTimeout, defaults.lockTimeout)
     const keepAliveInterval = yield* positive("keepAliveInterval", input.keepAliveInterval, defaults.keepAliveInterval)
     if (!Duration.isLessThan(Duration.times(keepAliveInterval, 2), lockTimeout)) {

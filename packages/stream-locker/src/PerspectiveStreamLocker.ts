@@ -88,10 +88,8 @@ export class PerspectiveStreamLocker extends Context.Service<PerspectiveStreamLo
  * @category constructors
  * @since 0.1.0
  */
-export const fromStorage = <E>(
-  options: PerspectiveStreamLockOptions.PerspectiveStreamLockOptions,
-  storage: Validated.Storage<E>
-): Shape => PerspectiveStreamLocker.of({ options, ...Validated.validated(storage) })
+export const fromStorage = <E>(options: PerspectiveStreamLockOptions.PerspectiveStreamLockOptions, storage: Validated.Storage<E>): Shape =>
+  PerspectiveStreamLocker.of({ options, ...Validated.validated(storage) })
 
 /**
  * The cursor rows of {@link layerMemory}: a test creates the (stream, perspective) pairs that may be locked and
@@ -100,11 +98,14 @@ export const fromStorage = <E>(
  * @category services
  * @since 0.1.0
  */
-export class MemoryCursors extends Context.Service<MemoryCursors, {
-  readonly ensureCursor: (streamId: string, perspectiveName: string) => Effect.Effect<void>
-  readonly lockOf: (streamId: string, perspectiveName: string) => Effect.Effect<Option.Option<CursorLock>>
-  readonly cursorCount: Effect.Effect<number>
-}>()("@whizbang/stream-locker/PerspectiveStreamLocker/MemoryCursors") {}
+export class MemoryCursors extends Context.Service<
+  MemoryCursors,
+  {
+    readonly ensureCursor: (streamId: string, perspectiveName: string) => Effect.Effect<void>
+    readonly lockOf: (streamId: string, perspectiveName: string) => Effect.Effect<Option.Option<CursorLock>>
+    readonly cursorCount: Effect.Effect<number>
+  }
+>()("@whizbang/stream-locker/PerspectiveStreamLocker/MemoryCursors") {}
 
 const unlocked: CursorLock = { instanceId: null, expiresAt: null, reason: null }
 
@@ -118,42 +119,54 @@ const unlocked: CursorLock = { instanceId: null, expiresAt: null, reason: null }
 export const layerMemory = (
   options?: PerspectiveStreamLockOptions.Input
 ): Layer.Layer<PerspectiveStreamLocker | MemoryCursors, InvalidStreamLockOptions> =>
-  Layer.effectContext(Effect.gen(function*() {
-    const decoded = yield* PerspectiveStreamLockOptions.decode(options)
-    const timeout = Math.ceil(Duration.toMillis(decoded.lockTimeout))
-    const cursors = new Map<string, CursorLock>()
-    const key = (streamId: string, perspectiveName: string) => `${streamId.toLowerCase()}/${perspectiveName}`
-    // Each operation is one synchronous read-modify-write, so no other fiber can interleave inside it.
-    const update = <A>(streamId: string, perspectiveName: string, f: (lock: CursorLock, now: number) => [A, CursorLock], none: A) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.sync(() => {
-          const k = key(streamId, perspectiveName)
-          const lock = cursors.get(k)
-          if (lock === undefined) return none
-          const [result, next] = f(lock, now)
-          cursors.set(k, next)
-          return result
-        }))
-    const locker = fromStorage(decoded, {
-      acquire: (streamId, perspectiveName, instanceId, reason) =>
-        update(streamId, perspectiveName, (lock, now) =>
-          lock.instanceId === null || lock.instanceId === instanceId || lock.expiresAt === null || lock.expiresAt <= now
-            ? [true, { instanceId, expiresAt: now + timeout, reason }]
-            : [false, lock], false),
-      renew: (streamId, perspectiveName, instanceId) =>
-        update(streamId, perspectiveName, (lock, now) =>
-          lock.instanceId === instanceId ? [true, { ...lock, expiresAt: now + timeout }] : [false, lock], false),
-      release: (streamId, perspectiveName, instanceId) =>
-        update(streamId, perspectiveName, (lock) => [undefined, lock.instanceId === instanceId ? unlocked : lock], undefined)
+  Layer.effectContext(
+    Effect.gen(function* () {
+      const decoded = yield* PerspectiveStreamLockOptions.decode(options)
+      const timeout = Math.ceil(Duration.toMillis(decoded.lockTimeout))
+      const cursors = new Map<string, CursorLock>()
+      const key = (streamId: string, perspectiveName: string) => `${streamId.toLowerCase()}/${perspectiveName}`
+      // Each operation is one synchronous read-modify-write, so no other fiber can interleave inside it.
+      const update = <A>(streamId: string, perspectiveName: string, f: (lock: CursorLock, now: number) => [A, CursorLock], none: A) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() => {
+            const k = key(streamId, perspectiveName)
+            const lock = cursors.get(k)
+            if (lock === undefined) return none
+            const [result, next] = f(lock, now)
+            cursors.set(k, next)
+            return result
+          })
+        )
+      const locker = fromStorage(decoded, {
+        acquire: (streamId, perspectiveName, instanceId, reason) =>
+          update(
+            streamId,
+            perspectiveName,
+            (lock, now) =>
+              lock.instanceId === null || lock.instanceId === instanceId || lock.expiresAt === null || lock.expiresAt <= now
+                ? [true, { instanceId, expiresAt: now + timeout, reason }]
+                : [false, lock],
+            false
+          ),
+        renew: (streamId, perspectiveName, instanceId) =>
+          update(
+            streamId,
+            perspectiveName,
+            (lock, now) => (lock.instanceId === instanceId ? [true, { ...lock, expiresAt: now + timeout }] : [false, lock]),
+            false
+          ),
+        release: (streamId, perspectiveName, instanceId) =>
+          update(streamId, perspectiveName, (lock) => [undefined, lock.instanceId === instanceId ? unlocked : lock], undefined)
+      })
+      const memory = MemoryCursors.of({
+        ensureCursor: (streamId, perspectiveName) =>
+          Effect.sync(() => {
+            const k = key(streamId, perspectiveName)
+            if (!cursors.has(k)) cursors.set(k, unlocked)
+          }),
+        lockOf: (streamId, perspectiveName) => Effect.sync(() => Option.fromNullishOr(cursors.get(key(streamId, perspectiveName)))),
+        cursorCount: Effect.sync(() => cursors.size)
+      })
+      return Context.make(PerspectiveStreamLocker, locker).pipe(Context.add(MemoryCursors, memory))
     })
-    const memory = MemoryCursors.of({
-      ensureCursor: (streamId, perspectiveName) =>
-        Effect.sync(() => {
-          const k = key(streamId, perspectiveName)
-          if (!cursors.has(k)) cursors.set(k, unlocked)
-        }),
-      lockOf: (streamId, perspectiveName) => Effect.sync(() => Option.fromNullishOr(cursors.get(key(streamId, perspectiveName)))),
-      cursorCount: Effect.sync(() => cursors.size)
-    })
-    return Context.make(PerspectiveStreamLocker, locker).pipe(Context.add(MemoryCursors, memory))
-  }))
+  )

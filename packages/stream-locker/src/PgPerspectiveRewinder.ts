@@ -22,12 +22,19 @@
  *
  * @since 0.1.0
  */
-import { type DefinitionErrors, InstanceProvider, type EventRegistry, type Perspective, PerspectiveRegistry, PerspectiveRewinder } from "@whizbang/core"
+import {
+  type DefinitionErrors,
+  InstanceProvider,
+  type EventRegistry,
+  type Perspective,
+  PerspectiveRegistry,
+  PerspectiveRewinder
+} from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
 import { Context, Duration, Effect, Layer, Option, Ref } from "effect"
 import { decodeDuration } from "./internal/rebuildOptions.js"
 import * as Replay from "./internal/replay.js"
-import { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
+import type { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
 import * as PgPerspectiveStreamLocker from "./PgPerspectiveStreamLocker.js"
 import type * as PerspectiveStreamLockOptions from "./PerspectiveStreamLockOptions.js"
 import * as Sql from "./sql/rewind.js"
@@ -104,7 +111,9 @@ export interface Shape extends PerspectiveRewinder.Shape {
  * @category services
  * @since 0.1.0
  */
-export class PgPerspectiveRewinder extends Context.Service<PgPerspectiveRewinder, Shape>()("@whizbang/stream-locker/PgPerspectiveRewinder") {}
+export class PgPerspectiveRewinder extends Context.Service<PgPerspectiveRewinder, Shape>()(
+  "@whizbang/stream-locker/PgPerspectiveRewinder"
+) {}
 
 const key = (t: PerspectiveRewinder.Target) => `${t.streamId}|${t.perspectiveName}`
 
@@ -114,111 +123,141 @@ const key = (t: PerspectiveRewinder.Target) => `${t.streamId}|${t.perspectiveNam
  * @category constructors
  * @since 0.1.0
  */
-export const make = (config: Config) => Effect.gen(function* () {
-  const options = config.options ?? {}
-  const window = yield* decodeDuration("debounceWindow", options.debounceWindow, Duration.seconds(5))
-  const cap = yield* decodeDuration("debounceCap", options.debounceCap, Duration.seconds(30))
-  const snapshots = yield* PgPerspectiveSnapshots.decode(options.snapshots)
-  const client = yield* PgClient.PgClient
-  const { instanceId } = yield* InstanceProvider.InstanceProvider
-  const context = yield* Effect.context<PerspectiveStreamLocker | InstanceProvider.InstanceProvider>()
-  const registry = yield* PerspectiveRegistry.make(config.perspectives)
-  const hooks = config.hooks ?? {}
-  const stats = yield* Ref.make<Stats>({ rewound: 0, failed: 0, locked: 0, replayedEvents: 0 })
-  const windowMs = Duration.toMillis(window)
-  const capMs = Duration.toMillis(cap)
+export const make = (config: Config) =>
+  Effect.gen(function* () {
+    const options = config.options ?? {}
+    const window = yield* decodeDuration("debounceWindow", options.debounceWindow, Duration.seconds(5))
+    const cap = yield* decodeDuration("debounceCap", options.debounceCap, Duration.seconds(30))
+    const snapshots = yield* PgPerspectiveSnapshots.decode(options.snapshots)
+    const client = yield* PgClient.PgClient
+    const { instanceId } = yield* InstanceProvider.InstanceProvider
+    const context = yield* Effect.context<PerspectiveStreamLocker | InstanceProvider.InstanceProvider>()
+    const registry = yield* PerspectiveRegistry.make(config.perspectives)
+    const hooks = config.hooks ?? {}
+    const stats = yield* Ref.make<Stats>({ rewound: 0, failed: 0, locked: 0, replayedEvents: 0 })
+    const windowMs = Duration.toMillis(window)
+    const capMs = Duration.toMillis(cap)
 
-  const replayUnderLock = (target: PerspectiveRewinder.Target) =>
-    Effect.gen(function* () {
-      const { perspectiveName, streamId } = target
-      const runner = yield* registry.get(perspectiveName)
-      if (hooks.onRewindStarted) yield* hooks.onRewindStarted(target)
-      const [flag] = yield* client.query<{ trigger_id: string | null }>(Sql.readTrigger, [streamId, perspectiveName])
-      if (flag === undefined) return Option.none<ReadonlyArray<string>>() // another instance finished it meanwhile
-      const trigger = flag.trigger_id
-      const start = trigger === null ? Option.none() : yield* PgPerspectiveSnapshots.latestBefore(client, streamId, perspectiveName, trigger)
-      const folded = yield* Replay.fold({ client, events: config.events, runner, streamId, start, every: snapshots.every, operation: "rewind" })
-      if (hooks.onReplayed) yield* hooks.onReplayed(target, folded.eventIds.length)
-      yield* client.withTransaction(Effect.gen(function* () {
-        const fenced = yield* client.query(Sql.fenceCursor, [streamId, perspectiveName, instanceId])
-        if (fenced.length === 0) {
-          return yield* new RebuildFailed({ operation: "rewind", streamId, perspectiveName, reason: "the stream lock was lost before the commit" })
-        }
-        if (trigger !== null) yield* PgPerspectiveSnapshots.deleteFrom(client, streamId, perspectiveName, trigger)
-        yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep)
-        yield* client.query(Sql.finishCursor, [streamId, perspectiveName, folded.last?.event_id ?? null])
-      }))
-      return Option.some(folded.eventIds)
-    })
-
-  const rewindOne = (target: PerspectiveRewinder.Target): Effect.Effect<PerspectiveRewinder.Result> =>
-    withStreamLock(target.streamId, target.perspectiveName, "rewind", replayUnderLock(target)).pipe(
-      Effect.provide(context),
-      Effect.flatMap((locked): Effect.Effect<PerspectiveRewinder.Result> => {
-        if (Option.isNone(locked)) {
-          return Effect.as(Ref.update(stats, (s) => ({ ...s, locked: s.locked + 1 })), { ...target, outcome: "locked", replayedEventIds: [] })
-        }
-        if (Option.isNone(locked.value)) return Effect.succeed({ ...target, outcome: "notFlagged", replayedEventIds: [] })
-        const ids = locked.value.value
-        const result: PerspectiveRewinder.Result = { ...target, outcome: "rewound", replayedEventIds: ids }
-        return Ref.update(stats, (s) => ({ ...s, rewound: s.rewound + 1, replayedEvents: s.replayedEvents + ids.length })).pipe(
-          Effect.andThen(Effect.logDebug(`rewound (${target.streamId}, ${target.perspectiveName}): ${ids.length} event(s) replayed`)),
-          Effect.andThen(hooks.onRewound ? Effect.ignore(hooks.onRewound(result)) : Effect.void),
-          Effect.as(result)
+    const replayUnderLock = (target: PerspectiveRewinder.Target) =>
+      Effect.gen(function* () {
+        const { perspectiveName, streamId } = target
+        const runner = yield* registry.get(perspectiveName)
+        if (hooks.onRewindStarted) yield* hooks.onRewindStarted(target)
+        const [flag] = yield* client.query<{ trigger_id: string | null }>(Sql.readTrigger, [streamId, perspectiveName])
+        if (flag === undefined) return Option.none<ReadonlyArray<string>>() // another instance finished it meanwhile
+        const trigger = flag.trigger_id
+        const start =
+          trigger === null ? Option.none() : yield* PgPerspectiveSnapshots.latestBefore(client, streamId, perspectiveName, trigger)
+        const folded = yield* Replay.fold({
+          client,
+          events: config.events,
+          runner,
+          streamId,
+          start,
+          every: snapshots.every,
+          operation: "rewind"
+        })
+        if (hooks.onReplayed) yield* hooks.onReplayed(target, folded.eventIds.length)
+        yield* client.withTransaction(
+          Effect.gen(function* () {
+            const fenced = yield* client.query(Sql.fenceCursor, [streamId, perspectiveName, instanceId])
+            if (fenced.length === 0) {
+              return yield* new RebuildFailed({
+                operation: "rewind",
+                streamId,
+                perspectiveName,
+                reason: "the stream lock was lost before the commit"
+              })
+            }
+            if (trigger !== null) yield* PgPerspectiveSnapshots.deleteFrom(client, streamId, perspectiveName, trigger)
+            yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep)
+            yield* client.query(Sql.finishCursor, [streamId, perspectiveName, folded.last?.event_id ?? null])
+          })
         )
-      }),
-      Effect.catchCause((cause) => {
-        const result: PerspectiveRewinder.Result = { ...target, outcome: "failed", replayedEventIds: [], error: String(cause) }
-        return Ref.update(stats, (s) => ({ ...s, failed: s.failed + 1 })).pipe(
-          Effect.andThen(Effect.logWarning(`rewind of (${target.streamId}, ${target.perspectiveName}) failed; retrying at a later cycle`, cause)),
-          Effect.andThen(hooks.onRewindFailed ? Effect.ignore(hooks.onRewindFailed(result)) : Effect.void),
-          Effect.as(result)
-        )
+        return Option.some(folded.eventIds)
       })
-    )
 
-  const flagged = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
-    client.query<{ stream_id: string; perspective_name: string; due: boolean }>(Sql.flaggedCursors, [
-      targets.map((t) => t.streamId),
-      targets.map((t) => t.perspectiveName),
-      windowMs,
-      capMs,
-      force
-    ]).pipe(Effect.map((rows) => new Map(rows.map((r) => [key({ streamId: r.stream_id, perspectiveName: r.perspective_name }), r.due]))))
+    const rewindOne = (target: PerspectiveRewinder.Target): Effect.Effect<PerspectiveRewinder.Result> =>
+      withStreamLock(target.streamId, target.perspectiveName, "rewind", replayUnderLock(target)).pipe(
+        Effect.provide(context),
+        Effect.flatMap((locked): Effect.Effect<PerspectiveRewinder.Result> => {
+          if (Option.isNone(locked)) {
+            return Effect.as(
+              Ref.update(stats, (s) => ({ ...s, locked: s.locked + 1 })),
+              { ...target, outcome: "locked", replayedEventIds: [] }
+            )
+          }
+          if (Option.isNone(locked.value)) return Effect.succeed({ ...target, outcome: "notFlagged", replayedEventIds: [] })
+          const ids = locked.value.value
+          const result: PerspectiveRewinder.Result = { ...target, outcome: "rewound", replayedEventIds: ids }
+          return Ref.update(stats, (s) => ({ ...s, rewound: s.rewound + 1, replayedEvents: s.replayedEvents + ids.length })).pipe(
+            Effect.andThen(Effect.logDebug(`rewound (${target.streamId}, ${target.perspectiveName}): ${ids.length} event(s) replayed`)),
+            Effect.andThen(hooks.onRewound ? Effect.ignore(hooks.onRewound(result)) : Effect.void),
+            Effect.as(result)
+          )
+        }),
+        Effect.catchCause((cause) => {
+          const result: PerspectiveRewinder.Result = { ...target, outcome: "failed", replayedEventIds: [], error: String(cause) }
+          return Ref.update(stats, (s) => ({ ...s, failed: s.failed + 1 })).pipe(
+            Effect.andThen(
+              Effect.logWarning(`rewind of (${target.streamId}, ${target.perspectiveName}) failed; retrying at a later cycle`, cause)
+            ),
+            Effect.andThen(hooks.onRewindFailed ? Effect.ignore(hooks.onRewindFailed(result)) : Effect.void),
+            Effect.as(result)
+          )
+        })
+      )
 
-  const rewindAll = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
-    flagged(targets, force).pipe(
-      Effect.flatMap((due) =>
-        Effect.forEach(targets, (t): Effect.Effect<PerspectiveRewinder.Result> => {
-          const state = due.get(key(t))
-          if (state === undefined) return Effect.succeed({ ...t, outcome: "notFlagged", replayedEventIds: [] })
-          if (!state) return Effect.succeed({ ...t, outcome: "notDue", replayedEventIds: [] })
-          return rewindOne(t)
-        })),
+    const flagged = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
+      client
+        .query<{ stream_id: string; perspective_name: string; due: boolean }>(Sql.flaggedCursors, [
+          targets.map((t) => t.streamId),
+          targets.map((t) => t.perspectiveName),
+          windowMs,
+          capMs,
+          force
+        ])
+        .pipe(Effect.map((rows) => new Map(rows.map((r) => [key({ streamId: r.stream_id, perspectiveName: r.perspective_name }), r.due]))))
+
+    const rewindAll = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
+      flagged(targets, force).pipe(
+        Effect.flatMap((due) =>
+          Effect.forEach(targets, (t): Effect.Effect<PerspectiveRewinder.Result> => {
+            const state = due.get(key(t))
+            if (state === undefined) return Effect.succeed({ ...t, outcome: "notFlagged", replayedEventIds: [] })
+            if (!state) return Effect.succeed({ ...t, outcome: "notDue", replayedEventIds: [] })
+            return rewindOne(t)
+          })
+        ),
+        Effect.catchCause((cause) =>
+          Effect.as(
+            Effect.logWarning("reading flagged cursors failed; retrying at a later cycle", cause),
+            targets.map((t): PerspectiveRewinder.Result => ({ ...t, outcome: "failed", replayedEventIds: [], error: String(cause) }))
+          )
+        )
+      )
+
+    const scan = client.query<{ stream_id: string; perspective_name: string }>(Sql.scanFlagged, [registry.names]).pipe(
+      Effect.flatMap((rows) => Effect.forEach(rows, (r) => rewindOne({ streamId: r.stream_id, perspectiveName: r.perspective_name }))),
+      Effect.tap((results) =>
+        results.length > 0 ? Effect.logInfo(`start-up scan: ${results.length} flagged cursor(s) handled`) : Effect.void
+      ),
       Effect.catchCause((cause) =>
-        Effect.as(
-          Effect.logWarning("reading flagged cursors failed; retrying at a later cycle", cause),
-          targets.map((t): PerspectiveRewinder.Result => ({ ...t, outcome: "failed", replayedEventIds: [], error: String(cause) }))
-        ))
+        Effect.as(Effect.logWarning("the rewind scan failed; flagged cursors are rewound by the worker", cause), [])
+      )
     )
 
-  const scan = client.query<{ stream_id: string; perspective_name: string }>(Sql.scanFlagged, [registry.names]).pipe(
-    Effect.flatMap((rows) => Effect.forEach(rows, (r) => rewindOne({ streamId: r.stream_id, perspectiveName: r.perspective_name }))),
-    Effect.tap((results) => (results.length > 0 ? Effect.logInfo(`start-up scan: ${results.length} flagged cursor(s) handled`) : Effect.void)),
-    Effect.catchCause((cause) => Effect.as(Effect.logWarning("the rewind scan failed; flagged cursors are rewound by the worker", cause), []))
-  )
-
-  const service = PgPerspectiveRewinder.of({
-    rewindFlagged: (targets) => (targets.length === 0 ? Effect.succeed([]) : rewindAll(targets, false)),
-    rewind: (target, o) => Effect.map(rewindAll([target], o?.force ?? false), (results) => results[0]!),
-    scan,
-    stats: Ref.get(stats)
+    const service = PgPerspectiveRewinder.of({
+      rewindFlagged: (targets) => (targets.length === 0 ? Effect.succeed([]) : rewindAll(targets, false)),
+      rewind: (target, o) => Effect.map(rewindAll([target], o?.force ?? false), (results) => results[0]!),
+      scan,
+      stats: Ref.get(stats)
+    })
+    const mode = options.startupScan ?? "blocking"
+    if (mode === "blocking") yield* scan
+    if (mode === "background") yield* Effect.forkScoped(scan)
+    return service
   })
-  const mode = options.startupScan ?? "blocking"
-  if (mode === "blocking") yield* scan
-  if (mode === "background") yield* Effect.forkScoped(scan)
-  return service
-})
 
 /**
  * The rewinder as a layer: provides both this service and core's `PerspectiveRewinder` port (what the worker
@@ -236,7 +275,8 @@ export const layer = (
 > =>
   Layer.effectContext(
     Effect.map(make(config), (service) =>
-      Context.make(PgPerspectiveRewinder, service).pipe(Context.add(PerspectiveRewinder.PerspectiveRewinder, service)))
+      Context.make(PgPerspectiveRewinder, service).pipe(Context.add(PerspectiveRewinder.PerspectiveRewinder, service))
+    )
   )
 
 type Pipeline = ReturnType<typeof PgPerspectivePipeline.layer>
@@ -257,7 +297,9 @@ export const layerPipeline = (
 ): Layer.Layer<
   Layer.Success<Pipeline> | PgPerspectiveRewinder | PerspectiveRewinder.PerspectiveRewinder | PerspectiveStreamLocker,
   Layer.Error<Pipeline> | Layer.Error<ReturnType<typeof layer>> | InvalidStreamLockOptions,
-  Exclude<Layer.Services<Pipeline>, PerspectiveStreamLocker | PerspectiveRewinder.PerspectiveRewinder> | PgClient.PgClient | InstanceProvider.InstanceProvider
+  | Exclude<Layer.Services<Pipeline>, PerspectiveStreamLocker | PerspectiveRewinder.PerspectiveRewinder>
+  | PgClient.PgClient
+  | InstanceProvider.InstanceProvider
 > => {
   const rewinder = layer({
     events: config.events,

@@ -33,20 +33,16 @@ import { tryAcquireLock } from "./sql/tryAcquireLock.js"
 export const make = (
   options?: PerspectiveStreamLockOptions.Input
 ): Effect.Effect<PerspectiveStreamLocker.Shape, InvalidStreamLockOptions, PgClient.PgClient> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const decoded = yield* PerspectiveStreamLockOptions.decode(options)
     const client = yield* PgClient.PgClient
     const timeout = Duration.toMillis(decoded.lockTimeout)
     return PerspectiveStreamLocker.fromStorage(decoded, {
       acquire: (streamId, perspectiveName, instanceId, reason) =>
-        Effect.map(
-          client.query(tryAcquireLock, [streamId, perspectiveName, instanceId, reason, timeout]),
-          (rows) => rows.length > 0
-        ),
+        Effect.map(client.query(tryAcquireLock, [streamId, perspectiveName, instanceId, reason, timeout]), (rows) => rows.length > 0),
       renew: (streamId, perspectiveName, instanceId) =>
         Effect.map(client.query(renewLock, [streamId, perspectiveName, instanceId, timeout]), (rows) => rows.length > 0),
-      release: (streamId, perspectiveName, instanceId) =>
-        Effect.asVoid(client.query(releaseLock, [streamId, perspectiveName, instanceId]))
+      release: (streamId, perspectiveName, instanceId) => Effect.asVoid(client.query(releaseLock, [streamId, perspectiveName, instanceId]))
     })
   })
 

@@ -20,7 +20,7 @@
  * @since 0.1.0
  */
 import { InstanceProvider } from "@whizbang/core"
-import { Effect, Option } from "effect"
+import { Effect, type Option } from "effect"
 import { PerspectiveStreamLocker, type LockReason } from "./PerspectiveStreamLocker.js"
 import { type StreamLockError, StreamLockLost } from "./StreamLockError.js"
 
@@ -37,20 +37,14 @@ export const withStreamLock = <A, E, R>(
   perspectiveName: string,
   reason: LockReason,
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<
-  Option.Option<A>,
-  E | StreamLockError | StreamLockLost,
-  R | PerspectiveStreamLocker | InstanceProvider.InstanceProvider
-> =>
-  Effect.gen(function*() {
+): Effect.Effect<Option.Option<A>, E | StreamLockError | StreamLockLost, R | PerspectiveStreamLocker | InstanceProvider.InstanceProvider> =>
+  Effect.gen(function* () {
     const locker = yield* PerspectiveStreamLocker
     const { instanceId } = yield* InstanceProvider.InstanceProvider
 
     const renewOrLose = locker.renewLock(streamId, perspectiveName, instanceId).pipe(
       Effect.catch((error) => Effect.as(Effect.logWarning("stream lock renewal failed; retrying next tick", error), true)),
-      Effect.flatMap((renewed) =>
-        renewed ? Effect.void : Effect.fail(new StreamLockLost({ streamId, perspectiveName, instanceId }))
-      )
+      Effect.flatMap((renewed) => (renewed ? Effect.void : Effect.fail(new StreamLockLost({ streamId, perspectiveName, instanceId }))))
     )
     // Never succeeds; it only ends by failing with StreamLockLost or by being interrupted when `effect` ends.
     const keepAlive = Effect.forever(Effect.delay(renewOrLose, locker.options.keepAliveInterval))
@@ -60,9 +54,9 @@ export const withStreamLock = <A, E, R>(
       (acquired) => (acquired ? Effect.asSome(Effect.raceFirst(effect, keepAlive)) : Effect.succeedNone),
       (acquired) =>
         acquired
-          ? locker.releaseLock(streamId, perspectiveName, instanceId).pipe(
-            Effect.catch((error) => Effect.logWarning("stream lock release failed; it will expire", error))
-          )
+          ? locker
+              .releaseLock(streamId, perspectiveName, instanceId)
+              .pipe(Effect.catch((error) => Effect.logWarning("stream lock release failed; it will expire", error)))
           : Effect.void
     )
   })

@@ -3,7 +3,16 @@
 // operation inside the worker's completion call (a wrapped coordinator): after the cycle fetched the rows, read the
 // models and applied the events, before the commit.
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, InstanceProvider, type Perspective, PerspectiveRewinder, PerspectiveStore, PerspectiveWorker, WorkCoordinator } from "@whizbang/core"
+import {
+  EventId,
+  EventStore,
+  InstanceProvider,
+  type Perspective,
+  PerspectiveRewinder,
+  PerspectiveStore,
+  PerspectiveWorker,
+  WorkCoordinator
+} from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgStatus, PgWorkCoordinator } from "@whizbang/postgres"
 import { PerspectiveBootstrap, PerspectivePurge, PerspectiveStreamLocker, PgPerspectiveStreamLocker } from "@whizbang/stream-locker"
 import { PgTestDatabase } from "@whizbang/testing"
@@ -27,16 +36,20 @@ const pipeline = (armed: Ref.Ref<Option.Option<Armed>>, perspectives: ReadonlyAr
   const config = { events: Ledger.events, perspectives, options: fast }
   const wrapped = Layer.effect(
     WorkCoordinator.WorkCoordinator,
-    Effect.map(PgWorkCoordinator.make(), (inner): WorkCoordinator.Shape => ({
-      ...inner,
-      reportCompletions: (completions) =>
-        Effect.flatMap(Ref.get(armed), (current) => {
-          if (Option.isNone(current)) return inner.reportCompletions(completions)
-          const { action, perspective, streamId } = current.value
-          if (!completions.some((c) => c.streamId === streamId && c.perspectiveName === perspective)) return inner.reportCompletions(completions)
-          return Ref.set(armed, Option.none()).pipe(Effect.andThen(action), Effect.andThen(inner.reportCompletions(completions)))
-        })
-    }))
+    Effect.map(
+      PgWorkCoordinator.make(),
+      (inner): WorkCoordinator.Shape => ({
+        ...inner,
+        reportCompletions: (completions) =>
+          Effect.flatMap(Ref.get(armed), (current) => {
+            if (Option.isNone(current)) return inner.reportCompletions(completions)
+            const { action, perspective, streamId } = current.value
+            if (!completions.some((c) => c.streamId === streamId && c.perspectiveName === perspective))
+              return inner.reportCompletions(completions)
+            return Ref.set(armed, Option.none()).pipe(Effect.andThen(action), Effect.andThen(inner.reportCompletions(completions)))
+          })
+      })
+    )
   )
   return PerspectiveWorker.layer(config).pipe(
     Layer.provide(wrapped),
@@ -53,9 +66,17 @@ const scenario = <A, E>(name: string, layer: Layer.Layer<any, never, never>, bod
   it.live(name, () => Effect.scoped(Effect.asVoid(body.pipe(Effect.provide(layer)))) as Effect.Effect<void, E>, timeout)
 
 const append = (streamId: string, amounts: ReadonlyArray<number>) =>
-  Effect.flatMap(Effect.service(EventStore.EventStore), (store) => store.append(streamId, amounts.map((a) => Ledger.note(streamId, a)))).pipe(Effect.orDie)
+  Effect.flatMap(Effect.service(EventStore.EventStore), (store) =>
+    store.append(
+      streamId,
+      amounts.map((a) => Ledger.note(streamId, a))
+    )
+  ).pipe(Effect.orDie)
 
-const idle = Effect.flatMap(Effect.service(PerspectiveWorker.PerspectiveWorker), (w) => w.awaitIdle).pipe(Effect.timeout("20 seconds"), Effect.orDie)
+const idle = Effect.flatMap(Effect.service(PerspectiveWorker.PerspectiveWorker), (w) => w.awaitIdle).pipe(
+  Effect.timeout("20 seconds"),
+  Effect.orDie
+)
 
 const modelOf = (perspective: string, streamId: string) =>
   Effect.flatMap(Effect.service(PerspectiveStore.PerspectiveStore), (s) => s.getById(perspective, streamId)).pipe(
@@ -64,7 +85,9 @@ const modelOf = (perspective: string, streamId: string) =>
   )
 
 const pending = (streamId: string) =>
-  Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<{ n: number }>("select count(*)::int as n from wh_perspective_events where stream_id = $1", [streamId])).pipe(
+  Effect.flatMap(Effect.service(PgClient.PgClient), (c) =>
+    c.query<{ n: number }>("select count(*)::int as n from wh_perspective_events where stream_id = $1", [streamId])
+  ).pipe(
     Effect.map(([r]) => r!.n),
     Effect.orDie
   )
@@ -75,33 +98,40 @@ const asAdmin = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effe
 describe("stream locks fence completions", () => {
   const purgeArmed = Effect.runSync(Ref.make(Option.none<Armed>()))
   const purged = Effect.runSync(Deferred.make<PerspectivePurge.Outcome>())
-  scenario("a purge that ran between a cycle's fetch and its commit wins: the pending events start a new model", pipeline(purgeArmed),
+  scenario(
+    "a purge that ran between a cycle's fetch and its commit wins: the pending events start a new model",
+    pipeline(purgeArmed),
     Effect.gen(function* () {
       const id = EventId.unsafeMake()
       yield* append(id, [1, 2])
       yield* idle
       expect(yield* modelOf("ledger", id)).toEqual(Option.some({ amounts: [1, 2] }))
       const context = yield* Effect.context<PgClient.PgClient | PerspectiveStreamLocker.PerspectiveStreamLocker>()
-      yield* Ref.set(purgeArmed, Option.some({
-        streamId: id,
-        perspective: "ledger",
-        action: asAdmin(PerspectivePurge.purge(id, "ledger")).pipe(
-          Effect.provide(context),
-          Effect.flatMap((outcome) => Deferred.succeed(purged, outcome)),
-          Effect.orDie,
-          Effect.asVoid
-        )
-      }))
+      yield* Ref.set(
+        purgeArmed,
+        Option.some({
+          streamId: id,
+          perspective: "ledger",
+          action: asAdmin(PerspectivePurge.purge(id, "ledger")).pipe(
+            Effect.provide(context),
+            Effect.flatMap((outcome) => Deferred.succeed(purged, outcome)),
+            Effect.orDie,
+            Effect.asVoid
+          )
+        })
+      )
       yield* append(id, [3, 4])
       expect(yield* Deferred.await(purged).pipe(Effect.timeout("20 seconds"), Effect.orDie)).toBe("purged")
       yield* idle
       // Without the fence the fetched cycle would have committed [1, 2, 3, 4] over the purge.
       expect(yield* modelOf("ledger", id)).toEqual(Option.some({ amounts: [3, 4] }))
       expect(yield* pending(id)).toBe(0)
-    }))
+    })
+  )
 
   const lockArmed = Effect.runSync(Ref.make(Option.none<Armed>()))
-  scenario("a stream lock taken after the fetch stops the commit; the pair waits, status names the holder, and it applies after the release",
+  scenario(
+    "a stream lock taken after the fetch stops the commit; the pair waits, status names the holder, and it applies after the release",
     pipeline(lockArmed),
     Effect.gen(function* () {
       const id = EventId.unsafeMake()
@@ -110,31 +140,45 @@ describe("stream locks fence completions", () => {
       yield* append(id, [1, 2])
       yield* idle
       const took = yield* Deferred.make<boolean>()
-      yield* Ref.set(lockArmed, Option.some({
-        streamId: id,
-        perspective: "ledger",
-        action: locker.tryAcquireLock(id, "ledger", holder, "rewind").pipe(Effect.flatMap((ok) => Deferred.succeed(took, ok)), Effect.orDie, Effect.asVoid)
-      }))
+      yield* Ref.set(
+        lockArmed,
+        Option.some({
+          streamId: id,
+          perspective: "ledger",
+          action: locker.tryAcquireLock(id, "ledger", holder, "rewind").pipe(
+            Effect.flatMap((ok) => Deferred.succeed(took, ok)),
+            Effect.orDie,
+            Effect.asVoid
+          )
+        })
+      )
       yield* append(id, [3, 4])
       expect(yield* Deferred.await(took).pipe(Effect.timeout("20 seconds"), Effect.orDie)).toBe(true)
       yield* idle
       expect(yield* modelOf("ledger", id)).toEqual(Option.some({ amounts: [1, 2] }))
       expect(yield* pending(id)).toBe(2)
       const waiting = (yield* PgStatus.snapshot().pipe(Effect.orDie)).waiting
-      expect(waiting.map((w) => [w.streamId, w.reason])).toEqual([[id, { _tag: "StreamLocked", instanceId: holder, lockReason: "rewind", until: expect.any(String) }]])
+      expect(waiting.map((w) => [w.streamId, w.reason])).toEqual([
+        [id, { _tag: "StreamLocked", instanceId: holder, lockReason: "rewind", until: expect.any(String) }]
+      ])
       yield* locker.releaseLock(id, "ledger", holder).pipe(Effect.orDie)
       yield* idle
       expect(yield* modelOf("ledger", id)).toEqual(Option.some({ amounts: [1, 2, 3, 4] }))
       expect(yield* pending(id)).toBe(0)
-    }))
+    })
+  )
 
   const bootstrapArmed = Effect.runSync(Ref.make(Option.none<Armed>()))
-  scenario("bootstrap rebuilds under the stream lock with reason \"bootstrap\", and a completion fetched before it does not overwrite it",
+  scenario(
+    'bootstrap rebuilds under the stream lock with reason "bootstrap", and a completion fetched before it does not overwrite it',
     pipeline(bootstrapArmed, [Ledger.ledger, Ledger.tally]),
     Effect.gen(function* () {
       const client = yield* PgClient.PgClient
       const id = EventId.unsafeMake()
-      yield* append(id, Array.from({ length: 3000 }, (_, i) => i + 1))
+      yield* append(
+        id,
+        Array.from({ length: 3000 }, (_, i) => i + 1)
+      )
       yield* idle
       // The tally perspective is "new": forget what the worker did for it, keeping its pending work for the last event.
       yield* client.query("delete from wh_perspective_cursors where perspective_name = 'tally'").pipe(Effect.orDie)
@@ -143,24 +187,32 @@ describe("stream locks fence completions", () => {
       const reasons = yield* Ref.make<Array<string>>([])
       const done = yield* Deferred.make<PerspectiveBootstrap.Summary>()
       // Watches the lock while the rebuild runs (no hook exists inside a bootstrap): what reason does it carry?
-      const watch = client.query<{ reason: string }>(
-        "select stream_lock_reason as reason from wh_perspective_cursors where stream_id = $1 and perspective_name = 'tally' and stream_lock_reason is not null",
-        [id]
-      ).pipe(
-        Effect.flatMap((rows) => Ref.update(reasons, (all) => [...all, ...rows.map((r) => r.reason)])),
-        Effect.orDie,
-        Effect.forever
-      )
-      yield* Ref.set(bootstrapArmed, Option.some({
-        streamId: id,
-        perspective: "tally",
-        action: Effect.gen(function* () {
-          const watcher = yield* Effect.forkChild(watch)
-          const summary = yield* asAdmin(PerspectiveBootstrap.bootstrap({ events: Ledger.events, perspective: Ledger.tally })).pipe(Effect.provide(context), Effect.orDie)
-          yield* Fiber.interrupt(watcher)
-          yield* Deferred.succeed(done, summary)
+      const watch = client
+        .query<{ reason: string }>(
+          "select stream_lock_reason as reason from wh_perspective_cursors where stream_id = $1 and perspective_name = 'tally' and stream_lock_reason is not null",
+          [id]
+        )
+        .pipe(
+          Effect.flatMap((rows) => Ref.update(reasons, (all) => [...all, ...rows.map((r) => r.reason)])),
+          Effect.orDie,
+          Effect.forever
+        )
+      yield* Ref.set(
+        bootstrapArmed,
+        Option.some({
+          streamId: id,
+          perspective: "tally",
+          action: Effect.gen(function* () {
+            const watcher = yield* Effect.forkChild(watch)
+            const summary = yield* asAdmin(PerspectiveBootstrap.bootstrap({ events: Ledger.events, perspective: Ledger.tally })).pipe(
+              Effect.provide(context),
+              Effect.orDie
+            )
+            yield* Fiber.interrupt(watcher)
+            yield* Deferred.succeed(done, summary)
+          })
         })
-      }))
+      )
       yield* append(id, [3001])
       expect(yield* Deferred.await(done).pipe(Effect.timeout("30 seconds"), Effect.orDie)).toMatchObject({ built: 1 })
       yield* idle
@@ -168,5 +220,7 @@ describe("stream locks fence completions", () => {
       const sum = (3001 * 3002) / 2
       expect(yield* modelOf("tally", id)).toEqual(Option.some({ count: 3001, sum }))
       expect(yield* pending(id)).toBe(0)
-    }), 90_000)
+    }),
+    90_000
+  )
 })

@@ -9,7 +9,11 @@ const lockTimeout = 300
 const memory = Layer.merge(Locker.layerMemory({ lockTimeout, keepAliveInterval: 100 }), TestClock.layer())
 
 // Each property run builds its own locker and TestClock; fast-check drives the runs (and shrinks a failure).
-const check = <A>(arbitrary: fc.Arbitrary<A>, scenario: (input: A) => Effect.Effect<unknown, unknown, Locker.PerspectiveStreamLocker | Locker.MemoryCursors | TestClock.TestClock>, numRuns = 200) =>
+const check = <A>(
+  arbitrary: fc.Arbitrary<A>,
+  scenario: (input: A) => Effect.Effect<unknown, unknown, Locker.PerspectiveStreamLocker | Locker.MemoryCursors | TestClock.TestClock>,
+  numRuns = 200
+) =>
   Effect.promise(() =>
     fc.assert(
       fc.asyncProperty(arbitrary, (input) => Effect.runPromise(Effect.provide(Effect.orDie(scenario(input)), memory)).then(() => true)),
@@ -37,7 +41,7 @@ interface ModelLock {
 describe("PerspectiveStreamLocker (memory) properties", () => {
   it.effect("any sequence of acquire / renew / release / time passing matches a model with at most one holder", () =>
     check(fc.array(command, { maxLength: 60 }), (commands) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const locker = yield* Locker.PerspectiveStreamLocker
         const cursors = yield* Locker.MemoryCursors
         const instances = Array.makeBy(3, () => globalThis.crypto.randomUUID())
@@ -71,16 +75,19 @@ describe("PerspectiveStreamLocker (memory) properties", () => {
           for (let i = 0; i < 3; i++) {
             const expected = model[i]
             expect(yield* cursors.lockOf(streams[i]!, perspective)).toEqual(
-              expected === undefined ? Option.none() : Option.some({
-                instanceId: expected.holder === null ? null : instances[expected.holder],
-                expiresAt: expected.expiresAt,
-                reason: expected.reason
-              })
+              expected === undefined
+                ? Option.none()
+                : Option.some({
+                    instanceId: expected.holder === null ? null : instances[expected.holder],
+                    expiresAt: expected.expiresAt,
+                    reason: expected.reason
+                  })
             )
           }
         }
       })
-    ))
+    )
+  )
 
   it.effect("many concurrent acquirers and releasers never hold the lock together", () =>
     check(
@@ -91,7 +98,7 @@ describe("PerspectiveStreamLocker (memory) properties", () => {
         keepLastLock: fc.boolean()
       }),
       (input) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const locker = yield* Locker.PerspectiveStreamLocker
           const cursors = yield* Locker.MemoryCursors
           const streamId = globalThis.crypto.randomUUID()
@@ -100,27 +107,36 @@ describe("PerspectiveStreamLocker (memory) properties", () => {
           let maxInside = 0
           let acquisitions = 0
           const instance = (instanceId: string) =>
-            Effect.forEach(Array.range(1, input.rounds), (round) =>
-              Effect.gen(function*() {
-                if (!(yield* locker.tryAcquireLock(streamId, perspective, instanceId, "rewind"))) return yield* Effect.yieldNow
-                acquisitions++
-                inside++
-                maxInside = Math.max(maxInside, inside)
-                for (let i = 0; i < input.holdYields; i++) {
-                  yield* Effect.yieldNow
-                  const lock = yield* cursors.lockOf(streamId, perspective)
-                  expect(Option.getOrThrow(lock).instanceId).toBe(instanceId)
-                }
-                inside--
-                // Sometimes the last round keeps the lock: then nobody else may get it afterwards.
-                if (!(input.keepLastLock && round === input.rounds)) yield* locker.releaseLock(streamId, perspective, instanceId)
-              }), { discard: true })
-          yield* Effect.forEach(Array.makeBy(input.instances, () => globalThis.crypto.randomUUID()), instance, {
-            concurrency: "unbounded",
-            discard: true
-          })
+            Effect.forEach(
+              Array.range(1, input.rounds),
+              (round) =>
+                Effect.gen(function* () {
+                  if (!(yield* locker.tryAcquireLock(streamId, perspective, instanceId, "rewind"))) return yield* Effect.yieldNow
+                  acquisitions++
+                  inside++
+                  maxInside = Math.max(maxInside, inside)
+                  for (let i = 0; i < input.holdYields; i++) {
+                    yield* Effect.yieldNow
+                    const lock = yield* cursors.lockOf(streamId, perspective)
+                    expect(Option.getOrThrow(lock).instanceId).toBe(instanceId)
+                  }
+                  inside--
+                  // Sometimes the last round keeps the lock: then nobody else may get it afterwards.
+                  if (!(input.keepLastLock && round === input.rounds)) yield* locker.releaseLock(streamId, perspective, instanceId)
+                }),
+              { discard: true }
+            )
+          yield* Effect.forEach(
+            Array.makeBy(input.instances, () => globalThis.crypto.randomUUID()),
+            instance,
+            {
+              concurrency: "unbounded",
+              discard: true
+            }
+          )
           expect(maxInside).toBe(1)
           expect(acquisitions).toBeGreaterThanOrEqual(1)
         })
-    ))
+    )
+  )
 })

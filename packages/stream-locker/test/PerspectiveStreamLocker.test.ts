@@ -6,7 +6,7 @@ import * as LockerContract from "./contract/lockerContract.js"
 // The in-memory locker reads Effect's Clock, so TestClock drives expiry: "waiting" is an instant adjust.
 const fixture = Layer.effect(
   LockerContract.LockerFixture,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cursors = yield* PerspectiveStreamLocker.MemoryCursors
     return LockerContract.LockerFixture.of({
       ensureCursor: cursors.ensureCursor,

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, PerspectiveRewinder } from "@whizbang/core"
+import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, type PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectiveSnapshots, PgPerspectiveStore } from "@whizbang/postgres"
-import { PerspectiveBootstrap, PerspectivePurge, PerspectiveStreamLocker, PgPerspectiveRewinder, PgPerspectiveStreamLocker } from "@whizbang/stream-locker"
+import {
+  PerspectiveBootstrap,
+  PerspectivePurge,
+  PerspectiveStreamLocker,
+  PgPerspectiveRewinder,
+  PgPerspectiveStreamLocker
+} from "@whizbang/stream-locker"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Deferred, Effect, Layer, Option, Ref } from "effect"
 import * as Ledger from "./fixtures/ledger.js"
@@ -35,7 +41,10 @@ const scenario = <A, E>(name: string, layer: Layer.Layer<any, never, never>, bod
 const appendAll = (streamId: string, amounts: ReadonlyArray<number>) =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
-    yield* store.append(streamId, amounts.map((a) => Ledger.note(streamId, a)))
+    yield* store.append(
+      streamId,
+      amounts.map((a) => Ledger.note(streamId, a))
+    )
     yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitIdle
   })
 
@@ -43,24 +52,31 @@ const appendAll = (streamId: string, amounts: ReadonlyArray<number>) =>
 const insertLate = (streamId: string, eventId: string, amount: number) =>
   Effect.gen(function* () {
     const client = yield* PgClient.PgClient
-    yield* client.withTransaction(Effect.gen(function* () {
-      yield* client.query(
-        `insert into wh_events (event_id, stream_id, stream_version, event_type, payload, metadata)
+    yield* client.withTransaction(
+      Effect.gen(function* () {
+        yield* client.query(
+          `insert into wh_events (event_id, stream_id, stream_version, event_type, payload, metadata)
          select $2, $1, coalesce(max(stream_version), 0) + 1, 'Noted', $3::jsonb, '{}' from wh_events where stream_id = $1`,
-        [streamId, eventId, JSON.stringify({ accountId: streamId, amount })]
-      )
-      yield* client.query(
-        `insert into wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number) values (gen_random_uuid(), $1, 'ledger', $2, 0)`,
-        [streamId, eventId]
-      )
-    }))
+          [streamId, eventId, JSON.stringify({ accountId: streamId, amount })]
+        )
+        yield* client.query(
+          `insert into wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number) values (gen_random_uuid(), $1, 'ledger', $2, 0)`,
+          [streamId, eventId]
+        )
+      })
+    )
   }).pipe(Effect.orDie)
 
 /** What the ledger must hold: the stream's amounts in event-id order. */
 const foldInIdOrder = (streamId: string) =>
   Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
-    client.query<{ amount: number }>(`select (payload->>'amount')::int as amount from wh_events where stream_id = $1 order by event_id`, [streamId])
-  ).pipe(Effect.map((rows) => rows.map((r) => r.amount)), Effect.orDie)
+    client.query<{ amount: number }>(`select (payload->>'amount')::int as amount from wh_events where stream_id = $1 order by event_id`, [
+      streamId
+    ])
+  ).pipe(
+    Effect.map((rows) => rows.map((r) => r.amount)),
+    Effect.orDie
+  )
 
 const ledgerOf = (streamId: string) =>
   PerspectiveStore.getById(Ledger.ledger, streamId).pipe(
@@ -73,9 +89,15 @@ const cursorOf = (streamId: string, perspective = "ledger") =>
     client.query<{ status: number; last_event_id: string; rewind_trigger_event_id: string | null; stream_lock_instance_id: string | null }>(
       "select status, last_event_id, rewind_trigger_event_id, stream_lock_instance_id from wh_perspective_cursors where stream_id = $1 and perspective_name = $2",
       [streamId, perspective]
-    )).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+    )
+  ).pipe(
+    Effect.map((rows) => rows[0]),
+    Effect.orDie
+  )
 
-const pendingWork = Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<{ n: number }>("select count(*)::int as n from wh_perspective_events")).pipe(
+const pendingWork = Effect.flatMap(Effect.service(PgClient.PgClient), (c) =>
+  c.query<{ n: number }>("select count(*)::int as n from wh_perspective_events")
+).pipe(
   Effect.map(([r]) => r!.n),
   Effect.orDie
 )
@@ -84,7 +106,8 @@ const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => f
 
 describe("late-arrival rewind on Postgres", () => {
   const rewound1 = Effect.runSync(Deferred.make<PerspectiveRewinder.Result>())
-  scenario("a late event flags the cursor; the rewind replays from the snapshot before it, and the model is the fold in id order",
+  scenario(
+    "a late event flags the cursor; the rewind replays from the snapshot before it, and the model is the fold in id order",
     pipeline({ snapshots: { every: 20, keep: 5 }, rewindHooks: { onRewound: (r) => Effect.asVoid(Deferred.succeed(rewound1, r)) } }),
     Effect.gen(function* () {
       const id = EventId.unsafeMake()
@@ -111,18 +134,21 @@ describe("late-arrival rewind on Postgres", () => {
       expect(snapshots.length).toBeGreaterThan(0)
       for (const s of snapshots) {
         const upTo = (yield* client.query<{ amount: number }>(
-          "select (payload->>'amount')::int as amount from wh_events where stream_id = $1 and event_id <= $2 order by event_id", [id, s.eventId]))
-          .map((r) => r.amount)
+          "select (payload->>'amount')::int as amount from wh_events where stream_id = $1 and event_id <= $2 order by event_id",
+          [id, s.eventId]
+        )).map((r) => r.amount)
         expect((s.data as { amounts: Array<number> }).amounts).toEqual(upTo)
       }
       const stats = yield* (yield* PgPerspectiveRewinder.PgPerspectiveRewinder).stats
       expect(stats).toMatchObject({ rewound: 1, failed: 0 })
-    }))
+    })
+  )
 
   const during = Effect.runSync(Ref.make<Effect.Effect<void>>(Effect.void))
   const afterReplay = Effect.runSync(Ref.make<Effect.Effect<void>>(Effect.void))
   const rewound2 = Effect.runSync(Deferred.make<PerspectiveRewinder.Result>())
-  scenario("events appended during a rewind are included (before the replay read) or applied after it (after the read)",
+  scenario(
+    "events appended during a rewind are included (before the replay read) or applied after it (after the read)",
     pipeline({
       rewindHooks: {
         onRewindStarted: () => Effect.flatten(Ref.getAndSet(during, Effect.void)),
@@ -144,12 +170,14 @@ describe("late-arrival rewind on Postgres", () => {
       expect(yield* ledgerOf(id)).toEqual([0, 1, 2, 3, 4, 5, 6])
       expect(yield* foldInIdOrder(id)).toEqual([0, 1, 2, 3, 4, 5, 6])
       expect(yield* pendingWork).toBe(0)
-    }))
+    })
+  )
 
   const aStarted = Effect.runSync(Deferred.make<void>())
   const aRelease = Effect.runSync(Deferred.make<void>())
   const aRewound = Effect.runSync(Deferred.make<PerspectiveRewinder.Result>())
-  scenario("two instances contend: one rewinds, the other skips (locked), both end consistent",
+  scenario(
+    "two instances contend: one rewinds, the other skips (locked), both end consistent",
     pipeline({
       rewindHooks: {
         onRewindStarted: () => Deferred.succeed(aStarted, undefined).pipe(Effect.andThen(Deferred.await(aRelease))),
@@ -161,7 +189,11 @@ describe("late-arrival rewind on Postgres", () => {
       const lateId = EventId.unsafeMake()
       yield* appendAll(id, [1, 2])
       // Instance B: its own id and locker, the same database.
-      const b = yield* PgPerspectiveRewinder.make({ events: Ledger.events, perspectives: [Ledger.ledger], options: { startupScan: "off" } }).pipe(
+      const b = yield* PgPerspectiveRewinder.make({
+        events: Ledger.events,
+        perspectives: [Ledger.ledger],
+        options: { startupScan: "off" }
+      }).pipe(
         Effect.provide(PgPerspectiveStreamLocker.layer({ lockTimeout: 2000, keepAliveInterval: 500 })),
         Effect.provide(InstanceProvider.layerMemory({ serviceName: "ledger-b" }))
       )
@@ -176,11 +208,16 @@ describe("late-arrival rewind on Postgres", () => {
       expect(yield* ledgerOf(id)).toEqual([0, 1, 2])
       expect(yield* b.stats).toMatchObject({ locked: 1, rewound: 0, failed: 0 })
       expect(yield* (yield* PgPerspectiveRewinder.PgPerspectiveRewinder).stats).toMatchObject({ rewound: 1, failed: 0 })
-    }))
+    })
+  )
 
   const killedRewound = Effect.runSync(Deferred.make<PerspectiveRewinder.Result>())
-  scenario("a killed holder's lock expires and another instance completes the rewind",
-    pipeline({ lock: { lockTimeout: 600, keepAliveInterval: 200 }, rewindHooks: { onRewound: (r) => Effect.asVoid(Deferred.succeed(killedRewound, r)) } }),
+  scenario(
+    "a killed holder's lock expires and another instance completes the rewind",
+    pipeline({
+      lock: { lockTimeout: 600, keepAliveInterval: 200 },
+      rewindHooks: { onRewound: (r) => Effect.asVoid(Deferred.succeed(killedRewound, r)) }
+    }),
     Effect.gen(function* () {
       const id = EventId.unsafeMake()
       const lateId = EventId.unsafeMake()
@@ -199,12 +236,14 @@ describe("late-arrival rewind on Postgres", () => {
       expect(stats.rewound).toBe(1)
       expect(yield* ledgerOf(id)).toEqual([0, 1, 2])
       expect((yield* cursorOf(id))!.stream_lock_instance_id).toBeNull()
-    }))
+    })
+  )
 
   const replayed = Effect.runSync(Deferred.make<void>())
   const release = Effect.runSync(Deferred.make<void>())
   const longRewound = Effect.runSync(Deferred.make<PerspectiveRewinder.Result>())
-  scenario("the keepalive holds a rewind that runs longer than lockTimeout",
+  scenario(
+    "the keepalive holds a rewind that runs longer than lockTimeout",
     pipeline({
       lock: { lockTimeout: 400, keepAliveInterval: 100 },
       rewindHooks: {
@@ -226,20 +265,28 @@ describe("late-arrival rewind on Postgres", () => {
       expect((yield* Deferred.await(longRewound)).outcome).toBe("rewound")
       expect(yield* ledgerOf(id)).toEqual([0, 1, 2])
       expect((yield* (yield* PgPerspectiveRewinder.PgPerspectiveRewinder).stats).failed).toBe(0)
-    }))
+    })
+  )
 
-  scenario("snapshots are written every N applied events and pruned to the newest M", pipeline({ snapshots: { every: 10, keep: 3 } }),
+  scenario(
+    "snapshots are written every N applied events and pruned to the newest M",
+    pipeline({ snapshots: { every: 10, keep: 3 } }),
     Effect.gen(function* () {
       const id = EventId.unsafeMake()
       for (let batch = 0; batch < 5; batch++) yield* appendAll(id, range(batch * 10 + 1, 10))
       const client = yield* PgClient.PgClient
       const snapshots = yield* PgPerspectiveSnapshots.list(client, id, "ledger")
-      const ids = (yield* client.query<{ event_id: string }>("select event_id from wh_events where stream_id = $1 order by event_id", [id])).map((r) => r.event_id)
+      const ids = (yield* client.query<{ event_id: string }>("select event_id from wh_events where stream_id = $1 order by event_id", [
+        id
+      ])).map((r) => r.event_id)
       expect(snapshots.map((s) => s.eventId)).toEqual([ids[29], ids[39], ids[49]])
       expect(snapshots.map((s) => (s.data as { amounts: Array<number> }).amounts.length)).toEqual([30, 40, 50])
-    }))
+    })
+  )
 
-  scenario("bootstrap builds a new perspective's models over existing streams, reporting progress; a second run finds nothing", pipeline(),
+  scenario(
+    "bootstrap builds a new perspective's models over existing streams, reporting progress; a second run finds nothing",
+    pipeline(),
     Effect.gen(function* () {
       const streams = Array.from({ length: 5 }, () => EventId.unsafeMake())
       for (const [i, id] of streams.entries()) yield* appendAll(id, range(1, i + 1))
@@ -258,12 +305,14 @@ describe("late-arrival rewind on Postgres", () => {
         expect(rows.get(id)?.data).toEqual({ count: i + 1, sum: ((i + 1) * (i + 2)) / 2 })
         expect(rows.get(id)?.version).toBe(i + 1)
       })
-      expect((yield* cursorOf(streams[4]!, "tally"))).toMatchObject({ status: 2 })
+      expect(yield* cursorOf(streams[4]!, "tally")).toMatchObject({ status: 2 })
       const again = yield* PerspectiveBootstrap.bootstrap({ events: Ledger.events, perspective: Ledger.tally })
       expect(again).toEqual({ perspectiveName: "tally", total: 0, built: 0, skipped: 0 })
-    }))
+    })
+  )
 
-  scenario("purge deletes the row, cursor and snapshots under the lock; a lock held by another instance makes it skip",
+  scenario(
+    "purge deletes the row, cursor and snapshots under the lock; a lock held by another instance makes it skip",
     pipeline({ snapshots: { every: 2, keep: 5 } }),
     Effect.gen(function* () {
       const client = yield* PgClient.PgClient
@@ -282,5 +331,6 @@ describe("late-arrival rewind on Postgres", () => {
       expect(yield* PgPerspectiveSnapshots.list(client, purged, "ledger")).toEqual([])
       expect(yield* ledgerOf(kept)).toEqual([1, 2, 3, 4])
       expect((yield* PgPerspectiveSnapshots.list(client, kept, "ledger")).length).toBeGreaterThan(0)
-    }))
+    })
+  )
 })

@@ -37,7 +37,7 @@ export interface Options {
  * @since 0.1.0
  */
 export const sleep = (duration: Duration.Input, options?: Options): Effect.Effect<void> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const total = Duration.toMillis(duration)
     if (options?.debuggerAware === false) return yield* Effect.sleep(total)
     if (!Number.isFinite(total)) return yield* Effect.never

@@ -57,7 +57,11 @@ export const event = (envelope: Envelope.Envelope): Message => ({ _tag: "Event",
  * @category constructors
  * @since 0.1.0
  */
-export const command = (type: string, payload: unknown, options?: { readonly streamId?: string; readonly commandId?: string }): Effect.Effect<Message> =>
+export const command = (
+  type: string,
+  payload: unknown,
+  options?: { readonly streamId?: string; readonly commandId?: string }
+): Effect.Effect<Message> =>
   Effect.map(Clock.currentTimeMillis, (now) => {
     const id = options?.commandId ?? EventId.unsafeMake()
     return {
@@ -138,7 +142,7 @@ export interface Options {
 /** Runs `effect` in the caller's scope (or a fresh one) and returns the ids of the events it recorded there. */
 const inScope = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(ScopedEventTracker.Current, (current) => {
-    const run = Effect.gen(function*() {
+    const run = Effect.gen(function* () {
       const before = (yield* ScopedEventTracker.getEmittedEvents()).length
       const value = yield* effect
       const emitted = (yield* ScopedEventTracker.getEmittedEvents()).slice(before).map((e) => e.eventId)
@@ -153,7 +157,7 @@ const inScope = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
  * @category constructors
  * @since 0.1.0
  */
-export const make = Effect.fnUntraced(function*(options: Options) {
+export const make = Effect.fnUntraced(function* (options: Options) {
   // Receptors are plain values: their mistakes surface here, when the dispatcher is built.
   yield* Effect.forEach(options.receptors, Receptor.validate, { discard: true })
   const context = yield* Effect.context<PerspectiveSyncAwaiter | EventCompletionAwaiter>()
@@ -162,10 +166,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const receptorsFor = (type: string) => options.receptors.filter((r) => r.handles.includes(type))
 
   const runReceptor = (receptor: Receptor.Receptor, message: Message) =>
-    Effect.gen(function*() {
-      const contexts = message._tag === "Event"
-        ? yield* ReceptorSync.awaitFor(receptor, message.envelope, defaultTimeout).pipe(Effect.provideContext(context))
-        : []
+    Effect.gen(function* () {
+      const contexts =
+        message._tag === "Event"
+          ? yield* ReceptorSync.awaitFor(receptor, message.envelope, defaultTimeout).pipe(Effect.provideContext(context))
+          : []
       return yield* receptor.handle(message.envelope).pipe(
         Effect.mapError((cause) => new ReceptorFailed({ receptor: receptor.name, cause })),
         Effect.provideService(SyncContext.Current, ReceptorSync.worst(contexts)),
@@ -174,7 +179,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     })
 
   const localInvoke = <A>(message: Message, dispatch?: DispatchOptions): Effect.Effect<A, DispatchFailure> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const type = message.envelope.eventType
       const found = receptorsFor(type)
       if (found.length === 0) return yield* new DispatchError({ reason: { _tag: "NoReceptor", messageType: type } })
@@ -198,14 +203,18 @@ export const make = Effect.fnUntraced(function*(options: Options) {
           })
         }
         if (result._tag === "DeadLettered") {
-          return yield* new PerspectiveSyncDeadLetteredError({ receptor: receptor.name, perspectiveName: undefined, deadLettered: result.deadLettered })
+          return yield* new PerspectiveSyncDeadLetteredError({
+            receptor: receptor.name,
+            perspectiveName: undefined,
+            deadLettered: result.deadLettered
+          })
         }
       }
       return value as A
     })
 
   const send = (message: Message): Effect.Effect<void, DispatchFailure> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const found = receptorsFor(message.envelope.eventType)
       if (found.length === 0) return yield* new DispatchError({ reason: { _tag: "NoReceptor", messageType: message.envelope.eventType } })
       yield* inScope(Effect.forEach(found, (r) => runReceptor(r, message), { discard: true }))
@@ -220,5 +229,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: Options): Layer.Layer<Dispatcher, Receptor.InvalidReceptor, PerspectiveSyncAwaiter | EventCompletionAwaiter> =>
+export const layer = (
+  options: Options
+): Layer.Layer<Dispatcher, Receptor.InvalidReceptor, PerspectiveSyncAwaiter | EventCompletionAwaiter> =>
   Layer.effect(Dispatcher, make(options))

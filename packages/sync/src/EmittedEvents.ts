@@ -25,10 +25,8 @@ export type EmittedEvent = Pick<Envelope.Envelope, "eventId" | "streamId" | "eve
  * @category tracking
  * @since 0.1.0
  */
-export const record = (
-  events: Iterable<EmittedEvent>
-): Effect.Effect<void, never, SyncEventTracker | TrackedEventTypeRegistry> =>
-  Effect.gen(function*() {
+export const record = (events: Iterable<EmittedEvent>): Effect.Effect<void, never, SyncEventTracker | TrackedEventTypeRegistry> =>
+  Effect.gen(function* () {
     const tracker = yield* SyncEventTracker
     const registry = yield* TrackedEventTypeRegistry
     for (const { eventId, eventType, streamId } of events) {

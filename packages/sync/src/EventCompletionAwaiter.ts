@@ -81,21 +81,23 @@ const merge = (results: ReadonlyArray<SyncResult.SyncResult>, eventsAwaited: num
  * @category constructors
  * @since 0.1.0
  */
-export const make = Effect.gen(function*() {
+export const make = Effect.gen(function* () {
   const tracker = yield* SyncEventTracker
   const port = yield* SyncInquiryPort
   const engine = WaitEngine.make(tracker, port, port.changes === undefined ? Duration.millis(100) : Duration.seconds(1))
   const perspectives = port.perspectives === undefined ? undefined : [...port.perspectives.keys()]
 
   const trackerOnly = (ids: ReadonlyArray<string>, timeout: Duration.Duration, options: WaitOptions | undefined) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
       const pendingAtStart = yield* Effect.filter(ids, (id) => tracker.isPending(id))
-      const done = pendingAtStart.length === 0 || (yield* tracker.waitForAllPerspectives(ids, {
-        timeout,
-        debuggerAwareTimeout: options?.debuggerAwareTimeout ?? true,
-        awaiterId: options?.awaiterId
-      }))
+      const done =
+        pendingAtStart.length === 0 ||
+        (yield* tracker.waitForAllPerspectives(ids, {
+          timeout,
+          debuggerAwareTimeout: options?.debuggerAwareTimeout ?? true,
+          awaiterId: options?.awaiterId
+        }))
       const fields: SyncResult.Fields = {
         elapsed: Duration.millis((yield* Clock.currentTimeMillis) - start),
         eventsAwaited: ids.length,
@@ -106,14 +108,25 @@ export const make = Effect.gen(function*() {
       return done ? SyncResult.Synced(fields) : SyncResult.TimedOut(fields)
     })
 
-  const everyPerspective = (names: ReadonlyArray<string>, ids: ReadonlyArray<string>, timeout: Duration.Duration, options: WaitOptions | undefined) =>
-    Effect.gen(function*() {
+  const everyPerspective = (
+    names: ReadonlyArray<string>,
+    ids: ReadonlyArray<string>,
+    timeout: Duration.Duration,
+    options: WaitOptions | undefined
+  ) =>
+    Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
       const one = (perspectiveName: string) =>
         Effect.flatMap(
-          engine.awaitIds({ perspectiveName, eventIds: ids, timeout, debuggerAware: options?.debuggerAwareTimeout ?? true, includeProcessedEventIds: false }),
+          engine.awaitIds({
+            perspectiveName,
+            eventIds: ids,
+            timeout,
+            debuggerAware: options?.debuggerAwareTimeout ?? true,
+            includeProcessedEventIds: false
+          }),
           // A dead letter in one perspective ends every other perspective's wait at once.
-          (result) => result._tag === "DeadLettered" ? Effect.fail(result) : Effect.succeed(result)
+          (result) => (result._tag === "DeadLettered" ? Effect.fail(result) : Effect.succeed(result))
         )
       const results = yield* Effect.forEach(names, one, { concurrency: "unbounded" }).pipe(
         Effect.catch((deadLettered) => Effect.succeed([deadLettered]))
@@ -123,17 +136,19 @@ export const make = Effect.gen(function*() {
 
   return EventCompletionAwaiter.of({
     waitForEvents: (eventIds, options) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ids = [...new Set(eventIds ?? [])]
         yield* WaitEngine.checkEventIds(ids)
         const timeout = yield* WaitEngine.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
         if (ids.length === 0) {
           return SyncResult.NoPendingEvents({ elapsed: Duration.zero, eventsAwaited: 0, deadLettered: [], pending: [] })
         }
-        return perspectives === undefined ? yield* trackerOnly(ids, timeout, options) : yield* everyPerspective(perspectives, ids, timeout, options)
+        return perspectives === undefined
+          ? yield* trackerOnly(ids, timeout, options)
+          : yield* everyPerspective(perspectives, ids, timeout, options)
       }),
     areEventsFullyProcessed: (eventIds) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* WaitEngine.checkEventIds(eventIds)
         if (perspectives === undefined) {
           return (yield* Effect.filter(eventIds, (id) => tracker.isPending(id))).length === 0

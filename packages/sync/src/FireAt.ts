@@ -102,10 +102,7 @@ export const placement = (fireAt: FireAt): Placement => {
  * @category constructors
  * @since 0.2.0
  */
-export const receptor = (
-  fireAt: FireAt,
-  options: Omit<Parameters<typeof Receptor.make>[0], "stage" | "mode">
-): Receptor.Receptor => {
+export const receptor = (fireAt: FireAt, options: Omit<Parameters<typeof Receptor.make>[0], "stage" | "mode">): Receptor.Receptor => {
   const where = placement(fireAt)
   return Receptor.make(where._tag === "Worker" ? { ...options, stage: where.stage, mode: where.mode } : options)
 }

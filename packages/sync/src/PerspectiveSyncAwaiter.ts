@@ -132,7 +132,7 @@ const toOptions = (options: SyncFilter.SyncOptions | SyncFilter.SyncFilterBuilde
   SyncFilter.isBuilder(options) ? options.build() : Effect.succeed(options)
 
 const refuseInline = (perspectiveName: string) =>
-  Effect.flatMap(InlineLifecycleStage, (inline) => inline ? Effect.fail(new InlineStageSyncError({ perspectiveName })) : Effect.void)
+  Effect.flatMap(InlineLifecycleStage, (inline) => (inline ? Effect.fail(new InlineStageSyncError({ perspectiveName })) : Effect.void))
 
 /** Whether the filter can match some event of a perspective handling `handled` (stream and scope nodes can). */
 const possible = (node: SyncFilter.SyncFilterNode, handled: ReadonlySet<string>): boolean => {
@@ -149,13 +149,19 @@ const possible = (node: SyncFilter.SyncFilterNode, handled: ReadonlySet<string>)
 }
 
 const typesOf = (node: SyncFilter.SyncFilterNode): ReadonlyArray<string> =>
-  node._tag === "EventTypes" ? node.eventTypes : node._tag === "And" || node._tag === "Or" ? [...typesOf(node.left), ...typesOf(node.right)] : []
+  node._tag === "EventTypes"
+    ? node.eventTypes
+    : node._tag === "And" || node._tag === "Or"
+      ? [...typesOf(node.left), ...typesOf(node.right)]
+      : []
 
 const checkFilter = (port: SyncInquiryPortShape, perspectiveName: string, filter: SyncFilter.SyncFilterNode) => {
   const handled = port.perspectives?.get(perspectiveName)
   return handled === undefined || possible(filter, handled)
     ? Effect.void
-    : Effect.fail(new SyncArgumentError({ reason: { _tag: "ImpossibleFilter", perspectiveName, eventTypes: [...new Set(typesOf(filter))] } }))
+    : Effect.fail(
+        new SyncArgumentError({ reason: { _tag: "ImpossibleFilter", perspectiveName, eventTypes: [...new Set(typesOf(filter))] } })
+      )
 }
 
 /**
@@ -164,7 +170,7 @@ const checkFilter = (port: SyncInquiryPortShape, perspectiveName: string, filter
  * @category constructors
  * @since 0.1.0
  */
-export const make = Effect.fnUntraced(function*(options?: Options) {
+export const make = Effect.fnUntraced(function* (options?: Options) {
   const tracker = yield* SyncEventTracker
   const port = yield* SyncInquiryPort
   const pollInterval = options?.pollInterval ?? (port.changes === undefined ? Duration.millis(100) : Duration.seconds(1))
@@ -172,7 +178,7 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
 
   /** The ids the filter matches, and which of them were discovered (tracked pending, not emitted in this scope). */
   const matching = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const scoped = yield* ScopedEventTracker.getEmittedEvents()
       const inScope = new Set(scoped.map((e) => e.eventId))
       const pending = yield* tracker.getPendingForPerspective(perspectiveName)
@@ -185,7 +191,7 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
     Effect.map(matching(perspectiveName, filter), (m) => m.ids)
 
   const streamPending = (perspectiveName: string, streamId: string, eventTypes: ReadonlyArray<string> | undefined) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const tracked = (yield* tracker.getPendingEvents(streamId, perspectiveName, eventTypes)).map((e) => e.eventId)
       const stored = port.pendingForStream === undefined ? [] : yield* port.pendingForStream(perspectiveName, streamId, eventTypes)
       return [...tracked, ...stored]
@@ -194,17 +200,16 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
   const idsForStream = (perspectiveName: string, streamId: string, options: StreamWaitOptions | undefined) =>
     options?.eventId !== undefined && options.andStreamPending !== true
       ? Effect.succeed([options.eventId])
-      : Effect.map(
-        streamPending(perspectiveName, streamId, options?.eventTypes),
-        (found) => [...new Set([...(options?.eventId === undefined ? [] : [options.eventId]), ...found])]
-      )
+      : Effect.map(streamPending(perspectiveName, streamId, options?.eventTypes), (found) => [
+          ...new Set([...(options?.eventId === undefined ? [] : [options.eventId]), ...found])
+        ])
 
   const precheck = (perspectiveName: string) =>
     Effect.andThen(refuseInline(perspectiveName), WaitEngine.checkPerspective(port, perspectiveName))
 
   return PerspectiveSyncAwaiter.of({
     wait: (perspectiveName, options) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* precheck(perspectiveName)
         const sync = yield* toOptions(options)
         yield* checkFilter(port, perspectiveName, sync.filter)
@@ -219,7 +224,7 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
         })
       }),
     waitForStream: (perspectiveName, streamId, options) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* precheck(perspectiveName)
         yield* WaitEngine.checkStreamId(streamId)
         if (options?.eventId !== undefined) yield* WaitEngine.checkEventIds([options.eventId])
@@ -238,7 +243,7 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
         })
       }),
     waitForEvents: (perspectiveName, eventIds, options) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* precheck(perspectiveName)
         yield* WaitEngine.checkEventIds(eventIds)
         const timeout = yield* WaitEngine.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
@@ -251,7 +256,7 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
         })
       }),
     isCaughtUp: (perspectiveName, options) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* WaitEngine.checkPerspective(port, perspectiveName)
         const sync = yield* toOptions(options)
         yield* checkFilter(port, perspectiveName, sync.filter)
@@ -270,9 +275,11 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
  * @since 0.1.0
  */
 export const layerWith = (options: Options): Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker> =>
-  Layer.effectContext(Effect.map(make(options), (awaiter) =>
-    Context.make(PerspectiveSyncAwaiter, awaiter).pipe(Context.add(Receptor.SyncGate, Option.some(ReceptorRules.gate(awaiter))))
-  )) as Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker>
+  Layer.effectContext(
+    Effect.map(make(options), (awaiter) =>
+      Context.make(PerspectiveSyncAwaiter, awaiter).pipe(Context.add(Receptor.SyncGate, Option.some(ReceptorRules.gate(awaiter))))
+    )
+  ) as Layer.Layer<PerspectiveSyncAwaiter, never, SyncEventTracker>
 
 /**
  * The awaiter (default poll interval) and the worker's sync gate; needs a `SyncEventTracker`.

@@ -97,14 +97,14 @@ export class PgSyncInquiry extends Context.Service<PgSyncInquiry, Shape>()("@whi
  * @category constructors
  * @since 0.1.0
  */
-export const make = Effect.fnUntraced(function*(options: Options) {
+export const make = Effect.fnUntraced(function* (options: Options) {
   const client = yield* PgClient.PgClient
   const handled = new Map<string, Set<string>>(options.perspectives.map((p) => [p.name, new Set(p.eventTypes)]))
   const limit = options.discoveryLimit ?? 10_000
   const signal = yield* ProcessedListener.start
 
   const classify = (perspectiveName: string, eventIds: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const ids = [...new Set(eventIds)]
       // A malformed id can name no event: pending forever, and never sent to the database.
       const valid = ids.filter(EventId.isUuid)
@@ -120,12 +120,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     streamId !== undefined && !EventId.isUuid(streamId)
       ? Effect.succeed([])
       : Effect.map(
-        client.query<{ event_id: string }>(Sql.pendingEvents, [perspectiveName, streamId ?? null, eventTypes ?? [], limit]),
-        (rows) => rows.map((r) => r.event_id)
-      )
+          client.query<{ event_id: string }>(Sql.pendingEvents, [perspectiveName, streamId ?? null, eventTypes ?? [], limit]),
+          (rows) => rows.map((r) => r.event_id)
+        )
 
   const inquire = (inquiry: SyncInquiry.SyncInquiry) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (inquiry.eventIds !== undefined && inquiry.eventIds.length > 0) {
         const c = yield* classify(inquiry.perspectiveName, inquiry.eventIds)
         return SyncInquiry.resultFor(inquiry, {
@@ -148,24 +148,47 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   // Every waiter re-checks on every NOTIFY: without coalescing, N waiters would cost N queries per completion and
   // flood the pool. Asks that arrive while a query runs are answered together by the next one (per perspective).
   const scope = yield* Effect.scope
-  type Ask = { readonly perspectiveName: string; readonly ids: ReadonlyArray<string>; readonly done: Deferred.Deferred<Classified, PostgresError> }
+  type Ask = {
+    readonly perspectiveName: string
+    readonly ids: ReadonlyArray<string>
+    readonly done: Deferred.Deferred<Classified, PostgresError>
+  }
   const queue: Array<Ask> = []
   let draining = false
   const answer = (batch: ReadonlyArray<Ask>) => {
     const byPerspective = new Map<string, Array<Ask>>()
     for (const ask of batch) byPerspective.set(ask.perspectiveName, [...(byPerspective.get(ask.perspectiveName) ?? []), ask])
-    return Effect.forEach(byPerspective, ([perspectiveName, asks]) =>
-      Effect.map(Effect.exit(classify(perspectiveName, asks.flatMap((a) => a.ids))), (exit) => {
-        for (const ask of asks) {
-          if (Exit.isFailure(exit)) {
-            Deferred.doneUnsafe(ask.done, exit)
-            continue
+    return Effect.forEach(
+      byPerspective,
+      ([perspectiveName, asks]) =>
+        Effect.map(
+          Effect.exit(
+            classify(
+              perspectiveName,
+              asks.flatMap((a) => a.ids)
+            )
+          ),
+          (exit) => {
+            for (const ask of asks) {
+              if (Exit.isFailure(exit)) {
+                Deferred.doneUnsafe(ask.done, exit)
+                continue
+              }
+              const mine = new Set(ask.ids)
+              const only = (ids: ReadonlyArray<string>) => ids.filter((id) => mine.has(id))
+              Deferred.doneUnsafe(
+                ask.done,
+                Exit.succeed({
+                  pending: only(exit.value.pending),
+                  processed: only(exit.value.processed),
+                  deadLettered: only(exit.value.deadLettered)
+                })
+              )
+            }
           }
-          const mine = new Set(ask.ids)
-          const only = (ids: ReadonlyArray<string>) => ids.filter((id) => mine.has(id))
-          Deferred.doneUnsafe(ask.done, Exit.succeed({ pending: only(exit.value.pending), processed: only(exit.value.processed), deadLettered: only(exit.value.deadLettered) }))
-        }
-      }), { concurrency: "unbounded", discard: true })
+        ),
+      { concurrency: "unbounded", discard: true }
+    )
   }
   // The emptiness check and clearing the flag happen in one synchronous step, so no ask is left behind.
   const drain: Effect.Effect<void> = Effect.suspend(() => {
@@ -212,7 +235,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
  */
 export const layer = (options: Options): Layer.Layer<PgSyncInquiry, never, PgClient.PgClient | SchemaReady.SchemaReady> =>
   Layer.effectContext(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* SchemaReady.SchemaReady
       const inquiry = yield* make(options)
       return Context.make(PgSyncInquiry, inquiry).pipe(Context.add(SyncInquiryPort, inquiry.port))

@@ -53,9 +53,7 @@ export interface ScopedEventTracker {
 export const makeUnsafe = (): ScopedEventTracker => {
   const events: Array<TrackedEvent> = []
   const getEmittedEvents = (filter?: SyncFilter.SyncFilterNode) =>
-    filter === undefined
-      ? events.slice()
-      : events.filter((e) => SyncFilter.matches(filter, { ...e, inCurrentScope: true }))
+    filter === undefined ? events.slice() : events.filter((e) => SyncFilter.matches(filter, { ...e, inCurrentScope: true }))
   return {
     trackEmittedEvent: (event) => {
       events.push({ streamId: event.streamId, eventType: event.eventType, eventId: event.eventId })
@@ -74,10 +72,9 @@ export const makeUnsafe = (): ScopedEventTracker => {
  * @category references
  * @since 0.1.0
  */
-export const Current: Context.Reference<Option.Option<ScopedEventTracker>> = Context.Reference(
-  "@whizbang/sync/ScopedEventTracker",
-  { defaultValue: () => Option.none() }
-)
+export const Current: Context.Reference<Option.Option<ScopedEventTracker>> = Context.Reference("@whizbang/sync/ScopedEventTracker", {
+  defaultValue: () => Option.none()
+})
 
 /**
  * Runs `effect` in a fresh scope.
@@ -95,7 +92,10 @@ export const withScope = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effec
  * @since 0.1.0
  */
 export const trackEmittedEvent = (event: TrackedEvent): Effect.Effect<void> =>
-  Effect.flatMap(Current, Option.match({ onNone: () => Effect.void, onSome: (tracker) => Effect.sync(() => tracker.trackEmittedEvent(event)) }))
+  Effect.flatMap(
+    Current,
+    Option.match({ onNone: () => Effect.void, onSome: (tracker) => Effect.sync(() => tracker.trackEmittedEvent(event)) })
+  )
 
 /**
  * The current scope's events, optionally filtered; empty outside a scope.
@@ -112,11 +112,11 @@ export const getEmittedEvents = (filter?: SyncFilter.SyncFilterNode): Effect.Eff
  * @category queries
  * @since 0.1.0
  */
-export const areAllProcessed = (
-  filter: SyncFilter.SyncFilterNode,
-  processedEventIds: Iterable<string>
-): Effect.Effect<boolean> =>
-  Effect.map(Current, Option.match({
-    onNone: () => true,
-    onSome: (tracker) => tracker.areAllProcessed(filter, processedEventIds)
-  }))
+export const areAllProcessed = (filter: SyncFilter.SyncFilterNode, processedEventIds: Iterable<string>): Effect.Effect<boolean> =>
+  Effect.map(
+    Current,
+    Option.match({
+      onNone: () => true,
+      onSome: (tracker) => tracker.areAllProcessed(filter, processedEventIds)
+    })
+  )

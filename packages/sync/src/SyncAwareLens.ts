@@ -39,10 +39,7 @@ export interface SyncedRow<M = unknown> {
  * @category models
  * @since 0.1.0
  */
-export type SyncSpec =
-  | SyncFilter.SyncOptions
-  | SyncFilter.SyncFilterBuilder
-  | { readonly timeout?: Duration.Input | undefined }
+export type SyncSpec = SyncFilter.SyncOptions | SyncFilter.SyncFilterBuilder | { readonly timeout?: Duration.Input | undefined }
 
 /**
  * Errors of a sync-aware read.
@@ -65,7 +62,7 @@ export const getById = <M, E>(
   id: string,
   sync: SyncSpec = {}
 ): Effect.Effect<SyncedRow<M>, LensError, PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const awaiter = yield* PerspectiveSyncAwaiter
     const result = isFilter(sync)
       ? yield* awaiter.wait(perspective.name, sync)
@@ -93,7 +90,9 @@ export const query = <M, E>(
  */
 export interface Lens<M = unknown> {
   readonly getById: (id: string, sync?: SyncSpec) => Effect.Effect<SyncedRow<M>, LensError>
-  readonly query: (q?: PerspectiveStore.Query) => Effect.Effect<ReadonlyArray<PerspectiveStore.Row<M>>, PerspectiveStore.PerspectiveStoreError>
+  readonly query: (
+    q?: PerspectiveStore.Query
+  ) => Effect.Effect<ReadonlyArray<PerspectiveStore.Row<M>>, PerspectiveStore.PerspectiveStoreError>
 }
 
 /**

@@ -68,13 +68,13 @@ export const fromResult = (
     deadLettered: result.deadLettered,
     ...(result._tag === "TimedOut"
       ? {
-        failureReason: `perspective ${target.perspectiveName} did not process ${result.eventsAwaited} event(s) within ${
-          Duration.toMillis(result.elapsed)
-        } ms`
-      }
+          failureReason: `perspective ${target.perspectiveName} did not process ${result.eventsAwaited} event(s) within ${Duration.toMillis(
+            result.elapsed
+          )} ms`
+        }
       : result._tag === "DeadLettered"
-      ? { failureReason: `perspective ${target.perspectiveName} dead-lettered ${result.deadLettered.join(", ")}` }
-      : {})
+        ? { failureReason: `perspective ${target.perspectiveName} dead-lettered ${result.deadLettered.join(", ")}` }
+        : {})
   })
 
 /**
@@ -119,6 +119,9 @@ export const Current: Context.Reference<Option.Option<SyncContext>> = Context.Re
  * @category references
  * @since 0.1.0
  */
-export const All: Context.Reference<ReadonlyArray<SyncContext>> = Context.Reference<ReadonlyArray<SyncContext>>("@whizbang/sync/SyncContext/All", {
-  defaultValue: () => []
-})
+export const All: Context.Reference<ReadonlyArray<SyncContext>> = Context.Reference<ReadonlyArray<SyncContext>>(
+  "@whizbang/sync/SyncContext/All",
+  {
+    defaultValue: () => []
+  }
+)

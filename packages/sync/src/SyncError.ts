@@ -105,9 +105,9 @@ export class PerspectiveSyncTimeoutError extends Data.TaggedError("PerspectiveSy
 }> {
   override get message(): string {
     const what = this.perspectiveName === undefined ? "all perspectives" : `perspective ${show(this.perspectiveName)}`
-    return `receptor ${show(this.receptor)}: ${what} did not process ${this.eventsAwaited} event(s) within ${
-      Duration.toMillis(this.timeout)
-    } ms (still pending: ${this.pending.slice(0, 10).join(", ") || "none known"})`
+    return `receptor ${show(this.receptor)}: ${what} did not process ${this.eventsAwaited} event(s) within ${Duration.toMillis(
+      this.timeout
+    )} ms (still pending: ${this.pending.slice(0, 10).join(", ") || "none known"})`
   }
 }
 
@@ -162,9 +162,9 @@ export class SyncArgumentError extends Data.TaggedError("SyncArgumentError")<{ r
       case "UnknownPerspective":
         return `no perspective named ${show(reason.perspectiveName)} (known: ${reason.known.join(", ") || "none"})`
       case "ImpossibleFilter":
-        return `the filter can match no event perspective ${show(reason.perspectiveName)} handles (it names only ${
-          reason.eventTypes.join(", ")
-        })`
+        return `the filter can match no event perspective ${show(reason.perspectiveName)} handles (it names only ${reason.eventTypes.join(
+          ", "
+        )})`
       case "InvalidTimeout":
         return `timeout ${show(reason.timeout)} must be a zero or positive duration`
     }

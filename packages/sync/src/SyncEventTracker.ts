@@ -93,9 +93,7 @@ export interface SyncEventTrackerShape {
  * @category services
  * @since 0.1.0
  */
-export class SyncEventTracker extends Context.Service<SyncEventTracker, SyncEventTrackerShape>()(
-  "@whizbang/sync/SyncEventTracker"
-) {}
+export class SyncEventTracker extends Context.Service<SyncEventTracker, SyncEventTrackerShape>()("@whizbang/sync/SyncEventTracker") {}
 
 /**
  * Layer options.
@@ -116,7 +114,7 @@ export interface Options {
  * @category constructors
  * @since 0.1.0
  */
-export const make = Effect.fnUntraced(function*(options?: Options) {
+export const make = Effect.fnUntraced(function* (options?: Options) {
   const state = new TrackerState()
   const staleAfter = options?.staleAfter ?? Duration.minutes(5)
   const wait = (ids: ReadonlyArray<string> | undefined, perspectiveName: string | undefined, options?: WaitOptions) =>
@@ -142,22 +140,29 @@ export const make = Effect.fnUntraced(function*(options?: Options) {
   )
 
   return SyncEventTracker.of({
-    trackEvent: (event) =>
-      Effect.map(Clock.currentTimeMillis, (trackedAt) => state.track({ ...event, trackedAt })),
+    trackEvent: (event) => Effect.map(Clock.currentTimeMillis, (trackedAt) => state.track({ ...event, trackedAt })),
     getPendingEvents: (streamId, perspectiveName, eventTypes) =>
       Effect.sync(() =>
-        state.entries().filter((e) =>
-          e.streamId === streamId && e.perspectiveName === perspectiveName &&
-          (eventTypes === undefined || eventTypes.length === 0 || eventTypes.includes(e.eventType))
-        )
+        state
+          .entries()
+          .filter(
+            (e) =>
+              e.streamId === streamId &&
+              e.perspectiveName === perspectiveName &&
+              (eventTypes === undefined || eventTypes.length === 0 || eventTypes.includes(e.eventType))
+          )
       ),
-    getPendingForPerspective: (perspectiveName) =>
-      Effect.sync(() => state.entries().filter((e) => e.perspectiveName === perspectiveName)),
+    getPendingForPerspective: (perspectiveName) => Effect.sync(() => state.entries().filter((e) => e.perspectiveName === perspectiveName)),
     getAllTrackedEventIds: Effect.sync(() => [...new Set(state.entries().map((e) => e.eventId))]),
     isPending: (eventId, perspectiveName) => Effect.sync(() => !state.isDone(eventId, perspectiveName)),
-    markProcessed: (eventIds) => Effect.sync(() => { for (const id of eventIds) state.remove(id, undefined) }),
+    markProcessed: (eventIds) =>
+      Effect.sync(() => {
+        for (const id of eventIds) state.remove(id, undefined)
+      }),
     markProcessedByPerspective: (eventIds, perspectiveName) =>
-      Effect.sync(() => { for (const id of eventIds) state.remove(id, perspectiveName) }),
+      Effect.sync(() => {
+        for (const id of eventIds) state.remove(id, perspectiveName)
+      }),
     markPerspectiveStreamProcessed: (perspectiveName, streamId) =>
       Effect.sync(() => {
         for (const e of state.entries()) {

@@ -119,9 +119,8 @@ const builder = (state: State): SyncFilterBuilder => {
     andCurrentScope: () => combine("And", currentScope()),
     withTimeout: (timeout) => {
       // Numbers are checked directly: Duration.fromInput turns NaN into zero.
-      const millis = typeof timeout === "number"
-        ? timeout
-        : Option.match(Duration.fromInput(timeout), { onNone: () => NaN, onSome: Duration.toMillis })
+      const millis =
+        typeof timeout === "number" ? timeout : Option.match(Duration.fromInput(timeout), { onNone: () => NaN, onSome: Duration.toMillis })
       return Number.isNaN(millis) || millis < 0
         ? builder({ ...state, issues: [...state.issues, { _tag: "InvalidTimeout", timeout }] })
         : builder({ ...state, timeout: Duration.millis(millis) })
@@ -157,9 +156,8 @@ export const forStream = (streamId: string): SyncFilterBuilder =>
 export const forEventTypes = (...eventTypes: EventTypesInput): SyncFilterBuilder => {
   const flat = eventTypes.flatMap((t): ReadonlyArray<unknown> => (Array.isArray(t) ? t : t == null ? [] : [t]))
   const invalid = flat.filter((t) => typeof t !== "string" || t.length === 0)
-  const issues: Array<SyncFilterIssue> = flat.length === 0
-    ? [{ _tag: "MissingEventTypes" }]
-    : invalid.map((eventType) => ({ _tag: "InvalidEventType", eventType }))
+  const issues: Array<SyncFilterIssue> =
+    flat.length === 0 ? [{ _tag: "MissingEventTypes" }] : invalid.map((eventType) => ({ _tag: "InvalidEventType", eventType }))
   return make({ _tag: "EventTypes", eventTypes: [...new Set(flat.filter((t): t is string => typeof t === "string"))] }, issues)
 }
 

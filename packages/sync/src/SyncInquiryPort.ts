@@ -53,10 +53,12 @@ export interface SyncInquiryPortShape {
    * `awaitChangeAfter(counter)` returns as soon as a later signal arrived — a signal between the check and the
    * wait is not lost. Absent: the awaiter only polls.
    */
-  readonly changes?: {
-    readonly current: Effect.Effect<number>
-    readonly awaitChangeAfter: (generation: number) => Effect.Effect<void>
-  } | undefined
+  readonly changes?:
+    | {
+        readonly current: Effect.Effect<number>
+        readonly awaitChangeAfter: (generation: number) => Effect.Effect<void>
+      }
+    | undefined
 }
 
 /**

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Data, Duration } from "effect"
+import { Data, type Duration } from "effect"
 
 /**
  * The fields every outcome carries.

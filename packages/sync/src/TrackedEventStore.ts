@@ -28,21 +28,24 @@ import { TrackedEventTypeRegistry } from "./TrackedEventTypeRegistry.js"
  * @category constructors
  * @since 0.1.0
  */
-export const make: Effect.Effect<EventStore.EventStore["Service"], never, EventStore.EventStore | SyncEventTracker | TrackedEventTypeRegistry> =
-  Effect.gen(function*() {
-    const store = yield* EventStore.EventStore
-    const tracker = yield* SyncEventTracker
-    const registry = yield* TrackedEventTypeRegistry
-    const record = (events: Parameters<typeof EmittedEvents.record>[0]) =>
-      EmittedEvents.record(events).pipe(
-        Effect.provideService(SyncEventTracker, tracker),
-        Effect.provideService(TrackedEventTypeRegistry, registry)
-      )
-    return EventStore.EventStore.of({
-      ...store,
-      append: (streamId, events, options) => Effect.tap(store.append(streamId, events, options), (result) => record(result.events))
-    })
+export const make: Effect.Effect<
+  EventStore.EventStore["Service"],
+  never,
+  EventStore.EventStore | SyncEventTracker | TrackedEventTypeRegistry
+> = Effect.gen(function* () {
+  const store = yield* EventStore.EventStore
+  const tracker = yield* SyncEventTracker
+  const registry = yield* TrackedEventTypeRegistry
+  const record = (events: Parameters<typeof EmittedEvents.record>[0]) =>
+    EmittedEvents.record(events).pipe(
+      Effect.provideService(SyncEventTracker, tracker),
+      Effect.provideService(TrackedEventTypeRegistry, registry)
+    )
+  return EventStore.EventStore.of({
+    ...store,
+    append: (streamId, events, options) => Effect.tap(store.append(streamId, events, options), (result) => record(result.events))
   })
+})
 
 /**
  * The decorated store; needs the store to decorate, a tracker and a registry.

@@ -59,9 +59,7 @@ const validate = (eventType: unknown, perspectiveNames: unknown) => {
   const names: ReadonlyArray<unknown> = Array.isArray(perspectiveNames) ? perspectiveNames : [perspectiveNames]
   const bad = names.length === 0 ? [undefined] : names.filter((n) => !isName(n))
   return bad.length > 0
-    ? Effect.fail(
-      new TrackedEventTypeRegistryError({ reason: { _tag: "InvalidPerspectiveName", eventType, perspectiveName: bad[0] } })
-    )
+    ? Effect.fail(new TrackedEventTypeRegistryError({ reason: { _tag: "InvalidPerspectiveName", eventType, perspectiveName: bad[0] } }))
     : Effect.succeed([eventType, names as ReadonlyArray<string>] as const)
 }
 
@@ -72,7 +70,7 @@ const validate = (eventType: unknown, perspectiveNames: unknown) => {
  * @since 0.1.0
  */
 export const make = (mappings?: Mappings): Effect.Effect<TrackedEventTypeRegistryShape, TrackedEventTypeRegistryError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const byType = new Map<string, Array<string>>()
     const register = (eventType: string, perspectiveNames: string | ReadonlyArray<string>) =>
       Effect.map(validate(eventType, perspectiveNames), ([type, names]) => {
@@ -111,10 +109,7 @@ export const layerFromPerspectives = (
   perspectives: ReadonlyArray<{ readonly name: string; readonly eventTypes: ReadonlyArray<string> }>,
   trackedEventTypes?: Mappings
 ): Layer.Layer<TrackedEventTypeRegistry, TrackedEventTypeRegistryError> => {
-  const generated = trackedEventTypes === undefined
-    ? []
-    : Symbol.iterator in trackedEventTypes
-    ? [...trackedEventTypes]
-    : Object.entries(trackedEventTypes)
+  const generated =
+    trackedEventTypes === undefined ? [] : Symbol.iterator in trackedEventTypes ? [...trackedEventTypes] : Object.entries(trackedEventTypes)
   return layer([...perspectives.flatMap((p) => p.eventTypes.map((type) => [type, [p.name]] as const)), ...generated])
 }

@@ -23,14 +23,20 @@ const fakeDatabase = () => {
     pendingEventIds: (_p, ids) =>
       Effect.sync(() => {
         stats.asked++
-        const answer = { pendingEventIds: ids.filter((id) => pending.has(id)), deadLetteredEventIds: ids.filter((id) => deadLettered.has(id)) }
+        const answer = {
+          pendingEventIds: ids.filter((id) => pending.has(id)),
+          deadLetteredEventIds: ids.filter((id) => deadLettered.has(id))
+        }
         const after = hooks.afterAnswer
         hooks.afterAnswer = undefined
         after?.()
         return answer
       }),
     pendingForStream: () => Effect.succeed([...pending]),
-    perspectives: new Map([["p", new Set(["A", "B"])], ["q", new Set(["B"])]]),
+    perspectives: new Map([
+      ["p", new Set(["A", "B"])],
+      ["q", new Set(["B"])]
+    ]),
     changes: { current: signal.current, awaitChangeAfter: (g) => signal.awaitChangeAfter(g) }
   }
   const layer = Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(
@@ -46,7 +52,7 @@ const tracker = Effect.service(SyncEventTracker.SyncEventTracker)
 describe("PerspectiveSyncAwaiter with a database port", () => {
   it.effect("already applied elsewhere (still tracked here): answered after one database check, no poll", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const [e, s] = [uuid(), uuid()]
       yield* (yield* tracker).trackEvent({ eventId: e, streamId: s, eventType: "A", perspectiveName: "p" })
       const fiber = yield* start((yield* awaiter).waitForEvents("p", [e]))
@@ -58,7 +64,7 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
 
   it.effect("a completion signalled between the first check and the wait is not lost (no safety-net poll needed)", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const e = uuid()
       db.pending.add(e)
       db.hooks.afterAnswer = () => {
@@ -73,7 +79,7 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
 
   it.effect("an event dead-lettered before the wait, among pending ones: DeadLettered at once, naming it", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const [dead, other] = [uuid(), uuid()]
       db.deadLettered.add(dead)
       db.pending.add(other)
@@ -85,7 +91,7 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
 
   it.effect("includeProcessedEventIds: the processed ids are returned only when asked", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const [a, b] = [uuid(), uuid()]
       db.pending.add(b)
       const fiber = yield* start((yield* awaiter).waitForEvents("p", [a, b], { includeProcessedEventIds: true }))
@@ -100,7 +106,7 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
 
   it.effect("bad arguments are typed errors at the call, never a wait", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const a = yield* awaiter
       const reason = (effect: Effect.Effect<unknown, unknown>) =>
         Effect.map(Effect.flip(effect), (e) => (e as { readonly reason?: { readonly _tag: string } }).reason?._tag)
@@ -119,7 +125,7 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
 
   it.effect("a tracked event dead-lettered on any instance ends the wait on the change signal and is named", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const [e, s] = [uuid(), uuid()]
       yield* (yield* tracker).trackEvent({ eventId: e, streamId: s, eventType: "A", perspectiveName: "p" })
       db.pending.add(e)
@@ -134,7 +140,7 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
 
   it.effect("a tracked event processed on another instance ends the wait (the local tracker never hears of it)", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const [e, s] = [uuid(), uuid()]
       yield* (yield* tracker).trackEvent({ eventId: e, streamId: s, eventType: "A", perspectiveName: "p" })
       db.pending.add(e)
@@ -150,7 +156,7 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
 
   it.effect("without signals the 1 s safety-net poll still finds it; a signal sent before a wait is seen through the counter", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const e = uuid()
       db.pending.add(e)
       const fiber = yield* start((yield* awaiter).waitForEvents("p", [e], { timeout: "10 seconds" }))
@@ -168,7 +174,7 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
 
   it.effect("cross-scope: waitForStream discovers the stream's pending events in the database", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const [a, b] = [uuid(), uuid()]
       db.pending.add(a).add(b)
       const fiber = yield* start((yield* awaiter).waitForStream("p", uuid()))
@@ -184,7 +190,7 @@ describe("EventCompletionAwaiter with a database port (every perspective, any in
 
   it.effect("untracked here, applied elsewhere: answered from the database after one check, not a timeout", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const e = uuid()
       const fiber = yield* start((yield* completion).waitForEvents([e], { timeout: "3 seconds" }))
       expect(isRunning(fiber)).toBe(false)
@@ -194,7 +200,7 @@ describe("EventCompletionAwaiter with a database port (every perspective, any in
 
   it.effect("pending in the database: resumes on the change signal once no perspective has it", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const e = uuid()
       db.pending.add(e)
       const fiber = yield* start((yield* completion).waitForEvents([e], { timeout: "10 seconds" }))
@@ -208,7 +214,7 @@ describe("EventCompletionAwaiter with a database port (every perspective, any in
 
   it.effect("dead-lettered by one perspective: DeadLettered at once, naming it", () => {
     const db = fakeDatabase()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const [dead, other] = [uuid(), uuid()]
       db.pending.add(other).add(dead)
       const fiber = yield* start((yield* completion).waitForEvents([dead, other], { timeout: "10 seconds" }))
@@ -224,7 +230,14 @@ describe("EventCompletionAwaiter with a database port (every perspective, any in
 describe("SyncInquiry.isSettled", () => {
   it("dead-lettered expected ids settle the wait but are not fully synced", () => {
     const [a, b] = [uuid(), uuid()]
-    const result = { inquiryId: uuid(), pendingCount: 0, processedCount: 1, processedEventIds: [a], deadLetteredEventIds: [b], expectedEventIds: [a, b] }
+    const result = {
+      inquiryId: uuid(),
+      pendingCount: 0,
+      processedCount: 1,
+      processedEventIds: [a],
+      deadLetteredEventIds: [b],
+      expectedEventIds: [a, b]
+    }
     expect(SyncInquiry.isSettled(result)).toBe(true)
     expect(SyncInquiry.isFullySynced(result)).toBe(false)
     expect(SyncInquiry.isSettled({ ...result, deadLetteredEventIds: [] })).toBe(false)

@@ -65,7 +65,7 @@ describe("Dispatcher", () => {
       { name: "a", handles: ["Twice"], handle: () => Effect.void },
       { name: "b", handles: ["Twice"], handle: () => Effect.void }
     ])
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const d = yield* dispatcher
       expect(yield* d.localInvoke<number>(yield* Dispatcher.command("Quote", {}))).toBe(42)
       const none = yield* Effect.flip(d.localInvoke(yield* Dispatcher.command("Nope", {})))
@@ -82,23 +82,32 @@ describe("Dispatcher", () => {
       { name: "second", handles: ["Ping"], handle: () => Effect.sync(() => order.push("second")) },
       { name: "bad", handles: ["Boom"], handle: () => Effect.fail("nope") }
     ])
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const d = yield* dispatcher
       yield* d.send(Dispatcher.event(envelope("Ping")))
       expect(order).toEqual(["first", "second"])
-      expect(yield* Effect.flip(d.send(Dispatcher.event(envelope("Boom"))))).toMatchObject({ _tag: "ReceptorFailed", receptor: "bad", cause: "nope" })
+      expect(yield* Effect.flip(d.send(Dispatcher.event(envelope("Boom"))))).toMatchObject({
+        _tag: "ReceptorFailed",
+        receptor: "bad",
+        cause: "nope"
+      })
     }).pipe(Effect.provide(layer))
   })
 
   it.effect("commands skip sync even when the receptor declares it", () => {
     let context: Option.Option<SyncContext.SyncContext> | undefined
-    const layer = setup([{
-      name: "ship",
-      handles: ["OrderPlaced"],
-      awaitPerspectiveSync: [{ perspective: "orders", timeout: "1 minute" }],
-      handle: () => Effect.map(SyncContext.Current, (c) => { context = c })
-    }])
-    return Effect.gen(function*() {
+    const layer = setup([
+      {
+        name: "ship",
+        handles: ["OrderPlaced"],
+        awaitPerspectiveSync: [{ perspective: "orders", timeout: "1 minute" }],
+        handle: () =>
+          Effect.map(SyncContext.Current, (c) => {
+            context = c
+          })
+      }
+    ])
+    return Effect.gen(function* () {
       const s = uuid()
       yield* track(envelope("OrderPlaced", s)) // pending forever
       yield* (yield* dispatcher).localInvoke(yield* Dispatcher.command("OrderPlaced", {}, { streamId: s }))
@@ -108,13 +117,18 @@ describe("Dispatcher", () => {
 
   it.effect("an event waits for its perspective, then the handler sees Synced", () => {
     let context: Option.Option<SyncContext.SyncContext> = Option.none()
-    const layer = setup([{
-      name: "notify",
-      handles: ["OrderPlaced"],
-      awaitPerspectiveSync: [{ perspective: "orders" }],
-      handle: () => Effect.map(SyncContext.Current, (c) => { context = c })
-    }])
-    return Effect.gen(function*() {
+    const layer = setup([
+      {
+        name: "notify",
+        handles: ["OrderPlaced"],
+        awaitPerspectiveSync: [{ perspective: "orders" }],
+        handle: () =>
+          Effect.map(SyncContext.Current, (c) => {
+            context = c
+          })
+      }
+    ])
+    return Effect.gen(function* () {
       const e = envelope("OrderPlaced")
       yield* track(e)
       const fiber = yield* start((yield* dispatcher).localInvoke(Dispatcher.event(e)))
@@ -122,42 +136,72 @@ describe("Dispatcher", () => {
       expect(Option.isNone(context)).toBe(true)
       yield* mark([e.eventId])
       yield* Fiber.join(fiber)
-      expect(Option.getOrThrow(context)).toMatchObject({ outcome: "Synced", perspectiveName: "orders", streamId: e.streamId, eventsAwaited: 1 })
+      expect(Option.getOrThrow(context)).toMatchObject({
+        outcome: "Synced",
+        perspectiveName: "orders",
+        streamId: e.streamId,
+        eventsAwaited: 1
+      })
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("FireOnSuccess: a timeout fails with PerspectiveSyncTimeoutError and the handler does not run; -1 uses the configured default", () => {
-    let ran = false
-    const layer = setup([{
-      name: "strict",
-      handles: ["OrderPlaced"],
-      awaitPerspectiveSync: [{ perspective: "orders" }],
-      handle: () => Effect.sync(() => { ran = true })
-    }], "2 seconds")
-    return Effect.gen(function*() {
-      const e = envelope("OrderPlaced")
-      yield* track(e)
-      const fiber = yield* start(Effect.exit((yield* dispatcher).localInvoke(Dispatcher.event(e))))
-      yield* TestClock.adjust(1900)
-      expect(isRunning(fiber)).toBe(true)
-      yield* TestClock.adjust(200)
-      const exit = yield* Fiber.join(fiber)
-      expect(Exit.isFailure(exit)).toBe(true)
-      const error = yield* Effect.flip(Effect.flatten(Effect.succeed(exit)))
-      expect(error).toMatchObject({ _tag: "PerspectiveSyncTimeoutError", receptor: "strict", perspectiveName: "orders", timeout: Duration.seconds(2), eventsAwaited: 1 })
-      expect(ran).toBe(false)
-    }).pipe(Effect.provide(layer))
-  })
+  it.effect(
+    "FireOnSuccess: a timeout fails with PerspectiveSyncTimeoutError and the handler does not run; -1 uses the configured default",
+    () => {
+      let ran = false
+      const layer = setup(
+        [
+          {
+            name: "strict",
+            handles: ["OrderPlaced"],
+            awaitPerspectiveSync: [{ perspective: "orders" }],
+            handle: () =>
+              Effect.sync(() => {
+                ran = true
+              })
+          }
+        ],
+        "2 seconds"
+      )
+      return Effect.gen(function* () {
+        const e = envelope("OrderPlaced")
+        yield* track(e)
+        const fiber = yield* start(Effect.exit((yield* dispatcher).localInvoke(Dispatcher.event(e))))
+        yield* TestClock.adjust(1900)
+        expect(isRunning(fiber)).toBe(true)
+        yield* TestClock.adjust(200)
+        const exit = yield* Fiber.join(fiber)
+        expect(Exit.isFailure(exit)).toBe(true)
+        const error = yield* Effect.flip(Effect.flatten(Effect.succeed(exit)))
+        expect(error).toMatchObject({
+          _tag: "PerspectiveSyncTimeoutError",
+          receptor: "strict",
+          perspectiveName: "orders",
+          timeout: Duration.seconds(2),
+          eventsAwaited: 1
+        })
+        expect(ran).toBe(false)
+      }).pipe(Effect.provide(layer))
+    }
+  )
 
   it.effect("FireAlways: the handler runs after the timeout and SyncContext says TimedOut; an explicit 0 wins over the default", () => {
     let context: Option.Option<SyncContext.SyncContext> = Option.none()
-    const layer = setup([{
-      name: "lenient",
-      handles: ["OrderPlaced"],
-      awaitPerspectiveSync: [{ perspective: "orders", timeout: 0, fireBehavior: "FireAlways" }],
-      handle: () => Effect.map(SyncContext.Current, (c) => { context = c })
-    }], 60_000)
-    return Effect.gen(function*() {
+    const layer = setup(
+      [
+        {
+          name: "lenient",
+          handles: ["OrderPlaced"],
+          awaitPerspectiveSync: [{ perspective: "orders", timeout: 0, fireBehavior: "FireAlways" }],
+          handle: () =>
+            Effect.map(SyncContext.Current, (c) => {
+              context = c
+            })
+        }
+      ],
+      60_000
+    )
+    return Effect.gen(function* () {
       const e = envelope("OrderPlaced")
       yield* track(e)
       const fiber = yield* start((yield* dispatcher).localInvoke(Dispatcher.event(e)))
@@ -172,13 +216,18 @@ describe("Dispatcher", () => {
 
   it.effect("listed event types: waits for the stream's pending events of those types, not the incoming one", () => {
     let context: Option.Option<SyncContext.SyncContext> = Option.none()
-    const layer = setup([{
-      name: "afterPlaced",
-      handles: ["OrderShipped"],
-      awaitPerspectiveSync: [{ perspective: "orders", eventTypes: ["OrderPlaced"] }],
-      handle: () => Effect.map(SyncContext.Current, (c) => { context = c })
-    }])
-    return Effect.gen(function*() {
+    const layer = setup([
+      {
+        name: "afterPlaced",
+        handles: ["OrderShipped"],
+        awaitPerspectiveSync: [{ perspective: "orders", eventTypes: ["OrderPlaced"] }],
+        handle: () =>
+          Effect.map(SyncContext.Current, (c) => {
+            context = c
+          })
+      }
+    ])
+    return Effect.gen(function* () {
       const s = uuid()
       const placed = envelope("OrderPlaced", s)
       const incoming = envelope("OrderShipped", s)
@@ -196,8 +245,10 @@ describe("Dispatcher", () => {
     const s = uuid()
     const appended = envelope("OrderShipped", s)
     // The handler "appends": it records in the scope; the append's tracker entries are made up front.
-    const layer = setup([{ name: "ship", handles: ["Ship"], handle: () => Effect.as(ScopedEventTracker.trackEmittedEvent(appended), "ok") }])
-    return Effect.gen(function*() {
+    const layer = setup([
+      { name: "ship", handles: ["Ship"], handle: () => Effect.as(ScopedEventTracker.trackEmittedEvent(appended), "ok") }
+    ])
+    return Effect.gen(function* () {
       yield* EmittedEvents.record([appended]) // outside any scope: tracker only
       const fiber = yield* start((yield* dispatcher).localInvoke(yield* Dispatcher.command("Ship", {}), { waitForPerspectives: true }))
       yield* waitersRegistered(1)
@@ -206,16 +257,26 @@ describe("Dispatcher", () => {
       yield* mark([appended.eventId], "audit")
       expect(yield* Fiber.join(fiber)).toBe("ok")
       yield* EmittedEvents.record([appended]) // tracked again, never processed
-      const timedOut = yield* start(Effect.flip((yield* dispatcher).localInvoke(yield* Dispatcher.command("Ship", {}), { waitForPerspectives: true, timeout: 100 })))
+      const timedOut = yield* start(
+        Effect.flip((yield* dispatcher).localInvoke(yield* Dispatcher.command("Ship", {}), { waitForPerspectives: true, timeout: 100 }))
+      )
       yield* TestClock.adjust(200)
-      expect(yield* Fiber.join(timedOut)).toMatchObject({ _tag: "PerspectiveSyncTimeoutError", perspectiveName: undefined, eventsAwaited: 1 })
+      expect(yield* Fiber.join(timedOut)).toMatchObject({
+        _tag: "PerspectiveSyncTimeoutError",
+        perspectiveName: undefined,
+        eventsAwaited: 1
+      })
     }).pipe(Effect.provide(layer))
   })
 
   it.effect("a sync wait inside an inline lifecycle stage is refused", () => {
-    const layer = setup([{ name: "n", handles: ["OrderPlaced"], awaitPerspectiveSync: [{ perspective: "orders" }], handle: () => Effect.void }])
-    return Effect.gen(function*() {
-      const refused = yield* Effect.flip(InlineLifecycleStage.withInlineStage((yield* dispatcher).localInvoke(Dispatcher.event(envelope("OrderPlaced")))))
+    const layer = setup([
+      { name: "n", handles: ["OrderPlaced"], awaitPerspectiveSync: [{ perspective: "orders" }], handle: () => Effect.void }
+    ])
+    return Effect.gen(function* () {
+      const refused = yield* Effect.flip(
+        InlineLifecycleStage.withInlineStage((yield* dispatcher).localInvoke(Dispatcher.event(envelope("OrderPlaced"))))
+      )
       expect(refused).toMatchObject({ _tag: "InlineStageSyncError", perspectiveName: "orders" })
     }).pipe(Effect.provide(layer))
   })

@@ -21,23 +21,29 @@ describe("FireAt", () => {
   })
 
   it.effect("receptor sets the worker stage and mode; dispatcher stages set neither", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const worker = FireAt.receptor("PostAllPerspectivesAsync", { name: "r", handles: ["A"], handle })
       expect([worker.stage, worker.mode]).toEqual(["PostAllPerspectives", "detached"])
       const local = FireAt.receptor("LocalImmediateInline", { name: "r", handles: ["A"], handle })
       expect(local.stage).toBeUndefined()
-    }))
+    })
+  )
 
   it.effect("an inline worker stage that would wait on the worker running it is a typed error, not a deadlock", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sync = [{ perspective: "orders" }]
       for (const fireAt of ["PostPerspectiveInline", "PostAllPerspectivesInline", "PostLifecycleInline"] as const) {
-        const error = yield* Effect.flip(Receptor.validate(FireAt.receptor(fireAt, { name: "r", handles: ["A"], awaitPerspectiveSync: sync, handle })))
+        const error = yield* Effect.flip(
+          Receptor.validate(FireAt.receptor(fireAt, { name: "r", handles: ["A"], awaitPerspectiveSync: sync, handle }))
+        )
         expect(error._tag).toBe("InvalidReceptor")
         expect(error.message).toContain("deadlock")
       }
-      const ok = yield* Receptor.validate(FireAt.receptor("PostPerspectiveAsync", { name: "r", handles: ["A"], awaitPerspectiveSync: sync, handle }))
+      const ok = yield* Receptor.validate(
+        FireAt.receptor("PostPerspectiveAsync", { name: "r", handles: ["A"], awaitPerspectiveSync: sync, handle })
+      )
       expect(ok.awaitPerspectiveSync).toEqual(sync)
       yield* Receptor.validate(FireAt.receptor("PostDistributeInline", { name: "r", handles: ["A"], awaitPerspectiveSync: sync, handle }))
-    }))
+    })
+  )
 })

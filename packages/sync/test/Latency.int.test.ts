@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, type Layer } from "effect"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
 import * as ScopedEventTracker from "../src/ScopedEventTracker.js"
 import * as TrackedEventStore from "../src/TrackedEventStore.js"
@@ -14,23 +14,32 @@ import { uuid } from "./support.js"
 const commits = new Latency.Commits()
 
 describe("resume latency in one process", () => {
-  it.live("append -> wait: the waiter resumes right after the commit (prints p50/p99)", () =>
-    Effect.gen(function*() {
-      const store = yield* TrackedEventStore.make
-      const awaiter = yield* Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter)
-      const streams = Array.from({ length: 20 }, () => uuid())
-      const resumed: Array<{ id: string; at: number }> = []
-      for (let i = 0; i < 300; i++) {
-        const s = streams[i % streams.length]!
-        yield* ScopedEventTracker.withScope(Effect.gen(function*() {
-          const [id] = (yield* store.append(s, [Orders.placed(s, 1)])).events.map((e) => e.eventId)
-          const result = yield* awaiter.waitForEvents("order_summary", [id!], { timeout: "10 seconds" })
-          resumed.push({ id: id!, at: Latency.now() })
-          expect(result._tag).toBe("Synced")
-        }))
-      }
-      const latencies = yield* Effect.forEach(resumed, (r) => Effect.map(commits.at(r.id), (at) => r.at - at))
-      expect(latencies).toHaveLength(300)
-      console.log(Latency.summary("in-process (commit -> waiter resumes)", latencies))
-    }).pipe(Effect.scoped, Effect.provide(Pipeline.layer({ onCommit: (ids, at) => ids.forEach((id) => commits.set(id, at)) }) as Layer.Layer<any>)), 120_000)
+  it.live(
+    "append -> wait: the waiter resumes right after the commit (prints p50/p99)",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* TrackedEventStore.make
+        const awaiter = yield* Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter)
+        const streams = Array.from({ length: 20 }, () => uuid())
+        const resumed: Array<{ id: string; at: number }> = []
+        for (let i = 0; i < 300; i++) {
+          const s = streams[i % streams.length]!
+          yield* ScopedEventTracker.withScope(
+            Effect.gen(function* () {
+              const [id] = (yield* store.append(s, [Orders.placed(s, 1)])).events.map((e) => e.eventId)
+              const result = yield* awaiter.waitForEvents("order_summary", [id!], { timeout: "10 seconds" })
+              resumed.push({ id: id!, at: Latency.now() })
+              expect(result._tag).toBe("Synced")
+            })
+          )
+        }
+        const latencies = yield* Effect.forEach(resumed, (r) => Effect.map(commits.at(r.id), (at) => r.at - at))
+        expect(latencies).toHaveLength(300)
+        console.log(Latency.summary("in-process (commit -> waiter resumes)", latencies))
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(Pipeline.layer({ onCommit: (ids, at) => ids.forEach((id) => commits.set(id, at)) }) as Layer.Layer<any>)
+      ),
+    120_000
+  )
 })

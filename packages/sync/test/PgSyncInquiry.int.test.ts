@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { EventStore } from "@whizbang/core"
 import { PgClient } from "@whizbang/postgres"
-import { Effect, Layer } from "effect"
+import { Effect, type Layer } from "effect"
 import * as PgSyncInquiry from "../src/PgSyncInquiry.js"
 import * as SyncInquiry from "../src/SyncInquiry.js"
 import * as Orders from "./fixtures/orders.js"
@@ -10,7 +10,15 @@ import { uuid } from "./support.js"
 
 // No worker: the tests play the worker's part in SQL, so each rule is reached deliberately.
 const scenario = <A, E>(name: string, body: Effect.Effect<A, E, any>) =>
-  it.live(name, () => Effect.scoped(Effect.asVoid(body.pipe(Effect.provide(Pipeline.layer({ worker: false }) as Layer.Layer<any>)))) as Effect.Effect<void, E>, 60_000)
+  it.live(
+    name,
+    () =>
+      Effect.scoped(Effect.asVoid(body.pipe(Effect.provide(Pipeline.layer({ worker: false }) as Layer.Layer<any>)))) as Effect.Effect<
+        void,
+        E
+      >,
+    60_000
+  )
 
 const services = Effect.all({
   inquiry: Effect.service(PgSyncInquiry.PgSyncInquiry),
@@ -20,95 +28,119 @@ const services = Effect.all({
 
 /** What the completion transaction does: delete the work row and advance the cursor. */
 const complete = (sql: PgClient.Shape, streamId: string, eventId: string, advanceTo = eventId) =>
-  sql.withTransaction(Effect.gen(function*() {
-    yield* sql.query(`DELETE FROM wh_perspective_events WHERE event_id = $1 AND perspective_name = 'order_summary'`, [eventId])
-    yield* sql.query(
-      `INSERT INTO wh_perspective_cursors (stream_id, perspective_name, last_event_id, status) VALUES ($1, 'order_summary', $2, 2)
+  sql.withTransaction(
+    Effect.gen(function* () {
+      yield* sql.query(`DELETE FROM wh_perspective_events WHERE event_id = $1 AND perspective_name = 'order_summary'`, [eventId])
+      yield* sql.query(
+        `INSERT INTO wh_perspective_cursors (stream_id, perspective_name, last_event_id, status) VALUES ($1, 'order_summary', $2, 2)
        ON CONFLICT (stream_id, perspective_name) DO UPDATE SET last_event_id = excluded.last_event_id`,
-      [streamId, advanceTo]
-    )
-  }))
+        [streamId, advanceTo]
+      )
+    })
+  )
 
 describe("PgSyncInquiry rules (real Postgres)", () => {
-  scenario("pending while the work row exists; processed once it is deleted AND the cursor passed the event", Effect.gen(function*() {
-    const { inquiry, sql, store } = yield* services
-    const s = uuid()
-    const [e1, e2] = (yield* store.append(s, [Orders.placed(s, 1), Orders.placed(s, 2)])).events.map((e) => e.eventId)
-    expect(yield* inquiry.classify("order_summary", [e1!, e2!])).toEqual({ pending: [e1, e2], processed: [], deadLettered: [] })
-    yield* complete(sql, s, e1!)
-    expect(yield* inquiry.classify("order_summary", [e1!, e2!])).toEqual({ pending: [e2], processed: [e1], deadLettered: [] })
-    // e2's row vanishes without the cursor vouching for it: the database cannot prove it applied.
-    yield* sql.query(`DELETE FROM wh_perspective_events WHERE event_id = $1`, [e2])
-    expect((yield* inquiry.classify("order_summary", [e2!])).pending).toEqual([e2])
-    yield* complete(sql, s, e2!)
-    expect([...(yield* inquiry.classify("order_summary", [e1!, e2!])).processed].sort()).toEqual([e1, e2].sort())
-  }))
+  scenario(
+    "pending while the work row exists; processed once it is deleted AND the cursor passed the event",
+    Effect.gen(function* () {
+      const { inquiry, sql, store } = yield* services
+      const s = uuid()
+      const [e1, e2] = (yield* store.append(s, [Orders.placed(s, 1), Orders.placed(s, 2)])).events.map((e) => e.eventId)
+      expect(yield* inquiry.classify("order_summary", [e1!, e2!])).toEqual({ pending: [e1, e2], processed: [], deadLettered: [] })
+      yield* complete(sql, s, e1!)
+      expect(yield* inquiry.classify("order_summary", [e1!, e2!])).toEqual({ pending: [e2], processed: [e1], deadLettered: [] })
+      // e2's row vanishes without the cursor vouching for it: the database cannot prove it applied.
+      yield* sql.query(`DELETE FROM wh_perspective_events WHERE event_id = $1`, [e2])
+      expect((yield* inquiry.classify("order_summary", [e2!])).pending).toEqual([e2])
+      yield* complete(sql, s, e2!)
+      expect([...(yield* inquiry.classify("order_summary", [e1!, e2!])).processed].sort()).toEqual([e1, e2].sort())
+    })
+  )
 
-  scenario("an unknown or uncommitted event is pending; an event the perspective does not handle is processed", Effect.gen(function*() {
-    const { inquiry, sql, store } = yield* services
-    const s = uuid()
-    const [noted] = (yield* store.append(s, [Orders.noted(s)])).events.map((e) => e.eventId)
-    const unknown = uuid()
-    const result = yield* inquiry.classify("order_summary", [unknown, noted!, "not-a-uuid"])
-    expect([...result.pending].sort()).toEqual([unknown, "not-a-uuid"].sort())
-    expect(result.processed).toEqual([noted])
-    // Uncommitted: appended and completed inside an open transaction, asked from another connection (a fresh
-    // fiber outside the transaction's context). Until the commit, the database cannot vouch for it.
-    const { id, seenOutside } = yield* sql.withTransaction(Effect.gen(function*() {
-      const [id] = (yield* store.append(s, [Orders.placed(s, 5)])).events.map((e) => e.eventId)
-      yield* complete(sql, s, id!)
-      const seenOutside = yield* Effect.promise(() => Effect.runPromise(inquiry.classify("order_summary", [id!])))
-      return { id: id!, seenOutside }
-    }))
-    expect(seenOutside.pending).toEqual([id])
-    expect((yield* inquiry.classify("order_summary", [id])).processed).toEqual([id])
-  }))
+  scenario(
+    "an unknown or uncommitted event is pending; an event the perspective does not handle is processed",
+    Effect.gen(function* () {
+      const { inquiry, sql, store } = yield* services
+      const s = uuid()
+      const [noted] = (yield* store.append(s, [Orders.noted(s)])).events.map((e) => e.eventId)
+      const unknown = uuid()
+      const result = yield* inquiry.classify("order_summary", [unknown, noted!, "not-a-uuid"])
+      expect([...result.pending].sort()).toEqual([unknown, "not-a-uuid"].sort())
+      expect(result.processed).toEqual([noted])
+      // Uncommitted: appended and completed inside an open transaction, asked from another connection (a fresh
+      // fiber outside the transaction's context). Until the commit, the database cannot vouch for it.
+      const { id, seenOutside } = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const [id] = (yield* store.append(s, [Orders.placed(s, 5)])).events.map((e) => e.eventId)
+          yield* complete(sql, s, id!)
+          const seenOutside = yield* Effect.promise(() => Effect.runPromise(inquiry.classify("order_summary", [id!])))
+          return { id: id!, seenOutside }
+        })
+      )
+      expect(seenOutside.pending).toEqual([id])
+      expect((yield* inquiry.classify("order_summary", [id])).processed).toEqual([id])
+    })
+  )
 
-  scenario("a dead-lettered event is not pending and is named; debug-mode rows marked processed are processed", Effect.gen(function*() {
-    const { inquiry, sql, store } = yield* services
-    const s = uuid()
-    const [bad, kept] = (yield* store.append(s, [Orders.rejected(s), Orders.placed(s, 1)])).events.map((e) => e.eventId)
-    yield* sql.query(`
+  scenario(
+    "a dead-lettered event is not pending and is named; debug-mode rows marked processed are processed",
+    Effect.gen(function* () {
+      const { inquiry, sql, store } = yield* services
+      const s = uuid()
+      const [bad, kept] = (yield* store.append(s, [Orders.rejected(s), Orders.placed(s, 1)])).events.map((e) => e.eventId)
+      yield* sql.query(
+        `
       WITH moved AS (DELETE FROM wh_perspective_events WHERE event_id = $1 RETURNING work_id, stream_id, perspective_name, event_id)
       INSERT INTO wh_dead_letters (work_id, stream_id, perspective_name, event_id, event_type, error, attempts)
-      SELECT work_id, stream_id, perspective_name, event_id, 'Rejected', 'boom', 3 FROM moved`, [bad])
-    yield* sql.query(`UPDATE wh_perspective_events SET processed_at = now() WHERE event_id = $1`, [kept])
-    expect(yield* inquiry.classify("order_summary", [bad!, kept!])).toEqual({ pending: [], processed: [kept], deadLettered: [bad] })
-    const port = inquiry.port
-    expect(yield* port.pendingEventIds("order_summary", [bad!, kept!])).toEqual({ pendingEventIds: [], deadLetteredEventIds: [bad] })
-  }))
+      SELECT work_id, stream_id, perspective_name, event_id, 'Rejected', 'boom', 3 FROM moved`,
+        [bad]
+      )
+      yield* sql.query(`UPDATE wh_perspective_events SET processed_at = now() WHERE event_id = $1`, [kept])
+      expect(yield* inquiry.classify("order_summary", [bad!, kept!])).toEqual({ pending: [], processed: [kept], deadLettered: [bad] })
+      const port = inquiry.port
+      expect(yield* port.pendingEventIds("order_summary", [bad!, kept!])).toEqual({ pendingEventIds: [], deadLetteredEventIds: [bad] })
+    })
+  )
 
-  scenario("cross-scope discovery and the inquiry model: the stream's pending events of the listed types", Effect.gen(function*() {
-    const { inquiry, sql, store } = yield* services
-    const s = uuid()
-    const [placed, shipped] = (yield* store.append(s, [Orders.placed(s, 1), Orders.shipped(s)])).events.map((e) => e.eventId)
-    yield* store.append(uuid(), [Orders.placed(uuid(), 1)]).pipe(Effect.ignore)
-    expect(yield* inquiry.pendingForStream("order_summary", s)).toEqual([placed, shipped])
-    expect(yield* inquiry.pendingForStream("order_summary", s, ["OrderShipped"])).toEqual([shipped])
-    const byIds = yield* inquiry.inquire(yield* SyncInquiry.make({ perspectiveName: "order_summary", eventIds: [placed!] }))
-    expect(SyncInquiry.isFullySynced(byIds)).toBe(false)
-    yield* complete(sql, s, placed!)
-    const unasked = yield* inquiry.inquire(yield* SyncInquiry.make({ perspectiveName: "order_summary", eventIds: [placed!] }))
-    expect(unasked.processedEventIds).toBeUndefined() // includeProcessedEventIds defaults to off
-    expect(SyncInquiry.isFullySynced(unasked)).toBe(false)
-    const synced = yield* inquiry.inquire(
-      yield* SyncInquiry.make({ perspectiveName: "order_summary", eventIds: [placed!], includeProcessedEventIds: true })
-    )
-    expect(synced.processedEventIds).toEqual([placed])
-    expect(SyncInquiry.isFullySynced(synced)).toBe(true)
-    const byStream = yield* inquiry.inquire(yield* SyncInquiry.make({ perspectiveName: "order_summary", streamId: s, includePendingEventIds: true }))
-    expect(byStream).toMatchObject({ pendingCount: 1, pendingEventIds: [shipped], streamId: s })
-    expect(SyncInquiry.isFullySynced(byStream)).toBe(false)
-  }))
+  scenario(
+    "cross-scope discovery and the inquiry model: the stream's pending events of the listed types",
+    Effect.gen(function* () {
+      const { inquiry, sql, store } = yield* services
+      const s = uuid()
+      const [placed, shipped] = (yield* store.append(s, [Orders.placed(s, 1), Orders.shipped(s)])).events.map((e) => e.eventId)
+      yield* store.append(uuid(), [Orders.placed(uuid(), 1)]).pipe(Effect.ignore)
+      expect(yield* inquiry.pendingForStream("order_summary", s)).toEqual([placed, shipped])
+      expect(yield* inquiry.pendingForStream("order_summary", s, ["OrderShipped"])).toEqual([shipped])
+      const byIds = yield* inquiry.inquire(yield* SyncInquiry.make({ perspectiveName: "order_summary", eventIds: [placed!] }))
+      expect(SyncInquiry.isFullySynced(byIds)).toBe(false)
+      yield* complete(sql, s, placed!)
+      const unasked = yield* inquiry.inquire(yield* SyncInquiry.make({ perspectiveName: "order_summary", eventIds: [placed!] }))
+      expect(unasked.processedEventIds).toBeUndefined() // includeProcessedEventIds defaults to off
+      expect(SyncInquiry.isFullySynced(unasked)).toBe(false)
+      const synced = yield* inquiry.inquire(
+        yield* SyncInquiry.make({ perspectiveName: "order_summary", eventIds: [placed!], includeProcessedEventIds: true })
+      )
+      expect(synced.processedEventIds).toEqual([placed])
+      expect(SyncInquiry.isFullySynced(synced)).toBe(true)
+      const byStream = yield* inquiry.inquire(
+        yield* SyncInquiry.make({ perspectiveName: "order_summary", streamId: s, includePendingEventIds: true })
+      )
+      expect(byStream).toMatchObject({ pendingCount: 1, pendingEventIds: [shipped], streamId: s })
+      expect(SyncInquiry.isFullySynced(byStream)).toBe(false)
+    })
+  )
 
-  scenario("a NOTIFY on wh_processed for this schema wakes a change waiter", Effect.gen(function*() {
-    const { inquiry, sql } = yield* services
-    const changes = inquiry.port.changes!
-    // The listener bumps the counter once it is connected; wait for that first.
-    yield* changes.awaitChangeAfter(0)
-    const before = yield* changes.current
-    yield* sql.query("SELECT pg_notify('wh_processed', current_schema())")
-    yield* changes.awaitChangeAfter(before)
-    expect(yield* changes.current).toBeGreaterThan(before)
-  }))
+  scenario(
+    "a NOTIFY on wh_processed for this schema wakes a change waiter",
+    Effect.gen(function* () {
+      const { inquiry, sql } = yield* services
+      const changes = inquiry.port.changes!
+      // The listener bumps the counter once it is connected; wait for that first.
+      yield* changes.awaitChangeAfter(0)
+      const before = yield* changes.current
+      yield* sql.query("SELECT pg_notify('wh_processed', current_schema())")
+      yield* changes.awaitChangeAfter(before)
+      expect(yield* changes.current).toBeGreaterThan(before)
+    })
+  )
 })

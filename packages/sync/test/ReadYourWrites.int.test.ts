@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { type Envelope, PerspectiveStore, PerspectiveWorker, Receptor } from "@whizbang/core"
 import { PgClient } from "@whizbang/postgres"
-import { Deferred, Duration, Effect, Layer, Option } from "effect"
+import { Deferred, Duration, Effect, type Layer, Option } from "effect"
 import * as Dispatcher from "../src/Dispatcher.js"
 import * as FireAt from "../src/FireAt.js"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
@@ -18,7 +18,11 @@ import { uuid } from "./support.js"
 
 // The worker runs on the real clock: each scenario builds its own pipeline (and database) with `it.live`.
 const scenario = <A, E>(name: string, setup: Pipeline.Setup, body: Effect.Effect<A, E, any>, timeout = 60_000) =>
-  it.live(name, () => Effect.scoped(Effect.asVoid(body.pipe(Effect.provide(Pipeline.layer(setup) as Layer.Layer<any>)))) as Effect.Effect<void, E>, timeout)
+  it.live(
+    name,
+    () => Effect.scoped(Effect.asVoid(body.pipe(Effect.provide(Pipeline.layer(setup) as Layer.Layer<any>)))) as Effect.Effect<void, E>,
+    timeout
+  )
 
 const awaiter = Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter)
 
@@ -34,8 +38,10 @@ const afterPlaced = FireAt.receptor("PostPerspectiveAsync", {
 const dispatcher = Effect.service(Dispatcher.Dispatcher)
 
 describe("read-your-writes on Postgres", () => {
-  scenario("an HTTP-like flow append -> wait -> read sees the write every time (1,000 iterations, zero stale reads)", {},
-    Effect.gen(function*() {
+  scenario(
+    "an HTTP-like flow append -> wait -> read sees the write every time (1,000 iterations, zero stale reads)",
+    {},
+    Effect.gen(function* () {
       const store = yield* TrackedEventStore.make
       const streams = Array.from({ length: 50 }, () => uuid())
       const totals = new Map<string, number>()
@@ -46,10 +52,12 @@ describe("read-your-writes on Postgres", () => {
         const amount = (i % 7) + 1
         totals.set(s, (totals.get(s) ?? 0) + amount)
         // One "request": its own scope; append, then read through the sync-aware lens.
-        const { row, sync } = yield* ScopedEventTracker.withScope(Effect.gen(function*() {
-          yield* store.append(s, [Orders.placed(s, amount)])
-          return yield* SyncAwareLens.getById(Orders.summary, s, SyncFilter.currentScope().withTimeout("10 seconds"))
-        }))
+        const { row, sync } = yield* ScopedEventTracker.withScope(
+          Effect.gen(function* () {
+            yield* store.append(s, [Orders.placed(s, amount)])
+            return yield* SyncAwareLens.getById(Orders.summary, s, SyncFilter.currentScope().withTimeout("10 seconds"))
+          })
+        )
         outcomes.set(sync._tag, (outcomes.get(sync._tag) ?? 0) + 1)
         const data = Option.getOrUndefined(Option.map(row, (r) => r.data))
         if (data?.total !== totals.get(s)) stale++
@@ -57,10 +65,14 @@ describe("read-your-writes on Postgres", () => {
       expect(stale).toBe(0)
       // Synced, or NoPendingEvents when the worker applied the event before the wait's first check.
       expect([...outcomes.keys()].filter((tag) => tag !== "Synced" && tag !== "NoPendingEvents")).toEqual([])
-    }), 180_000)
+    }),
+    180_000
+  )
 
-  scenario("a caller that did not track the event (cross-scope) is woken through the database", {},
-    Effect.gen(function*() {
+  scenario(
+    "a caller that did not track the event (cross-scope) is woken through the database",
+    {},
+    Effect.gen(function* () {
       const store = yield* TrackedEventStore.make
       const s = uuid()
       // Appended in another scope of this process: tracked, but the waiter asks only by stream.
@@ -70,17 +82,21 @@ describe("read-your-writes on Postgres", () => {
       expect(result).toMatchObject({ deadLettered: [], pending: [] })
       const { row } = yield* SyncAwareLens.getById(Orders.summary, s)
       expect(Option.getOrThrow(row).data).toEqual({ total: 4, shipped: true, count: 2 })
-    }))
+    })
+  )
 
-  scenario("worker not running: the wait times out, and the database still reports the event pending", { worker: false },
-    Effect.gen(function*() {
+  scenario(
+    "worker not running: the wait times out, and the database still reports the event pending",
+    { worker: false },
+    Effect.gen(function* () {
       const store = yield* TrackedEventStore.make
       const s = uuid()
       const [e] = (yield* store.append(s, [Orders.placed(s, 1)])).events.map((x) => x.eventId)
       const result = yield* (yield* awaiter).waitForEvents("order_summary", [e!], { timeout: "300 millis" })
       expect(result).toMatchObject({ _tag: "TimedOut", eventsAwaited: 1 })
       expect((yield* (yield* Effect.service(PgSyncInquiry.PgSyncInquiry)).classify("order_summary", [e!])).pending).toEqual([e])
-    }))
+    })
+  )
 
   const ran: Array<string> = []
   const contexts: Array<Option.Option<SyncContext.SyncContext>> = []
@@ -98,8 +114,10 @@ describe("read-your-writes on Postgres", () => {
       handle: () => Effect.map(SyncContext.Current, (c) => void contexts.push(c))
     })
   ]
-  scenario("worker not running: FireOnSuccess fails with PerspectiveSyncTimeoutError (handler not run); FireAlways runs with TimedOut", { worker: false, receptors },
-    Effect.gen(function*() {
+  scenario(
+    "worker not running: FireOnSuccess fails with PerspectiveSyncTimeoutError (handler not run); FireAlways runs with TimedOut",
+    { worker: false, receptors },
+    Effect.gen(function* () {
       const store = yield* TrackedEventStore.make
       const s = uuid()
       const [placed, shipped] = (yield* store.append(s, [Orders.placed(s, 1), Orders.shipped(s)])).events
@@ -111,7 +129,8 @@ describe("read-your-writes on Postgres", () => {
       yield* d.localInvoke(Dispatcher.event(shipped!))
       expect(contexts).toHaveLength(1)
       expect(Option.getOrThrow(contexts[0]!)).toMatchObject({ outcome: "TimedOut", perspectiveName: "order_summary", streamId: s })
-    }))
+    })
+  )
 
   const seen: Array<unknown> = []
   const notify = Receptor.make({
@@ -119,7 +138,7 @@ describe("read-your-writes on Postgres", () => {
     handles: ["OrderShipped"],
     awaitPerspectiveSync: [{ perspective: "order_summary" }],
     handle: (envelope: Envelope.Envelope) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // Cross-scope: the event came from elsewhere; after the sync the handler reads its effect.
         const row = yield* Effect.orDie(models!.getById("order_summary", envelope.streamId))
         seen.push({ outcome: Option.map(yield* SyncContext.Current, (c) => c.outcome), data: Option.map(row, (r) => r.data) })
@@ -127,53 +146,74 @@ describe("read-your-writes on Postgres", () => {
   })
   // Receptors close over their services: the handler's store is captured when the scenario starts.
   let models: PerspectiveStore.Shape | undefined
-  scenario("with the worker: an incoming event's receptor runs after the perspective applied it", { receptors: [notify] },
-    Effect.gen(function*() {
+  scenario(
+    "with the worker: an incoming event's receptor runs after the perspective applied it",
+    { receptors: [notify] },
+    Effect.gen(function* () {
       models = yield* Effect.service(PerspectiveStore.PerspectiveStore)
       const store = yield* TrackedEventStore.make
       const s = uuid()
       const appended = yield* ScopedEventTracker.withScope(store.append(s, [Orders.placed(s, 3), Orders.shipped(s)]))
       yield* (yield* dispatcher).localInvoke(Dispatcher.event(appended.events[1]!))
       expect(seen).toEqual([{ outcome: Option.some("Synced"), data: Option.some({ total: 3, shipped: true, count: 2 }) }])
-    }))
+    })
+  )
 
-  scenario("a dead-lettered event ends the wait and is named in the result", {
-    config: { options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 2 }, failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 20 } }
-  }, Effect.gen(function*() {
-    const store = yield* TrackedEventStore.make
-    const s = uuid()
-    const { result, ids } = yield* ScopedEventTracker.withScope(Effect.gen(function*() {
-      const ids = (yield* store.append(s, [Orders.placed(s, 2), Orders.rejected(s), Orders.placed(s, 5)])).events.map((e) => e.eventId)
-      const result = yield* (yield* awaiter).wait("order_summary", SyncFilter.currentScope().withTimeout("20 seconds"))
-      return { result, ids }
-    }))
-    expect(result).toMatchObject({ _tag: "DeadLettered", eventsAwaited: 3, deadLettered: [ids[1]] })
-    expect(SyncResult.isFresh(result)).toBe(false)
-    // A stream read waits for the stream's other events and still reports the old dead letter it lacks.
-    const { row, sync } = yield* SyncAwareLens.getById(Orders.summary, s)
-    expect(Option.getOrThrow(row).data).toEqual({ total: 7, shipped: false, count: 2 })
-    expect(sync).toMatchObject({ _tag: "DeadLettered", deadLettered: [ids[1]], pending: [] })
-    const letters = yield* (yield* Effect.service(PgClient.PgClient)).query<{ event_id: string }>("select event_id from wh_dead_letters")
-    expect(letters.map((l) => l.event_id)).toEqual([ids[1]])
-  }))
+  scenario(
+    "a dead-lettered event ends the wait and is named in the result",
+    {
+      config: {
+        options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 2 },
+        failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 20 }
+      }
+    },
+    Effect.gen(function* () {
+      const store = yield* TrackedEventStore.make
+      const s = uuid()
+      const { result, ids } = yield* ScopedEventTracker.withScope(
+        Effect.gen(function* () {
+          const ids = (yield* store.append(s, [Orders.placed(s, 2), Orders.rejected(s), Orders.placed(s, 5)])).events.map((e) => e.eventId)
+          const result = yield* (yield* awaiter).wait("order_summary", SyncFilter.currentScope().withTimeout("20 seconds"))
+          return { result, ids }
+        })
+      )
+      expect(result).toMatchObject({ _tag: "DeadLettered", eventsAwaited: 3, deadLettered: [ids[1]] })
+      expect(SyncResult.isFresh(result)).toBe(false)
+      // A stream read waits for the stream's other events and still reports the old dead letter it lacks.
+      const { row, sync } = yield* SyncAwareLens.getById(Orders.summary, s)
+      expect(Option.getOrThrow(row).data).toEqual({ total: 7, shipped: false, count: 2 })
+      expect(sync).toMatchObject({ _tag: "DeadLettered", deadLettered: [ids[1]], pending: [] })
+      const letters = yield* (yield* Effect.service(PgClient.PgClient)).query<{ event_id: string }>("select event_id from wh_dead_letters")
+      expect(letters.map((l) => l.event_id)).toEqual([ids[1]])
+    })
+  )
 
-  scenario("a receptor the worker fires honours awaitPerspectiveSync: it runs after the stream settled, with its SyncContext", {
-    workerReceptors: [afterPlaced],
-    config: { options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 2 }, failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 20 } }
-  }, Effect.gen(function*() {
-    const store = yield* TrackedEventStore.make
-    const s = uuid()
-    const ids = yield* ScopedEventTracker.withScope(
-      Effect.map(store.append(s, [Orders.placed(s, 2), Orders.rejected(s)]), (r) => r.events.map((e) => e.eventId))
-    )
-    const fired = yield* Deferred.await(workerFired)
-    expect(fired.eventId).toBe(ids[0])
-    // Without the gate the handler would run at once with no context; with it, after the rejected event settled.
-    expect(Option.map(fired.context, (c) => [c.outcome, c.deadLettered])).toEqual(Option.some(["DeadLettered", [ids[1]]]))
-  }))
+  scenario(
+    "a receptor the worker fires honours awaitPerspectiveSync: it runs after the stream settled, with its SyncContext",
+    {
+      workerReceptors: [afterPlaced],
+      config: {
+        options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 2 },
+        failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 20 }
+      }
+    },
+    Effect.gen(function* () {
+      const store = yield* TrackedEventStore.make
+      const s = uuid()
+      const ids = yield* ScopedEventTracker.withScope(
+        Effect.map(store.append(s, [Orders.placed(s, 2), Orders.rejected(s)]), (r) => r.events.map((e) => e.eventId))
+      )
+      const fired = yield* Deferred.await(workerFired)
+      expect(fired.eventId).toBe(ids[0])
+      // Without the gate the handler would run at once with no context; with it, after the rejected event settled.
+      expect(Option.map(fired.context, (c) => [c.outcome, c.deadLettered])).toEqual(Option.some(["DeadLettered", [ids[1]]]))
+    })
+  )
 
-  scenario("after the worker deleted the work rows, the inquiry still says processed", {},
-    Effect.gen(function*() {
+  scenario(
+    "after the worker deleted the work rows, the inquiry still says processed",
+    {},
+    Effect.gen(function* () {
       const store = yield* TrackedEventStore.make
       const s = uuid()
       const ids = (yield* store.append(s, [Orders.placed(s, 1), Orders.noted(s)])).events.map((e) => e.eventId)
@@ -182,5 +222,6 @@ describe("read-your-writes on Postgres", () => {
       expect(yield* sql.query("select 1 from wh_perspective_events")).toEqual([])
       const classified = yield* (yield* Effect.service(PgSyncInquiry.PgSyncInquiry)).classify("order_summary", ids)
       expect([...classified.processed].sort()).toEqual([...ids].sort())
-    }))
+    })
+  )
 })

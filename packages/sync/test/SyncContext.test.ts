@@ -8,7 +8,12 @@ const fields = { elapsed: Duration.millis(120), eventsAwaited: 3, deadLettered: 
 describe("SyncResult", () => {
   it("outcomes are tagged and carry elapsed time and events awaited", () => {
     const dead = { ...fields, deadLettered: ["e1"] }
-    const results = [SyncResult.Synced(fields), SyncResult.TimedOut(fields), SyncResult.NoPendingEvents(fields), SyncResult.DeadLettered(dead)]
+    const results = [
+      SyncResult.Synced(fields),
+      SyncResult.TimedOut(fields),
+      SyncResult.NoPendingEvents(fields),
+      SyncResult.DeadLettered(dead)
+    ]
     expect(results.map((r) => r._tag)).toEqual(["Synced", "TimedOut", "NoPendingEvents", "DeadLettered"])
     expect(results.every((r) => r.eventsAwaited === 3 && Duration.toMillis(r.elapsed) === 120)).toBe(true)
     expect(results.map(SyncResult.$is("TimedOut"))).toEqual([false, true, false, false])
@@ -18,8 +23,9 @@ describe("SyncResult", () => {
 
   it("isFresh: only Synced and NoPendingEvents mean the read model has every awaited event", () => {
     const dead = SyncResult.DeadLettered({ ...fields, deadLettered: ["e1"] })
-    expect([SyncResult.Synced(fields), SyncResult.NoPendingEvents(fields), SyncResult.TimedOut(fields), dead].map(SyncResult.isFresh))
-      .toEqual([true, true, false, false])
+    expect(
+      [SyncResult.Synced(fields), SyncResult.NoPendingEvents(fields), SyncResult.TimedOut(fields), dead].map(SyncResult.isFresh)
+    ).toEqual([true, true, false, false])
   })
 })
 

@@ -41,12 +41,14 @@ interface Waiter {
  * must complete with true within a bounded number of yields: a lost wake-up leaves it running.
  */
 const run = (ops: ReadonlyArray<Op>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const tracker = yield* SyncEventTracker.SyncEventTracker
     const model = new Set<string>()
     const key = (e: string, p: string) => `${e}|${p}`
     const satisfied = (w: Waiter) =>
-      w.ids.every((id) => w.perspective === undefined ? ![...model].some((k) => k.startsWith(`${id}|`)) : !model.has(key(id, w.perspective)))
+      w.ids.every((id) =>
+        w.perspective === undefined ? ![...model].some((k) => k.startsWith(`${id}|`)) : !model.has(key(id, w.perspective))
+      )
     const waiters: Array<Waiter> = []
     for (const o of ops) {
       switch (o.t) {
@@ -64,17 +66,20 @@ const run = (ops: ReadonlyArray<Op>) =>
           break
         case "markStream":
           yield* tracker.markPerspectiveStreamProcessed(perspectives[o.p]!, streams[o.s]!)
-          events.forEach((id, i) => { if (i % 2 === o.s) model.delete(key(id, perspectives[o.p]!)) })
+          events.forEach((id, i) => {
+            if (i % 2 === o.s) model.delete(key(id, perspectives[o.p]!))
+          })
           break
         case "wait": {
           const ids = o.ids.map((i) => events[i]!)
           const options = { timeout: "1 hour" } as const
           const perspective = o.kind === 1 ? perspectives[o.p]! : undefined
-          const wait = o.kind === 0
-            ? tracker.waitForEvents(ids, options)
-            : o.kind === 1
-            ? tracker.waitForPerspectiveEvents(ids, perspective!, options)
-            : tracker.waitForAllPerspectives(ids, options)
+          const wait =
+            o.kind === 0
+              ? tracker.waitForEvents(ids, options)
+              : o.kind === 1
+                ? tracker.waitForPerspectiveEvents(ids, perspective!, options)
+                : tracker.waitForAllPerspectives(ids, options)
           waiters.push({ fiber: yield* Effect.forkChild(wait), ids, perspective })
           break
         }

@@ -3,46 +3,51 @@ import { Duration, Effect } from "effect"
 import * as SyncFilter from "../src/SyncFilter.js"
 import { uuid } from "./support.js"
 
-const reasonOf = (builder: SyncFilter.SyncFilterBuilder) =>
-  Effect.map(Effect.flip(builder.build()), (e) => e.reason._tag)
+const reasonOf = (builder: SyncFilter.SyncFilterBuilder) => Effect.map(Effect.flip(builder.build()), (e) => e.reason._tag)
 
 describe("SyncFilter", () => {
   describe("entry points", () => {
     it.effect("forStream keeps the stream id", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = uuid()
         expect((yield* SyncFilter.forStream(s).build()).filter).toEqual({ _tag: "Stream", streamId: s })
-      }))
+      })
+    )
 
     it.effect("forStream with a non-UUID id is a typed error", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const error = yield* Effect.flip(SyncFilter.forStream("order-1").build())
         expect(error._tag).toBe("SyncFilterError")
         expect(error.reason).toEqual({ _tag: "InvalidStreamId", streamId: "order-1" })
-      }))
+      })
+    )
 
     it.effect("forEventTypes takes one type, many types, or arrays of them", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         expect((yield* SyncFilter.forEventTypes("A").build()).filter).toEqual({ _tag: "EventTypes", eventTypes: ["A"] })
-        expect((yield* SyncFilter.forEventTypes("A", "B", "C").build()).filter)
-          .toEqual({ _tag: "EventTypes", eventTypes: ["A", "B", "C"] })
-        expect((yield* SyncFilter.forEventTypes(["A", "B"], "C").build()).filter)
-          .toEqual({ _tag: "EventTypes", eventTypes: ["A", "B", "C"] })
-      }))
+        expect((yield* SyncFilter.forEventTypes("A", "B", "C").build()).filter).toEqual({ _tag: "EventTypes", eventTypes: ["A", "B", "C"] })
+        expect((yield* SyncFilter.forEventTypes(["A", "B"], "C").build()).filter).toEqual({
+          _tag: "EventTypes",
+          eventTypes: ["A", "B", "C"]
+        })
+      })
+    )
 
     it.effect("forEventTypes with no, absent or empty types is a typed error", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         expect(yield* reasonOf(SyncFilter.forEventTypes())).toBe("MissingEventTypes")
         expect(yield* reasonOf(SyncFilter.forEventTypes(undefined))).toBe("MissingEventTypes")
         expect(yield* reasonOf(SyncFilter.forEventTypes([]))).toBe("MissingEventTypes")
         expect(yield* reasonOf(SyncFilter.forEventTypes(""))).toBe("InvalidEventType")
-      }))
+      })
+    )
 
     it.effect("currentScope and all", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         expect((yield* SyncFilter.currentScope().build()).filter).toEqual({ _tag: "CurrentScope" })
         expect((yield* SyncFilter.all().build()).filter).toEqual({ _tag: "All" })
-      }))
+      })
+    )
   })
 
   describe("combinators", () => {
@@ -52,7 +57,7 @@ describe("SyncFilter", () => {
     const types = (...eventTypes: Array<string>) => ({ _tag: "EventTypes", eventTypes })
 
     it.effect("each combinator returns a builder with the combined tree", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const base = SyncFilter.forStream(s1)
         const cases: Array<[SyncFilter.SyncFilterBuilder, unknown]> = [
           [base.and(SyncFilter.forEventTypes("A")), { _tag: "And", left: stream(s1), right: types("A") }],
@@ -67,64 +72,74 @@ describe("SyncFilter", () => {
           expect(typeof builder.build).toBe("function")
           expect((yield* builder.build()).filter).toEqual(tree)
         }
-      }))
+      })
+    )
 
     it.effect("nest left to right", () =>
-      Effect.gen(function*() {
-        const built = yield* SyncFilter.forStream(s1).andEventTypes("A").and(SyncFilter.forEventTypes("B"))
-          .or(SyncFilter.forEventTypes("C")).build()
+      Effect.gen(function* () {
+        const built = yield* SyncFilter.forStream(s1)
+          .andEventTypes("A")
+          .and(SyncFilter.forEventTypes("B"))
+          .or(SyncFilter.forEventTypes("C"))
+          .build()
         expect(built.filter).toEqual({
           _tag: "Or",
           left: { _tag: "And", left: { _tag: "And", left: stream(s1), right: types("A") }, right: types("B") },
           right: types("C")
         })
-      }))
+      })
+    )
 
     it.effect("builders are immutable", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const base = SyncFilter.forStream(s1)
         base.andEventTypes("A").withTimeout(1)
         const built = yield* base.build()
         expect(built.filter).toEqual(stream(s1))
         expect(Duration.toMillis(built.timeout)).toBe(5000)
-      }))
+      })
+    )
 
     it.effect("an invalid part anywhere in the chain fails build", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         expect(yield* reasonOf(SyncFilter.forEventTypes("A").andStream("nope"))).toBe("InvalidStreamId")
         expect(yield* reasonOf(SyncFilter.all().or(SyncFilter.forEventTypes()))).toBe("MissingEventTypes")
         expect(yield* reasonOf(SyncFilter.currentScope().orEventTypes())).toBe("MissingEventTypes")
-      }))
+      })
+    )
   })
 
   describe("build", () => {
     it.effect("defaults: 5 s timeout, debugger-aware", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const built = yield* SyncFilter.currentScope().build()
         expect(Duration.toMillis(built.timeout)).toBe(5000)
         expect(built.debuggerAwareTimeout).toBe(true)
-      }))
+      })
+    )
 
     it.effect("withTimeout overrides; zero is allowed; negative is a typed error", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         expect(Duration.toMillis((yield* SyncFilter.all().withTimeout(10_000).build()).timeout)).toBe(10_000)
         expect(Duration.toMillis((yield* SyncFilter.all().withTimeout("2 seconds").build()).timeout)).toBe(2000)
         expect(Duration.toMillis((yield* SyncFilter.all().withTimeout(0).build()).timeout)).toBe(0)
         expect(yield* reasonOf(SyncFilter.all().withTimeout(-1))).toBe("InvalidTimeout")
         expect(yield* reasonOf(SyncFilter.all().withTimeout(Number.NaN))).toBe("InvalidTimeout")
-      }))
+      })
+    )
 
     it.effect("withDebuggerAwareTimeout(false) turns it off", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         expect((yield* SyncFilter.all().withDebuggerAwareTimeout(false).build()).debuggerAwareTimeout).toBe(false)
-      }))
+      })
+    )
   })
 
   describe("matches", () => {
     const s = uuid()
     const other = uuid()
     it.effect("evaluates the tree", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const filter = (yield* SyncFilter.forStream(s).andEventTypes("A").orEventTypes("B").build()).filter
         const m = (streamId: string, eventType: string, inCurrentScope = false) =>
           SyncFilter.matches(filter, { streamId, eventType, inCurrentScope })
@@ -132,6 +147,7 @@ describe("SyncFilter", () => {
         const scope = (yield* SyncFilter.currentScope().build()).filter
         expect(SyncFilter.matches(scope, { streamId: s, eventType: "A", inCurrentScope: false })).toBe(false)
         expect(SyncFilter.matches(scope, { streamId: s, eventType: "A", inCurrentScope: true })).toBe(true)
-      }))
+      })
+    )
   })
 })

@@ -38,7 +38,7 @@ describe("SyncInquiry.isFullySynced", () => {
 
 describe("SyncInquiry ids", () => {
   it.effect("inquiry ids are unique and correlate request and result", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const streamId = uuid()
       const first = yield* SyncInquiry.make({ perspectiveName: "P", streamId, eventIds: ["x"], includeProcessedEventIds: true })
       const second = yield* SyncInquiry.make({ perspectiveName: "P", streamId })
@@ -48,5 +48,6 @@ describe("SyncInquiry ids", () => {
       expect(answer.streamId).toBe(streamId)
       expect(answer.expectedEventIds).toEqual(["x"])
       expect(SyncInquiry.isFullySynced(answer)).toBe(true)
-    }))
+    })
+  )
 })

@@ -17,31 +17,37 @@ const layer = TrackedEventStore.layer.pipe(
 
 describe("TrackedEventStore", () => {
   it.effect("records appended events in the scope and, per handling perspective, in the tracker", () =>
-    ScopedEventTracker.withScope(Effect.gen(function*() {
-      const store = yield* EventStore.EventStore
-      const tracker = yield* SyncEventTracker.SyncEventTracker
-      const s = uuid()
-      const result = yield* store.append(s, [Orders.placed(s, 3), Orders.noted(s)])
-      const [placed, noted] = result.events.map((e) => e.eventId)
-      expect((yield* ScopedEventTracker.getEmittedEvents()).map((e) => e.eventId)).toEqual([placed, noted])
-      expect(yield* tracker.isPending(placed!, "order_summary")).toBe(true)
-      expect(yield* tracker.isPending(noted!)).toBe(false) // no perspective handles Noted
-      expect((yield* store.readStream(s)).length).toBe(2)
-    })).pipe(Effect.provide(layer)))
+    ScopedEventTracker.withScope(
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const tracker = yield* SyncEventTracker.SyncEventTracker
+        const s = uuid()
+        const result = yield* store.append(s, [Orders.placed(s, 3), Orders.noted(s)])
+        const [placed, noted] = result.events.map((e) => e.eventId)
+        expect((yield* ScopedEventTracker.getEmittedEvents()).map((e) => e.eventId)).toEqual([placed, noted])
+        expect(yield* tracker.isPending(placed!, "order_summary")).toBe(true)
+        expect(yield* tracker.isPending(noted!)).toBe(false) // no perspective handles Noted
+        expect((yield* store.readStream(s)).length).toBe(2)
+      })
+    ).pipe(Effect.provide(layer))
+  )
 
   it.effect("a failed append records nothing", () =>
-    ScopedEventTracker.withScope(Effect.gen(function*() {
-      const store = yield* EventStore.EventStore
-      const s = uuid()
-      yield* Effect.flip(store.append(s, [Orders.placed(uuid(), 1)])) // wrong stream
-      expect(yield* ScopedEventTracker.getEmittedEvents()).toEqual([])
-      expect((yield* (yield* SyncEventTracker.SyncEventTracker).stats).tracked).toBe(0)
-    })).pipe(Effect.provide(layer)))
+    ScopedEventTracker.withScope(
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const s = uuid()
+        yield* Effect.flip(store.append(s, [Orders.placed(uuid(), 1)])) // wrong stream
+        expect(yield* ScopedEventTracker.getEmittedEvents()).toEqual([])
+        expect((yield* (yield* SyncEventTracker.SyncEventTracker).stats).tracked).toBe(0)
+      })
+    ).pipe(Effect.provide(layer))
+  )
 })
 
 describe("WorkerSignals", () => {
   it.effect("onPerspectiveEventProcessed marks the group processed for its perspective, after the caller's hook", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const tracker = yield* SyncEventTracker.SyncEventTracker
       const [e, s] = [uuid(), uuid()]
       yield* tracker.trackEvent({ eventId: e, streamId: s, eventType: "OrderPlaced", perspectiveName: "order_summary" })
@@ -54,5 +60,6 @@ describe("WorkerSignals", () => {
       expect(seen).toEqual([true])
       expect(yield* tracker.isPending(e, "order_summary")).toBe(false)
       expect(yield* tracker.isPending(e, "other")).toBe(true)
-    }).pipe(Effect.provide(SyncEventTracker.layer)))
+    }).pipe(Effect.provide(SyncEventTracker.layer))
+  )
 })

@@ -11,7 +11,7 @@ export const isRunning = (fiber: Fiber.Fiber<unknown, unknown>): boolean => fibe
 
 /** Yields (never sleeps) until the tracker holds `count` waiters; fails the test if that never happens. */
 export const waitersRegistered = (count: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const tracker = yield* SyncEventTracker
     for (let i = 0; i < 100; i++) {
       if ((yield* tracker.stats).waiters >= count) return

@@ -6,7 +6,7 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { EventDefinition, EventId, EventRegistry, EventStore } from "@whizbang/core"
-import { Effect, Exit, Layer, Schema } from "effect"
+import { Effect, Exit, type Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 
 /**
@@ -92,7 +92,8 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           expect(Number.isNaN(Date.parse(read[0]!.metadata.timestamp))).toBe(false)
           expect(read[0]!.scope).toEqual({ userId: "u-1", tenantId: "t-1", roles: ["admin"] })
           expect(yield* store.streamVersion(cartId)).toBe(2)
-        }))
+        })
+      )
 
       it.effect("decodes payloads through their schema (a DateTime survives the round trip)", () =>
         Effect.gen(function* () {
@@ -102,7 +103,8 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           yield* store.append(cartId, [CartCheckedOut.make({ cartId, at })])
           const [event] = yield* store.readStream(cartId)
           expect((event!.payload as { at: unknown }).at).toEqual(at)
-        }))
+        })
+      )
 
       it.effect("enforces the expected version and writes nothing on a mismatch", () =>
         Effect.gen(function* () {
@@ -118,7 +120,8 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           yield* store.append(cartId, [add], { expectedVersion: 1 })
           yield* store.append(cartId, [add], { expectedVersion: "any" })
           expect(yield* store.streamVersion(cartId)).toBe(3)
-        }))
+        })
+      )
 
       it.effect("lets exactly one of many concurrent appends at the same expected version win", () =>
         Effect.gen(function* () {
@@ -131,19 +134,25 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
           expect(exits.filter(Exit.isFailure).map(failureTag)).toEqual(Array(11).fill("WrongExpectedVersion"))
           expect(yield* store.readStream(cartId)).toHaveLength(1)
-        }))
+        })
+      )
 
       it.effect("keeps many concurrent appenders without a version check gap-free", () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
           const cartId = EventId.unsafeMake()
           yield* Effect.all(
-            Array.from({ length: 20 }, (_, i) => store.append(cartId, [ItemAdded.make({ cartId, sku: `s${i}`, quantity: i })]).pipe(Effect.retry({ times: 50, while: (e) => e._tag === "WrongExpectedVersion" }))),
+            Array.from({ length: 20 }, (_, i) =>
+              store
+                .append(cartId, [ItemAdded.make({ cartId, sku: `s${i}`, quantity: i })])
+                .pipe(Effect.retry({ times: 50, while: (e) => e._tag === "WrongExpectedVersion" }))
+            ),
             { concurrency: "unbounded" }
           )
           const read = yield* store.readStream(cartId)
           expect(read.map((e) => e.streamVersion)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
-        }))
+        })
+      )
 
       it.effect("writes nothing of a batch when one event is invalid", () =>
         Effect.gen(function* () {
@@ -157,46 +166,70 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           const unknown = yield* Effect.flip(store.append(cartId, [good, { type: "NoSuchEvent", payload: {} }]))
           expect(unknown).toMatchObject({ _tag: "UnknownEventType", eventType: "NoSuchEvent" })
           expect(yield* store.streamVersion(cartId)).toBe(0)
-        }))
+        })
+      )
 
       it.effect("refuses hostile input with typed errors", () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
           const cartId = EventId.unsafeMake()
           const tag = <A, E extends { _tag: string }>(effect: Effect.Effect<A, E>) => Effect.map(Effect.flip(effect), (e) => e._tag)
-          expect(yield* tag(store.append("not-a-uuid", [ItemAdded.make({ cartId: "not-a-uuid", sku: "a", quantity: 1 })]))).toBe("InvalidStreamId")
+          expect(yield* tag(store.append("not-a-uuid", [ItemAdded.make({ cartId: "not-a-uuid", sku: "a", quantity: 1 })]))).toBe(
+            "InvalidStreamId"
+          )
           expect(yield* tag(store.append("'; drop table wh_events; --", []))).toBe("InvalidStreamId")
-          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId: EventId.unsafeMake(), sku: "a", quantity: 1 })]))).toBe("InvalidStreamId")
-          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "x".repeat(maxPayloadBytes + 1), quantity: 1 })]))).toBe("InvalidEventPayload")
-          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "nul\u0000byte", quantity: 1 })]))).toBe("InvalidEventPayload")
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId: EventId.unsafeMake(), sku: "a", quantity: 1 })]))).toBe(
+            "InvalidStreamId"
+          )
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "x".repeat(maxPayloadBytes + 1), quantity: 1 })]))).toBe(
+            "InvalidEventPayload"
+          )
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "nul\u0000byte", quantity: 1 })]))).toBe(
+            "InvalidEventPayload"
+          )
           expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: Number.NaN })]))).toBe("InvalidEventPayload")
           expect(yield* tag(store.append(cartId, []))).toBe("InvalidRequest")
-          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { expectedVersion: -1 }))).toBe("InvalidRequest")
-          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { causationId: "1 or 1=1" }))).toBe("InvalidRequest")
-          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { scope: { userId: "u".repeat(10_000) } }))).toBe("InvalidRequest")
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { expectedVersion: -1 }))).toBe(
+            "InvalidRequest"
+          )
+          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { causationId: "1 or 1=1" }))).toBe(
+            "InvalidRequest"
+          )
+          expect(
+            yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { scope: { userId: "u".repeat(10_000) } }))
+          ).toBe("InvalidRequest")
           expect(yield* tag(store.readStream("x"))).toBe("InvalidStreamId")
           expect(yield* tag(store.readStream(cartId, { afterVersion: -3 }))).toBe("InvalidRequest")
           expect(yield* store.streamVersion(cartId)).toBe(0)
-        }))
+        })
+      )
 
       it.effect("stores strings that look like SQL, quotes and any Unicode verbatim", () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
           const cartId = EventId.unsafeMake()
           const skus = ["'); delete from wh_events; --", "$1 $$ \\ \" '", "emoji 🛒 — ünïcödé", "x".repeat(20_000)]
-          yield* store.append(cartId, skus.map((sku) => ItemAdded.make({ cartId, sku, quantity: 1 })))
+          yield* store.append(
+            cartId,
+            skus.map((sku) => ItemAdded.make({ cartId, sku, quantity: 1 }))
+          )
           expect((yield* store.readStream(cartId)).map((e) => (e.payload as { sku: string }).sku)).toEqual(skus)
-        }))
+        })
+      )
 
       it.effect("reads after a version and up to a limit", () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
           const cartId = EventId.unsafeMake()
-          yield* store.append(cartId, Array.from({ length: 5 }, (_, i) => ItemAdded.make({ cartId, sku: `s${i}`, quantity: i })))
+          yield* store.append(
+            cartId,
+            Array.from({ length: 5 }, (_, i) => ItemAdded.make({ cartId, sku: `s${i}`, quantity: i }))
+          )
           const read = yield* store.readStream(cartId, { afterVersion: 2, limit: 2 })
           expect(read.map((e) => e.streamVersion)).toEqual([3, 4])
           expect(yield* store.readStream(EventId.unsafeMake())).toEqual([])
-        }))
+        })
+      )
 
       it.effect("mints ids above the stream's highest id, in version order, whatever the generator proposes", () =>
         Effect.gen(function* () {
@@ -220,20 +253,22 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           const ahead = EventId.makeAt(Date.now() + 3_600_000)
           const next = yield* store.append(cartId, [add("f")]).pipe(constantGenerator(ahead))
           expect(next.events[0]!.eventId).toBe(ahead)
-        }))
+        })
+      )
 
       it.effect("takes event ids from EventId.Generator (EventId.fromClock follows the TestClock)", () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
           const cartId = EventId.unsafeMake()
           yield* TestClock.setTime(Date.parse("2031-05-06T07:08:09.010Z"))
-          const result = yield* store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })]).pipe(
-            Effect.provideService(EventId.Generator, EventId.fromClock)
-          )
+          const result = yield* store
+            .append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })])
+            .pipe(Effect.provideService(EventId.Generator, EventId.fromClock))
           const id = result.events[0]!.eventId
           expect(parseInt(id.replaceAll("-", "").slice(0, 12), 16)).toBe(Date.parse("2031-05-06T07:08:09.010Z"))
           expect((yield* store.readStream(cartId))[0]!.eventId).toBe(id)
-        }))
+        })
+      )
 
       it.effect("keeps id order equal to version order under many concurrent appenders with skewed clocks", () =>
         Effect.gen(function* () {
@@ -243,13 +278,19 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           const appendsEach = 12
           yield* Effect.all(
             Array.from({ length: appenders }, (_, appender) =>
-              Effect.forEach(Array.from({ length: appendsEach }, (_, k) => k), (k) => {
-                const cartId = carts[(appender + k) % carts.length]!
-                const batch = Array.from({ length: 1 + ((appender + k) % 3) }, (_, j) => ItemAdded.make({ cartId, sku: `${appender}-${k}-${j}`, quantity: 1 }))
-                // Each appender is a "process" whose clock runs appender x 50 ms behind.
-                const skewed = Effect.sync(() => EventId.makeAt(Date.now() - appender * 50))
-                return store.append(cartId, batch).pipe(Effect.provideService(EventId.Generator, skewed))
-              })),
+              Effect.forEach(
+                Array.from({ length: appendsEach }, (_, k) => k),
+                (k) => {
+                  const cartId = carts[(appender + k) % carts.length]!
+                  const batch = Array.from({ length: 1 + ((appender + k) % 3) }, (_, j) =>
+                    ItemAdded.make({ cartId, sku: `${appender}-${k}-${j}`, quantity: 1 })
+                  )
+                  // Each appender is a "process" whose clock runs appender x 50 ms behind.
+                  const skewed = Effect.sync(() => EventId.makeAt(Date.now() - appender * 50))
+                  return store.append(cartId, batch).pipe(Effect.provideService(EventId.Generator, skewed))
+                }
+              )
+            ),
             { concurrency: "unbounded" }
           )
           let total = 0
@@ -259,8 +300,14 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
             expect(read.map((e) => e.streamVersion)).toEqual(read.map((_, i) => i + 1))
             expect(isSorted(read.map((e) => e.eventId))).toBe(true)
           }
-          expect(total).toBe(Array.from({ length: appenders * appendsEach }, (_, n) => 1 + ((Math.floor(n / appendsEach) + (n % appendsEach)) % 3)).reduce((a, b) => a + b, 0))
-        }))
+          expect(total).toBe(
+            Array.from({ length: appenders * appendsEach }, (_, n) => 1 + ((Math.floor(n / appendsEach) + (n % appendsEach)) % 3)).reduce(
+              (a, b) => a + b,
+              0
+            )
+          )
+        })
+      )
 
       it.effect("stores caller-supplied UUIDv7 ids as they are, also below the stream's highest id", () =>
         Effect.gen(function* () {
@@ -278,7 +325,8 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           expect(read.map((e) => e.eventId)).toEqual([read[0]!.eventId, read[1]!.eventId, imported, result.events[1]!.eventId])
           // The store's own id after an import still goes above every id of the stream.
           expect(result.events[1]!.eventId > read[1]!.eventId).toBe(true)
-        }))
+        })
+      )
 
       it.effect("refuses supplied ids that are not UUIDv7 or already used, writing nothing", () =>
         Effect.gen(function* () {
@@ -289,7 +337,10 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           expect(yield* Effect.flip(store.append(cartId, [add("a", v4)]))).toMatchObject({ _tag: "InvalidEventId", eventId: v4 })
           expect((yield* Effect.flip(store.append(cartId, [add("a", "x' or 1=1")])))._tag).toBe("InvalidEventId")
           const id = EventId.unsafeMake()
-          expect(yield* Effect.flip(store.append(cartId, [add("a", id), add("b", id)]))).toMatchObject({ _tag: "DuplicateEventId", eventIds: [id] })
+          expect(yield* Effect.flip(store.append(cartId, [add("a", id), add("b", id)]))).toMatchObject({
+            _tag: "DuplicateEventId",
+            eventIds: [id]
+          })
           expect(yield* store.streamVersion(cartId)).toBe(0)
           const elsewhere = EventId.unsafeMake()
           const stored = yield* store.append(elsewhere, [ItemAdded.make({ cartId: elsewhere, sku: "z", quantity: 1 })])
@@ -298,7 +349,8 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           expect(error).toMatchObject({ _tag: "DuplicateEventId", eventIds: [taken] })
           expect(error.message).toContain(taken)
           expect(yield* store.streamVersion(cartId)).toBe(0)
-        }))
+        })
+      )
 
       it.effect("refuses payloads jsonb cannot store (unpaired surrogates, deep nesting) with InvalidEventPayload", () =>
         Effect.gen(function* () {
@@ -312,16 +364,22 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
           let deep: unknown = 1
           for (let i = 0; i < 1_100; i++) deep = [deep]
           expect(yield* tag(store.append(cartId, [NoteAdded.make({ cartId, note: deep })]))).toBe("InvalidEventPayload")
-          expect(yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { scope: { userId: "u\ud800" } }))).toBe("InvalidRequest")
+          expect(
+            yield* tag(store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 1 })], { scope: { userId: "u\ud800" } }))
+          ).toBe("InvalidRequest")
           expect(yield* store.streamVersion(cartId)).toBe(0)
           // Well-formed pairs and moderate nesting are fine.
           let nested: unknown = "leaf 😀"
           for (let i = 0; i < 50; i++) nested = { n: nested }
-          yield* store.append(cartId, [ItemAdded.make({ cartId, sku: "pair 😀 \ud83d\ude00", quantity: 1 }), NoteAdded.make({ cartId, note: nested })])
+          yield* store.append(cartId, [
+            ItemAdded.make({ cartId, sku: "pair 😀 \ud83d\ude00", quantity: 1 }),
+            NoteAdded.make({ cartId, note: nested })
+          ])
           const read = yield* store.readStream(cartId)
           expect((read[0]!.payload as { sku: string }).sku).toBe("pair 😀 😀")
           expect((read[1]!.payload as { note: unknown }).note).toEqual(nested)
-        }))
+        })
+      )
     })
   })
 }

@@ -77,18 +77,23 @@ export const make: Effect.Effect<LifecycleStageAwaiterShape> = Effect.sync(() =>
   return {
     receptorsFor: (eventTypes, stages = LifecycleStage.stages) =>
       Effect.forEach(stages, (stage) =>
-        Receptor.validate(Receptor.make({
-          name: `whizbang.testing.${stage}`,
-          handles: eventTypes,
-          stage,
-          handle: (envelope) =>
-            Effect.flatMap(LifecycleStage.DeadLetteredBy, (deadLetteredBy) =>
-              Effect.sync(() => observed.record({ stage, envelope, deadLetteredBy })))
-        }))),
+        Receptor.validate(
+          Receptor.make({
+            name: `whizbang.testing.${stage}`,
+            handles: eventTypes,
+            stage,
+            handle: (envelope) =>
+              Effect.flatMap(LifecycleStage.DeadLetteredBy, (deadLetteredBy) =>
+                Effect.sync(() => observed.record({ stage, envelope, deadLetteredBy }))
+              )
+          })
+        )
+      ),
     awaitStage: (stage, wait) =>
       observed.awaitFirst(
         (f) =>
-          f.stage === stage && (wait?.eventId === undefined || f.envelope.eventId === wait.eventId) &&
+          f.stage === stage &&
+          (wait?.eventId === undefined || f.envelope.eventId === wait.eventId) &&
           (wait?.eventType === undefined || f.envelope.eventType === wait.eventType),
         wait?.timeout ?? Duration.seconds(5),
         "LifecycleStageAwaiter",

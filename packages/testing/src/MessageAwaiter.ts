@@ -63,7 +63,7 @@ export class MessageAwaiter extends Context.Service<MessageAwaiter, MessageAwait
  * @since 0.2.0
  */
 export const layer: Layer.Layer<MessageAwaiter | EventStore.EventStore, never, EventStore.EventStore> = Layer.effectContext(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* EventStore.EventStore
     const observed = new Observed<Envelope.Envelope>()
     const recording = EventStore.EventStore.of({
@@ -80,9 +80,10 @@ export const layer: Layer.Layer<MessageAwaiter | EventStore.EventStore, never, E
             (e) => e.eventType === type && where(e),
             options?.timeout ?? Duration.seconds(5),
             "MessageAwaiter",
-            () => `a ${JSON.stringify(type)} message${options?.where === undefined ? "" : " matching `where`"} (seen: ${
-              [...new Set(observed.items.map((e) => e.eventType))].join(", ") || "none"
-            })`
+            () =>
+              `a ${JSON.stringify(type)} message${options?.where === undefined ? "" : " matching `where`"} (seen: ${
+                [...new Set(observed.items.map((e) => e.eventType))].join(", ") || "none"
+              })`
           )
         )
       },

@@ -93,34 +93,42 @@ const safetyPoll = Duration.millis(250)
  */
 export const layer: Layer.Layer<MultiHostPerspectiveAwaiter, never, PgClient.PgClient> = Layer.effect(
   MultiHostPerspectiveAwaiter,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* PgClient.PgClient
     const changes = new Observed<number>()
     yield* PgListener.fork("wh_processed", () => changes.record(changes.items.length))
 
     const check = (perspectives: ReadonlyArray<string>, eventIds: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const pending = yield* client.query<{ perspective_name: string; event_id: string }>(pendingSql, [perspectives, eventIds])
-        const uncommitted = eventIds.length === 0
-          ? []
-          : yield* client.query<{ event_id: string }>(uncommittedSql, [eventIds])
+        const uncommitted = eventIds.length === 0 ? [] : yield* client.query<{ event_id: string }>(uncommittedSql, [eventIds])
         return { pending, uncommitted }
       })
 
     return MultiHostPerspectiveAwaiter.of({
       awaitPerspectives: (wait) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const perspectives = wait?.perspectives ?? []
           const eventIds = wait?.eventIds ?? []
           const timeout = Duration.fromInputUnsafe(wait?.timeout ?? Duration.seconds(10))
-          let last = { pending: [] as ReadonlyArray<{ perspective_name: string; event_id: string }>, uncommitted: [] as ReadonlyArray<{ event_id: string }> }
-          const loop: Effect.Effect<void, PostgresError.PostgresError> = Effect.gen(function*() {
+          let last = {
+            pending: [] as ReadonlyArray<{ perspective_name: string; event_id: string }>,
+            uncommitted: [] as ReadonlyArray<{ event_id: string }>
+          }
+          const loop: Effect.Effect<void, PostgresError.PostgresError> = Effect.gen(function* () {
             while (true) {
               const seen = changes.items.length
               last = yield* check(perspectives, eventIds)
               if (last.pending.length === 0 && last.uncommitted.length === 0) return
               yield* Effect.raceFirst(
-                Effect.asVoid(changes.awaitFirst((n) => n >= seen, Duration.infinity, "", () => "")).pipe(Effect.orDie),
+                Effect.asVoid(
+                  changes.awaitFirst(
+                    (n) => n >= seen,
+                    Duration.infinity,
+                    "",
+                    () => ""
+                  )
+                ).pipe(Effect.orDie),
                 Effect.sleep(safetyPoll)
               )
             }
@@ -130,16 +138,20 @@ export const layer: Layer.Layer<MultiHostPerspectiveAwaiter, never, PgClient.PgC
             const pairs = last.pending.map((p) => `${p.perspective_name}/${p.event_id}`)
             return yield* new AwaiterTimeoutError({
               awaiter: "MultiHostPerspectiveAwaiter",
-              waitingFor: [
-                pairs.length > 0 ? `pending (perspective/event): ${pairs.join(", ")}` : "",
-                last.uncommitted.length > 0 ? `not yet committed: ${last.uncommitted.map((u) => u.event_id).join(", ")}` : ""
-              ].filter((s) => s.length > 0).join("; ") || "the last check (none pending when it ran)",
+              waitingFor:
+                [
+                  pairs.length > 0 ? `pending (perspective/event): ${pairs.join(", ")}` : "",
+                  last.uncommitted.length > 0 ? `not yet committed: ${last.uncommitted.map((u) => u.event_id).join(", ")}` : ""
+                ]
+                  .filter((s) => s.length > 0)
+                  .join("; ") || "the last check (none pending when it ran)",
               timeout
             })
           }
-          const dead = eventIds.length === 0
-            ? []
-            : yield* client.query<{ perspective_name: string; event_id: string }>(deadLetteredSql, [perspectives, eventIds])
+          const dead =
+            eventIds.length === 0
+              ? []
+              : yield* client.query<{ perspective_name: string; event_id: string }>(deadLetteredSql, [perspectives, eventIds])
           return { deadLettered: dead.map((d) => ({ perspectiveName: d.perspective_name, eventId: d.event_id })) }
         })
     })

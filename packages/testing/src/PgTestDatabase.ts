@@ -36,7 +36,8 @@ export const layerOn = (
 ): Layer.Layer<PgClient.PgClient | SchemaReady.SchemaReady | TestDatabase.TestDatabase> => {
   const client = Layer.unwrap(
     Effect.map(Effect.service(TestDatabase.TestDatabase), ({ url }) =>
-      PgClient.layer({ url, schema: options.schema ?? "whizbang", maxConnections: options.maxConnections }))
+      PgClient.layer({ url, schema: options.schema ?? "whizbang", maxConnections: options.maxConnections })
+    )
   )
   return SchemaReady.layer.pipe(Layer.provideMerge(client), Layer.provideMerge(database), Layer.orDie)
 }

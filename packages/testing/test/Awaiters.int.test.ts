@@ -1,6 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { EventDefinition, EventId, EventRegistry, EventStore, InstanceProvider, Perspective, PerspectiveRewinder, PerspectiveWorker } from "@whizbang/core"
-import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
+import {
+  EventDefinition,
+  EventId,
+  EventRegistry,
+  EventStore,
+  InstanceProvider,
+  Perspective,
+  PerspectiveRewinder,
+  type PerspectiveWorker
+} from "@whizbang/core"
+import { type PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { Effect, Fiber, Layer, Schema } from "effect"
 import * as LifecycleStageAwaiter from "../src/LifecycleStageAwaiter.js"
 import * as MessageAwaiter from "../src/MessageAwaiter.js"
@@ -28,9 +37,17 @@ const fast = { pollingIntervalMilliseconds: 50, notifyHealthyPollingIntervalMill
 
 const withPipeline = <A, E>(
   stages: LifecycleStageAwaiter.LifecycleStageAwaiterShape,
-  body: Effect.Effect<A, E, EventStore.EventStore | PerspectiveWorker.PerspectiveWorker | PgClient.PgClient | MessageAwaiter.MessageAwaiter | MultiHostPerspectiveAwaiter.MultiHostPerspectiveAwaiter>
+  body: Effect.Effect<
+    A,
+    E,
+    | EventStore.EventStore
+    | PerspectiveWorker.PerspectiveWorker
+    | PgClient.PgClient
+    | MessageAwaiter.MessageAwaiter
+    | MultiHostPerspectiveAwaiter.MultiHostPerspectiveAwaiter
+  >
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const receptors = yield* stages.receptorsFor([Added, Broken])
     const pipeline = PgPerspectivePipeline.layer({
       events,
@@ -40,52 +57,72 @@ const withPipeline = <A, E>(
       receptors
     }).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported))
     return yield* body.pipe(
-      Effect.provide(Layer.mergeAll(MessageAwaiter.layer, MultiHostPerspectiveAwaiter.layer).pipe(Layer.provideMerge(pipeline), Layer.orDie))
+      Effect.provide(
+        Layer.mergeAll(MessageAwaiter.layer, MultiHostPerspectiveAwaiter.layer).pipe(Layer.provideMerge(pipeline), Layer.orDie)
+      )
     )
   }).pipe(
-    Effect.provide(InstanceProvider.layerMemory({ serviceName: "awaiters-test" }).pipe(Layer.provideMerge(PgTestDatabase.layer({ schema: "awaiters" })))),
+    Effect.provide(
+      InstanceProvider.layerMemory({ serviceName: "awaiters-test" }).pipe(Layer.provideMerge(PgTestDatabase.layer({ schema: "awaiters" })))
+    ),
     Effect.scoped
   )
 
 describe("testing awaiters", () => {
-  it.live("MessageAwaiter: the first matching append, before or during the wait; a timeout names the type and what was seen", () =>
-    Effect.gen(function*() {
-      const stages = yield* LifecycleStageAwaiter.make
-      yield* withPipeline(stages, Effect.gen(function*() {
-        const store = yield* EventStore.EventStore
-        const id = EventId.unsafeMake()
-        const later = yield* Effect.forkChild(MessageAwaiter.awaitMessage(Added, { where: (e) => (e.payload as { n: number }).n === 2 }))
-        yield* store.append(id, [Added.make({ id, n: 1 })])
-        yield* store.append(id, [Added.make({ id, n: 2 })])
-        expect((yield* Fiber.join(later)).streamVersion).toBe(2)
-        expect((yield* MessageAwaiter.awaitMessage("Added")).streamVersion).toBe(1) // recorded before the wait
-        const error = yield* Effect.flip(MessageAwaiter.awaitMessage(Other, { timeout: "50 millis" }))
-        expect(error._tag).toBe("AwaiterTimeoutError")
-        expect(error.message).toContain(`"Other"`)
-        expect(error.message).toContain("seen: Added")
-      }))
-    }), 60_000)
+  it.live(
+    "MessageAwaiter: the first matching append, before or during the wait; a timeout names the type and what was seen",
+    () =>
+      Effect.gen(function* () {
+        const stages = yield* LifecycleStageAwaiter.make
+        yield* withPipeline(
+          stages,
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const id = EventId.unsafeMake()
+            const later = yield* Effect.forkChild(
+              MessageAwaiter.awaitMessage(Added, { where: (e) => (e.payload as { n: number }).n === 2 })
+            )
+            yield* store.append(id, [Added.make({ id, n: 1 })])
+            yield* store.append(id, [Added.make({ id, n: 2 })])
+            expect((yield* Fiber.join(later)).streamVersion).toBe(2)
+            expect((yield* MessageAwaiter.awaitMessage("Added")).streamVersion).toBe(1) // recorded before the wait
+            const error = yield* Effect.flip(MessageAwaiter.awaitMessage(Other, { timeout: "50 millis" }))
+            expect(error._tag).toBe("AwaiterTimeoutError")
+            expect(error.message).toContain(`"Other"`)
+            expect(error.message).toContain("seen: Added")
+          })
+        )
+      }),
+    60_000
+  )
 
-  it.live("LifecycleStageAwaiter and MultiHostPerspectiveAwaiter: stages per event; perspectives done, dead letters named; timeouts name what is missing", () =>
-    Effect.gen(function*() {
-      const stages = yield* LifecycleStageAwaiter.make
-      yield* withPipeline(stages, Effect.gen(function*() {
-        const store = yield* EventStore.EventStore
-        const hosts = yield* MultiHostPerspectiveAwaiter.MultiHostPerspectiveAwaiter
-        const id = EventId.unsafeMake()
-        const appended = yield* store.append(id, [Added.make({ id, n: 1 }), Broken.make({ id, n: 0 })])
-        const [good, bad] = appended.events.map((e) => e.eventId) as [string, string]
-        const done = yield* hosts.awaitPerspectives({ perspectives: ["sum"], eventIds: [good, bad] })
-        expect(done.deadLettered).toEqual([{ perspectiveName: "sum", eventId: bad }])
-        expect((yield* stages.awaitStage("PostAllPerspectives", { eventId: good })).envelope.eventId).toBe(good)
-        expect((yield* stages.awaitStage("DeadLettered", { eventId: bad })).deadLetteredBy).toEqual(["sum"])
-        const never = yield* Effect.flip(stages.awaitStage("PostAllPerspectives", { eventId: bad, timeout: "50 millis" }))
-        expect(never.message).toContain(`stage PostAllPerspectives for event ${bad}`)
-        expect(never.message).toContain("DeadLettered")
-        const missing = EventId.unsafeMake()
-        const notYet = yield* Effect.flip(hosts.awaitPerspectives({ eventIds: [missing], timeout: "100 millis" }))
-        expect(notYet._tag).toBe("AwaiterTimeoutError")
-        expect(notYet.message).toContain(`not yet committed: ${missing}`)
-      }))
-    }), 60_000)
+  it.live(
+    "LifecycleStageAwaiter and MultiHostPerspectiveAwaiter: stages per event; perspectives done, dead letters named; timeouts name what is missing",
+    () =>
+      Effect.gen(function* () {
+        const stages = yield* LifecycleStageAwaiter.make
+        yield* withPipeline(
+          stages,
+          Effect.gen(function* () {
+            const store = yield* EventStore.EventStore
+            const hosts = yield* MultiHostPerspectiveAwaiter.MultiHostPerspectiveAwaiter
+            const id = EventId.unsafeMake()
+            const appended = yield* store.append(id, [Added.make({ id, n: 1 }), Broken.make({ id, n: 0 })])
+            const [good, bad] = appended.events.map((e) => e.eventId) as [string, string]
+            const done = yield* hosts.awaitPerspectives({ perspectives: ["sum"], eventIds: [good, bad] })
+            expect(done.deadLettered).toEqual([{ perspectiveName: "sum", eventId: bad }])
+            expect((yield* stages.awaitStage("PostAllPerspectives", { eventId: good })).envelope.eventId).toBe(good)
+            expect((yield* stages.awaitStage("DeadLettered", { eventId: bad })).deadLetteredBy).toEqual(["sum"])
+            const never = yield* Effect.flip(stages.awaitStage("PostAllPerspectives", { eventId: bad, timeout: "50 millis" }))
+            expect(never.message).toContain(`stage PostAllPerspectives for event ${bad}`)
+            expect(never.message).toContain("DeadLettered")
+            const missing = EventId.unsafeMake()
+            const notYet = yield* Effect.flip(hosts.awaitPerspectives({ eventIds: [missing], timeout: "100 millis" }))
+            expect(notYet._tag).toBe("AwaiterTimeoutError")
+            expect(notYet.message).toContain(`not yet committed: ${missing}`)
+          })
+        )
+      }),
+    60_000
+  )
 })

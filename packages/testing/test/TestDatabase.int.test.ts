@@ -21,9 +21,13 @@ describe("TestDatabase", () => {
       Effect.gen(function* () {
         const db = yield* TestDatabase.TestDatabase
         expect(db.name).toMatch(/^wb_test_[0-9a-f]{16}$/)
-        const row = yield* queryOne(db.url, "select current_database() as name, (select count(*) from pg_tables where schemaname = 'public')::int as tables")
+        const row = yield* queryOne(
+          db.url,
+          "select current_database() as name, (select count(*) from pg_tables where schemaname = 'public')::int as tables"
+        )
         expect(row).toEqual({ name: db.name, tables: 0 })
-      }))
+      })
+    )
   })
 
   layer(TestDatabase.layer)((it) => {
@@ -37,6 +41,7 @@ describe("TestDatabase", () => {
         expect(yield* exists(db.name)).toBe(1)
         yield* Scope.close(scope, Exit.void)
         expect(yield* exists(db.name)).toBe(0)
-      }))
+      })
+    )
   })
 })

@@ -193,14 +193,17 @@ export const layerInfrastructure = (
 ): Layer.Layer<SchemaReady.SchemaReady | InstanceProvider.InstanceProvider | PgClient.PgClient, Errors> =>
   validated(config, () =>
     Layer.mergeAll(SchemaReady.layer, identity(config)).pipe(
-      Layer.provideMerge(PgClient.layer({
-        // validate() refused a missing URL already
-        url: config.databaseUrl as string | Redacted.Redacted<string>,
-        schema: config.schema,
-        maxConnections: config.maxConnections,
-        applicationName: applicationName(config)
-      }))
-    ))
+      Layer.provideMerge(
+        PgClient.layer({
+          // validate() refused a missing URL already
+          url: config.databaseUrl as string | Redacted.Redacted<string>,
+          schema: config.schema,
+          maxConnections: config.maxConnections,
+          applicationName: applicationName(config)
+        })
+      )
+    )
+  )
 
 /**
  * Read-your-writes: the process tracker, the tracked-type registry (every type a registered perspective handles,
@@ -219,7 +222,7 @@ export const layerSync = (config: Config) =>
 const trackedTypes = (config: Config) =>
   Layer.effect(
     TrackedEventTypeRegistry.TrackedEventTypeRegistry,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const registry = yield* TrackedEventTypeRegistry.make(config.trackedEventTypes)
       for (const p of config.perspectives) for (const type of p.eventTypes) yield* registry.register(type, p.name)
       return registry
@@ -250,11 +253,16 @@ export const layerWithoutWorker = (config: Config): Layer.Layer<WriteServices, E
   validated(config, () =>
     TrackedEventStore.layer.pipe(
       Layer.provideMerge(
-        Layer.mergeAll(PgPerspectivePipeline.layerPorts(config), PgPerspectiveStreamLocker.layer(config.streamLocks), layerOperations(config))
+        Layer.mergeAll(
+          PgPerspectivePipeline.layerPorts(config),
+          PgPerspectiveStreamLocker.layer(config.streamLocks),
+          layerOperations(config)
+        )
       ),
       Layer.provideMerge(layerSync(config)),
       Layer.provideMerge(layerInfrastructure(config))
-    ))
+    )
+  )
 
 /**
  * The whole service: infrastructure, the tracked event store, the perspective worker (signalling the sync
@@ -273,7 +281,8 @@ export const layer = (config: Config): Layer.Layer<Services, Errors> =>
           ...(config.rewind ? { rewind: config.rewind } : {}),
           ...(config.rewindHooks ? { rewindHooks: config.rewindHooks } : {}),
           ...(config.streamLocks ? { lock: config.streamLocks } : {})
-        }))
+        })
+      )
     )
     return TrackedEventStore.layer.pipe(
       Layer.provideMerge(Layer.merge(pipeline, layerOperations(config))),

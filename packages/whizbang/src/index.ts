@@ -14,9 +14,25 @@ export * as Whizbang from "./Whizbang.js"
  * @since 0.1.0
  */
 export {
-  AppendRequest, DefinitionErrors, Envelope, EventDefinition, EventId, EventRegistry, EventStore, EventStoreError,
-  InstanceProvider, LifecycleStage, MemoryPipeline, Perspective, PerspectiveRegistry, PerspectiveRewinder, PerspectiveStore, PerspectiveWorker,
-  Receptor, SecurityContext, WorkerOptions
+  AppendRequest,
+  DefinitionErrors,
+  Envelope,
+  EventDefinition,
+  EventId,
+  EventRegistry,
+  EventStore,
+  EventStoreError,
+  InstanceProvider,
+  LifecycleStage,
+  MemoryPipeline,
+  Perspective,
+  PerspectiveRegistry,
+  PerspectiveRewinder,
+  PerspectiveStore,
+  PerspectiveWorker,
+  Receptor,
+  SecurityContext,
+  WorkerOptions
 } from "@whizbang/core"
 /** @since 0.1.0 */
 export {

@@ -17,15 +17,28 @@ import {
 import * as Fixtures from "./fixtures.js"
 
 const app = (url: string, config: Partial<Whizbang.Config> = {}) =>
-  Layer.unwrap(Effect.map(Fixtures.definitions, ({ events, perspectives }) =>
-    Whizbang.layer({ databaseUrl: url, schema: "umbrella", events, perspectives, options: Fixtures.fast, watchdog: { interval: null }, ...config })))
+  Layer.unwrap(
+    Effect.map(Fixtures.definitions, ({ events, perspectives }) =>
+      Whizbang.layer({
+        databaseUrl: url,
+        schema: "umbrella",
+        events,
+        perspectives,
+        options: Fixtures.fast,
+        watchdog: { interval: null },
+        ...config
+      })
+    )
+  )
 
 const schemaExists = (url: string, schema: string) =>
-  Effect.scoped(Effect.gen(function* () {
-    const client = yield* PgClient.make({ url, maxConnections: 1 })
-    const rows = yield* client.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema])
-    return rows.length > 0
-  }))
+  Effect.scoped(
+    Effect.gen(function* () {
+      const client = yield* PgClient.make({ url, maxConnections: 1 })
+      const rows = yield* client.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema])
+      return rows.length > 0
+    })
+  )
 
 const withDatabase = <A, E>(body: (url: string) => Effect.Effect<A, E, never>) =>
   Effect.scoped(Effect.flatMap(Effect.service(TestDatabase.TestDatabase), ({ url }) => body(url)).pipe(Effect.provide(TestDatabase.layer)))
@@ -46,39 +59,52 @@ describe("Whizbang.layer", () => {
           expect(error._tag, JSON.stringify(config)).not.toBe("PostgresError")
           expect(yield* schemaExists(url, "umbrella"), JSON.stringify(config)).toBe(false)
         }
-      })))
+      })
+    )
+  )
 
-  it.live("wires everything: a tracked append is read back synced through the lens; rewinder, health and watchdog are there; maxConnections 1 is enough", () =>
-    withDatabase((url) =>
-      Effect.gen(function* () {
-        const store = yield* EventStore.EventStore
-        const id = EventId.unsafeMake()
-        yield* store.append(id, [Fixtures.Deposited.make({ accountId: id, amount: 100 }), Fixtures.Deposited.make({ accountId: id, amount: 42 })])
-        // No awaitIdle: the umbrella's event store tracked the append, so the lens waits for it.
-        const { row, sync } = yield* SyncAwareLens.getById(Fixtures.balance, id, SyncFilter.forStream(id).withTimeout("10 seconds"))
-        expect(sync._tag).toBe("Synced")
-        expect(Option.getOrThrow(row).data).toEqual({ total: 142 })
-        yield* Effect.service(PerspectiveRewinder.PerspectiveRewinder)
-        const health = yield* (yield* Effect.service(PgHealth.PgHealth)).check
-        expect(health.status).toBe("healthy")
-        expect(yield* (yield* Effect.service(PgWatchdog.PgWatchdog)).diagnose).toEqual([])
-        yield* (yield* Effect.service(PerspectiveWorker.PerspectiveWorker)).awaitIdle
-        const models = yield* Effect.service(PerspectiveStore.PerspectiveStore)
-        expect(Option.isSome(yield* models.getById("balance", id))).toBe(true)
-      }).pipe(Effect.provide(app(url, { maxConnections: 1 })))))
+  it.live(
+    "wires everything: a tracked append is read back synced through the lens; rewinder, health and watchdog are there; maxConnections 1 is enough",
+    () =>
+      withDatabase((url) =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const id = EventId.unsafeMake()
+          yield* store.append(id, [
+            Fixtures.Deposited.make({ accountId: id, amount: 100 }),
+            Fixtures.Deposited.make({ accountId: id, amount: 42 })
+          ])
+          // No awaitIdle: the umbrella's event store tracked the append, so the lens waits for it.
+          const { row, sync } = yield* SyncAwareLens.getById(Fixtures.balance, id, SyncFilter.forStream(id).withTimeout("10 seconds"))
+          expect(sync._tag).toBe("Synced")
+          expect(Option.getOrThrow(row).data).toEqual({ total: 142 })
+          yield* Effect.service(PerspectiveRewinder.PerspectiveRewinder)
+          const health = yield* (yield* Effect.service(PgHealth.PgHealth)).check
+          expect(health.status).toBe("healthy")
+          expect(yield* (yield* Effect.service(PgWatchdog.PgWatchdog)).diagnose).toEqual([])
+          yield* (yield* Effect.service(PerspectiveWorker.PerspectiveWorker)).awaitIdle
+          const models = yield* Effect.service(PerspectiveStore.PerspectiveStore)
+          expect(Option.isSome(yield* models.getById("balance", id))).toBe(true)
+        }).pipe(Effect.provide(app(url, { maxConnections: 1 })))
+      )
+  )
 
   it.live("applicationName is shown in pg_stat_activity: the service name by default, else as given", () =>
     withDatabase((url) =>
       Effect.gen(function* () {
         const names = (config: Partial<Whizbang.Config>) =>
-          Effect.scoped(Effect.gen(function* () {
-            const client = yield* Effect.service(PgClient.PgClient)
-            const rows = yield* client.query<{ application_name: string }>(
-              "SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = current_database() AND application_name <> '' ORDER BY 1"
-            )
-            return rows.map((r) => r.application_name)
-          }).pipe(Effect.provide(app(url, config))))
+          Effect.scoped(
+            Effect.gen(function* () {
+              const client = yield* Effect.service(PgClient.PgClient)
+              const rows = yield* client.query<{ application_name: string }>(
+                "SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = current_database() AND application_name <> '' ORDER BY 1"
+              )
+              return rows.map((r) => r.application_name)
+            }).pipe(Effect.provide(app(url, config)))
+          )
         expect(yield* names({ serviceName: "orders-api" })).toContain("orders-api")
         expect(yield* names({ serviceName: "orders-api", applicationName: "orders-api-7" })).toContain("orders-api-7")
-      })))
+      })
+    )
+  )
 })

@@ -17,7 +17,8 @@ describe("Whizbang.validate", () => {
     Effect.gen(function* () {
       const { events, perspectives } = yield* Fixtures.definitions
       yield* Whizbang.validate({ databaseUrl: Redacted.make(url), events, perspectives })
-    }))
+    })
+  )
 
   it.effect("a missing or malformed database URL is a PostgresConfigError naming databaseUrl (no libpq fallback)", () =>
     Effect.gen(function* () {
@@ -38,7 +39,8 @@ describe("Whizbang.validate", () => {
       // A socket directory in `?host=` names the host.
       const { events, perspectives } = yield* Fixtures.definitions
       yield* Whizbang.validate({ databaseUrl: "postgres:///db?host=/var/run/postgresql", events, perspectives })
-    }))
+    })
+  )
 
   it.effect("every option of every composed layer is checked, naming the option", () =>
     Effect.gen(function* () {
@@ -50,9 +52,21 @@ describe("Whizbang.validate", () => {
         [{ serviceName: "é".repeat(70) }, "PostgresConfigError", "applicationName"],
         [{ serviceName: " " }, "PostgresConfigError", "serviceName"],
         [{ instanceId: "not-a-uuid" }, "PostgresConfigError", "instanceId"],
-        [{ failureBackoff: { initialMilliseconds: -1, multiplier: 2, maxMilliseconds: 10 } }, "PostgresConfigError", "failureBackoff.initialMilliseconds"],
-        [{ failureBackoff: { initialMilliseconds: 10, multiplier: Number.NaN, maxMilliseconds: 10 } }, "PostgresConfigError", "failureBackoff.multiplier"],
-        [{ failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 5 } }, "PostgresConfigError", "failureBackoff.maxMilliseconds"],
+        [
+          { failureBackoff: { initialMilliseconds: -1, multiplier: 2, maxMilliseconds: 10 } },
+          "PostgresConfigError",
+          "failureBackoff.initialMilliseconds"
+        ],
+        [
+          { failureBackoff: { initialMilliseconds: 10, multiplier: Number.NaN, maxMilliseconds: 10 } },
+          "PostgresConfigError",
+          "failureBackoff.multiplier"
+        ],
+        [
+          { failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 5 } },
+          "PostgresConfigError",
+          "failureBackoff.maxMilliseconds"
+        ],
         [{ affinityGraceMilliseconds: Number.NaN }, "PostgresConfigError", "affinityGraceMilliseconds"],
         [{ registry: { heartbeatIntervalMilliseconds: 0 } }, "PostgresConfigError", "registry.heartbeatIntervalMilliseconds"],
         [{ snapshots: { every: 0 } }, "PostgresConfigError", "snapshots.every"],
@@ -71,7 +85,8 @@ describe("Whizbang.validate", () => {
       const options = yield* refused({ options: { maxStreamsPerBatch: -1 } })
       expect(options._tag).toBe("InvalidWorkerOptions")
       expect(options.message).toMatch(/maxStreamsPerBatch/)
-    }))
+    })
+  )
 
   it.effect("wiring problems (a perspective name, an unknown event type) are refused before connecting too", () =>
     Effect.gen(function* () {
@@ -82,5 +97,6 @@ describe("Whizbang.validate", () => {
       const unknown = { ...perspectives[0]!, eventTypes: ["Nope"] }
       const wiring = yield* Effect.flip(Whizbang.validate({ databaseUrl: url, events, perspectives: [unknown as never] }))
       expect(wiring._tag).toBe("WorkerConfigurationError")
-    }))
+    })
+  )
 })

@@ -14,20 +14,22 @@ const { failureBackoff, ...overrides } = JSON.parse(process.env.ACCEPTANCE_OPTIO
   readonly [option: string]: unknown
 }
 
-const app = Layer.unwrap(Effect.gen(function* () {
-  const { events, perspectives } = yield* Domain.definitions
-  return Whizbang.layer({
-    databaseUrl: process.env.DATABASE_URL,
-    schema: process.env.ACCEPTANCE_SCHEMA ?? "whizbang",
-    serviceName: "acceptance-worker",
-    events,
-    perspectives: perspectives.filter((p) => only === undefined || only.includes(p.name)),
-    options: { ...Domain.options, ...overrides },
-    ...(failureBackoff ? { failureBackoff } : {}),
-    rewind: Domain.rewind,
-    watchdog: { interval: null }
+const app = Layer.unwrap(
+  Effect.gen(function* () {
+    const { events, perspectives } = yield* Domain.definitions
+    return Whizbang.layer({
+      databaseUrl: process.env.DATABASE_URL,
+      schema: process.env.ACCEPTANCE_SCHEMA ?? "whizbang",
+      serviceName: "acceptance-worker",
+      events,
+      perspectives: perspectives.filter((p) => only === undefined || only.includes(p.name)),
+      options: { ...Domain.options, ...overrides },
+      ...(failureBackoff ? { failureBackoff } : {}),
+      rewind: Domain.rewind,
+      watchdog: { interval: null }
+    })
   })
-}))
+)
 
 const main = Effect.gen(function* () {
   const worker = yield* PerspectiveWorker.PerspectiveWorker

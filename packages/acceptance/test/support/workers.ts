@@ -50,7 +50,8 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
             ...(options.options ? { ACCEPTANCE_OPTIONS: JSON.stringify(options.options) } : {})
           },
           stdio: ["pipe", "pipe", "pipe"]
-        })),
+        })
+      ),
       (child) =>
         Effect.callback<void>((resume) => {
           if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)

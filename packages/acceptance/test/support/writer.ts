@@ -5,16 +5,19 @@ import { EventId, EventStore, PgClient, Whizbang } from "whizbang"
 import * as Domain from "./domain.js"
 
 export const layer = (url: string, schema: string) =>
-  Layer.unwrap(Effect.map(Domain.definitions, ({ events, perspectives }) =>
-    Whizbang.layerWithoutWorker({
-      databaseUrl: url,
-      schema,
-      serviceName: "acceptance-writer",
-      events,
-      perspectives,
-      options: Domain.options,
-      watchdog: { interval: null }
-    })))
+  Layer.unwrap(
+    Effect.map(Domain.definitions, ({ events, perspectives }) =>
+      Whizbang.layerWithoutWorker({
+        databaseUrl: url,
+        schema,
+        serviceName: "acceptance-writer",
+        events,
+        perspectives,
+        options: Domain.options,
+        watchdog: { interval: null }
+      })
+    )
+  )
 
 /** Deterministic pseudo-random numbers (a linear congruential generator), one sequence per appender. */
 const random = (seed: number) => {
@@ -39,18 +42,22 @@ export const appendConcurrently = (options: {
 }) =>
   Effect.gen(function* () {
     const store = yield* EventStore.EventStore
-    yield* Effect.forEach(Array.from({ length: options.appenders }, (_, a) => a), (a) =>
-      Effect.gen(function* () {
-        const next = random(a + 1)
-        for (let i = 0; i < options.perAppender; i += options.batch) {
-          const accountId = options.streamIds[next(options.streamIds.length)]!
-          const events = Array.from({ length: Math.min(options.batch, options.perAppender - i) }, (_, k) => {
-            const payload = { accountId, amount: 1 + next(100), tag: `${a}.${i + k}` }
-            return next(4) === 0 ? Domain.Withdrawn.make(payload) : Domain.Deposited.make(payload)
-          })
-          yield* store.append(accountId, events)
-        }
-      }), { concurrency: "unbounded", discard: true })
+    yield* Effect.forEach(
+      Array.from({ length: options.appenders }, (_, a) => a),
+      (a) =>
+        Effect.gen(function* () {
+          const next = random(a + 1)
+          for (let i = 0; i < options.perAppender; i += options.batch) {
+            const accountId = options.streamIds[next(options.streamIds.length)]!
+            const events = Array.from({ length: Math.min(options.batch, options.perAppender - i) }, (_, k) => {
+              const payload = { accountId, amount: 1 + next(100), tag: `${a}.${i + k}` }
+              return next(4) === 0 ? Domain.Withdrawn.make(payload) : Domain.Deposited.make(payload)
+            })
+            yield* store.append(accountId, events)
+          }
+        }),
+      { concurrency: "unbounded", discard: true }
+    )
     return options.appenders * options.perAppender
   })
 
@@ -61,8 +68,10 @@ export interface Counts {
 }
 
 export const counts = Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
-  Effect.map(client.query<Counts>(Domain.counts), (rows) => rows[0]!))
+  Effect.map(client.query<Counts>(Domain.counts), (rows) => rows[0]!)
+)
 
 export const mismatches = (perspective: keyof typeof Domain.mismatches) =>
   Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
-    Effect.map(client.query<{ n: number }>(Domain.mismatches[perspective]), (rows) => rows[0]!.n))
+    Effect.map(client.query<{ n: number }>(Domain.mismatches[perspective]), (rows) => rows[0]!.n)
+  )

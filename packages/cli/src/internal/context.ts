@@ -13,11 +13,15 @@ export const root = Command.make("whizbang").pipe(
   })
 )
 
-export const yesFlag = Flag.Boolean("yes").pipe(Flag.withAlias("y"), Flag.withDescription("do not ask for confirmation"), Flag.withDefault(false))
+export const yesFlag = Flag.Boolean("yes").pipe(
+  Flag.withAlias("y"),
+  Flag.withDescription("do not ask for confirmation"),
+  Flag.withDefault(false)
+)
 
 /** Provides a `PgClient` for the shared flags (`--database-url`, else `DATABASE_URL`; `--schema`). */
 export const withDatabase = <A, R>(effect: Effect.Effect<A, OperationError, R>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const flags = yield* root
     const url = Option.getOrUndefined(flags.databaseUrl) ?? process.env.DATABASE_URL
     if (url === undefined || url === "") return yield* invalidInput("database-url", "no database: pass --database-url or set DATABASE_URL")
@@ -36,7 +40,7 @@ export const output = <A>(value: A, human: (value: A) => string) =>
  * the step is refused rather than run silently.
  */
 export const confirm = (message: string, yes: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (yes) return
     if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) {
       return yield* refused(`${message} — refusing without a terminal to confirm on; pass --yes`)

@@ -3,8 +3,9 @@ import { PgClient, type PostgresError } from "@whizbang/postgres"
 import { Effect } from "effect"
 import { databaseFailure, type OperationError } from "../OperationError.js"
 
-export const orFailure = <A, R>(effect: Effect.Effect<A, PostgresError.PostgresError | OperationError, R>): Effect.Effect<A, OperationError, R> =>
-  Effect.catchTag(effect, "PostgresError", (e) => Effect.fail(databaseFailure(e)))
+export const orFailure = <A, R>(
+  effect: Effect.Effect<A, PostgresError.PostgresError | OperationError, R>
+): Effect.Effect<A, OperationError, R> => Effect.catchTag(effect, "PostgresError", (e) => Effect.fail(databaseFailure(e)))
 
 export const query = <Row extends object = Record<string, unknown>>(sql: string, params?: ReadonlyArray<unknown>) =>
   orFailure(PgClient.query<Row>(sql, params))

@@ -27,13 +27,15 @@ export const truncate = (text: string | null, max = 60): string => {
 export const short = (id: string | null): string => (id === null ? "-" : id)
 
 /** Progress on stderr: redrawn in place on a terminal, one line per update otherwise; silent with --json. */
-export const progress = (label: string, json: boolean) => ({ done, total }: { readonly done: number; readonly total: number }) =>
-  Effect.sync(() => {
-    if (json) return
-    const width = 30
-    const ratio = total === 0 ? 1 : Math.min(1, done / total)
-    const filled = Math.round(ratio * width)
-    const bar = `${label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${Math.round(ratio * 100)}% ${count(done)}/${count(total)} streams`
-    if (process.stderr.isTTY) process.stderr.write(`\r${bar}${done >= total ? "\n" : ""}`)
-    else process.stderr.write(`${bar}\n`)
-  })
+export const progress =
+  (label: string, json: boolean) =>
+  ({ done, total }: { readonly done: number; readonly total: number }) =>
+    Effect.sync(() => {
+      if (json) return
+      const width = 30
+      const ratio = total === 0 ? 1 : Math.min(1, done / total)
+      const filled = Math.round(ratio * width)
+      const bar = `${label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${Math.round(ratio * 100)}% ${count(done)}/${count(total)} streams`
+      if (process.stderr.isTTY) process.stderr.write(`\r${bar}${done >= total ? "\n" : ""}`)
+      else process.stderr.write(`${bar}\n`)
+    })

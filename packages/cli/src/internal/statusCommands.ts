@@ -12,13 +12,17 @@ const perspectiveFlag = Flag.String("perspective").pipe(Flag.withAlias("p"), Fla
 const limitFlag = Flag.Int("limit").pipe(Flag.withDescription("at most this many rows"), Flag.withDefault(100))
 
 export const migrate = Command.make("migrate", {}, () =>
-  withDatabase(Effect.gen(function*() {
-    const report = yield* orFailure(PgMigrator.run.pipe(Effect.catchTag("MigrationError", (e) => Effect.fail(databaseFailure(e)))))
-    yield* output(report, (r) =>
-      r.applied.length === 0
-        ? `schema ${r.schema} is up to date (${r.alreadyApplied.length} migrations)`
-        : `schema ${r.schema}: applied ${r.applied.join(", ")}`)
-  }))).pipe(Command.withDescription("Create the service schema and apply pending migrations."))
+  withDatabase(
+    Effect.gen(function* () {
+      const report = yield* orFailure(PgMigrator.run.pipe(Effect.catchTag("MigrationError", (e) => Effect.fail(databaseFailure(e)))))
+      yield* output(report, (r) =>
+        r.applied.length === 0
+          ? `schema ${r.schema} is up to date (${r.alreadyApplied.length} migrations)`
+          : `schema ${r.schema}: applied ${r.applied.join(", ")}`
+      )
+    })
+  )
+).pipe(Command.withDescription("Create the service schema and apply pending migrations."))
 
 export const renderStatus = (s: PgStatus.Snapshot): string =>
   [
@@ -28,50 +32,101 @@ export const renderStatus = (s: PgStatus.Snapshot): string =>
     table(
       ["PERSPECTIVE", "STREAMS", "PENDING", "LAG", "OLDEST PENDING", "FAILED", "DEAD LETTERS", "REWINDING", "RUNNING ON"],
       s.perspectives.map((p) => [
-        p.perspective, count(p.streams), count(p.pending), `${count(p.pending)} events`, p.pending === 0 ? "-" : age(p.lagSeconds),
-        count(p.failed), count(p.deadLetters), count(p.rewindRequired), `${count(p.runningInstances)} instance(s)`
+        p.perspective,
+        count(p.streams),
+        count(p.pending),
+        `${count(p.pending)} events`,
+        p.pending === 0 ? "-" : age(p.lagSeconds),
+        count(p.failed),
+        count(p.deadLetters),
+        count(p.rewindRequired),
+        `${count(p.runningInstances)} instance(s)`
       ])
     ),
     "",
     `LIFECYCLES: ${count(s.lifecycles.pending)} pending (waiting for their last perspective), ${count(s.lifecycles.deadLetteredEvents)} dead-lettered (ended in DeadLettered, never PostAllPerspectives)`,
     "",
     "INSTANCES",
-    table(["INSTANCE", "SERVICE", "HOST", "PID", "STARTED", "HEARTBEAT AGE", "PERSPECTIVES"], s.instances.map((i) => [
-      i.instanceId, i.serviceName, i.hostName, String(i.processId), i.startedAt, age(i.heartbeatAgeSeconds), i.perspectives?.join(", ") ?? "all"
-    ])),
+    table(
+      ["INSTANCE", "SERVICE", "HOST", "PID", "STARTED", "HEARTBEAT AGE", "PERSPECTIVES"],
+      s.instances.map((i) => [
+        i.instanceId,
+        i.serviceName,
+        i.hostName,
+        String(i.processId),
+        i.startedAt,
+        age(i.heartbeatAgeSeconds),
+        i.perspectives?.join(", ") ?? "all"
+      ])
+    ),
     "",
     "STREAM LOCKS",
-    table(["STREAM", "PERSPECTIVE", "HOLDER", "REASON", "EXPIRES"], s.locks.map((l) => [
-      l.streamId, l.perspective, l.instanceId, l.reason ?? "-", `${l.expiresAt ?? "never"}${l.expired ? " (expired)" : ""}`
-    ])),
+    table(
+      ["STREAM", "PERSPECTIVE", "HOLDER", "REASON", "EXPIRES"],
+      s.locks.map((l) => [
+        l.streamId,
+        l.perspective,
+        l.instanceId,
+        l.reason ?? "-",
+        `${l.expiresAt ?? "never"}${l.expired ? " (expired)" : ""}`
+      ])
+    ),
     "",
     "WAITING (cannot move now)",
-    table(["STREAM", "PERSPECTIVE", "PENDING", "REASON", "DETAIL"], s.waiting.map((x) => [
-      x.streamId, x.perspective, count(x.pending), x.reason._tag, truncate(x.message, 100)
-    ])),
+    table(
+      ["STREAM", "PERSPECTIVE", "PENDING", "REASON", "DETAIL"],
+      s.waiting.map((x) => [x.streamId, x.perspective, count(x.pending), x.reason._tag, truncate(x.message, 100)])
+    ),
     "",
     "STUCK (pending without progress)",
-    table(["STREAM", "PERSPECTIVE", "PENDING", "WAITING", "REASON", "DETAIL"], s.stuck.map((x) => [
-      x.streamId, x.perspective, count(x.pending), age(x.waitingSeconds), x.reason._tag, truncate(x.message, 80)
-    ]))
+    table(
+      ["STREAM", "PERSPECTIVE", "PENDING", "WAITING", "REASON", "DETAIL"],
+      s.stuck.map((x) => [x.streamId, x.perspective, count(x.pending), age(x.waitingSeconds), x.reason._tag, truncate(x.message, 80)])
+    )
   ].join("\n")
 
-export const status = Command.make("status", {
-  stuckAfter: Flag.Int("stuck-after").pipe(Flag.withDescription("seconds pending without progress before the watchdog reports a pair"), Flag.withDefault(30)),
-  deadInstanceAfter: Flag.Int("dead-instance-after").pipe(Flag.withDescription("heartbeat age (seconds) after which an instance counts as dead"), Flag.withDefault(30))
-}, (flags) =>
-  withDatabase(Effect.gen(function*() {
-    const snapshot = yield* orFailure(PgStatus.snapshot({
-      watchdog: { stuckAfter: Duration.seconds(flags.stuckAfter), deadInstanceAfter: Duration.seconds(flags.deadInstanceAfter) }
-    }))
-    yield* output(snapshot, renderStatus)
-  }))).pipe(Command.withDescription("Per perspective: streams, pending work, lag, failures, dead letters; instances; locks; stuck streams."))
+export const status = Command.make(
+  "status",
+  {
+    stuckAfter: Flag.Int("stuck-after").pipe(
+      Flag.withDescription("seconds pending without progress before the watchdog reports a pair"),
+      Flag.withDefault(30)
+    ),
+    deadInstanceAfter: Flag.Int("dead-instance-after").pipe(
+      Flag.withDescription("heartbeat age (seconds) after which an instance counts as dead"),
+      Flag.withDefault(30)
+    )
+  },
+  (flags) =>
+    withDatabase(
+      Effect.gen(function* () {
+        const snapshot = yield* orFailure(
+          PgStatus.snapshot({
+            watchdog: { stuckAfter: Duration.seconds(flags.stuckAfter), deadInstanceAfter: Duration.seconds(flags.deadInstanceAfter) }
+          })
+        )
+        yield* output(snapshot, renderStatus)
+      })
+    )
+).pipe(Command.withDescription("Per perspective: streams, pending work, lag, failures, dead letters; instances; locks; stuck streams."))
 
 export const failed = Command.make("failed", { perspective: perspectiveFlag, limit: limitFlag }, (flags) =>
-  withDatabase(Effect.gen(function*() {
-    const cursors = yield* FailedCursors.list({ perspective: Option.getOrUndefined(flags.perspective), limit: flags.limit })
-    yield* output(cursors, (rows) =>
-      table(["STREAM", "PERSPECTIVE", "STOPPED AT", "ATTEMPTS", "RETRY AFTER", "ERROR"], rows.map((c) => [
-        c.streamId, c.perspective, short(c.headEventId), c.attempts === null ? "-" : String(c.attempts), c.retryAfter ?? "-", truncate(c.error)
-      ])))
-  }))).pipe(Command.withDescription("Cursors flagged Failed, with their errors."))
+  withDatabase(
+    Effect.gen(function* () {
+      const cursors = yield* FailedCursors.list({ perspective: Option.getOrUndefined(flags.perspective), limit: flags.limit })
+      yield* output(cursors, (rows) =>
+        table(
+          ["STREAM", "PERSPECTIVE", "STOPPED AT", "ATTEMPTS", "RETRY AFTER", "ERROR"],
+          rows.map((c) => [
+            c.streamId,
+            c.perspective,
+            short(c.headEventId),
+            c.attempts === null ? "-" : String(c.attempts),
+            c.retryAfter ?? "-",
+            truncate(c.error)
+          ])
+        )
+      )
+    })
+  )
+).pipe(Command.withDescription("Cursors flagged Failed, with their errors."))

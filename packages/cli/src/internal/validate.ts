@@ -6,7 +6,9 @@ import { invalidInput, type OperationError } from "../OperationError.js"
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export const uuid = (value: string, option: string): Effect.Effect<string, OperationError> =>
-  uuidPattern.test(value) ? Effect.succeed(value.toLowerCase()) : Effect.fail(invalidInput(option, `${option} must be a UUID, got "${value}"`))
+  uuidPattern.test(value)
+    ? Effect.succeed(value.toLowerCase())
+    : Effect.fail(invalidInput(option, `${option} must be a UUID, got "${value}"`))
 
 export const perspective = (value: string): Effect.Effect<string, OperationError> =>
   Perspective.isValidName(value)
@@ -14,4 +16,6 @@ export const perspective = (value: string): Effect.Effect<string, OperationError
     : Effect.fail(invalidInput("perspective", `invalid perspective name "${value}": expected /^[a-z][a-z0-9_]{0,47}$/`))
 
 export const positiveInt = (value: number, option: string): Effect.Effect<number, OperationError> =>
-  Number.isInteger(value) && value > 0 ? Effect.succeed(value) : Effect.fail(invalidInput(option, `${option} must be a positive integer, got ${value}`))
+  Number.isInteger(value) && value > 0
+    ? Effect.succeed(value)
+    : Effect.fail(invalidInput(option, `${option} must be a positive integer, got ${value}`))

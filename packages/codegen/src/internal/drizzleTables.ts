@@ -9,11 +9,20 @@ export interface DrizzleOptions {
   readonly schema?: string | undefined
 }
 
-export const drizzleImports = (options: DrizzleOptions): ReadonlyArray<string> =>
-  ["bigint", "jsonb", options.schema === undefined ? "pgTable" : "pgSchema", "timestamp", "uuid"]
+export const drizzleImports = (options: DrizzleOptions): ReadonlyArray<string> => [
+  "bigint",
+  "jsonb",
+  options.schema === undefined ? "pgTable" : "pgSchema",
+  "timestamp",
+  "uuid"
+]
 
 const pascal = (name: string) =>
-  name.split("_").filter((part) => part.length > 0).map((part) => part[0]!.toUpperCase() + part.slice(1)).join("")
+  name
+    .split("_")
+    .filter((part) => part.length > 0)
+    .map((part) => part[0]!.toUpperCase() + part.slice(1))
+    .join("")
 
 /** `order_summary` -> `whPerOrderSummary`, made unique against `taken`. */
 export const tableConstName = (perspective: string, taken: Set<string>): string => {

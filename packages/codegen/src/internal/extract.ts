@@ -19,7 +19,8 @@ export interface Context {
 
 // The same rule as EventRegistry: 1-200 characters, no control characters, no surrounding spaces.
 // eslint-disable-next-line no-control-regex
-const isValidEventType = (type: string) => type.length >= 1 && type.length <= 200 && type.trim() === type && !/[\u0000-\u001f\u007f]/.test(type)
+const isValidEventType = (type: string) =>
+  type.length >= 1 && type.length <= 200 && type.trim() === type && !/[\u0000-\u001f\u007f]/.test(type)
 
 const dynamic = (context: Context, node: ts.Node, message: string) => context.report(node, "error", "dynamic-definition", message)
 
@@ -31,7 +32,12 @@ const importable = (context: Context, call: ts.CallExpression, what: string): st
   }
   const exportName = exportNameOf(context.checker, declaration)
   if (exportName === undefined) {
-    context.report(declaration, "error", "not-importable", `${what} (const ${declaration.name.getText()}) is not exported; export it so the generated module can import it`)
+    context.report(
+      declaration,
+      "error",
+      "not-importable",
+      `${what} (const ${declaration.name.getText()}) is not exported; export it so the generated module can import it`
+    )
   }
   return exportName
 }
@@ -58,7 +64,11 @@ const eventTypeList = (context: Context, member: ts.ObjectLiteralElementLike, wh
   for (const element of list.elements) {
     const type = ts.isSpreadElement(element) ? undefined : eventTypeOf(context, element)
     if (type === undefined) {
-      dynamic(context, element, `cannot resolve ${excerpt(element)} in ${what} to an event type: use a string literal or SomeEvent.type of an event in the scanned files`)
+      dynamic(
+        context,
+        element,
+        `cannot resolve ${excerpt(element)} in ${what} to an event type: use a string literal or SomeEvent.type of an event in the scanned files`
+      )
     } else references.push({ type, ...positionOf(element) })
   }
   return references
@@ -68,24 +78,41 @@ export const extractEvent = (context: Context, call: ts.CallExpression): EventDe
   const [typeArgument, options] = call.arguments
   const type = typeArgument === undefined ? undefined : staticString(context.checker, typeArgument)
   if (type === undefined) {
-    dynamic(context, typeArgument ?? call, "EventDefinition.make needs its event type as a string literal; a type computed at run time cannot be scanned")
+    dynamic(
+      context,
+      typeArgument ?? call,
+      "EventDefinition.make needs its event type as a string literal; a type computed at run time cannot be scanned"
+    )
     return undefined
   }
   if (!isValidEventType(type)) {
-    context.report(typeArgument!, "error", "invalid-event-type", `event type ${JSON.stringify(type)} must be 1-200 characters with no control characters and no surrounding spaces`)
+    context.report(
+      typeArgument!,
+      "error",
+      "invalid-event-type",
+      `event type ${JSON.stringify(type)} must be 1-200 characters with no control characters and no surrounding spaces`
+    )
   }
   if (options === undefined || !ts.isObjectLiteralExpression(options)) {
     dynamic(context, options ?? call, `the options of event "${type}" must be an object literal with payload and streamId`)
   } else if (property(options, "streamId") === undefined) {
     const spread = options.properties.find(ts.isSpreadAssignment)
-    if (spread !== undefined) dynamic(context, spread, `a spread in the options of event "${type}" hides whether it has a streamId; write streamId out`)
-    else context.report(typeArgument!, "error", "missing-stream-id", `event "${type}" has no streamId: add streamId: (payload) => payload.<id> so work can be routed to its stream`)
+    if (spread !== undefined)
+      dynamic(context, spread, `a spread in the options of event "${type}" hides whether it has a streamId; write streamId out`)
+    else
+      context.report(
+        typeArgument!,
+        "error",
+        "missing-stream-id",
+        `event "${type}" has no streamId: add streamId: (payload) => payload.<id> so work can be routed to its stream`
+      )
   }
   return { type, exportName: importable(context, call, `event "${type}"`), ...positionOf(call) }
 }
 
 const handlerKey = (context: Context, name: ts.PropertyName): string | undefined => {
-  if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name) || ts.isNoSubstitutionTemplateLiteral(name)) return name.text
+  if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name) || ts.isNoSubstitutionTemplateLiteral(name))
+    return name.text
   return ts.isComputedPropertyName(name) ? eventTypeOf(context, name.expression) : undefined
 }
 
@@ -110,20 +137,33 @@ export const extractPerspective = (context: Context, call: ts.CallExpression): P
   }
   const spread = options.properties.find(ts.isSpreadAssignment)
   if (spread !== undefined) {
-    dynamic(context, spread, `a spread of ${excerpt(spread.expression)} in Perspective.make options cannot be read statically; write name, events and apply out`)
+    dynamic(
+      context,
+      spread,
+      `a spread of ${excerpt(spread.expression)} in Perspective.make options cannot be read statically; write name, events and apply out`
+    )
     return undefined
   }
   const nameMember = property(options, "name")
   const nameValue = nameMember === undefined ? undefined : valueOf(nameMember)
   const name = nameValue === undefined ? undefined : staticString(context.checker, nameValue)
   if (name === undefined) {
-    dynamic(context, nameMember ?? options, "the perspective name must be a string literal (or a const initialised with one); a name computed at run time cannot be scanned")
+    dynamic(
+      context,
+      nameMember ?? options,
+      "the perspective name must be a string literal (or a const initialised with one); a name computed at run time cannot be scanned"
+    )
     return undefined
   }
   if (!Perspective.isValidName(name)) {
     const suggestion = Perspective.suggestName(name)
     const hint = suggestion === undefined ? "" : ` (did you mean "${suggestion}"?)`
-    context.report(nameValue!, "error", "invalid-perspective-name", `perspective name ${JSON.stringify(name)} must match /^[a-z][a-z0-9_]{0,47}$/${hint}`)
+    context.report(
+      nameValue!,
+      "error",
+      "invalid-perspective-name",
+      `perspective name ${JSON.stringify(name)} must match /^[a-z][a-z0-9_]{0,47}$/${hint}`
+    )
   }
   const applyMember = property(options, "apply")
   const apply = applyMember === undefined ? undefined : valueOf(applyMember)
@@ -137,10 +177,18 @@ export const extractPerspective = (context: Context, call: ts.CallExpression): P
     const key = ts.isSpreadAssignment(member) || member.name === undefined ? undefined : handlerKey(context, member.name)
     if (ts.isSpreadAssignment(member)) {
       unresolved = true
-      dynamic(context, member, `a spread of ${excerpt(member.expression)} in the apply of perspective "${name}" cannot be read statically; write each handler out`)
+      dynamic(
+        context,
+        member,
+        `a spread of ${excerpt(member.expression)} in the apply of perspective "${name}" cannot be read statically; write each handler out`
+      )
     } else if (key === undefined) {
       unresolved = true
-      dynamic(context, member.name ?? member, `cannot resolve the handler key ${excerpt(member.name ?? member)} of perspective "${name}": use an event type literal or [SomeEvent.type] of an event in the scanned files`)
+      dynamic(
+        context,
+        member.name ?? member,
+        `cannot resolve the handler key ${excerpt(member.name ?? member)} of perspective "${name}": use an event type literal or [SomeEvent.type] of an event in the scanned files`
+      )
     } else handlers.push({ type: key, ...positionOf(member.name!) })
   }
   // The type checker already holds `apply` to exactly the listed definitions; the scan re-checks what it can
@@ -150,11 +198,22 @@ export const extractPerspective = (context: Context, call: ts.CallExpression): P
   const listed = listMember === undefined ? [] : definitionList(context, listMember, `the events of perspective "${name}"`)
   for (const reference of unresolved ? [] : listed) {
     if (!handlers.some((h) => h.type === reference.type)) {
-      context.reportAt(reference, "error", "missing-handler", `perspective "${name}" lists "${reference.type}" in events but has no apply handler for it`)
+      context.reportAt(
+        reference,
+        "error",
+        "missing-handler",
+        `perspective "${name}" lists "${reference.type}" in events but has no apply handler for it`
+      )
     }
   }
   const eventTypes = [...new Set([...listed, ...handlers].map((r) => r.type))]
-  return { name, exportName: importable(context, call, `perspective "${name}"`), eventTypes, references: [...handlers, ...listed], ...positionOf(call) }
+  return {
+    name,
+    exportName: importable(context, call, `perspective "${name}"`),
+    eventTypes,
+    references: [...handlers, ...listed],
+    ...positionOf(call)
+  }
 }
 
 const perspectiveNameOf = (context: Context, expression: ts.Expression): string | undefined => {
@@ -189,7 +248,12 @@ export const extractReceptor = (context: Context, call: ts.CallExpression): Rece
   if (awaitMember === undefined) {
     const spread = options.properties.find(ts.isSpreadAssignment)
     if (spread !== undefined) {
-      context.report(spread, "warning", "dynamic-definition", `a spread in the options of ${label} may hide awaitPerspectiveSync declarations; they are not tracked`)
+      context.report(
+        spread,
+        "warning",
+        "dynamic-definition",
+        `a spread in the options of ${label} may hide awaitPerspectiveSync declarations; they are not tracked`
+      )
     }
   } else {
     const list = valueOf(awaitMember)
@@ -205,7 +269,11 @@ export const extractReceptor = (context: Context, call: ts.CallExpression): Rece
         const perspectiveValue = perspectiveMember === undefined ? undefined : valueOf(perspectiveMember)
         const perspective = perspectiveValue === undefined ? undefined : perspectiveNameOf(context, perspectiveValue)
         if (perspective === undefined) {
-          dynamic(context, perspectiveMember ?? element, `cannot resolve the perspective awaited by ${label}: use its name as a string literal or a perspective const from the scanned files`)
+          dynamic(
+            context,
+            perspectiveMember ?? element,
+            `cannot resolve the perspective awaited by ${label}: use its name as a string literal or a perspective const from the scanned files`
+          )
           continue
         }
         const typesMember = property(element, "eventTypes")

@@ -47,9 +47,12 @@ export const makeCallKind = (call: ts.CallExpression, imports: WhizbangImports):
   const target = callee.expression
   if (ts.isIdentifier(target)) return imports.named.get(target.text)
   if (
-    ts.isPropertyAccessExpression(target) && ts.isIdentifier(target.expression) &&
-    imports.namespaces.has(target.expression.text) && isKind(target.name.text)
-  ) return target.name.text
+    ts.isPropertyAccessExpression(target) &&
+    ts.isIdentifier(target.expression) &&
+    imports.namespaces.has(target.expression.text) &&
+    isKind(target.name.text)
+  )
+    return target.name.text
   return undefined
 }
 
@@ -63,14 +66,20 @@ export const topLevelConst = (call: ts.CallExpression): ts.VariableDeclaration |
   for (;;) {
     const parent = node.parent
     if (
-      ts.isParenthesizedExpression(parent) || ts.isAsExpression(parent) || ts.isSatisfiesExpression(parent) ||
+      ts.isParenthesizedExpression(parent) ||
+      ts.isAsExpression(parent) ||
+      ts.isSatisfiesExpression(parent) ||
       ts.isNonNullExpression(parent)
-    ) node = parent
+    )
+      node = parent
     else if (ts.isCallExpression(parent) && parent.arguments.some((a) => a === node)) node = parent
     else if (
-      ts.isPropertyAccessExpression(parent) && parent.expression === node && ts.isCallExpression(parent.parent) &&
+      ts.isPropertyAccessExpression(parent) &&
+      parent.expression === node &&
+      ts.isCallExpression(parent.parent) &&
       parent.parent.expression === parent
-    ) node = parent.parent
+    )
+      node = parent.parent
     else break
   }
   const declaration = node.parent
@@ -87,7 +96,8 @@ export const exportNameOf = (checker: ts.TypeChecker, declaration: ts.VariableDe
   const symbol = checker.getSymbolAtLocation(declaration.name)
   const moduleSymbol = checker.getSymbolAtLocation(declaration.getSourceFile())
   if (symbol === undefined || moduleSymbol === undefined) return undefined
-  const names = checker.getExportsOfModule(moduleSymbol)
+  const names = checker
+    .getExportsOfModule(moduleSymbol)
     .filter((exported) => dealias(checker, exported) === symbol)
     .map((exported) => exported.name)
     .sort()
@@ -120,8 +130,11 @@ export const staticString = (checker: ts.TypeChecker, expression: ts.Expression)
   if (!ts.isIdentifier(node)) return undefined
   const declaration = declarationOf(checker, node)
   if (
-    declaration !== undefined && ts.isVariableDeclaration(declaration) && declaration.initializer !== undefined &&
-    ts.isVariableDeclarationList(declaration.parent) && (declaration.parent.flags & ts.NodeFlags.Const) !== 0
+    declaration !== undefined &&
+    ts.isVariableDeclaration(declaration) &&
+    declaration.initializer !== undefined &&
+    ts.isVariableDeclarationList(declaration.parent) &&
+    (declaration.parent.flags & ts.NodeFlags.Const) !== 0
   ) {
     const initializer = unwrap(declaration.initializer)
     if (ts.isStringLiteral(initializer) || ts.isNoSubstitutionTemplateLiteral(initializer)) return initializer.text
@@ -131,9 +144,12 @@ export const staticString = (checker: ts.TypeChecker, expression: ts.Expression)
 
 /** A named member of an object literal (`name: x`, shorthand `name`, or a method). */
 export const property = (object: ts.ObjectLiteralExpression, name: string): ts.ObjectLiteralElementLike | undefined =>
-  object.properties.find((member) =>
-    !ts.isSpreadAssignment(member) && member.name !== undefined &&
-    (ts.isIdentifier(member.name) || ts.isStringLiteral(member.name)) && member.name.text === name
+  object.properties.find(
+    (member) =>
+      !ts.isSpreadAssignment(member) &&
+      member.name !== undefined &&
+      (ts.isIdentifier(member.name) || ts.isStringLiteral(member.name)) &&
+      member.name.text === name
   )
 
 /** The value expression of a property (`x` of `name: x`, the identifier of a shorthand); `undefined` for methods. */

@@ -44,15 +44,34 @@ export const validate = (
   const byName = new Map<string, PerspectiveInfo>()
   for (const perspective of perspectives) if (!byName.has(perspective.name)) byName.set(perspective.name, perspective)
   const out = [
-    ...duplicates(events, (e) => e.type, (e, first) =>
-      at(e, "error", "duplicate-event-type", `event type "${e.type}" is already defined at ${where(e, first)}`)),
-    ...duplicates(perspectives, (p) => p.name, (p, first) =>
-      at(p, "error", "duplicate-perspective-name", `perspective name "${p.name}" is already defined at ${where(p, first)}; both would write table wh_per_${p.name}`))
+    ...duplicates(
+      events,
+      (e) => e.type,
+      (e, first) => at(e, "error", "duplicate-event-type", `event type "${e.type}" is already defined at ${where(e, first)}`)
+    ),
+    ...duplicates(
+      perspectives,
+      (p) => p.name,
+      (p, first) =>
+        at(
+          p,
+          "error",
+          "duplicate-perspective-name",
+          `perspective name "${p.name}" is already defined at ${where(p, first)}; both would write table wh_per_${p.name}`
+        )
+    )
   ]
   for (const perspective of perspectives) {
     for (const reference of perspective.references) {
       if (!known.has(reference.type)) {
-        out.push(at(reference, "warning", "unknown-event-type", `perspective "${perspective.name}" handles "${reference.type}", which no scanned EventDefinition.make defines (a typo, or its file is not included)`))
+        out.push(
+          at(
+            reference,
+            "warning",
+            "unknown-event-type",
+            `perspective "${perspective.name}" handles "${reference.type}", which no scanned EventDefinition.make defines (a typo, or its file is not included)`
+          )
+        )
       }
     }
   }
@@ -60,18 +79,39 @@ export const validate = (
     const label = receptor.name === undefined ? "a receptor" : `receptor "${receptor.name}"`
     for (const reference of receptor.handles) {
       if (!known.has(reference.type)) {
-        out.push(at(reference, "warning", "unknown-event-type", `${label} handles "${reference.type}", which no scanned EventDefinition.make defines`))
+        out.push(
+          at(
+            reference,
+            "warning",
+            "unknown-event-type",
+            `${label} handles "${reference.type}", which no scanned EventDefinition.make defines`
+          )
+        )
       }
     }
     for (const sync of receptor.awaitPerspectiveSync) {
       const perspective = byName.get(sync.perspective)
       if (perspective === undefined) {
-        out.push(at(sync, "error", "unknown-perspective", `${label} awaits perspective "${sync.perspective}", which no scanned Perspective.make defines`))
+        out.push(
+          at(
+            sync,
+            "error",
+            "unknown-perspective",
+            `${label} awaits perspective "${sync.perspective}", which no scanned Perspective.make defines`
+          )
+        )
         continue
       }
       for (const reference of sync.eventTypes ?? []) {
         if (!perspective.eventTypes.includes(reference.type)) {
-          out.push(at(reference, "error", "awaited-event-not-handled", `${label} awaits perspective "${perspective.name}" for "${reference.type}", but it does not handle that type (it handles: ${perspective.eventTypes.join(", ") || "nothing"})`))
+          out.push(
+            at(
+              reference,
+              "error",
+              "awaited-event-not-handled",
+              `${label} awaits perspective "${perspective.name}" for "${reference.type}", but it does not handle that type (it handles: ${perspective.eventTypes.join(", ") || "nothing"})`
+            )
+          )
         }
       }
     }

@@ -11,7 +11,8 @@ const unpairedSurrogate = /[\uD800-\uDFFF]/u
 
 const stringProblem = (value: string, what: string): string | undefined => {
   if (value.includes("\u0000")) return `${what} contains a NUL character (\\u0000), which PostgreSQL cannot store in jsonb`
-  if (unpairedSurrogate.test(value)) return `${what} contains an unpaired UTF-16 surrogate, which is not valid Unicode and PostgreSQL cannot store in jsonb`
+  if (unpairedSurrogate.test(value))
+    return `${what} contains an unpaired UTF-16 surrogate, which is not valid Unicode and PostgreSQL cannot store in jsonb`
   return undefined
 }
 

@@ -29,18 +29,19 @@ const invoke = (deps: LifecycleDeps, receptor: ReceptorModel, envelope: Envelope
     Effect.catchCause((cause) =>
       Effect.logWarning(`receptor ${receptor.name} failed on ${envelope.eventType} ${envelope.eventId}`, cause).pipe(
         Effect.annotateLogs({ receptor: receptor.name, eventId: envelope.eventId, streamId: envelope.streamId })
-      )),
+      )
+    ),
     Effect.asVoid
   )
-  return receptor.mode === "detached"
-    ? Effect.asVoid(Effect.forkIn(run, deps.scope))
-    : Effect.provideService(run, Inline, true)
+  return receptor.mode === "detached" ? Effect.asVoid(Effect.forkIn(run, deps.scope)) : Effect.provideService(run, Inline, true)
 }
 
 export const fireStage = (deps: LifecycleDeps, stage: LifecycleStage, envelope: Envelope, perspectiveName?: string): Effect.Effect<void> =>
   Effect.forEach(
-    deps.receptors.filter((r) =>
-      r.stage === stage && r.handles.includes(envelope.eventType) && (r.perspective === undefined || r.perspective === perspectiveName)),
+    deps.receptors.filter(
+      (r) =>
+        r.stage === stage && r.handles.includes(envelope.eventType) && (r.perspective === undefined || r.perspective === perspectiveName)
+    ),
     (receptor) => invoke(deps, receptor, envelope),
     { discard: true }
   )
@@ -51,15 +52,17 @@ export const needsCompletionStages = (receptors: ReadonlyArray<ReceptorModel>): 
 
 const toEnvelope = (deps: LifecycleDeps, e: LifecycleStore.CompletedEvent) =>
   deps.events.decode(e.eventType, e.payload, e.eventId).pipe(
-    Effect.map((payload): Envelope => ({
-      eventId: e.eventId,
-      streamId: e.streamId,
-      streamVersion: e.streamVersion,
-      eventType: e.eventType,
-      payload,
-      metadata: e.metadata as EventMetadata,
-      scope: (e.scope ?? {}) as EventScope
-    }))
+    Effect.map(
+      (payload): Envelope => ({
+        eventId: e.eventId,
+        streamId: e.streamId,
+        streamVersion: e.streamVersion,
+        eventType: e.eventType,
+        payload,
+        metadata: e.metadata as EventMetadata,
+        scope: (e.scope ?? {}) as EventScope
+      })
+    )
   )
 
 /** Claims completed lifecycles (of `eventIds`, or every orphan when absent), fires their stages, forgets them. */

@@ -113,7 +113,10 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
     const applied = outcome.appliedEventIds.map((id) => byEvent.get(id)!)
     if (outcome.failure !== undefined) {
       const row = byEvent.get(outcome.failure.eventId) ?? candidates[applied.length] ?? candidates[0]!
-      failure = outcome.storedModelUnreadable === true ? { row, error: outcome.failure.message, countsAttempt: false } : { row, error: outcome.failure.message }
+      failure =
+        outcome.storedModelUnreadable === true
+          ? { row, error: outcome.failure.message, countsAttempt: false }
+          : { row, error: outcome.failure.message }
     }
     const appliedIds = new Set(outcome.appliedEventIds)
     return { skipped, applied, failure, outcome, envelopes: envelopes.filter((e) => appliedIds.has(e.eventId)) }
@@ -132,17 +135,23 @@ const rewind = (deps: CycleDeps, targets: ReadonlyArray<PerspectiveRewinder.Targ
 // Telemetry (names listed in @whizbang/postgres Telemetry): spans whizbang.fetch / apply / flush, and metrics.
 // Metrics are registered by name, so other packages updating the same names share these series.
 const eventsAppliedMetric = Metric.counter("whizbang_events_applied", { description: "events applied to read models" })
-const batchSizeMetric = Metric.histogram("whizbang_batch_size", { description: "pending events fetched per cycle", boundaries: Metric.exponentialBoundaries({ start: 1, factor: 4, count: 8 }) })
+const batchSizeMetric = Metric.histogram("whizbang_batch_size", {
+  description: "pending events fetched per cycle",
+  boundaries: Metric.exponentialBoundaries({ start: 1, factor: 4, count: 8 })
+})
 const dedupHitsMetric = Metric.counter("whizbang_dedup_hits", { description: "re-delivered events dropped by the dedup cache" })
 const failuresMetric = Metric.counter("whizbang_apply_failures", { description: "failed applies (decode, apply, unknown perspective)" })
 
-export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Effect.Effect<CycleResult, WorkCoordinator.WorkCoordinatorError | PerspectiveStore.PerspectiveStoreError> => {
+export const runCycle = (
+  deps: CycleDeps,
+  streamIds: ReadonlyArray<string>
+): Effect.Effect<CycleResult, WorkCoordinator.WorkCoordinatorError | PerspectiveStore.PerspectiveStoreError> => {
   const marked: Array<string> = []
   return Effect.gen(function* () {
     const limit = deps.options.perspectiveBatchSize
-    const pending = yield* deps.coordinator.fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit, perspectiveNames: deps.perspectives.names }).pipe(
-      Effect.withSpan("whizbang.fetch", { attributes: { "whizbang.streams": streamIds.length } })
-    )
+    const pending = yield* deps.coordinator
+      .fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit, perspectiveNames: deps.perspectives.names })
+      .pipe(Effect.withSpan("whizbang.fetch", { attributes: { "whizbang.streams": streamIds.length } }))
     yield* Metric.update(batchSizeMetric, pending.length)
     const groups = new Map<string, Array<WorkCoordinator.PendingEvent>>()
     for (const row of pending) {
@@ -185,8 +194,15 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
       const rows = blockedAt === -1 ? all : all.slice(0, blockedAt)
       if (rows.length === 0) continue
       const { streamId, perspectiveName } = rows[0]!
-      const { applied, envelopes, failure, outcome, skipped } = yield* applyGroup(deps, rows, models.get(perspectiveName)?.get(streamId)?.data, decodedById).pipe(
-        Effect.withSpan("whizbang.apply", { attributes: { "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.events": rows.length } }),
+      const { applied, envelopes, failure, outcome, skipped } = yield* applyGroup(
+        deps,
+        rows,
+        models.get(perspectiveName)?.get(streamId)?.data,
+        decodedById
+      ).pipe(
+        Effect.withSpan("whizbang.apply", {
+          attributes: { "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.events": rows.length }
+        }),
         Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName })
       )
       deduped += skipped.length
@@ -202,17 +218,21 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
           lastEventId: last?.eventId,
           // A pair that filled its batch has more pending work, which this worker drains next: it is still
           // being processed and catching up, not completed.
-          status: all.length >= limit && failure === undefined
-            ? PerspectiveStatus.Processing | PerspectiveStatus.CatchingUp
-            : PerspectiveStatus.Completed,
+          status:
+            all.length >= limit && failure === undefined
+              ? PerspectiveStatus.Processing | PerspectiveStatus.CatchingUp
+              : PerspectiveStatus.Completed,
           cursorAtFetch: rows[0]!.cursorLastEventId,
-          model: last === undefined || outcome === undefined ? undefined : {
-            data: outcome.model,
-            action: outcome.action,
-            metadata: { ...(last.metadata as object | undefined), eventId: last.eventId, eventType: last.eventType },
-            scope: last.scope ?? {},
-            eventsApplied: applied.length
-          }
+          model:
+            last === undefined || outcome === undefined
+              ? undefined
+              : {
+                  data: outcome.model,
+                  action: outcome.action,
+                  metadata: { ...(last.metadata as object | undefined), eventId: last.eventId, eventType: last.eventType },
+                  scope: last.scope ?? {},
+                  eventsApplied: applied.length
+                }
         }
         moved.add(streamId)
         yield* strategy.reportCompletion(completion, deps.coordinator)
@@ -225,7 +245,11 @@ export const runCycle = (deps: CycleDeps, streamIds: ReadonlyArray<string>): Eff
         yield* Metric.update(Metric.withAttributes(failuresMetric, { perspective: perspectiveName }), 1)
         const attempt = failure.countsAttempt === false ? "not counted as an attempt" : `attempt ${failure.row.attempts + 1}`
         yield* Effect.logWarning(`apply failed (${attempt}): ${messageOf(failure.error)}`).pipe(
-          Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.event_id": failure.row.eventId })
+          Effect.annotateLogs({
+            "whizbang.stream_id": streamId,
+            "whizbang.perspective": perspectiveName,
+            "whizbang.event_id": failure.row.eventId
+          })
         )
         moved.add(streamId)
         const reported: CompletionStrategy.PerspectiveFailure = {

@@ -61,14 +61,16 @@ export const run = <Row>(
     try: (signal) => {
       // No values -> simple query protocol (multi-statement text and $$ bodies are allowed); with values every
       // one of them is a bound parameter.
-      const running = params === undefined || params.length === 0
-        ? conn.client.query(sql)
-        : conn.client.query(sql, [...params])
+      const running = params === undefined || params.length === 0 ? conn.client.query(sql) : conn.client.query(sql, [...params])
       conn.settled = running.then(noop, noop)
-      signal.addEventListener("abort", () => {
-        const processId = (conn.client as unknown as { readonly processID?: number }).processID
-        conn.settled = Promise.allSettled([running, cancelBackend(cancelConfig, processId)]).then(noop)
-      }, { once: true })
+      signal.addEventListener(
+        "abort",
+        () => {
+          const processId = (conn.client as unknown as { readonly processID?: number }).processID
+          conn.settled = Promise.allSettled([running, cancelBackend(cancelConfig, processId)]).then(noop)
+        },
+        { once: true }
+      )
       return running.then((result) => result.rows as ReadonlyArray<Row>)
     },
     catch: (cause) => fromCause(cause, sql)

@@ -44,8 +44,10 @@ const decodeUrl = (option: string, input: unknown): Effect.Effect<string, Postgr
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
     return fail(option, `must use the postgres:// or postgresql:// scheme, got "${url.protocol}"`)
   }
-  if (url.hostname === "" && !url.searchParams.has("host")) return fail(option, "names no host; expected postgres://user@host:port/database")
-  if (decodeURIComponent(url.pathname.replace(/^\//, "")) === "") return fail(option, "names no database; expected postgres://user@host:port/database")
+  if (url.hostname === "" && !url.searchParams.has("host"))
+    return fail(option, "names no host; expected postgres://user@host:port/database")
+  if (decodeURIComponent(url.pathname.replace(/^\//, "")) === "")
+    return fail(option, "names no database; expected postgres://user@host:port/database")
   return Effect.succeed(raw)
 }
 
@@ -67,7 +69,7 @@ const decodeApplicationName = (input: unknown): Effect.Effect<string, PostgresCo
 }
 
 export const decode = (input: Input, names: Names = { url: "url" }): Effect.Effect<Decoded, PostgresConfigError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const connectionString = yield* decodeUrl(names.url, input.url)
     const schema = yield* Identifier.validateSchema(input.schema ?? "whizbang", "schema")
     const max = input.maxConnections ?? 10

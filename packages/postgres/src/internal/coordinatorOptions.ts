@@ -41,19 +41,25 @@ const positiveInt = (n: number) => Number.isSafeInteger(n) && n > 0
 const positive = (n: number) => Number.isFinite(n) && n > 0
 
 export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions): Effect.Effect<Validated, PostgresConfigError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const backoff = options.failureBackoff ?? defaultFailureBackoff
     const value: Omit<Validated, "snapshots"> = {
       leaseSeconds: options.leaseSeconds ?? defaults.leaseSeconds,
       debugMode: options.debugMode ?? defaults.debugMode,
-      maxPerspectiveEventAttempts: options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts,
+      maxPerspectiveEventAttempts:
+        options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts,
       failureBackoff: backoff,
       abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds ?? defaults.abandonStaleInstanceThresholdSeconds,
       affinityGraceMilliseconds: options.affinityGraceMilliseconds ?? 3000
     }
     const rules: ReadonlyArray<readonly [string, unknown, boolean, string]> = [
       ["leaseSeconds", value.leaseSeconds, positiveInt(value.leaseSeconds), "a positive integer"],
-      ["abandonStaleInstanceThresholdSeconds", value.abandonStaleInstanceThresholdSeconds, positiveInt(value.abandonStaleInstanceThresholdSeconds), "a positive integer"],
+      [
+        "abandonStaleInstanceThresholdSeconds",
+        value.abandonStaleInstanceThresholdSeconds,
+        positiveInt(value.abandonStaleInstanceThresholdSeconds),
+        "a positive integer"
+      ],
       [
         "maxPerspectiveEventAttempts",
         value.maxPerspectiveEventAttempts,
@@ -61,8 +67,18 @@ export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions):
         "a positive integer or null (no limit)"
       ],
       ["debugMode", value.debugMode, typeof value.debugMode === "boolean", "a boolean"],
-      ["failureBackoff.initialMilliseconds", backoff.initialMilliseconds, positive(backoff.initialMilliseconds), "a positive finite number"],
-      ["failureBackoff.multiplier", backoff.multiplier, Number.isFinite(backoff.multiplier) && backoff.multiplier >= 1, "a finite number >= 1"],
+      [
+        "failureBackoff.initialMilliseconds",
+        backoff.initialMilliseconds,
+        positive(backoff.initialMilliseconds),
+        "a positive finite number"
+      ],
+      [
+        "failureBackoff.multiplier",
+        backoff.multiplier,
+        Number.isFinite(backoff.multiplier) && backoff.multiplier >= 1,
+        "a finite number >= 1"
+      ],
       [
         "failureBackoff.maxMilliseconds",
         backoff.maxMilliseconds,

@@ -12,10 +12,9 @@ interface Transaction {
   readonly depth: number
 }
 
-const CurrentTransaction = Context.Reference<Option.Option<Transaction>>(
-  "@whizbang/postgres/PgClient/CurrentTransaction",
-  { defaultValue: () => Option.none() }
-)
+const CurrentTransaction = Context.Reference<Option.Option<Transaction>>("@whizbang/postgres/PgClient/CurrentTransaction", {
+  defaultValue: () => Option.none()
+})
 
 const isBroken = (exit: Exit.Exit<unknown, unknown>): boolean =>
   Option.match(Exit.findErrorOption(exit), {
@@ -24,11 +23,17 @@ const isBroken = (exit: Exit.Exit<unknown, unknown>): boolean =>
   })
 
 const currentOn = (pool: pg.Pool): Effect.Effect<Option.Option<Transaction>> =>
-  Effect.map(Effect.service(CurrentTransaction), Option.filter((tx) => tx.pool === pool))
+  Effect.map(
+    Effect.service(CurrentTransaction),
+    Option.filter((tx) => tx.pool === pool)
+  )
 
 /** The current transaction's client on `pool`, if any (for drizzle). */
 export const currentClient = (pool: pg.Pool): Effect.Effect<Option.Option<pg.PoolClient>> =>
-  Effect.map(currentOn(pool), Option.map((tx) => tx.connection.client))
+  Effect.map(
+    currentOn(pool),
+    Option.map((tx) => tx.connection.client)
+  )
 
 /** Runs `use` on the current transaction's connection, or on a connection checked out for it alone. */
 export const withConnection = <A, E, R>(
@@ -38,11 +43,8 @@ export const withConnection = <A, E, R>(
   Effect.flatMap(currentOn(pool), (current) =>
     Option.isSome(current)
       ? use(current.value.connection)
-      : Effect.acquireUseRelease(
-        Connection.acquire(pool),
-        use,
-        (connection, exit) => Connection.release(connection, isBroken(exit))
-      ))
+      : Effect.acquireUseRelease(Connection.acquire(pool), use, (connection, exit) => Connection.release(connection, isBroken(exit)))
+  )
 
 const topLevel = <A, E, R>(
   pool: pg.Pool,
@@ -51,8 +53,7 @@ const topLevel = <A, E, R>(
 ) =>
   Effect.acquireUseRelease(
     Connection.acquire(pool).pipe(
-      Effect.tap((connection) =>
-        statement(connection, "BEGIN").pipe(Effect.onError(() => Connection.release(connection, true))))
+      Effect.tap((connection) => statement(connection, "BEGIN").pipe(Effect.onError(() => Connection.release(connection, true))))
     ),
     (connection) =>
       effect.pipe(
@@ -64,10 +65,10 @@ const topLevel = <A, E, R>(
       Exit.isSuccess(exit)
         ? Connection.release(connection, false)
         : Connection.awaitSettled(connection).pipe(
-          Effect.andThen(Effect.exit(statement(connection, "ROLLBACK"))),
-          // A connection that cannot even roll back is destroyed rather than returned to the pool.
-          Effect.flatMap((rollback) => Connection.release(connection, Exit.isFailure(rollback)))
-        )
+            Effect.andThen(Effect.exit(statement(connection, "ROLLBACK"))),
+            // A connection that cannot even roll back is destroyed rather than returned to the pool.
+            Effect.flatMap((rollback) => Connection.release(connection, Exit.isFailure(rollback)))
+          )
   )
 
 const nested = <A, E, R>(
@@ -85,11 +86,13 @@ const nested = <A, E, R>(
         Effect.tap(() => Effect.uninterruptible(statement(connection, `RELEASE SAVEPOINT ${savepoint}`)))
       ),
     (_, exit) =>
-      Exit.isSuccess(exit) ? Effect.void : Connection.awaitSettled(connection).pipe(
-        Effect.andThen(statement(connection, `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`)),
-        // If even that fails the outer transaction is unusable, and its own statements will say so.
-        Effect.ignore
-      )
+      Exit.isSuccess(exit)
+        ? Effect.void
+        : Connection.awaitSettled(connection).pipe(
+            Effect.andThen(statement(connection, `ROLLBACK TO SAVEPOINT ${savepoint}; RELEASE SAVEPOINT ${savepoint}`)),
+            // If even that fails the outer transaction is unusable, and its own statements will say so.
+            Effect.ignore
+          )
   )
 }
 
@@ -100,4 +103,5 @@ export const withTransaction = <A, E, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | PostgresError, R> =>
   Effect.flatMap(currentOn(pool), (current) =>
-    Option.isSome(current) ? nested(current.value, statement, effect) : topLevel(pool, statement, effect))
+    Option.isSome(current) ? nested(current.value, statement, effect) : topLevel(pool, statement, effect)
+  )

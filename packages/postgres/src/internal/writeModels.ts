@@ -25,7 +25,10 @@ export interface WrittenVersion {
 }
 
 /** Returns the new version of every upserted row (deleted rows have none). */
-export const writeModels = (client: PgClient["Service"], writes: ReadonlyArray<ModelRowWrite>): Effect.Effect<ReadonlyArray<WrittenVersion>, PostgresError> => {
+export const writeModels = (
+  client: PgClient["Service"],
+  writes: ReadonlyArray<ModelRowWrite>
+): Effect.Effect<ReadonlyArray<WrittenVersion>, PostgresError> => {
   const byPerspective = new Map<string, Array<ModelRowWrite>>()
   for (const w of writes) {
     const list = byPerspective.get(w.perspectiveName)
@@ -33,20 +36,27 @@ export const writeModels = (client: PgClient["Service"], writes: ReadonlyArray<M
     else list.push(w)
   }
   const versions: Array<WrittenVersion> = []
-  return Effect.as(Effect.forEach(byPerspective, ([name, list]) =>
-    Effect.gen(function* () {
-      const upserts = list.filter((w) => w.action === "none")
-      const deletes = list.filter((w) => w.action !== "none")
-      if (upserts.length > 0) {
-        const rows = yield* client.query<{ id: string; version: number }>(Rows.upsertRows(name), [
-          upserts.map((w) => w.streamId),
-          upserts.map((w) => JSON.stringify(w.data)),
-          upserts.map((w) => JSON.stringify(w.metadata ?? {})),
-          upserts.map((w) => JSON.stringify(w.scope ?? {})),
-          upserts.map((w) => w.eventsApplied)
-        ])
-        for (const r of rows) versions.push({ perspectiveName: name, streamId: r.id, version: r.version })
-      }
-      if (deletes.length > 0) yield* client.query(Rows.deleteRows(name), [deletes.map((w) => w.streamId)])
-    }), { discard: true }), versions)
+  return Effect.as(
+    Effect.forEach(
+      byPerspective,
+      ([name, list]) =>
+        Effect.gen(function* () {
+          const upserts = list.filter((w) => w.action === "none")
+          const deletes = list.filter((w) => w.action !== "none")
+          if (upserts.length > 0) {
+            const rows = yield* client.query<{ id: string; version: number }>(Rows.upsertRows(name), [
+              upserts.map((w) => w.streamId),
+              upserts.map((w) => JSON.stringify(w.data)),
+              upserts.map((w) => JSON.stringify(w.metadata ?? {})),
+              upserts.map((w) => JSON.stringify(w.scope ?? {})),
+              upserts.map((w) => w.eventsApplied)
+            ])
+            for (const r of rows) versions.push({ perspectiveName: name, streamId: r.id, version: r.version })
+          }
+          if (deletes.length > 0) yield* client.query(Rows.deleteRows(name), [deletes.map((w) => w.streamId)])
+        }),
+      { discard: true }
+    ),
+    versions
+  )
 }

@@ -20,9 +20,7 @@ export const makePerspectiveSnapshots = (schema: string) =>
       data: jsonb("data").notNull(),
       createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow()
     },
-    (t) => [
-      primaryKey({ name: "wh_perspective_snapshots_pkey", columns: [t.streamId, t.perspectiveName, t.eventId] })
-    ]
+    (t) => [primaryKey({ name: "wh_perspective_snapshots_pkey", columns: [t.streamId, t.perspectiveName, t.eventId] })]
   )
 
 /**

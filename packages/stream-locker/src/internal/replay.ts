@@ -62,7 +62,8 @@ export const fold = (input: FoldInput): Effect.Effect<Fold, RebuildFailed | Post
             metadata: row.metadata ?? {},
             scope: row.scope ?? {}
           }))
-        ))
+        )
+      )
       const outcome = yield* runner.run(streamId, model, envelopes)
       if (outcome.failure !== undefined) return yield* failed(outcome.failure.message, outcome.failure)
       model = outcome.model
@@ -93,7 +94,7 @@ export const commit = (
         yield* client.query(Rebuild.upsertModel(perspectiveName), [
           streamId,
           JSON.stringify(result.model),
-          JSON.stringify({ ...(last.metadata as object | null ?? {}), eventId: last.event_id, eventType: last.event_type }),
+          JSON.stringify({ ...((last.metadata as object | null) ?? {}), eventId: last.event_id, eventType: last.event_type }),
           JSON.stringify(last.scope ?? {}),
           versionIncrement ?? covered.length
         ])

@@ -8,7 +8,7 @@ import * as StreamLockError from "../StreamLockError.js"
 
 export const reasons = ["rewind", "bootstrap", "purge"] as const
 
-export type LockReason = typeof reasons[number]
+export type LockReason = (typeof reasons)[number]
 
 export interface Storage<E> {
   readonly acquire: (streamId: string, perspectiveName: string, instanceId: string, reason: LockReason) => Effect.Effect<boolean, E>
@@ -25,10 +25,10 @@ const check = (operation: Operation, streamId: string, perspectiveName: string, 
   !EventId.isUuid(streamId)
     ? fail(operation, new StreamLockError.InvalidStreamId({ streamId: String(streamId) }))
     : typeof perspectiveName !== "string" || !Perspective.isValidName(perspectiveName)
-    ? fail(operation, new StreamLockError.InvalidPerspectiveName({ perspectiveName: String(perspectiveName) }))
-    : !EventId.isUuid(instanceId)
-    ? fail(operation, new StreamLockError.InvalidInstanceId({ instanceId: String(instanceId) }))
-    : Effect.void
+      ? fail(operation, new StreamLockError.InvalidPerspectiveName({ perspectiveName: String(perspectiveName) }))
+      : !EventId.isUuid(instanceId)
+        ? fail(operation, new StreamLockError.InvalidInstanceId({ instanceId: String(instanceId) }))
+        : Effect.void
 
 const isReason = (value: unknown): value is LockReason => (reasons as ReadonlyArray<unknown>).includes(value)
 

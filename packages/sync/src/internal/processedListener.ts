@@ -29,7 +29,7 @@ export class ChangeSignal {
   readonly current: Effect.Effect<number> = Effect.sync(() => this.generation)
 
   awaitChangeAfter(generation: number): Effect.Effect<void> {
-    return Effect.suspend(() => this.generation > generation ? Effect.void : Deferred.await(this.next))
+    return Effect.suspend(() => (this.generation > generation ? Effect.void : Deferred.await(this.next)))
   }
 }
 
@@ -38,7 +38,7 @@ export class ChangeSignal {
  *
  * @internal
  */
-export const start: Effect.Effect<ChangeSignal, never, PgClient.PgClient | Scope.Scope> = Effect.gen(function*() {
+export const start: Effect.Effect<ChangeSignal, never, PgClient.PgClient | Scope.Scope> = Effect.gen(function* () {
   const signal = new ChangeSignal()
   yield* PgListener.fork(channel, () => signal.bump())
   return signal

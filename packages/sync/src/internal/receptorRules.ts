@@ -60,9 +60,8 @@ export const awaitsIncomingEvent = (declaration: Receptor.AwaitPerspectiveSync, 
  * @since 0.1.0
  */
 export const worst = (contexts: ReadonlyArray<SyncContext.SyncContext>): Option.Option<SyncContext.SyncContext> =>
-  Option.orElse(
-    Option.fromUndefinedOr(contexts.find((c) => c.outcome === "DeadLettered") ?? contexts.find(SyncContext.isTimedOut)),
-    () => Option.fromUndefinedOr(contexts[0])
+  Option.orElse(Option.fromUndefinedOr(contexts.find((c) => c.outcome === "DeadLettered") ?? contexts.find(SyncContext.isTimedOut)), () =>
+    Option.fromUndefinedOr(contexts[0])
   )
 
 /**
@@ -84,7 +83,7 @@ export const awaitWith = (
   envelope: Envelope.Envelope,
   defaultTimeoutInput: Duration.Input = defaultTimeout
 ): Effect.Effect<ReadonlyArray<SyncContext.SyncContext>, ReceptorSyncError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (receptor.awaitPerspectiveSync.length === 0) return []
     const contexts: Array<SyncContext.SyncContext> = []
     for (const declaration of receptor.awaitPerspectiveSync) {
@@ -124,11 +123,12 @@ export const awaitWith = (
  *
  * @internal
  */
-export const gate = (awaiter: PerspectiveSyncAwaiterShape, defaultTimeoutInput: Duration.Input = defaultTimeout): Receptor.SyncGateShape => ({
+export const gate = (
+  awaiter: PerspectiveSyncAwaiterShape,
+  defaultTimeoutInput: Duration.Input = defaultTimeout
+): Receptor.SyncGateShape => ({
   run: (receptor, envelope, handler) =>
     Effect.flatMap(awaitWith(awaiter, receptor, envelope, defaultTimeoutInput), (contexts) =>
-      handler.pipe(
-        Effect.provideService(SyncContext.Current, worst(contexts)),
-        Effect.provideService(SyncContext.All, contexts)
-      ))
+      handler.pipe(Effect.provideService(SyncContext.Current, worst(contexts)), Effect.provideService(SyncContext.All, contexts))
+    )
 })

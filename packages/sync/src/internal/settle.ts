@@ -47,7 +47,7 @@ export const check = (
   state: SettleState,
   everything: boolean
 ): Effect.Effect<ReadonlyArray<string>> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const local: Array<string> = []
     const ask: Array<string> = []
     for (const id of state.remaining) {
@@ -83,17 +83,18 @@ export const settle = (
   /** The change counter read before the check that produced `firstLocal` (so a signal since then is not lost). */
   firstGeneration?: number
 ): Effect.Effect<boolean> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let local = firstLocal
     let generation = firstGeneration ?? (port.changes === undefined ? 0 : yield* port.changes.current)
     // A dead-lettered awaited event ends the wait at once: it will never be applied, so waiting longer cannot help.
     while (state.remaining.size > 0 && !endsAtOnce(state)) {
-      const trackerWait = local.length === 0
-        ? Effect.never
-        : Effect.map(
-          tracker.waitForPerspectiveEvents(local, perspectiveName, { timeout: Duration.infinity, awaiterId: EventId.unsafeMake() }),
-          (ok) => ok ? "tracker" as const : "dropped" as const
-        )
+      const trackerWait =
+        local.length === 0
+          ? Effect.never
+          : Effect.map(
+              tracker.waitForPerspectiveEvents(local, perspectiveName, { timeout: Duration.infinity, awaiterId: EventId.unsafeMake() }),
+              (ok) => (ok ? ("tracker" as const) : ("dropped" as const))
+            )
       const changed = port.changes === undefined ? Effect.never : Effect.as(port.changes.awaitChangeAfter(generation), "changed" as const)
       const woke = yield* Effect.raceAll([trackerWait, changed, Effect.as(Effect.sleep(pollInterval), "poll" as const)])
       if (woke === "dropped") {

@@ -35,7 +35,7 @@ export class TrackerState {
 
   track(entry: Entry): void {
     let perspectives = this.byEvent.get(entry.eventId)
-    if (perspectives === undefined) this.byEvent.set(entry.eventId, perspectives = new Map())
+    if (perspectives === undefined) this.byEvent.set(entry.eventId, (perspectives = new Map()))
     if (!perspectives.has(entry.perspectiveName)) perspectives.set(entry.perspectiveName, entry)
   }
 
@@ -57,7 +57,7 @@ export class TrackerState {
     if (perspectiveName === undefined) perspectives.clear()
     else if (!perspectives.delete(perspectiveName)) return
     if (perspectives.size === 0) this.byEvent.delete(eventId)
-    for (const waiter of [...this.waitersByEvent.get(eventId) ?? []]) {
+    for (const waiter of [...(this.waitersByEvent.get(eventId) ?? [])]) {
       if (!this.isDone(eventId, waiter.perspectiveName)) continue
       waiter.remaining.delete(eventId)
       this.unindex(waiter, eventId)
@@ -88,7 +88,7 @@ export class TrackerState {
   }
 
   cancelAwaiter(awaiterId: string): number {
-    const waiters = [...this.waitersByAwaiter.get(awaiterId) ?? []]
+    const waiters = [...(this.waitersByAwaiter.get(awaiterId) ?? [])]
     for (const waiter of waiters) this.finish(waiter, false)
     return waiters.length
   }
@@ -100,7 +100,7 @@ export class TrackerState {
       const perspectives = this.byEvent.get(entry.eventId)!
       perspectives.delete(entry.perspectiveName)
       if (perspectives.size === 0) this.byEvent.delete(entry.eventId)
-      for (const waiter of [...this.waitersByEvent.get(entry.eventId) ?? []]) {
+      for (const waiter of [...(this.waitersByEvent.get(entry.eventId) ?? [])]) {
         if (waiter.perspectiveName === undefined || waiter.perspectiveName === entry.perspectiveName) {
           this.finish(waiter, false)
         }

@@ -30,7 +30,10 @@ export interface WaitRequest {
 }
 
 /** @internal */
-export const timeoutOf = (input: Duration.Input | undefined, fallback: Duration.Duration): Effect.Effect<Duration.Duration, SyncArgumentError> => {
+export const timeoutOf = (
+  input: Duration.Input | undefined,
+  fallback: Duration.Duration
+): Effect.Effect<Duration.Duration, SyncArgumentError> => {
   if (input === undefined) return Effect.succeed(fallback)
   const decoded = Duration.fromInput(input)
   return Option.isSome(decoded) && !Duration.isNegative(decoded.value)
@@ -57,13 +60,13 @@ export const checkPerspective = (port: SyncInquiryPortShape, perspectiveName: un
   port.perspectives === undefined || (typeof perspectiveName === "string" && port.perspectives.has(perspectiveName))
     ? Effect.void
     : Effect.fail(
-      new SyncArgumentError({ reason: { _tag: "UnknownPerspective", perspectiveName, known: [...(port.perspectives?.keys() ?? [])] } })
-    )
+        new SyncArgumentError({ reason: { _tag: "UnknownPerspective", perspectiveName, known: [...(port.perspectives?.keys() ?? [])] } })
+      )
 
 /** @internal */
 export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape, pollInterval: Duration.Input) => {
   const awaitIds = (request: WaitRequest): Effect.Effect<SyncResult.SyncResult> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
       const ids = [...new Set(request.eventIds)]
       const state = Settle.makeState(ids)
@@ -75,16 +78,17 @@ export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape,
       const endsAtOnce = (s: Settle.SettleState) =>
         discovered === undefined ? s.deadLettered.size > 0 : [...s.deadLettered].some((id) => !discovered.has(id))
       const nothingPending = state.remaining.size === 0 && state.deadLettered.size === 0
-      const settled = nothingPending || state.remaining.size === 0 || endsAtOnce(state)
-        ? true
-        : Option.getOrElse(
-          yield* DebuggerAwareTimeout.timeoutOption(
-            Settle.settle(tracker, port, request.perspectiveName, state, local, pollInterval, endsAtOnce, generation),
-            request.timeout,
-            { debuggerAware: request.debuggerAware }
-          ),
-          () => false
-        )
+      const settled =
+        nothingPending || state.remaining.size === 0 || endsAtOnce(state)
+          ? true
+          : Option.getOrElse(
+              yield* DebuggerAwareTimeout.timeoutOption(
+                Settle.settle(tracker, port, request.perspectiveName, state, local, pollInterval, endsAtOnce, generation),
+                request.timeout,
+                { debuggerAware: request.debuggerAware }
+              ),
+              () => false
+            )
       const now = yield* Clock.currentTimeMillis
       const fields: SyncResult.Fields = {
         elapsed: Duration.millis(now - start),

@@ -7,7 +7,9 @@
 import * as Http from "node:http"
 
 /** Where the Docker engine is expected, from `DOCKER_HOST` or the default unix socket. */
-export const dockerEndpoint = (env: NodeJS.ProcessEnv): { readonly socketPath: string } | { readonly host: string; readonly port: number } => {
+export const dockerEndpoint = (
+  env: NodeJS.ProcessEnv
+): { readonly socketPath: string } | { readonly host: string; readonly port: number } => {
   const dockerHost = env.DOCKER_HOST
   if (dockerHost === undefined || dockerHost === "") return { socketPath: "/var/run/docker.sock" }
   if (dockerHost.startsWith("unix://")) return { socketPath: dockerHost.slice("unix://".length) }

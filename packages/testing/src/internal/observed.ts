@@ -28,13 +28,12 @@ export class Observed<T> {
     awaiter: string,
     waitingFor: () => string
   ): Effect.Effect<T, AwaiterTimeoutError> {
-    const self = this
     const loop: Effect.Effect<T> = Effect.suspend(() => {
-      const found = self.items.find(matches)
+      const found = this.items.find(matches)
       if (found !== undefined) return Effect.succeed(found)
-      const generation = self.generation
+      const generation = this.generation
       return Effect.flatMap(
-        Effect.suspend(() => self.generation > generation ? Effect.void : Deferred.await(self.next)),
+        Effect.suspend(() => (this.generation > generation ? Effect.void : Deferred.await(this.next))),
         () => loop
       )
     })

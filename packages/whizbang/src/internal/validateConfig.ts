@@ -11,11 +11,11 @@ import type { Config, Errors } from "../Whizbang.js"
 const configError = (option: string, rule: string, value: unknown) =>
   Effect.fail(new PostgresError.PostgresConfigError({ option, message: `${option} ${rule}, got ${show(value)}` }))
 
-const show = (value: unknown): string => (typeof value === "number" ? String(value) : JSON.stringify(value) ?? String(value))
+const show = (value: unknown): string => (typeof value === "number" ? String(value) : (JSON.stringify(value) ?? String(value)))
 
 const finite = (option: string, value: unknown, rule: { readonly min: number; readonly integer?: boolean }) =>
   value === undefined ||
-    (typeof value === "number" && Number.isFinite(value) && value >= rule.min && (rule.integer !== true || Number.isSafeInteger(value)))
+  (typeof value === "number" && Number.isFinite(value) && value >= rule.min && (rule.integer !== true || Number.isSafeInteger(value)))
     ? Effect.void
     : configError(option, `must be a${rule.integer === true ? "n integer" : " finite number"} >= ${rule.min}`, value)
 
@@ -43,13 +43,16 @@ const name = (option: string, value: unknown) =>
 export const applicationName = (config: Config): string => config.applicationName ?? config.serviceName ?? "whizbang"
 
 export const validate = (config: Config): Effect.Effect<void, Errors> =>
-  Effect.gen(function*() {
-    yield* PgClient.decodeOptions({
-      url: config.databaseUrl,
-      schema: config.schema,
-      maxConnections: config.maxConnections,
-      applicationName: applicationName(config)
-    }, "databaseUrl")
+  Effect.gen(function* () {
+    yield* PgClient.decodeOptions(
+      {
+        url: config.databaseUrl,
+        schema: config.schema,
+        maxConnections: config.maxConnections,
+        applicationName: applicationName(config)
+      },
+      "databaseUrl"
+    )
     yield* name("serviceName", config.serviceName)
     if (config.instanceId !== undefined && !EventId.isUuid(config.instanceId)) {
       return yield* configError("instanceId", "must be a UUID", config.instanceId)
@@ -69,7 +72,11 @@ export const validate = (config: Config): Effect.Effect<void, Errors> =>
     yield* rebuildDuration("rewind.debounceCap", config.rewind?.debounceCap)
     const scan = config.rewind?.startupScan
     if (scan !== undefined && scan !== "blocking" && scan !== "background" && scan !== "off") {
-      return yield* new StreamLockError.InvalidRebuildOptions({ option: "rewind.startupScan", rule: `must be "blocking", "background" or "off"`, value: show(scan) })
+      return yield* new StreamLockError.InvalidRebuildOptions({
+        option: "rewind.startupScan",
+        rule: `must be "blocking", "background" or "off"`,
+        value: show(scan)
+      })
     }
     yield* finite("health.maxLagSeconds", config.health?.maxLagSeconds, { min: 0 })
     yield* finite("health.maxFailedCursors", config.health?.maxFailedCursors, { min: 0, integer: true })
