@@ -63,7 +63,20 @@ export const stringArg = (args: ReadonlyArray<string>, name: string) => {
   return i === -1 ? undefined : args[i + 1]
 }
 
-/** The profile named by `--profile`, with overrides: --reps, --events, --streams, --peer-events, --scale-events, --scale-streams, --latency-seconds. */
+/** A comma-separated list of positive integers (`--instances 1,2`). */
+const listArg = (args: ReadonlyArray<string>, name: string): ReadonlyArray<number> | undefined => {
+  const raw = stringArg(args, name)
+  if (raw === undefined) return undefined
+  const values = raw.split(",").map((v) => Number(v.trim()))
+  if (values.some((v) => !Number.isInteger(v) || v < 1))
+    throw new Error(`--${name} must be positive integers separated by commas, got ${raw}`)
+  return values
+}
+
+/**
+ * The profile named by `--profile`, with overrides: --reps, --events, --streams, --peer-events, --scale-events,
+ * --scale-streams, --latency-seconds, --instances 1,2 (Whizbang instance counts), --baseline-loops 1,2, --peers none.
+ */
 export const fromArgs = (args: ReadonlyArray<string>): Profile => {
   const name = stringArg(args, "profile") ?? "full"
   const base = name === "quick" ? quick : name === "full" ? full : undefined
@@ -76,7 +89,10 @@ export const fromArgs = (args: ReadonlyArray<string>): Profile => {
       ...base.throughput,
       events,
       streams: numberArg(args, "streams") ?? base.throughput.streams,
-      peerEvents: Math.min(events, numberArg(args, "peer-events") ?? base.throughput.peerEvents)
+      peerEvents: Math.min(events, numberArg(args, "peer-events") ?? base.throughput.peerEvents),
+      instances: listArg(args, "instances") ?? base.throughput.instances,
+      baselineLoops: listArg(args, "baseline-loops") ?? base.throughput.baselineLoops,
+      peers: stringArg(args, "peers") === "none" ? [] : base.throughput.peers
     },
     latency: { ...base.latency, seconds: numberArg(args, "latency-seconds") ?? base.latency.seconds },
     scale: { events: numberArg(args, "scale-events") ?? base.scale.events, streams: numberArg(args, "scale-streams") ?? base.scale.streams }

@@ -17,7 +17,7 @@
  */
 import { type CompletionStrategy, InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
 import { Effect, Layer, Metric } from "effect"
-import { writeModels } from "./internal/writeModels.js"
+import { modelWriteParts } from "./internal/writeModels.js"
 import { PgClient } from "./PgClient.js"
 import * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
@@ -152,7 +152,18 @@ export const make = (
       if (completions.length === 0) return Effect.void
       const streams = unique(completions.map((c) => c.streamId))
       const commit = Effect.gen(function* () {
-        const owned = yield* fence(streams)
+        // Leases, then cursors (before any model row: the lock order of purge and rewind, and a lock taken later
+        // waits for this commit), in one round trip.
+        const fenced = yield* client.query<CursorFence & { kind: "lease" | "cursor" }>(Complete.fenceAll, [
+          instanceId,
+          streams,
+          leaseSeconds,
+          bootToken,
+          completions.map((c) => c.streamId),
+          completions.map((c) => c.perspectiveName)
+        ])
+        const owned = new Set(fenced.flatMap((r) => (r.kind === "lease" ? [r.stream_id] : [])))
+        const cursors = fenced.filter((r) => r.kind === "cursor")
         const lost = streams.filter((s) => !owned.has(s))
         if (lost.length > 0) {
           return yield* new WorkCoordinator.WorkCoordinatorError({
@@ -160,11 +171,6 @@ export const make = (
             reason: `lease lost on ${lost.length} stream(s) (${lost.slice(0, 3).join(", ")}${lost.length > 3 ? ", ..." : ""}); their work is redone by the new owner`
           })
         }
-        // Cursors before model rows: the lock order of purge and rewind, and a lock taken later waits for this commit.
-        const cursors = yield* client.query<CursorFence>(Complete.fenceCursors, [
-          completions.map((c) => c.streamId),
-          completions.map((c) => c.perspectiveName)
-        ])
         const byPair = new Map(cursors.map((c) => [pairKey(c.stream_id, c.perspective_name), c]))
         const conflicts = completions.flatMap((c) => {
           const why = cursorConflict(c, byPair.get(pairKey(c.streamId, c.perspectiveName)))
@@ -176,49 +182,52 @@ export const make = (
             reason: `${conflicts.length} pair(s) were stream-locked or rebuilt after the fetch (${conflicts.slice(0, 3).join("; ")}${conflicts.length > 3 ? "; ..." : ""}); their work is delivered again`
           })
         }
-        const versions = yield* writeModels(
-          client,
+        const models = modelWriteParts(
           completions.flatMap((c) =>
             c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]
-          )
+          ),
+          12
         )
         const advanced = completions.filter((c) => c.lastEventId !== undefined)
         const existing = advanced.filter((c) => byPair.has(pairKey(c.streamId, c.perspectiveName)))
         const fresh = advanced.filter((c) => !byPair.has(pairKey(c.streamId, c.perspectiveName)))
-        if (existing.length > 0) {
-          yield* client.query(Complete.advanceCursors, [
-            existing.map((c) => c.streamId),
-            existing.map((c) => c.perspectiveName),
-            existing.map((c) => c.lastEventId),
-            existing.map((c) => c.status)
-          ])
-        }
-        if (fresh.length > 0) {
-          const created = yield* client.query(Complete.insertCursors, [
-            fresh.map((c) => c.streamId),
-            fresh.map((c) => c.perspectiveName),
-            fresh.map((c) => c.lastEventId),
-            fresh.map((c) => c.status)
-          ])
-          if (created.length < fresh.length) {
-            return yield* new WorkCoordinator.WorkCoordinatorError({
-              operation: "reportCompletions",
-              reason: `${fresh.length - created.length} cursor(s) were created by a bootstrap after the fetch; their work is delivered again`
-            })
-          }
-        }
         const workIds = completions.flatMap((c) => c.workIds)
-        const removed = yield* client.query(debugMode ? Complete.markWorkProcessed : Complete.deleteWork, [workIds])
-        if (removed.length < new Set(workIds).size) {
+        // Model rows, cursors, work rows, lease release and the wh_processed notification in one round trip.
+        const [finished] = yield* client.query<{
+          models: ReadonlyArray<{ p: string; id: string; v: number | null }>
+          created: number
+          removed: number
+        }>(Complete.finishCompletion(debugMode, models), [
+          existing.map((c) => c.streamId),
+          existing.map((c) => c.perspectiveName),
+          existing.map((c) => c.lastEventId),
+          existing.map((c) => c.status),
+          fresh.map((c) => c.streamId),
+          fresh.map((c) => c.perspectiveName),
+          fresh.map((c) => c.lastEventId),
+          fresh.map((c) => c.status),
+          workIds,
+          instanceId,
+          streams,
+          ...models.params
+        ])
+        if ((finished?.created ?? 0) < fresh.length) {
           return yield* new WorkCoordinator.WorkCoordinatorError({
             operation: "reportCompletions",
-            reason: `${new Set(workIds).size - removed.length} work row(s) were already covered by a rewind or bootstrap; the batch is redone from the rebuilt models`
+            reason: `${fresh.length - (finished?.created ?? 0)} cursor(s) were created by a bootstrap after the fetch; their work is delivered again`
           })
         }
+        if ((finished?.removed ?? 0) < new Set(workIds).size) {
+          return yield* new WorkCoordinator.WorkCoordinatorError({
+            operation: "reportCompletions",
+            reason: `${new Set(workIds).size - (finished?.removed ?? 0)} work row(s) were already covered by a rewind or bootstrap; the batch is redone from the rebuilt models`
+          })
+        }
+        // Snapshots last: a rollback above never leaves one for a model that was not committed.
+        const versions = (finished?.models ?? []).flatMap((m) =>
+          m.v === null ? [] : [{ perspectiveName: m.p, streamId: m.id, version: m.v }]
+        )
         yield* PgPerspectiveSnapshots.write(client, dueSnapshots(snapshots.every, completions, versions), snapshots.keep)
-        yield* client.query(Complete.releaseDrainedStreams, [instanceId, streams])
-        // Wakes sync awaiters on every instance (PgSyncInquiry LISTENs); delivered only if this transaction commits.
-        yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
       })
       return client
         .withTransaction(commit)

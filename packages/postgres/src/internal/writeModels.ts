@@ -60,3 +60,59 @@ export const writeModels = (
     versions
   )
 }
+
+/**
+ * The same writes as parts of a larger statement (the completion's `finishCompletion`): one upsert CTE and one delete
+ * CTE per perspective, numbered from parameter `firstParam`, and a select-list expression that runs them and returns
+ * the written rows as JSON (`[{ p, id, v }]`, `v` null for a deleted row). The perspective name is a validated
+ * identifier (see `perspectiveRows`), so it is spliced as a literal.
+ */
+export interface ModelWriteParts {
+  readonly ctes: ReadonlyArray<string>
+  readonly params: ReadonlyArray<unknown>
+  readonly versions: string
+}
+
+export const modelWriteParts = (writes: ReadonlyArray<ModelRowWrite>, firstParam: number): ModelWriteParts => {
+  const byPerspective = new Map<string, Array<ModelRowWrite>>()
+  for (const w of writes) {
+    const list = byPerspective.get(w.perspectiveName)
+    if (list === undefined) byPerspective.set(w.perspectiveName, [w])
+    else list.push(w)
+  }
+  const ctes: Array<string> = []
+  const params: Array<unknown> = []
+  const selects: Array<string> = []
+  let next = firstParam
+  let index = 0
+  for (const [name, list] of byPerspective) {
+    const upserts = list.filter((w) => w.action === "none")
+    const deletes = list.filter((w) => w.action !== "none")
+    if (upserts.length > 0) {
+      const numbered = Rows.upsertRows(name).replace(/\$([1-5])\b/g, (_, n: string) => `$${next + Number(n) - 1}`)
+      ctes.push(`model_up_${index} AS (${numbered})`)
+      selects.push(`SELECT '${name}'::text AS p, u.id, u.version AS v FROM model_up_${index} u`)
+      params.push(
+        upserts.map((w) => w.streamId),
+        upserts.map((w) => JSON.stringify(w.data)),
+        upserts.map((w) => JSON.stringify(w.metadata ?? {})),
+        upserts.map((w) => JSON.stringify(w.scope ?? {})),
+        upserts.map((w) => w.eventsApplied)
+      )
+      next += 5
+    }
+    if (deletes.length > 0) {
+      ctes.push(`model_del_${index} AS (${Rows.deleteRows(name).replace("$1", () => `$${next}`)} RETURNING id)`)
+      // Read like the upserts (so it runs in the same place of the statement); a null version marks a deleted row.
+      selects.push(`SELECT '${name}'::text AS p, d.id, NULL::int AS v FROM model_del_${index} d`)
+      params.push(deletes.map((w) => w.streamId))
+      next += 1
+    }
+    index++
+  }
+  const versions =
+    selects.length === 0
+      ? `'[]'::json`
+      : `(SELECT coalesce(json_agg(json_build_object('p', m.p, 'id', m.id, 'v', m.v)), '[]'::json) FROM (${selects.join(" UNION ALL ")}) m)`
+  return { ctes, params, versions }
+}

@@ -43,47 +43,78 @@ ORDER BY c.stream_id, c.perspective_name
 FOR UPDATE OF c`
 
 /**
- * Advances cursors (existing ones are row-locked by {@link fenceCursors} already). The status is the completion's:
- * Completed (2), or Processing | CatchingUp (1 | 8) while the pair has more pending work the worker is still
- * draining; other flags (RewindRequired) are kept.
- * Params: parallel arrays $1 stream ids, $2 perspective names, $3 last event ids, $4 statuses.
+ * Both fences in one round trip: {@link fenceStreams} ($1-$4), then {@link fenceCursors} ($5, $6). The lease rows come
+ * first (`kind` 'lease', one per stream still owned), then the cursor rows (`kind` 'cursor'): the branches of a
+ * UNION ALL run in order, so the lock order stays leases, then cursors in (stream, perspective) order. When a lease
+ * was lost the cursors are locked for nothing: the caller rolls the transaction back.
  */
-export const advanceCursors = `
-INSERT INTO wh_perspective_cursors AS c (stream_id, perspective_name, last_event_id, status, error, processed_at)
-SELECT s, p, l, st, NULL, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::int[]) AS t(s, p, l, st)
-ON CONFLICT (stream_id, perspective_name) DO UPDATE
-  SET last_event_id = excluded.last_event_id, status = (c.status & ~(1 | 2 | 4 | 8)) | excluded.status, error = NULL, processed_at = now()`
+export const fenceAll = `
+WITH owned AS (${fenceStreams})
+SELECT 'lease' AS kind, o.stream_id, NULL::text AS perspective_name, NULL::uuid AS last_event_id, false AS locked,
+       NULL::uuid AS stream_lock_instance_id, NULL::text AS stream_lock_reason
+FROM owned o
+UNION ALL
+SELECT 'cursor' AS kind, f.* FROM (${fenceCursors.replace(/\$1::uuid/g, "$5::uuid").replace(/\$2::text/g, "$6::text")}) f`
 
 /**
- * Creates the cursors of pairs that had none when fenced; returns the pairs created. Fewer than asked means a
- * cursor appeared after the fence (a bootstrap committed its rebuild): that completion must not overwrite it.
- * Params: parallel arrays $1 stream ids, $2 perspective names, $3 last event ids, $4 statuses.
+ * The end of a completion in ONE statement (after the fences): writes the model rows (`modelWriteParts`, parameters
+ * from $12 on; their rows and new versions come back as `models`), advances the existing cursors
+ * (row-locked by {@link fenceCursors}), creates the missing ones, removes exactly the applied work rows (deletes
+ * them, or marks them processed in debug mode), releases the streams left without work of the perspectives the
+ * instance runs, and queues the `wh_processed` notification (delivered only if the transaction commits; it wakes
+ * sync awaiters on every instance).
+ *
+ * - A cursor's status is the completion's: Completed (2), or Processing | CatchingUp (1 | 8) while the pair has more
+ *   pending work the worker is still draining; other flags (RewindRequired) are kept.
+ * - `created` short of the cursors asked for: a cursor appeared after the fence (a bootstrap committed its
+ *   rebuild), which this completion must not overwrite. `removed` short of the work ids: a rewind or bootstrap
+ *   covered some of them meanwhile, so this completion's model is stale. Either way the caller rolls back.
+ * - Streams with no work left of the perspectives the instance runs (its registered `perspective_names`; none
+ *   recorded: every perspective) leave `wh_active_streams`: a new append simply claims the stream again, and an
+ *   instance that runs the remaining perspectives can claim it at once.
+ *
+ * Each part used to be its own round trip (five, with the notification). All parts run on one snapshot, so the release cannot see this statement's own removal: the removed
+ * rows are excluded from its "work left" test explicitly. The counts are read in the select list from left to
+ * right, which runs the parts in the order the separate statements had: model rows, cursors, work rows, leases.
+ *
+ * Params: $1-$4 existing cursors (stream ids, perspective names, last event ids, statuses), $5-$8 the same for
+ * cursors to create, $9 work ids, $10 instance id, $11 stream ids of the completion.
  */
-export const insertCursors = `
-INSERT INTO wh_perspective_cursors (stream_id, perspective_name, last_event_id, status, error, processed_at)
-SELECT s, p, l, st, NULL, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::int[]) AS t(s, p, l, st)
-ON CONFLICT (stream_id, perspective_name) DO NOTHING
-RETURNING stream_id`
-
-/**
- * Deletes exactly the applied work rows. Params: $1 work ids. Returns the rows it removed: fewer than asked means a
- * rewind or bootstrap covered some of them meanwhile, so this completion's model is stale and must roll back.
- */
-export const deleteWork = `DELETE FROM wh_perspective_events WHERE work_id = ANY($1::uuid[]) RETURNING work_id`
-
-/** Debug mode: keeps the applied rows, marked processed. Params: $1 work ids. Returns them, like `deleteWork`. */
-export const markWorkProcessed = `UPDATE wh_perspective_events SET processed_at = now(), instance_id = NULL, lease_expiry = NULL WHERE work_id = ANY($1::uuid[]) AND processed_at IS NULL RETURNING work_id`
-
-/**
- * Streams with no work left of the perspectives the instance runs (its registered `perspective_names`; none
- * recorded: every perspective) leave `wh_active_streams` — a new append simply claims the stream again, and an
- * instance that runs the remaining perspectives can claim it at once. Params: $1 instance id, $2 stream ids.
- */
-export const releaseDrainedStreams = `
-DELETE FROM wh_active_streams a
-WHERE a.stream_id = ANY($2::uuid[]) AND a.instance_id = $1::uuid
-  AND NOT EXISTS (
-    SELECT 1 FROM wh_perspective_events pe
-    WHERE pe.stream_id = a.stream_id AND pe.processed_at IS NULL
-      AND pe.perspective_name = ANY(coalesce((SELECT i.perspective_names FROM wh_service_instances i WHERE i.instance_id = $1::uuid), ARRAY[pe.perspective_name]))
-  )`
+export const finishCompletion = (debugMode: boolean, models: { readonly ctes: ReadonlyArray<string>; readonly versions: string }) => `
+WITH ${models.ctes.map((cte) => `${cte},\n`).join("")}advanced AS (
+  INSERT INTO wh_perspective_cursors AS c (stream_id, perspective_name, last_event_id, status, error, processed_at)
+  SELECT s, p, l, st, NULL, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::int[]) AS t(s, p, l, st)
+  ON CONFLICT (stream_id, perspective_name) DO UPDATE
+    SET last_event_id = excluded.last_event_id, status = (c.status & ~(1 | 2 | 4 | 8)) | excluded.status, error = NULL, processed_at = now()
+  RETURNING 1
+),
+created AS (
+  INSERT INTO wh_perspective_cursors (stream_id, perspective_name, last_event_id, status, error, processed_at)
+  SELECT s, p, l, st, NULL, now() FROM unnest($5::uuid[], $6::text[], $7::uuid[], $8::int[]) AS t(s, p, l, st)
+  ON CONFLICT (stream_id, perspective_name) DO NOTHING
+  RETURNING 1
+),
+removed AS (
+  ${
+    debugMode
+      ? "UPDATE wh_perspective_events SET processed_at = now(), instance_id = NULL, lease_expiry = NULL WHERE work_id = ANY($9::uuid[]) AND processed_at IS NULL RETURNING work_id"
+      : "DELETE FROM wh_perspective_events WHERE work_id = ANY($9::uuid[]) RETURNING work_id"
+  }
+),
+released AS (
+  DELETE FROM wh_active_streams a
+  WHERE a.stream_id = ANY($11::uuid[]) AND a.instance_id = $10::uuid
+    AND NOT EXISTS (
+      SELECT 1 FROM wh_perspective_events pe
+      WHERE pe.stream_id = a.stream_id AND pe.processed_at IS NULL
+        AND pe.work_id NOT IN (SELECT r.work_id FROM removed r)
+        AND pe.perspective_name = ANY(coalesce((SELECT i.perspective_names FROM wh_service_instances i WHERE i.instance_id = $10::uuid), ARRAY[pe.perspective_name]))
+    )
+  RETURNING 1
+)
+SELECT ${models.versions} AS models,
+       (SELECT count(*) FROM advanced)::int AS advanced,
+       (SELECT count(*) FROM created)::int AS created,
+       (SELECT count(*) FROM removed)::int AS removed,
+       (SELECT count(*) FROM released)::int AS released,
+       pg_notify('wh_processed', current_schema()) IS NULL AS notified`

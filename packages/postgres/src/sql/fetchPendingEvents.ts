@@ -25,32 +25,39 @@
  * runs it (a rolling deploy), never failed here.
  *
  * Each row carries its cursor's `last_event_id` as read by this statement (`cursor_last_event_id`, null without a
- * cursor): the completion commits only if the cursor is still there (see `completeWork.advanceCursors`), so a
+ * cursor): the completion commits only if the cursor is still there (see `completeWork.fenceCursors`), so a
  * purge, rewind or bootstrap that ran in between is never overwritten.
+ *
+ * Cost: the work rows are reached from the requested stream ids (`wanted`) through the (stream, perspective, event)
+ * key and each row's cursor through the cursor key, in one join (filtering whole tables with `= ANY($2)` costs a
+ * comparison per array element per row, and seq-scans the cursors, which grow with every stream ever processed).
+ * Only rows below their cursor are late-arrival candidates, so only they are compared with their event's append
+ * time; every other row's late test is one comparison on the joined row.
  *
  * Params: $1 instance id, $2 stream ids, $3 limit per (stream, perspective), $4 perspective names (null: all).
  */
 export const fetchPendingEvents = `
-WITH pending AS (
-  SELECT pe.work_id, pe.stream_id, pe.perspective_name, pe.event_id, pe.attempts, pe.scheduled_for, pe.created_at,
-         row_number() OVER (PARTITION BY pe.stream_id, pe.perspective_name ORDER BY pe.event_id) AS position
-  FROM wh_perspective_events pe
-  JOIN wh_active_streams a ON a.stream_id = pe.stream_id AND a.instance_id = $1::uuid AND a.lease_expiry > now()
-  WHERE pe.stream_id = ANY($2::uuid[]) AND pe.processed_at IS NULL
-    AND ($4::text[] IS NULL OR pe.perspective_name = ANY($4::text[]))
+WITH wanted AS (
+  SELECT DISTINCT s.id AS stream_id FROM unnest($2::uuid[]) AS s(id)
 ),
-cursors AS (
-  SELECT c.stream_id, c.perspective_name, c.last_event_id, c.status, c.rewind_trigger_event_id, c.rewind_flagged_at,
-         (c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > statement_timestamp()) AS locked
-  FROM wh_perspective_cursors c
-  WHERE c.stream_id = ANY($2::uuid[])
+pending AS (
+  SELECT pe.work_id, pe.stream_id, pe.perspective_name, pe.event_id, pe.attempts, pe.scheduled_for, pe.created_at,
+         row_number() OVER (PARTITION BY pe.stream_id, pe.perspective_name ORDER BY pe.event_id) AS position,
+         c.last_event_id AS cursor_last_event_id,
+         coalesce(c.status & 32 = 32, false) AS flagged_before,
+         coalesce(c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > statement_timestamp(), false) AS locked
+  FROM wanted w
+  JOIN wh_active_streams a ON a.stream_id = w.stream_id AND a.instance_id = $1::uuid AND a.lease_expiry > now()
+  JOIN wh_perspective_events pe ON pe.stream_id = w.stream_id
+  LEFT JOIN wh_perspective_cursors c ON c.stream_id = pe.stream_id AND c.perspective_name = pe.perspective_name
+  WHERE pe.processed_at IS NULL
+    AND ($4::text[] IS NULL OR pe.perspective_name = ANY($4::text[]))
 ),
 late AS (
   SELECT p.stream_id, p.perspective_name, (array_agg(p.event_id ORDER BY p.event_id))[1] AS trigger_id, max(p.created_at) AS arrived_at
   FROM pending p
-  JOIN cursors c ON c.stream_id = p.stream_id AND c.perspective_name = p.perspective_name
   JOIN wh_events e ON e.event_id = p.event_id
-  WHERE c.last_event_id IS NOT NULL AND p.event_id < c.last_event_id AND p.created_at <= e.created_at
+  WHERE p.cursor_last_event_id IS NOT NULL AND p.event_id < p.cursor_last_event_id AND p.created_at <= e.created_at
   GROUP BY p.stream_id, p.perspective_name
 ),
 flagged AS (
@@ -66,13 +73,8 @@ flagged AS (
   RETURNING c.stream_id
 ),
 marked AS (
-  SELECT p.*,
-         (coalesce(c.status & 32 = 32, false)
-           OR EXISTS (SELECT 1 FROM late l WHERE l.stream_id = p.stream_id AND l.perspective_name = p.perspective_name)) AS rewind_required,
-         coalesce(c.locked, false) AS locked,
-         c.last_event_id AS cursor_last_event_id
+  SELECT p.*, (p.flagged_before OR (p.stream_id, p.perspective_name) IN (SELECT l.stream_id, l.perspective_name FROM late l)) AS rewind_required
   FROM pending p
-  LEFT JOIN cursors c ON c.stream_id = p.stream_id AND c.perspective_name = p.perspective_name
 )
 SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts, w.cursor_last_event_id,
        (w.scheduled_for IS NOT NULL AND w.scheduled_for > now()) AS blocked, w.rewind_required,
