@@ -21,6 +21,7 @@ import * as Scale from "./scenarios/Scale.js"
 import * as Throughput from "./scenarios/Throughput.js"
 import * as Table from "./Table.js"
 
+PG.tolerateDroppedDatabases()
 const args = process.argv.slice(2)
 const profile = Profile.fromArgs(args)
 const only = new Set((Profile.stringArg(args, "only") ?? "a,b,c,d,g").split(",").map((s) => s.trim()))
