@@ -5,7 +5,7 @@
  * `markAsAcknowledged` / `clearAcknowledged` steps) moves items pending -> sent -> acknowledged -> cleared.
  * Items are acknowledged by identity, so overlapping deliveries never acknowledge each other's items.
  * A sent item whose acknowledgement does not arrive returns to pending after
- * `retryTimeoutSeconds * backoffMultiplier ^ retryCount` (capped at `maxBackoffSeconds`), so a crash or a
+ * `retryTimeout * backoffMultiplier ^ retryCount` (capped at `maxBackoff`), so a crash or a
  * failed call mid-flush loses nothing; the coordinator's completion is idempotent and the dedup cache stops a
  * second apply.
  *
@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Duration, Effect, Layer } from "effect"
 import * as CompletionStrategy from "./CompletionStrategy.js"
 import * as WorkerOptions from "./WorkerOptions.js"
 
@@ -29,7 +29,7 @@ const snapshot = <A>(entry: Entry<A>): CompletionStrategy.Tracked<A> => ({ ...en
  */
 export const staleAfterMillis = (options: WorkerOptions.RetryOptions, retryCount: number): number => {
   const factor = options.enableExponentialBackoff ? options.backoffMultiplier ** retryCount : 1
-  return Math.min(options.retryTimeoutSeconds * factor, options.maxBackoffSeconds) * 1000
+  return Math.min(Duration.toMillis(options.retryTimeout) * factor, Duration.toMillis(options.maxBackoff))
 }
 
 /**

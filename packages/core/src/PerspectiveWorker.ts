@@ -215,6 +215,9 @@ const run = <A>(hook: ((a: A) => Effect.Effect<void>) | undefined, a: A) =>
 export const make = (config: Config) =>
   Effect.gen(function* () {
     const options = yield* validate(config)
+    // The durations in numbers, once: the loops below work in seconds (SQL leases) and milliseconds.
+    const leaseSeconds = Duration.toSeconds(options.lease)
+    const leaseMillis = Duration.toMillis(options.lease)
     const coordinator = yield* WorkCoordinator
     const store = yield* PerspectiveStore
     const { instanceId } = yield* InstanceProvider
@@ -223,7 +226,7 @@ export const make = (config: Config) =>
     const rewinder = yield* PerspectiveRewinder.PerspectiveRewinder
     const perspectives = yield* PerspectiveRegistry.make(config.perspectives)
     const cache = yield* ProcessedEventCache.make({
-      retention: Duration.seconds(options.leaseSeconds),
+      retention: options.lease,
       ...(config.dedupObserver ? { observer: config.dedupObserver } : {})
     })
     const hooks = config.hooks ?? {}
@@ -233,7 +236,7 @@ export const make = (config: Config) =>
       store: Option.getOrElse(lifecycleStore, () => ({ claimCompleted: () => Effect.succeed([]), complete: () => Effect.void })),
       events: config.events,
       instanceId,
-      reclaimAfterSeconds: options.leaseSeconds,
+      reclaimAfterSeconds: leaseSeconds,
       scope: yield* Effect.scope
     }
     const reconcileLifecycles = completeLifecycles(lifecycle).pipe(
@@ -259,13 +262,13 @@ export const make = (config: Config) =>
     const queued = new Set<string>()
     let busy = 0
     const pollMillis = Option.isSome(listener)
-      ? Math.max(options.pollingIntervalMilliseconds, options.notifyHealthyPollingIntervalMilliseconds)
-      : options.pollingIntervalMilliseconds
+      ? Math.max(Duration.toMillis(options.pollingInterval), Duration.toMillis(options.notifyHealthyPollingInterval))
+      : Duration.toMillis(options.pollingInterval)
     // Streams whose last cycle could not move, with the time before which they are not claimed again. An entry
     // stays (past its time) until a cycle on the stream moves, so re-tries of a stuck stream never count as work.
     const stalled = new Map<string, number>()
     const holdMillis = pollMillis * (options.idleThresholdPolls + 1)
-    const forgetAfterMillis = options.leaseSeconds * 1000
+    const forgetAfterMillis = leaseMillis
 
     const claimOnce = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
@@ -275,7 +278,7 @@ export const make = (config: Config) =>
         .claimWork({
           instanceId,
           maxStreams: options.maxStreamsPerBatch,
-          leaseSeconds: options.leaseSeconds,
+          leaseSeconds,
           perspectiveNames: perspectives.names,
           exclude: [...queued, ...held]
         })
@@ -317,9 +320,9 @@ export const make = (config: Config) =>
 
     // A cycle that outlives a third of the lease (a slow apply, a slow commit) renews its streams' leases until it
     // ends, so no other instance takes them over meanwhile. A lease already lost stays lost: the commit is fenced.
-    const renewEvery = Duration.millis(Math.max(1, Math.floor((options.leaseSeconds * 1000) / 3)))
+    const renewEvery = Duration.millis(Math.max(1, Math.floor(leaseMillis / 3)))
     const withLeaseRenewal = <A, E>(streamIds: ReadonlyArray<string>, cycle: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-      const renew = coordinator.renewStreamLeases({ instanceId, streamIds, leaseSeconds: options.leaseSeconds }).pipe(
+      const renew = coordinator.renewStreamLeases({ instanceId, streamIds, leaseSeconds }).pipe(
         Effect.tap((held) =>
           held.length < streamIds.length
             ? Effect.logWarning(
@@ -380,8 +383,8 @@ export const make = (config: Config) =>
     const consumer = Effect.forever(
       Effect.gen(function* () {
         const { items } = yield* SlidingWindowBatcher.take(drain, {
-          slidingWindow: Duration.millis(options.drainBatcher.slidingWindowMilliseconds),
-          maxWait: Duration.millis(options.drainBatcher.maxWaitMilliseconds),
+          slidingWindow: options.drainBatcher.slidingWindow,
+          maxWait: options.drainBatcher.maxWait,
           maxSize: options.drainBatcher.maxSize,
           // The window batches only while work is flowing: an idle consumer applies the first arrival at once,
           // and a batch stays open only while every other consumer is in a cycle (waiting while one is free only

@@ -46,7 +46,7 @@ export interface Observer {
  * @since 0.1.0
  */
 export interface Options {
-  /** How long retained entries keep matching. Default 300 s (`leaseSeconds`). */
+  /** How long retained entries keep matching. Default 300 s (the worker passes its `lease` option). */
   readonly retention?: Duration.Input
   readonly observer?: Observer
 }

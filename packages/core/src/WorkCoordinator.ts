@@ -72,7 +72,8 @@ export interface PendingEvent {
  */
 export interface Shape extends CompletionStrategy.CompletionReporter<WorkCoordinatorError> {
   /**
-   * Leases the work of up to `maxStreams` streams for `leaseSeconds`; returns their ids (oldest work first).
+   * Leases the work of up to `maxStreams` streams for `leaseSeconds` (the worker's `lease` option, decoded to whole
+   * seconds: port requests carry plain numbers); returns their ids (oldest work first).
    * Only streams with work the instance can apply now are claimed: a (stream, perspective) waiting out a retry
    * backoff or under a stream lock does not make its stream claimable.
    */
@@ -108,7 +109,7 @@ export interface Shape extends CompletionStrategy.CompletionReporter<WorkCoordin
   }) => Effect.Effect<number, WorkCoordinatorError>
   /**
    * Extends the instance's live leases on these streams while their work is still being applied (the worker
-   * calls it every `leaseSeconds / 3` during a long cycle); returns the streams still held. A lease already
+   * calls it every `lease / 3` during a long cycle); returns the streams still held. A lease already
    * lost is not taken back.
    */
   readonly renewStreamLeases: (request: {

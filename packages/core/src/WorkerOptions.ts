@@ -1,19 +1,22 @@
 /**
  * Perspective worker options: names, defaults and validation.
  *
- * Names follow the original `PerspectiveWorkerOptions`, camelCased, with the unit in the name. Every field is
- * optional on input; {@link decode} fills the defaults and rejects bad values with ONE
+ * Names follow the original `PerspectiveWorkerOptions`, camelCased; durations are `Duration.Input`s (a `Duration`,
+ * `"5 minutes"`, a number of milliseconds, ...) named after their concept, without the unit: the original's
+ * `LeaseSeconds` is `lease`, `PollingIntervalMilliseconds` is `pollingInterval` (the root README maps every name).
+ * Every field is optional on input; {@link decode} fills the defaults and rejects bad values with ONE
  * {@link InvalidWorkerOptions} that lists every problem as `<path> <rule>, got <value>`, e.g.
  * `drainBatcher.maxSize must be a positive integer, got -1`. Unknown keys are rejected too (a typo would
- * otherwise silently fall back to a default).
+ * otherwise silently fall back to a default), and a name of the old `*Seconds` / `*Milliseconds` form says what it
+ * is called now. Decoded options hold `Duration`s.
  *
  * | option | default | rule |
  * |---|---|---|
- * | pollingIntervalMilliseconds | 1000 | positive integer |
- * | notifyHealthyPollingIntervalMilliseconds | 1000 | positive integer |
+ * | pollingInterval | 1 second | finite, positive duration |
+ * | notifyHealthyPollingInterval | 1 second | finite, positive duration |
  * | maxPerspectiveEventAttempts | 10 | positive integer, or null = no limit |
- * | leaseSeconds | 300 | positive integer; also the dedup cache retention |
- * | abandonStaleInstanceThresholdSeconds | 30 | positive integer |
+ * | lease | 5 minutes | whole seconds, >= 1 second; also the dedup cache retention |
+ * | abandonStaleInstanceThreshold | 30 seconds | whole seconds, >= 1 second |
  * | debugMode | false | boolean |
  * | partitionCount | 10000 | positive integer |
  * | idleThresholdPolls | 2 | positive integer |
@@ -23,8 +26,8 @@
  * | maxStreamsPerBatch | 300 | positive integer |
  * | drainLoopMaxIterations | 5 | positive integer |
  * | drainLoopRefetchMinBatch | 2 | positive integer |
- * | drainBatcher.slidingWindowMilliseconds | 300 | positive integer |
- * | drainBatcher.maxWaitMilliseconds | 3000 | positive integer, >= slidingWindowMilliseconds |
+ * | drainBatcher.slidingWindow | 300 millis | finite, positive duration |
+ * | drainBatcher.maxWait | 3 seconds | finite, positive duration, >= slidingWindow |
  * | drainBatcher.maxSize | 1000 | positive integer |
  *
  * `maxConcurrentPerspectives` bounds the per-perspective model loads a cycle runs at once (the applies themselves are
@@ -37,7 +40,8 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect, Schema, SchemaIssue } from "effect"
+import { Data, Duration, Effect, Schema, SchemaIssue } from "effect"
+import * as DurationOption from "./DurationOption.js"
 
 const rule = <T>(check: (value: T) => boolean, text: string) =>
   Schema.makeFilter<T>((value) =>
@@ -51,6 +55,8 @@ const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
 
 const int = (value: number) => withDefault(PositiveInt, value)
 
+const duration = (rule: DurationOption.Rule, value: Duration.Duration) => withDefault(DurationOption.schema(rule), value)
+
 /**
  * Sliding-window batching of drain signals.
  *
@@ -58,40 +64,40 @@ const int = (value: number) => withDefault(PositiveInt, value)
  * @since 0.1.0
  */
 export const DrainBatcherOptions = Schema.Struct({
-  slidingWindowMilliseconds: int(300),
-  maxWaitMilliseconds: int(3000),
+  slidingWindow: duration("positive", Duration.millis(300)),
+  maxWait: duration("positive", Duration.seconds(3)),
   maxSize: int(1000)
 }).check(
   Schema.makeFilter((o) =>
-    o.maxWaitMilliseconds >= o.slidingWindowMilliseconds
+    Duration.isGreaterThanOrEqualTo(o.maxWait, o.slidingWindow)
       ? undefined
       : {
-          path: ["maxWaitMilliseconds"],
-          issue: `must be >= slidingWindowMilliseconds (${o.slidingWindowMilliseconds}), got ${o.maxWaitMilliseconds}`
+          path: ["maxWait"],
+          issue: `must be >= slidingWindow (${Duration.format(o.slidingWindow)}), got ${Duration.format(o.maxWait)}`
         }
   )
 )
 
 /**
  * Retry of completions whose acknowledgement never arrived, for `BatchedCompletionStrategy.resetStale`:
- * `retryTimeoutSeconds * backoffMultiplier ^ retries`, capped at `maxBackoffSeconds` (1 s, 2 s, 4 s ... 60 s by
- * default).
+ * `retryTimeout * backoffMultiplier ^ retries`, capped at `maxBackoff` (1 s, 2 s, 4 s ... 60 s by default). Both
+ * are finite, positive durations.
  *
  * @category schemas
  * @since 0.1.0
  */
 export const RetryOptions = Schema.Struct({
-  retryTimeoutSeconds: int(1),
+  retryTimeout: duration("positive", Duration.seconds(1)),
   enableExponentialBackoff: withDefault(Schema.Boolean, true),
   backoffMultiplier: withDefault(Schema.Number.check(rule((n) => Number.isFinite(n) && n >= 1, "must be a finite number >= 1")), 2),
-  maxBackoffSeconds: int(60)
+  maxBackoff: duration("positive", Duration.seconds(60))
 }).check(
   Schema.makeFilter((o) =>
-    o.maxBackoffSeconds >= o.retryTimeoutSeconds
+    Duration.isGreaterThanOrEqualTo(o.maxBackoff, o.retryTimeout)
       ? undefined
       : {
-          path: ["maxBackoffSeconds"],
-          issue: `must be >= retryTimeoutSeconds (${o.retryTimeoutSeconds}), got ${o.maxBackoffSeconds}`
+          path: ["maxBackoff"],
+          issue: `must be >= retryTimeout (${Duration.format(o.retryTimeout)}), got ${Duration.format(o.maxBackoff)}`
         }
   )
 )
@@ -103,11 +109,11 @@ export const RetryOptions = Schema.Struct({
  * @since 0.1.0
  */
 export const WorkerOptionsSchema = Schema.Struct({
-  pollingIntervalMilliseconds: int(1000),
-  notifyHealthyPollingIntervalMilliseconds: int(1000),
+  pollingInterval: duration("positive", Duration.seconds(1)),
+  notifyHealthyPollingInterval: duration("positive", Duration.seconds(1)),
   maxPerspectiveEventAttempts: withDefault(Schema.NullOr(PositiveInt), 10),
-  leaseSeconds: int(300),
-  abandonStaleInstanceThresholdSeconds: int(30),
+  lease: duration("wholeSeconds", Duration.minutes(5)),
+  abandonStaleInstanceThreshold: duration("wholeSeconds", Duration.seconds(30)),
   debugMode: withDefault(Schema.Boolean, false),
   partitionCount: int(10_000),
   idleThresholdPolls: int(2),
@@ -121,7 +127,7 @@ export const WorkerOptionsSchema = Schema.Struct({
 })
 
 /**
- * Decoded worker options (every field present).
+ * Decoded worker options (every field present; durations as `Duration`s).
  *
  * @category models
  * @since 0.1.0
@@ -129,7 +135,7 @@ export const WorkerOptionsSchema = Schema.Struct({
 export type WorkerOptions = typeof WorkerOptionsSchema.Type
 
 /**
- * Options as users write them (every field optional).
+ * Options as users write them (every field optional; durations as `Duration.Input`s).
  *
  * @category models
  * @since 0.1.0
@@ -187,12 +193,31 @@ const formatter = SchemaIssue.makeFormatterStandardSchemaV1({
         : SchemaIssue.defaultLeafHook(issue)
 })
 
+// The names these options had before durations became `Duration.Input`s: a JavaScript caller (no type check)
+// still passing one is told the new name instead of only "not a known option".
+const renamed: Readonly<Record<string, string>> = {
+  pollingIntervalMilliseconds: "pollingInterval",
+  notifyHealthyPollingIntervalMilliseconds: "notifyHealthyPollingInterval",
+  leaseSeconds: "lease",
+  abandonStaleInstanceThresholdSeconds: "abandonStaleInstanceThreshold",
+  slidingWindowMilliseconds: "slidingWindow",
+  maxWaitMilliseconds: "maxWait",
+  retryTimeoutSeconds: "retryTimeout",
+  maxBackoffSeconds: "maxBackoff"
+}
+
 const toInvalid = (error: Schema.SchemaError) =>
   new InvalidWorkerOptions({
-    issues: formatter(error.issue).issues.map((issue) => ({
-      path: (issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key)).join("."),
-      message: issue.message.startsWith("Expected ") ? `must be of type ${issue.message.slice(9)}` : issue.message
-    }))
+    issues: formatter(error.issue).issues.map((issue) => {
+      const keys = (issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key))
+      const now = renamed[keys.at(-1) ?? ""]
+      const message = issue.message.startsWith("Expected ") ? `must be of type ${issue.message.slice(9)}` : issue.message
+      return {
+        path: keys.join("."),
+        message:
+          now !== undefined && message === "is not a known option" ? `${message}: it is now \`${now}\`, a Duration.Input` : message
+      }
+    })
   })
 
 const decodeSchema = Schema.decodeUnknownEffect(WorkerOptionsSchema)

@@ -23,6 +23,8 @@ export * as BatchedCompletionStrategy from "./BatchedCompletionStrategy.js"
 /** @since 0.1.0 */
 export * as CompletionStrategy from "./CompletionStrategy.js"
 /** @since 0.1.0 */
+export * as DurationOption from "./DurationOption.js"
+/** @since 0.1.0 */
 export * as DefinitionErrors from "./DefinitionErrors.js"
 /** @since 0.1.0 */
 export * as InstanceProvider from "./InstanceProvider.js"

@@ -3,7 +3,7 @@
  * `unhealthy` when the database cannot be asked at all.
  *
  * Degraded when any of these holds (thresholds in {@link Options}):
- * - a perspective's lag (seconds since its oldest pending event) is above `maxLagSeconds`;
+ * - a perspective's lag (seconds since its oldest pending event) is above `maxLag`;
  * - a cursor is Failed (more than `maxFailedCursors`);
  * - no instance has heartbeated within `heartbeatMaxAge` (or, with `instanceId`, that instance has not);
  * - the watchdog finds a (stream, perspective) stuck, with its reason.
@@ -55,8 +55,8 @@ export interface Report {
  * @since 0.1.0
  */
 export interface Options {
-  /** Default 60 seconds. */
-  readonly maxLagSeconds?: number | undefined
+  /** Lag above which a perspective is unhealthy: a `Duration.Input`, finite and >= 0. Default 60 seconds. */
+  readonly maxLag?: Duration.Input | undefined
   /** Failed cursors tolerated; default 0. */
   readonly maxFailedCursors?: number | undefined
   /** Default 30 seconds. `null` skips the heartbeat check (no heartbeat writer in this deployment). */
@@ -97,7 +97,7 @@ export const judge = (
   options: Options = {}
 ): ReadonlyArray<Reason> => {
   const reasons: Array<Reason> = []
-  const maxLag = options.maxLagSeconds ?? 60
+  const maxLag = Duration.toSeconds(options.maxLag ?? Duration.seconds(60))
   for (const p of input.perspectives) {
     if (p.pending > 0 && p.lagSeconds > maxLag) {
       reasons.push({

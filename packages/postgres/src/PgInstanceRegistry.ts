@@ -4,7 +4,7 @@
  * - **Registration** at start-up. A row for the same instance id whose heartbeat is fresh and whose boot token
  *   (a random id made at start-up) is not ours belongs to another live process: start-up fails with
  *   {@link DuplicateInstanceError}. A stale row (a crashed predecessor) is taken over and its leases dropped.
- * - **Heartbeats** every `abandonStaleInstanceThresholdSeconds / 3` from a fiber of the layer's scope. Each beat
+ * - **Heartbeats** every `abandonStaleInstanceThreshold / 3` (or `heartbeatInterval`) from a fiber of the layer's scope. Each beat
  *   also abandons instances whose heartbeat is older than the threshold: their rows go, and so do their stream
  *   leases (`wh_active_streams`), so claims hand their streams to live instances. Claims treat a stale owner's
  *   leases as free even before a beat cleaned them up.
@@ -24,7 +24,8 @@
 import { InstanceProvider, WorkerOptions } from "@whizbang/core"
 import { Context, Duration, Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
-import { DuplicateInstanceError, type PostgresError } from "./PostgresError.js"
+import * as DurationOption from "./internal/durationOption.js"
+import { DuplicateInstanceError, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
 import * as Sql from "./sql/serviceInstances.js"
 
@@ -35,10 +36,13 @@ import * as Sql from "./sql/serviceInstances.js"
  * @since 0.1.0
  */
 export interface Options {
-  /** An instance silent for longer than this is abandoned. Default `WorkerOptions.defaults` (30 s). */
-  readonly abandonStaleInstanceThresholdSeconds?: number
-  /** Heartbeat period; default a third of the threshold. */
-  readonly heartbeatIntervalMilliseconds?: number
+  /**
+   * An instance silent for longer than this is abandoned: whole seconds, at least 1 second. Default
+   * `WorkerOptions.defaults` (30 seconds).
+   */
+  readonly abandonStaleInstanceThreshold?: Duration.Input | undefined
+  /** Heartbeat period, a finite, positive duration; default a third of the threshold (at least 100 ms). */
+  readonly heartbeatInterval?: Duration.Input | undefined
   /**
    * Remove the row and leases when the scope closes (default true). `false` leaves them to be abandoned, as a
    * crash would: for tests of takeover.
@@ -76,6 +80,7 @@ export interface Shape {
   readonly instanceId: string
   /** Random per start-up; proves that this process holds `instanceId`. */
   readonly bootToken: string
+  /** The decoded `abandonStaleInstanceThreshold`, in seconds. */
   readonly abandonStaleInstanceThresholdSeconds: number
   /** Live instances ordered by id (the order partitions are spread by). */
   readonly liveInstances: Effect.Effect<ReadonlyArray<LiveInstance>, PostgresError>
@@ -90,17 +95,32 @@ export interface Shape {
 export class PgInstanceRegistry extends Context.Service<PgInstanceRegistry, Shape>()("@whizbang/postgres/PgInstanceRegistry") {}
 
 /**
- * Registers this instance and starts its heartbeat fiber in the current scope.
+ * Registers this instance and starts its heartbeat fiber in the current scope. A bad option fails with a
+ * `PostgresConfigError` naming it, before the database is touched.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const make = (options: Options = {}) =>
   Effect.gen(function* () {
+    const threshold = Duration.toSeconds(
+      yield* DurationOption.decode(
+        "abandonStaleInstanceThreshold",
+        options.abandonStaleInstanceThreshold,
+        "wholeSeconds",
+        WorkerOptions.defaults.abandonStaleInstanceThreshold
+      )
+    )
+    const interval = Duration.toMillis(
+      yield* DurationOption.decode(
+        "heartbeatInterval",
+        options.heartbeatInterval,
+        "positive",
+        Duration.millis(Math.max(100, Math.floor((threshold * 1000) / 3)))
+      )
+    )
     const client = yield* PgClient
     const identity = yield* InstanceProvider.InstanceProvider
-    const threshold = options.abandonStaleInstanceThresholdSeconds ?? WorkerOptions.defaults.abandonStaleInstanceThresholdSeconds
-    const interval = options.heartbeatIntervalMilliseconds ?? Math.max(100, Math.floor((threshold * 1000) / 3))
     const bootToken = globalThis.crypto.randomUUID()
     const { instanceId } = identity
     const perspectiveNames = options.perspectiveNames === undefined ? null : [...new Set(options.perspectiveNames)]
@@ -208,7 +228,11 @@ export const make = (options: Options = {}) =>
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<PgInstanceRegistry, DuplicateInstanceError | PostgresError, PgClient | InstanceProvider.InstanceProvider | SchemaReady> =>
+): Layer.Layer<
+  PgInstanceRegistry,
+  DuplicateInstanceError | PostgresError | PostgresConfigError,
+  PgClient | InstanceProvider.InstanceProvider | SchemaReady
+> =>
   Layer.effect(
     PgInstanceRegistry,
     Effect.flatMap(Effect.service(SchemaReady), () => make(options))

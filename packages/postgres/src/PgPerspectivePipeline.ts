@@ -32,7 +32,7 @@ import {
   type WorkCoordinator,
   WorkerOptions
 } from "@whizbang/core"
-import { Effect, Layer } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import type { PgClient } from "./PgClient.js"
 import type { DuplicateInstanceError, PostgresConfigError, PostgresError } from "./PostgresError.js"
 import type { SchemaReady } from "./SchemaReady.js"
@@ -53,10 +53,13 @@ export interface Config extends Omit<PerspectiveWorker.Config, "events"> {
   readonly perspectives: ReadonlyArray<Perspective.Any>
   /** Backoff of a failed apply before it is retried (see `PgWorkCoordinator.Options`). */
   readonly failureBackoff?: PgWorkCoordinator.Options["failureBackoff"]
-  /** Claims of other instances' partitions open up after this (see `PgWorkCoordinator.Options`). Default 3000 ms. */
-  readonly affinityGraceMilliseconds?: number
-  /** Instance registry options; the threshold comes from `options.abandonStaleInstanceThresholdSeconds`. */
-  readonly registry?: Omit<PgInstanceRegistry.Options, "abandonStaleInstanceThresholdSeconds">
+  /**
+   * Claims of other instances' partitions open up after this (see `PgWorkCoordinator.Options`): a `Duration.Input`,
+   * finite and >= 0. Default 3 seconds.
+   */
+  readonly affinityGrace?: Duration.Input | undefined
+  /** Instance registry options; the threshold comes from `options.abandonStaleInstanceThreshold`. */
+  readonly registry?: Omit<PgInstanceRegistry.Options, "abandonStaleInstanceThreshold">
   /**
    * Snapshots written in the completion transaction: every N applied events per (stream, perspective), newest M
    * kept (defaults 100 and 5; see `PgPerspectiveSnapshots`). Positive integers; anything else fails the layer with a
@@ -124,11 +127,11 @@ export const layerPorts = (
     Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
       Layer.mergeAll(
         PgWorkCoordinator.layer({
-          leaseSeconds: options.leaseSeconds,
+          lease: options.lease,
           debugMode: options.debugMode,
           maxPerspectiveEventAttempts: options.maxPerspectiveEventAttempts,
-          abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds,
-          ...(config.affinityGraceMilliseconds === undefined ? {} : { affinityGraceMilliseconds: config.affinityGraceMilliseconds }),
+          abandonStaleInstanceThreshold: options.abandonStaleInstanceThreshold,
+          affinityGrace: config.affinityGrace,
           ...(config.failureBackoff ? { failureBackoff: config.failureBackoff } : {}),
           ...(config.snapshots ? { snapshots: config.snapshots } : {})
         }),
@@ -175,7 +178,7 @@ export const layer = (
           PgInstanceRegistry.layer({
             perspectiveNames: config.perspectives.map((p) => p.name),
             ...config.registry,
-            abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds
+            abandonStaleInstanceThreshold: options.abandonStaleInstanceThreshold
           })
         )
       )

@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import { type CompletionStrategy, InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
-import { Effect, Layer, Metric } from "effect"
+import { type Duration, Effect, Layer, Metric } from "effect"
 import { modelWriteParts } from "./internal/writeModels.js"
 import { PgClient } from "./PgClient.js"
 import * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
@@ -30,27 +30,40 @@ import * as Fetch from "./sql/fetchPendingEvents.js"
 import * as Fail from "./sql/reportFailures.js"
 
 /**
- * Coordinator options (the worker's options of the same names; defaults from `WorkerOptions.defaults`).
+ * Coordinator options (the worker's options of the same names; defaults from `WorkerOptions.defaults`). Durations
+ * are `Duration.Input`s (`"30 seconds"`, a `Duration`, a number of milliseconds); a bad value fails `make` with a
+ * `PostgresConfigError` naming the option.
  *
  * @category models
  * @since 0.1.0
  */
 export interface Options {
-  readonly leaseSeconds?: number
-  readonly debugMode?: boolean
-  readonly maxPerspectiveEventAttempts?: number | null
+  /** Stream lease; whole seconds, at least 1 second. Default 5 minutes. */
+  readonly lease?: Duration.Input | undefined
+  readonly debugMode?: boolean | undefined
+  readonly maxPerspectiveEventAttempts?: number | null | undefined
   /**
-   * Backoff of a failed apply before its retry: `initial * multiplier ^ (attempts - 1)`, capped. Default 1 s x2, max
-   * 60 s. Positive finite milliseconds, multiplier >= 1, max >= initial.
+   * Backoff of a failed apply before its retry: `initial * multiplier ^ (attempts - 1)`, capped at `max`. Default
+   * 1 second x2, max 60 seconds (each field defaults on its own). Finite, positive durations, multiplier >= 1,
+   * max >= initial.
    */
-  readonly failureBackoff?: { readonly initialMilliseconds: number; readonly multiplier: number; readonly maxMilliseconds: number }
-  /** An owner silent for longer than this has its leases treated as free by claims. Default 30 s. */
-  readonly abandonStaleInstanceThresholdSeconds?: number
+  readonly failureBackoff?:
+    | {
+        readonly initial?: Duration.Input | undefined
+        readonly multiplier?: number | undefined
+        readonly max?: Duration.Input | undefined
+      }
+    | undefined
+  /**
+   * An owner silent for longer than this has its leases treated as free by claims. Whole seconds, at least 1
+   * second. Default 30 seconds.
+   */
+  readonly abandonStaleInstanceThreshold?: Duration.Input | undefined
   /**
    * Work waiting longer than this is claimable by any live instance, not only the one its partition maps to
-   * (so nothing is stranded behind a slow or stuck owner). Default 3000 ms; a finite number >= 0.
+   * (so nothing is stranded behind a slow or stuck owner). Default 3 seconds; a finite duration >= 0.
    */
-  readonly affinityGraceMilliseconds?: number
+  readonly affinityGrace?: Duration.Input | undefined
   /** Snapshots written in the completion transaction (every 100 applied events, newest 5 kept, by default). */
   readonly snapshots?: PgPerspectiveSnapshots.Input
 }
@@ -133,7 +146,7 @@ export const make = (
     const { instanceId } = yield* InstanceProvider.InstanceProvider
     const leaseSeconds = valid.leaseSeconds
     const staleSeconds = valid.abandonStaleInstanceThresholdSeconds
-    const graceMilliseconds = valid.affinityGraceMilliseconds
+    const graceMilliseconds = valid.affinityGraceMillis
     // With a registry, completions are also fenced against a successor process that took over this instance id.
     const registry = yield* Effect.serviceOption(PgInstanceRegistry)
     const bootToken = registry._tag === "Some" ? registry.value.bootToken : null
@@ -243,9 +256,9 @@ export const make = (
         const updated = yield* client.query<{ work_id: string; exhausted: boolean }>(Fail.recordFailures, [
           mine.map((f) => f.workId),
           mine.map((f) => f.error),
-          backoff.initialMilliseconds,
+          backoff.initialMillis,
           backoff.multiplier,
-          backoff.maxMilliseconds,
+          backoff.maxMillis,
           maxAttempts,
           mine.map((f) => f.countsAttempt !== false)
         ])

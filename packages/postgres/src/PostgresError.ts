@@ -165,7 +165,7 @@ export class DuplicateInstanceError extends Data.TaggedError("DuplicateInstanceE
     return (
       `instance id ${this.instanceId} is already in use by process ${this.holderProcessId} on host "${this.holderHostName}" ` +
       `(last heartbeat ${this.heartbeatAgeSeconds.toFixed(1)} s ago): give every process its own instance id, or wait until ` +
-      `that heartbeat is older than abandonStaleInstanceThresholdSeconds (${this.abandonStaleInstanceThresholdSeconds} s)`
+      `that heartbeat is older than abandonStaleInstanceThreshold (${this.abandonStaleInstanceThresholdSeconds} s)`
     )
   }
 }

@@ -10,11 +10,13 @@
  *
  * @since 0.1.0
  */
+import { DurationOption } from "@whizbang/core"
+import { Duration, Result } from "effect"
 import pg from "pg"
 import { pingDocker } from "./internal/dockerPing.js"
 import { startContainerServer } from "./internal/containerServer.js"
 import { startEmbeddedServer } from "./internal/embeddedServer.js"
-import { TestPostgresUnavailable, type TestPostgresSource } from "./TestPostgresError.js"
+import { InvalidTestPostgresOptions, TestPostgresUnavailable, type TestPostgresSource } from "./TestPostgresError.js"
 
 /**
  * A running server: an admin connection URL (may create databases) and how to stop it.
@@ -39,8 +41,8 @@ export interface StartOptions {
   readonly env?: NodeJS.ProcessEnv
   /** Container image for the testcontainers path. Defaults to `postgres:17-alpine`. */
   readonly image?: string
-  /** Milliseconds to wait for the Docker ping. Defaults to 1500. */
-  readonly dockerPingTimeoutMs?: number
+  /** How long to wait for the Docker ping: a finite, positive `Duration.Input`. Defaults to 1.5 seconds. */
+  readonly dockerPingTimeout?: Duration.Input | undefined
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
@@ -58,11 +60,17 @@ const checkReachable = async (url: string): Promise<void> => {
 /**
  * Finds or starts the server for this test run.
  *
- * @throws TestPostgresUnavailable naming every option tried.
+ * @throws TestPostgresUnavailable naming every option tried; InvalidTestPostgresOptions for a bad option.
  * @category constructors
  * @since 0.1.0
  */
 export const start = async (options: StartOptions = {}): Promise<TestPostgresServer> => {
+  const pingTimeoutMillis = Result.match(DurationOption.checkOr(options.dockerPingTimeout, "positive", Duration.millis(1500)), {
+    onSuccess: Duration.toMillis,
+    onFailure: (message) => {
+      throw new InvalidTestPostgresOptions({ option: "dockerPingTimeout", message: `dockerPingTimeout ${message}` })
+    }
+  })
   const env = options.env ?? process.env
   const attempts: Array<{ source: TestPostgresSource; reason: string }> = []
 
@@ -80,7 +88,7 @@ export const start = async (options: StartOptions = {}): Promise<TestPostgresSer
   }
   attempts.push({ source: "WHIZBANG_TEST_DATABASE_URL", reason: "not set" })
 
-  const dockerProblem = await pingDocker(env, options.dockerPingTimeoutMs)
+  const dockerProblem = await pingDocker(env, pingTimeoutMillis)
   if (dockerProblem === undefined) {
     try {
       const server = await startContainerServer(options.image ?? "postgres:17-alpine")

@@ -26,6 +26,17 @@ export class TestPostgresUnavailable extends Data.TaggedError("TestPostgresUnava
 }
 
 /**
+ * An option of `TestPostgres.start` is invalid; `message` names it, the rule and the value given.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class InvalidTestPostgresOptions extends Data.TaggedError("InvalidTestPostgresOptions")<{
+  readonly option: string
+  readonly message: string
+}> {}
+
+/**
  * A test database could not be created or dropped on the server.
  *
  * @category errors

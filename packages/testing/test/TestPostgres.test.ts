@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import * as TestPostgres from "../src/TestPostgres.js"
-import { TestPostgresUnavailable } from "../src/TestPostgresError.js"
+import { InvalidTestPostgresOptions, TestPostgresUnavailable } from "../src/TestPostgresError.js"
 
 describe("TestPostgres.start", () => {
   it("fails fast with a typed error when WHIZBANG_TEST_DATABASE_URL is set but unreachable, without falling back", async () => {
@@ -12,6 +12,18 @@ describe("TestPostgres.start", () => {
     const unavailable = error as TestPostgresUnavailable
     expect(unavailable.attempts.map((a) => a.source)).toEqual(["WHIZBANG_TEST_DATABASE_URL"])
     expect(unavailable.message).toMatch(/WHIZBANG_TEST_DATABASE_URL: set, but/)
+  })
+
+  it("refuses a dockerPingTimeout that is not a finite, positive duration, naming the option, before trying anything", async () => {
+    for (const bad of [-5, Number.NaN, "soon", "Infinity"] as const) {
+      const error = await TestPostgres.start({ env: {}, dockerPingTimeout: bad }).then(
+        () => undefined,
+        (e: unknown) => e
+      )
+      expect(error).toBeInstanceOf(InvalidTestPostgresOptions)
+      expect((error as InvalidTestPostgresOptions).option).toBe("dockerPingTimeout")
+      expect((error as InvalidTestPostgresOptions).message).toMatch(/^dockerPingTimeout must be a finite, positive duration, got /)
+    }
   })
 
   it("names all three options in its message", () => {

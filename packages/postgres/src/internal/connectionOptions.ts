@@ -1,7 +1,8 @@
 // Validation of the client's options, pure and before any connection: a start refused for a bad option must not
 // have touched the database (migrations run only after the client is built).
-import { Duration, Effect, Option, Redacted } from "effect"
+import { Duration, Effect, Redacted } from "effect"
 import * as Identifier from "../Identifier.js"
+import * as DurationOption from "./durationOption.js"
 import { PostgresConfigError } from "../PostgresError.js"
 
 export interface Decoded {
@@ -51,14 +52,6 @@ const decodeUrl = (option: string, input: unknown): Effect.Effect<string, Postgr
   return Effect.succeed(raw)
 }
 
-const decodeDuration = (option: string, input: Duration.Input | undefined, fallback: Duration.Duration) => {
-  if (input === undefined) return Effect.succeed(Duration.toMillis(fallback))
-  const decoded = Duration.fromInput(input)
-  return Option.isSome(decoded) && Duration.isFinite(decoded.value) && Duration.isPositive(decoded.value)
-    ? Effect.succeed(Duration.toMillis(decoded.value))
-    : fail(option, `must be a finite, positive duration, got ${String(input)}`)
-}
-
 // Postgres truncates application_name to 63 bytes and replaces non-ASCII characters with "?".
 const decodeApplicationName = (input: unknown): Effect.Effect<string, PostgresConfigError> => {
   if (input === undefined) return Effect.succeed("whizbang")
@@ -77,8 +70,8 @@ export const decode = (input: Input, names: Names = { url: "url" }): Effect.Effe
     if (typeof max !== "number" || !Number.isSafeInteger(max) || max < 1) {
       return yield* fail("maxConnections", `must be an integer >= 1, got ${String(max)}`)
     }
-    const connectTimeoutMillis = yield* decodeDuration("connectTimeout", input.connectTimeout, Duration.seconds(10))
-    const idleTimeoutMillis = yield* decodeDuration("idleTimeout", input.idleTimeout, Duration.seconds(30))
+    const connectTimeoutMillis = Duration.toMillis(yield* DurationOption.decode("connectTimeout", input.connectTimeout, "positive", Duration.seconds(10)))
+    const idleTimeoutMillis = Duration.toMillis(yield* DurationOption.decode("idleTimeout", input.idleTimeout, "positive", Duration.seconds(30)))
     const applicationName = yield* decodeApplicationName(input.applicationName)
     return { connectionString, schema, maxConnections: max, connectTimeoutMillis, idleTimeoutMillis, applicationName }
   })

@@ -1,100 +1,86 @@
 /**
- * Validation of `PgWorkCoordinator.Options`: every value a number must make sense as, or a `PostgresConfigError`
- * naming the option (NaN, negative or zero durations, a multiplier below 1 would otherwise reach the SQL and
- * make backoffs and claims silently wrong).
+ * Validation of `PgWorkCoordinator.Options`: every value must make sense, or a `PostgresConfigError` naming the
+ * option (NaN, negative or zero durations, a multiplier below 1 would otherwise reach the SQL and make backoffs and
+ * claims silently wrong). Durations are decoded here, once, into the numbers the SQL takes.
  */
-import { Effect } from "effect"
 import type { WorkerOptions } from "@whizbang/core"
+import { Duration, Effect } from "effect"
+import * as DurationOption from "./durationOption.js"
 import * as PgPerspectiveSnapshots from "../PgPerspectiveSnapshots.js"
 import { PostgresConfigError } from "../PostgresError.js"
 
 export interface FailureBackoff {
-  readonly initialMilliseconds: number
-  readonly multiplier: number
-  readonly maxMilliseconds: number
+  readonly initial?: Duration.Input | undefined
+  readonly multiplier?: number | undefined
+  readonly max?: Duration.Input | undefined
 }
 
 export interface Input {
-  readonly leaseSeconds?: number
-  readonly debugMode?: boolean
-  readonly maxPerspectiveEventAttempts?: number | null
-  readonly failureBackoff?: FailureBackoff
-  readonly abandonStaleInstanceThresholdSeconds?: number
-  readonly affinityGraceMilliseconds?: number
+  readonly lease?: Duration.Input | undefined
+  readonly debugMode?: boolean | undefined
+  readonly maxPerspectiveEventAttempts?: number | null | undefined
+  readonly failureBackoff?: FailureBackoff | undefined
+  readonly abandonStaleInstanceThreshold?: Duration.Input | undefined
+  readonly affinityGrace?: Duration.Input | undefined
   readonly snapshots?: PgPerspectiveSnapshots.Input
 }
 
+/** The numbers the SQL takes. */
 export interface Validated {
   readonly leaseSeconds: number
   readonly debugMode: boolean
   readonly maxPerspectiveEventAttempts: number | null
-  readonly failureBackoff: FailureBackoff
+  readonly failureBackoff: { readonly initialMillis: number; readonly multiplier: number; readonly maxMillis: number }
   readonly abandonStaleInstanceThresholdSeconds: number
-  readonly affinityGraceMilliseconds: number
+  readonly affinityGraceMillis: number
   readonly snapshots: PgPerspectiveSnapshots.Options
 }
 
 /** 1 s, doubling, capped at 60 s. */
-export const defaultFailureBackoff: FailureBackoff = { initialMilliseconds: 1000, multiplier: 2, maxMilliseconds: 60_000 }
+export const defaultFailureBackoff = { initial: Duration.seconds(1), multiplier: 2, max: Duration.seconds(60) } as const
 
-const positiveInt = (n: number) => Number.isSafeInteger(n) && n > 0
-const positive = (n: number) => Number.isFinite(n) && n > 0
+/** Default of `affinityGrace`. */
+export const defaultAffinityGrace = Duration.seconds(3)
+
+const positiveInt = (n: unknown) => typeof n === "number" && Number.isSafeInteger(n) && n > 0
+
+const invalid = (option: string, message: string) => new PostgresConfigError({ option, message: `${option} ${message}` })
 
 export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions): Effect.Effect<Validated, PostgresConfigError> =>
   Effect.gen(function* () {
-    const backoff = options.failureBackoff ?? defaultFailureBackoff
-    const value: Omit<Validated, "snapshots"> = {
-      leaseSeconds: options.leaseSeconds ?? defaults.leaseSeconds,
-      debugMode: options.debugMode ?? defaults.debugMode,
-      maxPerspectiveEventAttempts:
-        options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts,
-      failureBackoff: backoff,
-      abandonStaleInstanceThresholdSeconds: options.abandonStaleInstanceThresholdSeconds ?? defaults.abandonStaleInstanceThresholdSeconds,
-      affinityGraceMilliseconds: options.affinityGraceMilliseconds ?? 3000
+    const lease = yield* DurationOption.decode("lease", options.lease, "wholeSeconds", defaults.lease)
+    const threshold = yield* DurationOption.decode(
+      "abandonStaleInstanceThreshold",
+      options.abandonStaleInstanceThreshold,
+      "wholeSeconds",
+      defaults.abandonStaleInstanceThreshold
+    )
+    const attempts = options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts
+    if (attempts !== null && !positiveInt(attempts)) {
+      return yield* invalid("maxPerspectiveEventAttempts", `must be a positive integer or null (no limit), got ${String(attempts)}`)
     }
-    const rules: ReadonlyArray<readonly [string, unknown, boolean, string]> = [
-      ["leaseSeconds", value.leaseSeconds, positiveInt(value.leaseSeconds), "a positive integer"],
-      [
-        "abandonStaleInstanceThresholdSeconds",
-        value.abandonStaleInstanceThresholdSeconds,
-        positiveInt(value.abandonStaleInstanceThresholdSeconds),
-        "a positive integer"
-      ],
-      [
-        "maxPerspectiveEventAttempts",
-        value.maxPerspectiveEventAttempts,
-        value.maxPerspectiveEventAttempts === null || positiveInt(value.maxPerspectiveEventAttempts),
-        "a positive integer or null (no limit)"
-      ],
-      ["debugMode", value.debugMode, typeof value.debugMode === "boolean", "a boolean"],
-      [
-        "failureBackoff.initialMilliseconds",
-        backoff.initialMilliseconds,
-        positive(backoff.initialMilliseconds),
-        "a positive finite number"
-      ],
-      [
-        "failureBackoff.multiplier",
-        backoff.multiplier,
-        Number.isFinite(backoff.multiplier) && backoff.multiplier >= 1,
-        "a finite number >= 1"
-      ],
-      [
-        "failureBackoff.maxMilliseconds",
-        backoff.maxMilliseconds,
-        positive(backoff.maxMilliseconds) && backoff.maxMilliseconds >= backoff.initialMilliseconds,
-        `a finite number >= failureBackoff.initialMilliseconds (${backoff.initialMilliseconds})`
-      ],
-      [
-        "affinityGraceMilliseconds",
-        value.affinityGraceMilliseconds,
-        Number.isFinite(value.affinityGraceMilliseconds) && value.affinityGraceMilliseconds >= 0,
-        "a finite number >= 0"
-      ]
-    ]
-    for (const [option, got, ok, rule] of rules) {
-      if (!ok) return yield* new PostgresConfigError({ option, message: `${option} must be ${rule}, got ${String(got)}` })
+    const debugMode = options.debugMode ?? defaults.debugMode
+    if (typeof debugMode !== "boolean") return yield* invalid("debugMode", `must be a boolean, got ${String(debugMode)}`)
+    const backoff = options.failureBackoff ?? {}
+    const initial = yield* DurationOption.decode("failureBackoff.initial", backoff.initial, "positive", defaultFailureBackoff.initial)
+    const multiplier = backoff.multiplier ?? defaultFailureBackoff.multiplier
+    if (typeof multiplier !== "number" || !Number.isFinite(multiplier) || multiplier < 1) {
+      return yield* invalid("failureBackoff.multiplier", `must be a finite number >= 1, got ${String(multiplier)}`)
     }
+    const max = yield* DurationOption.decode("failureBackoff.max", backoff.max, "positive", defaultFailureBackoff.max)
+    if (Duration.isLessThan(max, initial)) {
+      return yield* invalid("failureBackoff.max", `must be >= failureBackoff.initial (${Duration.format(initial)}), got ${Duration.format(max)}`)
+    }
+    const grace = yield* DurationOption.decode("affinityGrace", options.affinityGrace, "nonNegative", defaultAffinityGrace)
     const snapshots = yield* PgPerspectiveSnapshots.decode(options.snapshots)
-    return { ...value, snapshots }
+    return {
+      leaseSeconds: Duration.toSeconds(lease),
+      debugMode,
+      maxPerspectiveEventAttempts: attempts,
+      failureBackoff: { initialMillis: Duration.toMillis(initial), multiplier, maxMillis: Duration.toMillis(max) },
+      abandonStaleInstanceThresholdSeconds: Duration.toSeconds(threshold),
+      // The claim SQL takes whole milliseconds.
+      affinityGraceMillis: Math.ceil(Duration.toMillis(grace)),
+      snapshots
+    }
   })

@@ -1,11 +1,11 @@
 // Every option of every layer Whizbang.layer composes, checked before anything connects: the client builds and
 // migrations run first in the composition, so a check left to a later layer would refuse the start only after
 // the schema had been migrated.
-import { EventId, PerspectiveWorker } from "@whizbang/core"
+import { DurationOption, EventId, PerspectiveWorker } from "@whizbang/core"
 import { PgClient, PgPerspectiveSnapshots, PostgresError } from "@whizbang/postgres"
 import { PerspectiveStreamLockOptions, StreamLockError } from "@whizbang/stream-locker"
 import { TrackedEventTypeRegistry } from "@whizbang/sync"
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect, Result } from "effect"
 import type { Config, Errors } from "../Whizbang.js"
 
 const configError = (option: string, rule: string, value: unknown) =>
@@ -19,15 +19,23 @@ const finite = (option: string, value: unknown, rule: { readonly min: number; re
     ? Effect.void
     : configError(option, `must be a${rule.integer === true ? "n integer" : " finite number"} >= ${rule.min}`, value)
 
-const isDuration = (value: Duration.Input) => {
-  const decoded = Duration.fromInput(value)
-  return Option.isSome(decoded) && Duration.isFinite(decoded.value) && Duration.isPositive(decoded.value)
-}
+const isDuration = (value: Duration.Input) => Result.isSuccess(DurationOption.check(value, "positive"))
 
-const duration = (option: string, value: Duration.Input | null | undefined, nullable = false) =>
-  value === undefined || (value === null && nullable) || (value !== null && isDuration(value))
-    ? Effect.void
-    : configError(option, `must be a finite, positive duration${nullable ? " or null" : ""}`, value)
+// A duration option by its `DurationOption` rule; the decoded value, or `fallback` when absent (or null where allowed).
+const duration = (
+  option: string,
+  value: Duration.Input | null | undefined,
+  rule: DurationOption.Rule,
+  fallback: Duration.Duration,
+  nullable = false
+): Effect.Effect<Duration.Duration, PostgresError.PostgresConfigError> =>
+  value === undefined || (value === null && nullable)
+    ? Effect.succeed(fallback)
+    : Result.match(DurationOption.check(value, rule), {
+        onSuccess: Effect.succeed,
+        onFailure: (message) =>
+          Effect.fail(new PostgresError.PostgresConfigError({ option, message: `${option} ${message}${nullable ? " (or null)" : ""}` }))
+      })
 
 const rebuildDuration = (option: string, value: Duration.Input | undefined) =>
   value === undefined || isDuration(value)
@@ -60,12 +68,15 @@ export const validate = (config: Config): Effect.Effect<void, Errors> =>
     yield* PerspectiveWorker.validate(config)
     const backoff = config.failureBackoff
     if (backoff !== undefined) {
-      yield* finite("failureBackoff.initialMilliseconds", backoff.initialMilliseconds, { min: 1 })
+      const initial = yield* duration("failureBackoff.initial", backoff.initial, "positive", Duration.seconds(1))
       yield* finite("failureBackoff.multiplier", backoff.multiplier, { min: 1 })
-      yield* finite("failureBackoff.maxMilliseconds", backoff.maxMilliseconds, { min: backoff.initialMilliseconds })
+      const max = yield* duration("failureBackoff.max", backoff.max, "positive", Duration.seconds(60))
+      if (Duration.isLessThan(max, initial)) {
+        return yield* configError("failureBackoff.max", `must be >= failureBackoff.initial (${Duration.format(initial)})`, Duration.format(max))
+      }
     }
-    yield* finite("affinityGraceMilliseconds", config.affinityGraceMilliseconds, { min: 0 })
-    yield* finite("registry.heartbeatIntervalMilliseconds", config.registry?.heartbeatIntervalMilliseconds, { min: 1 })
+    yield* duration("affinityGrace", config.affinityGrace, "nonNegative", Duration.zero)
+    yield* duration("registry.heartbeatInterval", config.registry?.heartbeatInterval, "positive", Duration.zero)
     yield* PgPerspectiveSnapshots.decode(config.snapshots)
     yield* PerspectiveStreamLockOptions.decode(config.streamLocks)
     yield* rebuildDuration("rewind.debounceWindow", config.rewind?.debounceWindow)
@@ -78,12 +89,12 @@ export const validate = (config: Config): Effect.Effect<void, Errors> =>
         value: show(scan)
       })
     }
-    yield* finite("health.maxLagSeconds", config.health?.maxLagSeconds, { min: 0 })
+    yield* duration("health.maxLag", config.health?.maxLag, "nonNegative", Duration.zero)
     yield* finite("health.maxFailedCursors", config.health?.maxFailedCursors, { min: 0, integer: true })
-    yield* duration("health.heartbeatMaxAge", config.health?.heartbeatMaxAge, true)
-    yield* duration("watchdog.stuckAfter", config.watchdog?.stuckAfter)
-    yield* duration("watchdog.deadInstanceAfter", config.watchdog?.deadInstanceAfter)
+    yield* duration("health.heartbeatMaxAge", config.health?.heartbeatMaxAge, "positive", Duration.zero, true)
+    yield* duration("watchdog.stuckAfter", config.watchdog?.stuckAfter, "positive", Duration.zero)
+    yield* duration("watchdog.deadInstanceAfter", config.watchdog?.deadInstanceAfter, "positive", Duration.zero)
     yield* finite("watchdog.limit", config.watchdog?.limit, { min: 1, integer: true })
-    yield* duration("watchdog.interval", config.watchdog?.interval, true)
+    yield* duration("watchdog.interval", config.watchdog?.interval, "positive", Duration.zero, true)
     yield* TrackedEventTypeRegistry.make(config.trackedEventTypes)
   })
