@@ -6,7 +6,7 @@
  *   node --import tsx bench/src/memoryLatency.ts [--rate 1000] [--seconds 5]
  */
 import { EventDefinition, EventId, EventRegistry, EventStore, MemoryPipeline, Perspective } from "@whizbang/core"
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Schema } from "effect"
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -14,7 +14,7 @@ const arg = (name: string, fallback: number) => {
 }
 const rate = arg("rate", 1000)
 const seconds = arg("seconds", 5)
-// --window N: drainBatcher { slidingWindowMilliseconds: N, maxWaitMilliseconds: 5 N } instead of the defaults.
+// --window N: drainBatcher { slidingWindow: N ms, maxWait: 5 N ms } instead of the defaults.
 const window = arg("window", 0)
 
 const Ticked = EventDefinition.make("Ticked", { payload: Schema.Struct({ id: Schema.String }), streamId: (p) => p.id })
@@ -43,7 +43,7 @@ const main = Effect.gen(function* () {
     const appended = yield* store.append(id, [Ticked.make({ id })])
     sentAt.set(appended.events[0]!.eventId, performance.now())
   }
-  while (samples.length < total * 0.99) yield* Effect.sleep("50 millis")
+  while (samples.length < total * 0.99) yield* Effect.sleep(Duration.millis(50))
   const sorted = samples.slice(Math.floor(samples.length / 10)).sort((a, b) => a - b)
   const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.toFixed(1)
   console.log(
@@ -54,7 +54,9 @@ const main = Effect.gen(function* () {
     MemoryPipeline.layer({
       events,
       perspectives: [ticks],
-      ...(window > 0 ? { options: { drainBatcher: { slidingWindowMilliseconds: window, maxWaitMilliseconds: 5 * window } } } : {}),
+      ...(window > 0
+        ? { options: { drainBatcher: { slidingWindow: Duration.millis(window), maxWait: Duration.millis(5 * window) } } }
+        : {}),
       hooks: {
         onPerspectiveEventProcessed: (group) =>
           Effect.sync(() => {

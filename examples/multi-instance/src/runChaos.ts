@@ -21,7 +21,7 @@ export interface ChaosOptions {
   readonly kills: number
   /** Seconds over which the events are appended (kills are spread over the same window). */
   readonly duration: number
-  /** `abandonStaleInstanceThresholdSeconds` of the workers. Default 2. */
+  /** `abandonStaleInstanceThreshold` of the workers, in seconds. Default 2. */
   readonly abandonSeconds?: number
   /** Safety-net poll of the workers. Default 250 ms. */
   readonly pollMilliseconds?: number

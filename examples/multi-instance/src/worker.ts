@@ -8,7 +8,7 @@
 import { hostname } from "node:os"
 import { InstanceProvider, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
-import { Cause, Effect, Fiber, Layer, References } from "effect"
+import { Cause, Duration, Effect, Fiber, Layer, References } from "effect"
 import * as Domain from "./domain.js"
 
 const env = (name: string, fallback?: string) => {
@@ -22,14 +22,14 @@ const app = PgPerspectivePipeline.layer({
   events: Domain.events,
   perspectives: Domain.perspectives,
   options: {
-    pollingIntervalMilliseconds: poll,
-    notifyHealthyPollingIntervalMilliseconds: poll,
-    abandonStaleInstanceThresholdSeconds: Number(env("ABANDON_SECONDS", "2")),
-    leaseSeconds: 30,
+    pollingInterval: Duration.millis(poll),
+    notifyHealthyPollingInterval: Duration.millis(poll),
+    abandonStaleInstanceThreshold: Duration.seconds(Number(env("ABANDON_SECONDS", "2"))),
+    lease: Duration.seconds(30),
     maxStreamsPerBatch: 100,
-    drainBatcher: { slidingWindowMilliseconds: 10, maxWaitMilliseconds: 100, maxSize: 1000 }
+    drainBatcher: { slidingWindow: Duration.millis(10), maxWait: Duration.millis(100), maxSize: 1000 }
   },
-  affinityGraceMilliseconds: 1000
+  affinityGrace: Duration.seconds(1)
 }).pipe(
   Layer.provide(PerspectiveRewinder.layerUnsupported),
   Layer.provideMerge(SchemaReady.layerVerify),

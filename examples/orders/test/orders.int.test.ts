@@ -3,15 +3,15 @@ import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { PgClient } from "@whizbang/postgres"
 import { TestDatabase } from "@whizbang/testing"
-import { Effect, ManagedRuntime } from "effect"
+import { Duration, Effect, ManagedRuntime } from "effect"
 import { PerspectiveWorker } from "whizbang"
 import { listener } from "../src/api.js"
 import * as Service from "../src/service.js"
 
 const fast = {
-  pollingIntervalMilliseconds: 50,
-  notifyHealthyPollingIntervalMilliseconds: 50,
-  drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 }
+  pollingInterval: Duration.millis(50),
+  notifyHealthyPollingInterval: Duration.millis(50),
+  drainBatcher: { slidingWindow: Duration.millis(5), maxWait: Duration.millis(50), maxSize: 1000 }
 }
 
 /** Starts the real service and HTTP server on a fresh database; returns a JSON client. */

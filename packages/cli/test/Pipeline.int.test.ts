@@ -2,16 +2,16 @@ import { describe, expect, it } from "@effect/vitest"
 import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase, TestDatabase } from "@whizbang/testing"
-import { Effect, Layer, Logger, Metric, Option, References, Tracer } from "effect"
+import { Duration, Effect, Layer, Logger, Metric, Option, References, Tracer } from "effect"
 import * as Bank from "./fixtures/bank.js"
 import { cli } from "./fixtures/runCli.js"
 import * as Rewind from "../src/Rewind.js"
 
 const fast = {
-  pollingIntervalMilliseconds: 50,
-  notifyHealthyPollingIntervalMilliseconds: 50,
+  pollingInterval: Duration.millis(50),
+  notifyHealthyPollingInterval: Duration.millis(50),
   maxPerspectiveEventAttempts: 2,
-  drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 }
+  drainBatcher: { slidingWindow: Duration.millis(5), maxWait: Duration.millis(50), maxSize: 1000 }
 }
 
 // An in-memory span exporter: a tracer that records every span it starts (and still builds real spans).
@@ -34,7 +34,7 @@ const pipeline = PgPerspectivePipeline.layer({
   events: Bank.events,
   perspectives: Bank.perspectives,
   options: fast,
-  failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 50 }
+  failureBackoff: { initial: Duration.millis(10), multiplier: 2, max: Duration.millis(50) }
 }).pipe(
   Layer.provide(PerspectiveRewinder.layerUnsupported),
   Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "bank" })),

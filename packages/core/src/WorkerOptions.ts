@@ -214,8 +214,7 @@ const toInvalid = (error: Schema.SchemaError) =>
       const message = issue.message.startsWith("Expected ") ? `must be of type ${issue.message.slice(9)}` : issue.message
       return {
         path: keys.join("."),
-        message:
-          now !== undefined && message === "is not a known option" ? `${message}: it is now \`${now}\`, a Duration.Input` : message
+        message: now !== undefined && message === "is not a known option" ? `${message}: it is now \`${now}\`, a Duration.Input` : message
       }
     })
   })

@@ -16,7 +16,7 @@ import {
   PerspectiveWorker,
   WorkCoordinator
 } from "@whizbang/core"
-import { Effect, Option, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 
 const Noted = EventDefinition.make("Noted", {
   payload: Schema.Struct({ streamId: Schema.String, n: Schema.Number }),
@@ -31,7 +31,7 @@ const log = Perspective.make({
   initial: { ns: [] },
   apply: { Noted: (m, e) => ({ ns: [...m.ns, e.payload.n] }) }
 })
-const options = { pollingIntervalMilliseconds: 20, notifyHealthyPollingIntervalMilliseconds: 20, leaseSeconds: 300 }
+const options = { pollingInterval: Duration.millis(20), notifyHealthyPollingInterval: Duration.millis(20), lease: Duration.seconds(300) }
 
 type Operation = (ctx: {
   readonly streamId: string

@@ -3,7 +3,7 @@
  * synchronous folds, so the loads are what overlaps).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Duration, Effect, Layer, Schema } from "effect"
 import * as EventId from "../src/EventId.js"
 import * as EventDefinition from "../src/EventDefinition.js"
 import * as EventRegistry from "../src/EventRegistry.js"
@@ -39,7 +39,7 @@ const countingStore = (peak: { now: number; max: number }) =>
               peak.now++
               peak.max = Math.max(peak.max, peak.now)
             }),
-            () => Effect.andThen(Effect.sleep("30 millis"), store.getMany(name, ids)),
+            () => Effect.andThen(Effect.sleep(Duration.millis(30)), store.getMany(name, ids)),
             () => Effect.sync(() => void peak.now--)
           )
       })
@@ -69,7 +69,11 @@ const peakLoads = (maxConcurrentPerspectives: number) =>
       expect((yield* worker.stats).eventsApplied).toBe(3)
     }).pipe(
       Effect.provide(
-        PerspectiveWorker.layer({ events, perspectives, options: { maxConcurrentPerspectives, pollingIntervalMilliseconds: 20 } }).pipe(
+        PerspectiveWorker.layer({
+          events,
+          perspectives,
+          options: { maxConcurrentPerspectives, pollingInterval: Duration.millis(20) }
+        }).pipe(
           Layer.provideMerge(
             Layer.mergeAll(
               WorkCoordinator.layerMemory,

@@ -10,7 +10,7 @@ import {
   PerspectiveWorker,
   Receptor
 } from "@whizbang/core"
-import { Effect, Option, Ref, Schema } from "effect"
+import { Duration, Effect, Option, Ref, Schema } from "effect"
 
 const Deposited = EventDefinition.make("Deposited", {
   payload: Schema.Struct({ accountId: Schema.String, amount: Schema.Number, at: Schema.DateTimeUtcFromString }),
@@ -25,9 +25,9 @@ const balance = Perspective.make({
   apply: { Deposited: (m, e) => ({ total: m.total + e.payload.amount }) }
 })
 const options = {
-  pollingIntervalMilliseconds: 20,
-  notifyHealthyPollingIntervalMilliseconds: 20,
-  drainBatcher: { slidingWindowMilliseconds: 1, maxWaitMilliseconds: 5, maxSize: 100 }
+  pollingInterval: Duration.millis(20),
+  notifyHealthyPollingInterval: Duration.millis(20),
+  drainBatcher: { slidingWindow: Duration.millis(1), maxWait: Duration.millis(5), maxSize: 100 }
 }
 
 describe("MemoryPipeline", () => {

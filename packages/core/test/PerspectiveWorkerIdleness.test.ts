@@ -72,10 +72,10 @@ describe("PerspectiveWorker idleness", () => {
           events,
           perspectives: [accounts],
           options: {
-            pollingIntervalMilliseconds: 100,
-            notifyHealthyPollingIntervalMilliseconds: 100,
+            pollingInterval: Duration.millis(100),
+            notifyHealthyPollingInterval: Duration.millis(100),
             maxPerspectiveEventAttempts: 1,
-            drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 10, maxSize: 100 }
+            drainBatcher: { slidingWindow: Duration.millis(5), maxWait: Duration.millis(10), maxSize: 100 }
           }
         })
         // 30 simulated seconds, in 10 ms steps.

@@ -65,7 +65,7 @@ describe("PerspectiveWorker wake-up and batching (default options)", () => {
       )
     })
   )
-  it.effect("the dedup cache is evicted as the worker runs: entries go once their TTL (leaseSeconds) has passed", () =>
+  it.effect("the dedup cache is evicted as the worker runs: entries go once their TTL (lease) has passed", () =>
     Effect.gen(function* () {
       const processed = yield* Deferred.make<void>()
       const evicted = yield* Deferred.make<number>()
@@ -81,7 +81,7 @@ describe("PerspectiveWorker wake-up and batching (default options)", () => {
           MemoryPipeline.layer({
             events,
             perspectives: [count],
-            options: { leaseSeconds: 60 },
+            options: { lease: Duration.seconds(60) },
             hooks: { onPerspectiveEventProcessed: () => Deferred.succeed(processed, undefined) },
             dedupObserver: { evicted: (n) => Deferred.succeed(evicted, n) }
           })

@@ -5,7 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { EventId, EventStore, InstanceProvider, PerspectiveStore } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgStatus, PgWatchdog, PgWorkCoordinator, SchemaReady } from "@whizbang/postgres"
 import { TestDatabase } from "@whizbang/testing"
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { inject } from "vitest"
 import * as Claim from "../src/sql/claimWork.js"
 import * as Bank from "./fixtures/bank.js"
@@ -51,11 +51,11 @@ describe("claims", () => {
         const node = yield* startNode({
           url,
           options: {
-            pollingIntervalMilliseconds: pollMillis,
-            notifyHealthyPollingIntervalMilliseconds: pollMillis,
+            pollingInterval: pollMillis,
+            notifyHealthyPollingInterval: pollMillis,
             maxPerspectiveEventAttempts: 10
           },
-          failureBackoff: { initialMilliseconds: 60_000, multiplier: 2, maxMilliseconds: 60_000 },
+          failureBackoff: { initial: Duration.minutes(1), multiplier: 2, max: Duration.minutes(1) },
           wrap: (inner) => ({
             ...inner,
             claimWork: (request) =>
@@ -83,7 +83,7 @@ describe("claims", () => {
         yield* Effect.orDie(store.append(locked, deposits(locked, [1])))
         yield* Effect.orDie(store.append(flagged, deposits(flagged, [1])))
         // The failing stream waits out a 60 s backoff: that alone must not keep the worker busy.
-        yield* node.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
+        yield* node.worker.awaitIdle.pipe(Effect.timeout(Duration.seconds(15)), Effect.orDie)
         // A purge elsewhere holds `locked`'s lock; `flagged` waits for a rewind (no rewinder here: it waits for good).
         const holder = globalThis.crypto.randomUUID()
         yield* sql(
@@ -100,7 +100,7 @@ describe("claims", () => {
         )
         yield* Effect.orDie(store.append(locked, deposits(locked, [2])))
         yield* Effect.orDie(store.append(flagged, deposits(flagged, [2])))
-        yield* node.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
+        yield* node.worker.awaitIdle.pipe(Effect.timeout(Duration.seconds(15)), Effect.orDie)
         // Blocked balance work is all that is left (the activity pairs applied).
         expect(yield* count(node, "wh_perspective_events where perspective_name = 'activity'")).toBe(0)
         expect(yield* count(node, "wh_perspective_events where perspective_name = 'balance'")).toBe(4)
@@ -109,7 +109,7 @@ describe("claims", () => {
         const polls = (yield* node.worker.stats).polls
         const before = { ...claims }
         const started = Date.now()
-        yield* node.worker.awaitPolls(polls + 30).pipe(Effect.timeout("30 seconds"), Effect.orDie)
+        yield* node.worker.awaitPolls(polls + 30).pipe(Effect.timeout(Duration.seconds(30)), Effect.orDie)
         const seconds = (Date.now() - started) / 1000
         const perSecond = (claims.calls - before.calls) / seconds
         const claimedPerSecond = (claims.streams - before.streams) / seconds
@@ -120,7 +120,7 @@ describe("claims", () => {
         // Only the flagged stream is ever re-claimed, once per hold (idleThresholdPolls + 1 polls).
         expect(claimedPerSecond).toBeLessThanOrEqual(1000 / (pollMillis * 3) + 1)
         expect(yield* node.worker.isIdle).toBe(true)
-        yield* node.worker.awaitIdle.pipe(Effect.timeout("5 seconds"), Effect.orDie)
+        yield* node.worker.awaitIdle.pipe(Effect.timeout(Duration.seconds(5)), Effect.orDie)
 
         const snapshot = yield* node.run(PgStatus.snapshot()).pipe(Effect.orDie)
         const why = (streamId: string) => snapshot.waiting.find((w) => w.streamId === streamId && w.perspective === "balance")?.reason
@@ -148,7 +148,7 @@ describe("claims", () => {
         const old = yield* startNode({ url, perspectives: [Bank.balance], options: { maxPerspectiveEventAttempts: 1 } })
         const streams = Array.from({ length: 20 }, () => EventId.unsafeMake())
         yield* Effect.forEach(streams, (id) => Effect.orDie(store.append(id, deposits(id, [1, 2, 3]))), { discard: true })
-        yield* old.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
+        yield* old.worker.awaitIdle.pipe(Effect.timeout(Duration.seconds(15)), Effect.orDie)
         const balances = yield* old
           .run(Effect.flatMap(Effect.service(PerspectiveStore.PerspectiveStore), (s) => s.getMany("balance", streams)))
           .pipe(Effect.orDie)
@@ -176,8 +176,8 @@ describe("claims", () => {
 
         // The new version starts, running both.
         const next = yield* startNode({ url, options: { maxPerspectiveEventAttempts: 1 } })
-        yield* next.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
-        yield* old.worker.awaitIdle.pipe(Effect.timeout("15 seconds"), Effect.orDie)
+        yield* next.worker.awaitIdle.pipe(Effect.timeout(Duration.seconds(15)), Effect.orDie)
+        yield* old.worker.awaitIdle.pipe(Effect.timeout(Duration.seconds(15)), Effect.orDie)
         const activities = yield* next
           .run(Effect.flatMap(Effect.service(PerspectiveStore.PerspectiveStore), (s) => s.getMany("activity", streams)))
           .pipe(Effect.orDie)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { InstanceProvider, WorkerOptions } from "@whizbang/core"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import * as CoordinatorOptions from "../src/internal/coordinatorOptions.js"
 import { PgClient } from "../src/PgClient.js"
 import * as PgWorkCoordinator from "../src/PgWorkCoordinator.js"
@@ -14,30 +14,49 @@ describe("PgWorkCoordinator options", () => {
         leaseSeconds: 300,
         debugMode: false,
         maxPerspectiveEventAttempts: 10,
-        failureBackoff: { initialMilliseconds: 1000, multiplier: 2, maxMilliseconds: 60_000 },
+        failureBackoff: { initialMillis: 1000, multiplier: 2, maxMillis: 60_000 },
         abandonStaleInstanceThresholdSeconds: 30,
-        affinityGraceMilliseconds: 3000,
+        affinityGraceMillis: 3000,
         snapshots: { every: 100, keep: 5 }
       })
-      expect((yield* validate({ affinityGraceMilliseconds: 0, maxPerspectiveEventAttempts: null })).affinityGraceMilliseconds).toBe(0)
+      expect((yield* validate({ affinityGrace: 0, maxPerspectiveEventAttempts: null })).affinityGraceMillis).toBe(0)
     })
   )
 
-  const backoff = { initialMilliseconds: 100, multiplier: 2, maxMilliseconds: 1000 }
+  it.effect("decodes durations once into the numbers the SQL takes", () =>
+    Effect.gen(function* () {
+      const valid = yield* validate({
+        lease: "2 minutes",
+        abandonStaleInstanceThreshold: Duration.seconds(10),
+        failureBackoff: { initial: "250 millis", max: { seconds: 30 } },
+        affinityGrace: 0.2
+      })
+      expect(valid).toMatchObject({
+        leaseSeconds: 120,
+        abandonStaleInstanceThresholdSeconds: 10,
+        failureBackoff: { initialMillis: 250, multiplier: 2, maxMillis: 30_000 },
+        affinityGraceMillis: 1
+      })
+    })
+  )
+
+  const backoff = { initial: 100, multiplier: 2, max: 1000 }
   const bad: ReadonlyArray<readonly [string, CoordinatorOptions.Input]> = [
     ["snapshots.every", { snapshots: { every: 0 } }],
     ["snapshots.keep", { snapshots: { keep: Number.NaN } }],
-    ["failureBackoff.initialMilliseconds", { failureBackoff: { ...backoff, initialMilliseconds: 0 } }],
-    ["failureBackoff.initialMilliseconds", { failureBackoff: { ...backoff, initialMilliseconds: -5 } }],
-    ["failureBackoff.initialMilliseconds", { failureBackoff: { ...backoff, initialMilliseconds: Number.NaN } }],
+    ["failureBackoff.initial", { failureBackoff: { ...backoff, initial: 0 } }],
+    ["failureBackoff.initial", { failureBackoff: { ...backoff, initial: -5 } }],
+    ["failureBackoff.initial", { failureBackoff: { ...backoff, initial: Number.NaN } }],
     ["failureBackoff.multiplier", { failureBackoff: { ...backoff, multiplier: 0.5 } }],
     ["failureBackoff.multiplier", { failureBackoff: { ...backoff, multiplier: Number.NaN } }],
-    ["failureBackoff.maxMilliseconds", { failureBackoff: { ...backoff, maxMilliseconds: 50 } }],
-    ["failureBackoff.maxMilliseconds", { failureBackoff: { ...backoff, maxMilliseconds: Number.POSITIVE_INFINITY } }],
-    ["affinityGraceMilliseconds", { affinityGraceMilliseconds: Number.NaN }],
-    ["affinityGraceMilliseconds", { affinityGraceMilliseconds: -1 }],
-    ["leaseSeconds", { leaseSeconds: 0 }],
-    ["abandonStaleInstanceThresholdSeconds", { abandonStaleInstanceThresholdSeconds: 2.5 }],
+    ["failureBackoff.max", { failureBackoff: { ...backoff, max: 50 } }],
+    ["failureBackoff.max", { failureBackoff: { ...backoff, max: Number.POSITIVE_INFINITY } }],
+    ["failureBackoff.max", { failureBackoff: { initial: "2 minutes" } }],
+    ["affinityGrace", { affinityGrace: Number.NaN }],
+    ["affinityGrace", { affinityGrace: -1 }],
+    ["lease", { lease: 0 }],
+    ["lease", { lease: 300 }],
+    ["abandonStaleInstanceThreshold", { abandonStaleInstanceThreshold: "2.5 seconds" }],
     ["maxPerspectiveEventAttempts", { maxPerspectiveEventAttempts: 0 }]
   ]
   for (const [option, input] of bad) {

@@ -10,14 +10,14 @@ import {
 } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgWorkCoordinator } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Deferred, Duration, Effect, Fiber, Layer } from "effect"
 import * as Bank from "./fixtures/bank.js"
 
 const options = {
-  pollingIntervalMilliseconds: 50,
-  notifyHealthyPollingIntervalMilliseconds: 50,
-  drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 },
-  leaseSeconds: 1
+  pollingInterval: Duration.millis(50),
+  notifyHealthyPollingInterval: Duration.millis(50),
+  drainBatcher: { slidingWindow: Duration.millis(5), maxWait: Duration.millis(50), maxSize: 1000 },
+  lease: Duration.seconds(1)
 }
 const config = { events: Bank.events, perspectives: Bank.perspectives, options }
 
@@ -25,7 +25,7 @@ const config = { events: Bank.events, perspectives: Bank.perspectives, options }
 const crashingWorker = (crash: "before-commit" | "after-commit", reached: Deferred.Deferred<void>) => {
   const coordinator = Layer.effect(
     WorkCoordinator.WorkCoordinator,
-    Effect.map(PgWorkCoordinator.make({ leaseSeconds: 1 }), (real) => ({
+    Effect.map(PgWorkCoordinator.make({ lease: Duration.seconds(1) }), (real) => ({
       ...real,
       reportCompletions: (completions) =>
         (crash === "after-commit" ? real.reportCompletions(completions) : Effect.void).pipe(

@@ -11,13 +11,13 @@ import {
 } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgStatus } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Effect, Layer, Option, Ref } from "effect"
+import { Duration, Effect, Layer, Option, Ref } from "effect"
 import * as Bank from "./fixtures/bank.js"
 
 const fast = {
-  pollingIntervalMilliseconds: 50,
-  notifyHealthyPollingIntervalMilliseconds: 50,
-  drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 }
+  pollingInterval: Duration.millis(50),
+  notifyHealthyPollingInterval: Duration.millis(50),
+  drainBatcher: { slidingWindow: Duration.millis(5), maxWait: Duration.millis(50), maxSize: 1000 }
 }
 
 interface Fired {
@@ -225,7 +225,7 @@ describe("lifecycle stages and security context", () => {
           events: Bank.events,
           perspectives: Bank.perspectives,
           options: { ...fast, maxPerspectiveEventAttempts: 2 },
-          failureBackoff: { initialMilliseconds: 5, multiplier: 1, maxMilliseconds: 5 },
+          failureBackoff: { initial: Duration.millis(5), multiplier: 1, max: Duration.millis(5) },
           receptors
         }).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported), Layer.orDie)
         const { bad, good } = yield* Effect.gen(function* () {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { EventId, EventStore, PerspectiveStore, type WorkCoordinator } from "@whizbang/core"
 import { PgClient, PgInstanceRegistry } from "@whizbang/postgres"
 import { TestDatabase } from "@whizbang/testing"
-import { Deferred, Effect, Exit, Queue, Ref } from "effect"
+import { Deferred, Duration, Effect, Exit, Queue, Ref } from "effect"
 import { inject } from "vitest"
 import * as Bank from "./fixtures/bank.js"
 import { type Node, type NodeConfig, startNode } from "./fixtures/instances.js"
@@ -174,14 +174,14 @@ describe("many instances on one database", () => {
         const a = yield* startNode({
           url,
           wrap: holding(held, release, exits, true),
-          options: { abandonStaleInstanceThresholdSeconds: 30 }
+          options: { abandonStaleInstanceThreshold: Duration.seconds(30) }
         })
         const [stream] = newStreams(1)
         yield* appendDeposits(a, [stream!], 4)
         yield* Deferred.await(held)
         // The pause outlives the lease.
         yield* sql(a, "update wh_active_streams set lease_expiry = now() - interval '1 second' where stream_id = $1", [stream])
-        const b = yield* startNode({ url, affinityGraceMilliseconds: 0, options: { abandonStaleInstanceThresholdSeconds: 30 } })
+        const b = yield* startNode({ url, affinityGrace: 0, options: { abandonStaleInstanceThreshold: Duration.seconds(30) } })
         yield* drained([b])
         expect((yield* b.worker.stats).eventsApplied).toBe(8)
         yield* Deferred.succeed(release, undefined)
@@ -219,14 +219,18 @@ describe("many instances on one database", () => {
         }
       }
       // Lease 1 s, renewed every 333 ms; claims are frozen while the commit is held, so only the renewal keeps it.
-      const a = yield* startNode({ url, wrap, options: { leaseSeconds: 1, abandonStaleInstanceThresholdSeconds: 30 } })
+      const a = yield* startNode({
+        url,
+        wrap,
+        options: { lease: Duration.seconds(1), abandonStaleInstanceThreshold: Duration.seconds(30) }
+      })
       const [stream] = newStreams(1)
       yield* appendDeposits(a, [stream!], 3)
       yield* Deferred.await(held)
       const b = yield* startNode({
         url,
-        affinityGraceMilliseconds: 0,
-        options: { leaseSeconds: 1, abandonStaleInstanceThresholdSeconds: 30 }
+        affinityGrace: 0,
+        options: { lease: Duration.seconds(1), abandonStaleInstanceThreshold: Duration.seconds(30) }
       })
       yield* Deferred.await(enough) // > 1 s after the claim: without renewal the lease would have expired
       expect((yield* b.worker.stats).eventsApplied).toBe(0)
@@ -306,7 +310,7 @@ describe("many instances on one database", () => {
           reportFailures: (f) => record("reportFailures", inner.reportFailures(f))
         })
         // Grace 0: every instance claims every stream (no spreading), and short leases force takeovers.
-        const config: Omit<NodeConfig, "url"> = { wrap, affinityGraceMilliseconds: 0, options: { leaseSeconds: 2, maxStreamsPerBatch: 25 } }
+        const config: Omit<NodeConfig, "url"> = { wrap, affinityGrace: 0, options: { lease: Duration.seconds(2), maxStreamsPerBatch: 25 } }
         const nodes = yield* Effect.forEach([1, 2, 3, 4], () => startNode({ url, ...config }))
         const streams = newStreams(250)
         yield* Effect.forEach([0, 1, 2, 3], (round) => appendDeposits(nodes[round]!, streams, 2), { concurrency: 1, discard: true })
@@ -329,7 +333,7 @@ describe("many instances on one database", () => {
   scenario("the NOTIFY listener reconnects after pg_terminate_backend, and the worker survives losing every connection", (url) =>
     Effect.gen(function* () {
       const processed = yield* Queue.unbounded<string>()
-      const slow = { pollingIntervalMilliseconds: 60_000, notifyHealthyPollingIntervalMilliseconds: 60_000 }
+      const slow = { pollingInterval: Duration.minutes(1), notifyHealthyPollingInterval: Duration.minutes(1) }
       const a = yield* startNode({
         url,
         options: slow,

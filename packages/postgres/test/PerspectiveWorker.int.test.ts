@@ -2,13 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { EventId, EventStore, InstanceProvider, PerspectiveStore, PerspectiveWorker, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Deferred, Effect, Layer, Option, Ref } from "effect"
+import { Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
 import * as Bank from "./fixtures/bank.js"
 
 const fast = {
-  pollingIntervalMilliseconds: 50,
-  notifyHealthyPollingIntervalMilliseconds: 50,
-  drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 }
+  pollingInterval: Duration.millis(50),
+  notifyHealthyPollingInterval: Duration.millis(50),
+  drainBatcher: { slidingWindow: Duration.millis(5), maxWait: Duration.millis(50), maxSize: 1000 }
 }
 
 const pipeline = (config: Partial<PgPerspectivePipeline.Config> = {}) =>
@@ -142,7 +142,7 @@ describe("perspective pipeline on Postgres", () => {
   const failing = () =>
     pipeline({
       options: { ...fast, maxPerspectiveEventAttempts: 3 },
-      failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 50 }
+      failureBackoff: { initial: Duration.millis(10), multiplier: 2, max: Duration.millis(50) }
     })
   const untilDeadLetter = (where: string, params: ReadonlyArray<unknown> = []) =>
     Effect.gen(function* () {
@@ -168,7 +168,7 @@ describe("perspective pipeline on Postgres", () => {
     "a stored model that no longer decodes stops the pair without spending attempts: nothing is dead-lettered, and it resumes once fixed",
     pipeline({
       options: { ...fast, maxPerspectiveEventAttempts: 2 },
-      failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 50 },
+      failureBackoff: { initial: Duration.millis(10), multiplier: 2, max: Duration.millis(50) },
       hooks: {
         onPerspectiveEventFailed: () =>
           Effect.flatMap(
@@ -270,7 +270,7 @@ describe("perspective pipeline on Postgres", () => {
   scenario(
     "wakes on NOTIFY: with a 60 s poll an appended event still materializes at once",
     pipeline({
-      options: { ...fast, pollingIntervalMilliseconds: 60_000, notifyHealthyPollingIntervalMilliseconds: 60_000 },
+      options: { ...fast, pollingInterval: Duration.minutes(1), notifyHealthyPollingInterval: Duration.minutes(1) },
       hooks: { onPerspectiveEventProcessed: (group) => Effect.asVoid(Deferred.succeed(processed, group.streamId)) }
     }),
     Effect.gen(function* () {
@@ -281,7 +281,7 @@ describe("perspective pipeline on Postgres", () => {
       yield* worker.awaitPolls(1)
       const id = EventId.unsafeMake()
       yield* store.append(id, [deposit(id, 3)])
-      expect(yield* Deferred.await(processed).pipe(Effect.timeout("5 seconds"))).toBe(id)
+      expect(yield* Deferred.await(processed).pipe(Effect.timeout(Duration.seconds(5)))).toBe(id)
       expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ balance: 3, audits: 0 })
       expect((yield* worker.stats).polls).toBeGreaterThanOrEqual(2)
     }),

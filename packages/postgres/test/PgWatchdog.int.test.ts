@@ -143,7 +143,7 @@ layer(PgTestDatabase.layer({ schema: "watchdog" }))((it) => {
     Effect.gen(function* () {
       yield* clear
       yield* instance(1)
-      const options: PgHealth.Options = { maxLagSeconds: 60, watchdog }
+      const options: PgHealth.Options = { maxLag: Duration.seconds(60), watchdog }
       expect(yield* PgHealth.check(options)).toMatchObject({ status: "healthy", reasons: [] })
 
       const work = yield* pendingWork({ ageSeconds: 120 })

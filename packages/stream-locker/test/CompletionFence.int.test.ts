@@ -16,13 +16,13 @@ import {
 import { PgClient, PgPerspectivePipeline, PgStatus, PgWorkCoordinator } from "@whizbang/postgres"
 import { PerspectiveBootstrap, PerspectivePurge, PerspectiveStreamLocker, PgPerspectiveStreamLocker } from "@whizbang/stream-locker"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Deferred, Effect, Fiber, Layer, Option, Ref } from "effect"
+import { Deferred, Duration, Effect, Fiber, Layer, Option, Ref } from "effect"
 import * as Ledger from "./fixtures/ledger.js"
 
 const fast = {
-  pollingIntervalMilliseconds: 50,
-  notifyHealthyPollingIntervalMilliseconds: 50,
-  drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 }
+  pollingInterval: Duration.millis(50),
+  notifyHealthyPollingInterval: Duration.millis(50),
+  drainBatcher: { slidingWindow: Duration.millis(5), maxWait: Duration.millis(50), maxSize: 1000 }
 }
 
 /** Runs once, just before the first completion that commits work of `streamId` for `perspective`. */
@@ -74,7 +74,7 @@ const append = (streamId: string, amounts: ReadonlyArray<number>) =>
   ).pipe(Effect.orDie)
 
 const idle = Effect.flatMap(Effect.service(PerspectiveWorker.PerspectiveWorker), (w) => w.awaitIdle).pipe(
-  Effect.timeout("20 seconds"),
+  Effect.timeout(Duration.seconds(20)),
   Effect.orDie
 )
 
@@ -121,7 +121,7 @@ describe("stream locks fence completions", () => {
         })
       )
       yield* append(id, [3, 4])
-      expect(yield* Deferred.await(purged).pipe(Effect.timeout("20 seconds"), Effect.orDie)).toBe("purged")
+      expect(yield* Deferred.await(purged).pipe(Effect.timeout(Duration.seconds(20)), Effect.orDie)).toBe("purged")
       yield* idle
       // Without the fence the fetched cycle would have committed [1, 2, 3, 4] over the purge.
       expect(yield* modelOf("ledger", id)).toEqual(Option.some({ amounts: [3, 4] }))
@@ -153,7 +153,7 @@ describe("stream locks fence completions", () => {
         })
       )
       yield* append(id, [3, 4])
-      expect(yield* Deferred.await(took).pipe(Effect.timeout("20 seconds"), Effect.orDie)).toBe(true)
+      expect(yield* Deferred.await(took).pipe(Effect.timeout(Duration.seconds(20)), Effect.orDie)).toBe(true)
       yield* idle
       expect(yield* modelOf("ledger", id)).toEqual(Option.some({ amounts: [1, 2] }))
       expect(yield* pending(id)).toBe(2)
@@ -214,7 +214,7 @@ describe("stream locks fence completions", () => {
         })
       )
       yield* append(id, [3001])
-      expect(yield* Deferred.await(done).pipe(Effect.timeout("30 seconds"), Effect.orDie)).toMatchObject({ built: 1 })
+      expect(yield* Deferred.await(done).pipe(Effect.timeout(Duration.seconds(30)), Effect.orDie)).toMatchObject({ built: 1 })
       yield* idle
       expect(yield* Ref.get(reasons)).toContain("bootstrap")
       const sum = (3001 * 3002) / 2

@@ -9,13 +9,13 @@ import {
   PgPerspectiveStreamLocker
 } from "@whizbang/stream-locker"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Deferred, Effect, Layer, Option, Ref } from "effect"
+import { Deferred, Duration, Effect, Layer, Option, Ref } from "effect"
 import * as Ledger from "./fixtures/ledger.js"
 
 const fast = {
-  pollingIntervalMilliseconds: 50,
-  notifyHealthyPollingIntervalMilliseconds: 50,
-  drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 }
+  pollingInterval: Duration.millis(50),
+  notifyHealthyPollingInterval: Duration.millis(50),
+  drainBatcher: { slidingWindow: Duration.millis(5), maxWait: Duration.millis(50), maxSize: 1000 }
 }
 
 type PipelineConfig = Partial<Parameters<typeof PgPerspectiveRewinder.layerPipeline>[0]>
@@ -116,7 +116,7 @@ describe("late-arrival rewind on Postgres", () => {
       yield* appendAll(id, range(61, 60))
       expect(yield* ledgerOf(id)).toEqual(range(1, 120))
       yield* insertLate(id, lateId, 1000)
-      const result = yield* Deferred.await(rewound1).pipe(Effect.timeout("20 seconds"))
+      const result = yield* Deferred.await(rewound1).pipe(Effect.timeout(Duration.seconds(20)))
       expect(result.outcome).toBe("rewound")
       // Started from the newest snapshot before the trigger, not from the stream's start (121 events).
       expect(result.replayedEventIds.length).toBeLessThan(121)
@@ -164,7 +164,7 @@ describe("late-arrival rewind on Postgres", () => {
       yield* Ref.set(during, Effect.orDie(Effect.asVoid(store.append(id, [Ledger.note(id, 4), Ledger.note(id, 5)]))))
       yield* Ref.set(afterReplay, Effect.orDie(Effect.asVoid(store.append(id, [Ledger.note(id, 6)]))))
       yield* insertLate(id, lateId, 0)
-      const result = yield* Deferred.await(rewound2).pipe(Effect.timeout("20 seconds"))
+      const result = yield* Deferred.await(rewound2).pipe(Effect.timeout(Duration.seconds(20)))
       expect(result.replayedEventIds).toHaveLength(6) // 0, 1..5: event 6 came after the read
       yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitIdle
       expect(yield* ledgerOf(id)).toEqual([0, 1, 2, 3, 4, 5, 6])
@@ -198,7 +198,7 @@ describe("late-arrival rewind on Postgres", () => {
         Effect.provide(InstanceProvider.layerMemory({ serviceName: "ledger-b" }))
       )
       yield* insertLate(id, lateId, 0)
-      yield* Deferred.await(aStarted).pipe(Effect.timeout("20 seconds"))
+      yield* Deferred.await(aStarted).pipe(Effect.timeout(Duration.seconds(20)))
       const target = { streamId: id, perspectiveName: "ledger" }
       expect((yield* b.rewind(target, { force: true })).outcome).toBe("locked")
       yield* Deferred.succeed(aRelease, undefined)
@@ -228,7 +228,7 @@ describe("late-arrival rewind on Postgres", () => {
       expect(yield* locker.tryAcquireLock(id, "ledger", dead, "rewind")).toBe(true)
       const started = Date.now()
       yield* insertLate(id, lateId, 0)
-      expect((yield* Deferred.await(killedRewound).pipe(Effect.timeout("20 seconds"))).outcome).toBe("rewound")
+      expect((yield* Deferred.await(killedRewound).pipe(Effect.timeout(Duration.seconds(20)))).outcome).toBe("rewound")
       expect(Date.now() - started).toBeGreaterThanOrEqual(500)
       const stats = yield* (yield* PgPerspectiveRewinder.PgPerspectiveRewinder).stats
       // Workers do not claim a pair under a live stream lock, so the rewinder never even tried while it was held.
@@ -256,9 +256,9 @@ describe("late-arrival rewind on Postgres", () => {
       const lateId = EventId.unsafeMake()
       yield* appendAll(id, [1, 2])
       yield* insertLate(id, lateId, 0)
-      yield* Deferred.await(replayed).pipe(Effect.timeout("20 seconds"))
+      yield* Deferred.await(replayed).pipe(Effect.timeout(Duration.seconds(20)))
       // Real time must pass beyond the lock timeout: this sleep is the thing under test, not synchronisation.
-      yield* Effect.sleep("1200 millis")
+      yield* Effect.sleep(Duration.millis(1200))
       const locker = yield* PerspectiveStreamLocker.PerspectiveStreamLocker
       expect(yield* locker.tryAcquireLock(id, "ledger", globalThis.crypto.randomUUID(), "rewind")).toBe(false)
       yield* Deferred.succeed(release, undefined)

@@ -31,7 +31,7 @@ const workerFired = Deferred.makeUnsafe<{ readonly eventId: string; readonly con
 const afterPlaced = FireAt.receptor("PostPerspectiveAsync", {
   name: "after_placed",
   handles: [Orders.OrderPlaced],
-  awaitPerspectiveSync: [{ perspective: "order_summary", fireBehavior: "FireAlways", timeout: "20 seconds" }],
+  awaitPerspectiveSync: [{ perspective: "order_summary", fireBehavior: "FireAlways", timeout: Duration.seconds(20) }],
   handle: (envelope) =>
     Effect.flatMap(SyncContext.Current, (context) => Deferred.succeed(workerFired, { eventId: envelope.eventId, context }))
 })
@@ -55,7 +55,7 @@ describe("read-your-writes on Postgres", () => {
         const { row, sync } = yield* ScopedEventTracker.withScope(
           Effect.gen(function* () {
             yield* store.append(s, [Orders.placed(s, amount)])
-            return yield* SyncAwareLens.getById(Orders.summary, s, SyncFilter.currentScope().withTimeout("10 seconds"))
+            return yield* SyncAwareLens.getById(Orders.summary, s, SyncFilter.currentScope().withTimeout(Duration.seconds(10)))
           })
         )
         outcomes.set(sync._tag, (outcomes.get(sync._tag) ?? 0) + 1)
@@ -77,7 +77,7 @@ describe("read-your-writes on Postgres", () => {
       const s = uuid()
       // Appended in another scope of this process: tracked, but the waiter asks only by stream.
       yield* ScopedEventTracker.withScope(store.append(s, [Orders.placed(s, 4), Orders.shipped(s)]))
-      const result = yield* (yield* awaiter).waitForStream("order_summary", s, { timeout: "10 seconds" })
+      const result = yield* (yield* awaiter).waitForStream("order_summary", s, { timeout: Duration.seconds(10) })
       expect(SyncResult.isFresh(result)).toBe(true)
       expect(result).toMatchObject({ deadLettered: [], pending: [] })
       const { row } = yield* SyncAwareLens.getById(Orders.summary, s)
@@ -92,7 +92,7 @@ describe("read-your-writes on Postgres", () => {
       const store = yield* TrackedEventStore.make
       const s = uuid()
       const [e] = (yield* store.append(s, [Orders.placed(s, 1)])).events.map((x) => x.eventId)
-      const result = yield* (yield* awaiter).waitForEvents("order_summary", [e!], { timeout: "300 millis" })
+      const result = yield* (yield* awaiter).waitForEvents("order_summary", [e!], { timeout: Duration.millis(300) })
       expect(result).toMatchObject({ _tag: "TimedOut", eventsAwaited: 1 })
       expect((yield* (yield* Effect.service(PgSyncInquiry.PgSyncInquiry)).classify("order_summary", [e!])).pending).toEqual([e])
     })
@@ -104,13 +104,13 @@ describe("read-your-writes on Postgres", () => {
     Receptor.make({
       name: "strict",
       handles: ["OrderPlaced"],
-      awaitPerspectiveSync: [{ perspective: "order_summary", timeout: "300 millis" }],
+      awaitPerspectiveSync: [{ perspective: "order_summary", timeout: Duration.millis(300) }],
       handle: () => Effect.sync(() => void ran.push("strict"))
     }),
     Receptor.make({
       name: "lenient",
       handles: ["OrderShipped"],
-      awaitPerspectiveSync: [{ perspective: "order_summary", timeout: "300 millis", fireBehavior: "FireAlways" }],
+      awaitPerspectiveSync: [{ perspective: "order_summary", timeout: Duration.millis(300), fireBehavior: "FireAlways" }],
       handle: () => Effect.map(SyncContext.Current, (c) => void contexts.push(c))
     })
   ]
@@ -164,7 +164,7 @@ describe("read-your-writes on Postgres", () => {
     {
       config: {
         options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 2 },
-        failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 20 }
+        failureBackoff: { initial: Duration.millis(10), multiplier: 2, max: Duration.millis(20) }
       }
     },
     Effect.gen(function* () {
@@ -173,7 +173,7 @@ describe("read-your-writes on Postgres", () => {
       const { result, ids } = yield* ScopedEventTracker.withScope(
         Effect.gen(function* () {
           const ids = (yield* store.append(s, [Orders.placed(s, 2), Orders.rejected(s), Orders.placed(s, 5)])).events.map((e) => e.eventId)
-          const result = yield* (yield* awaiter).wait("order_summary", SyncFilter.currentScope().withTimeout("20 seconds"))
+          const result = yield* (yield* awaiter).wait("order_summary", SyncFilter.currentScope().withTimeout(Duration.seconds(20)))
           return { result, ids }
         })
       )
@@ -194,7 +194,7 @@ describe("read-your-writes on Postgres", () => {
       workerReceptors: [afterPlaced],
       config: {
         options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 2 },
-        failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 20 }
+        failureBackoff: { initial: Duration.millis(10), multiplier: 2, max: Duration.millis(20) }
       }
     },
     Effect.gen(function* () {

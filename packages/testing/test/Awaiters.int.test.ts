@@ -10,7 +10,7 @@ import {
   type PerspectiveWorker
 } from "@whizbang/core"
 import { type PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
-import { Effect, Fiber, Layer, Schema } from "effect"
+import { Duration, Effect, Fiber, Layer, Schema } from "effect"
 import * as LifecycleStageAwaiter from "../src/LifecycleStageAwaiter.js"
 import * as MessageAwaiter from "../src/MessageAwaiter.js"
 import * as MultiHostPerspectiveAwaiter from "../src/MultiHostPerspectiveAwaiter.js"
@@ -33,7 +33,7 @@ const sum = Perspective.make({
     }
   }
 })
-const fast = { pollingIntervalMilliseconds: 50, notifyHealthyPollingIntervalMilliseconds: 50, maxPerspectiveEventAttempts: 2 }
+const fast = { pollingInterval: Duration.millis(50), notifyHealthyPollingInterval: Duration.millis(50), maxPerspectiveEventAttempts: 2 }
 
 const withPipeline = <A, E>(
   stages: LifecycleStageAwaiter.LifecycleStageAwaiterShape,
@@ -53,7 +53,7 @@ const withPipeline = <A, E>(
       events,
       perspectives: [sum],
       options: fast,
-      failureBackoff: { initialMilliseconds: 5, multiplier: 1, maxMilliseconds: 5 },
+      failureBackoff: { initial: Duration.millis(5), multiplier: 1, max: Duration.millis(5) },
       receptors
     }).pipe(Layer.provide(PerspectiveRewinder.layerUnsupported))
     return yield* body.pipe(
@@ -86,7 +86,7 @@ describe("testing awaiters", () => {
             yield* store.append(id, [Added.make({ id, n: 2 })])
             expect((yield* Fiber.join(later)).streamVersion).toBe(2)
             expect((yield* MessageAwaiter.awaitMessage("Added")).streamVersion).toBe(1) // recorded before the wait
-            const error = yield* Effect.flip(MessageAwaiter.awaitMessage(Other, { timeout: "50 millis" }))
+            const error = yield* Effect.flip(MessageAwaiter.awaitMessage(Other, { timeout: Duration.millis(50) }))
             expect(error._tag).toBe("AwaiterTimeoutError")
             expect(error.message).toContain(`"Other"`)
             expect(error.message).toContain("seen: Added")
@@ -113,11 +113,11 @@ describe("testing awaiters", () => {
             expect(done.deadLettered).toEqual([{ perspectiveName: "sum", eventId: bad }])
             expect((yield* stages.awaitStage("PostAllPerspectives", { eventId: good })).envelope.eventId).toBe(good)
             expect((yield* stages.awaitStage("DeadLettered", { eventId: bad })).deadLetteredBy).toEqual(["sum"])
-            const never = yield* Effect.flip(stages.awaitStage("PostAllPerspectives", { eventId: bad, timeout: "50 millis" }))
+            const never = yield* Effect.flip(stages.awaitStage("PostAllPerspectives", { eventId: bad, timeout: Duration.millis(50) }))
             expect(never.message).toContain(`stage PostAllPerspectives for event ${bad}`)
             expect(never.message).toContain("DeadLettered")
             const missing = EventId.unsafeMake()
-            const notYet = yield* Effect.flip(hosts.awaitPerspectives({ eventIds: [missing], timeout: "100 millis" }))
+            const notYet = yield* Effect.flip(hosts.awaitPerspectives({ eventIds: [missing], timeout: Duration.millis(100) }))
             expect(notYet._tag).toBe("AwaiterTimeoutError")
             expect(notYet.message).toContain(`not yet committed: ${missing}`)
           })

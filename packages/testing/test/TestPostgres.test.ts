@@ -1,3 +1,4 @@
+import type { Duration } from "effect"
 import { describe, expect, it } from "vitest"
 import * as TestPostgres from "../src/TestPostgres.js"
 import { InvalidTestPostgresOptions, TestPostgresUnavailable } from "../src/TestPostgresError.js"
@@ -15,8 +16,8 @@ describe("TestPostgres.start", () => {
   })
 
   it("refuses a dockerPingTimeout that is not a finite, positive duration, naming the option, before trying anything", async () => {
-    for (const bad of [-5, Number.NaN, "soon", "Infinity"] as const) {
-      const error = await TestPostgres.start({ env: {}, dockerPingTimeout: bad }).then(
+    for (const bad of [-5, Number.NaN, "soon", "Infinity"]) {
+      const error = await TestPostgres.start({ env: {}, dockerPingTimeout: bad as Duration.Input }).then(
         () => undefined,
         (e: unknown) => e
       )

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import {
   EventId,
   EventStore,
@@ -51,8 +51,8 @@ describe("Whizbang.layer", () => {
           { snapshots: { every: 0 } },
           { maxConnections: 0 },
           { options: { maxStreamsPerBatch: -1 } },
-          { failureBackoff: { initialMilliseconds: 0, multiplier: 2, maxMilliseconds: 10 } },
-          { streamLocks: { lockTimeout: "1 second", keepAliveInterval: "1 second" } }
+          { failureBackoff: { initial: 0, multiplier: 2, max: Duration.millis(10) } },
+          { streamLocks: { lockTimeout: Duration.seconds(1), keepAliveInterval: Duration.seconds(1) } }
         ]
         for (const config of refusals) {
           const error = yield* Effect.flip(Effect.scoped(Layer.build(app(url, config))))
@@ -75,7 +75,11 @@ describe("Whizbang.layer", () => {
             Fixtures.Deposited.make({ accountId: id, amount: 42 })
           ])
           // No awaitIdle: the umbrella's event store tracked the append, so the lens waits for it.
-          const { row, sync } = yield* SyncAwareLens.getById(Fixtures.balance, id, SyncFilter.forStream(id).withTimeout("10 seconds"))
+          const { row, sync } = yield* SyncAwareLens.getById(
+            Fixtures.balance,
+            id,
+            SyncFilter.forStream(id).withTimeout(Duration.seconds(10))
+          )
           expect(sync._tag).toBe("Synced")
           expect(Option.getOrThrow(row).data).toEqual({ total: 142 })
           yield* Effect.service(PerspectiveRewinder.PerspectiveRewinder)

@@ -52,23 +52,16 @@ describe("Whizbang.validate", () => {
         [{ serviceName: "é".repeat(70) }, "PostgresConfigError", "applicationName"],
         [{ serviceName: " " }, "PostgresConfigError", "serviceName"],
         [{ instanceId: "not-a-uuid" }, "PostgresConfigError", "instanceId"],
-        [
-          { failureBackoff: { initialMilliseconds: -1, multiplier: 2, maxMilliseconds: 10 } },
-          "PostgresConfigError",
-          "failureBackoff.initialMilliseconds"
-        ],
-        [
-          { failureBackoff: { initialMilliseconds: 10, multiplier: Number.NaN, maxMilliseconds: 10 } },
-          "PostgresConfigError",
-          "failureBackoff.multiplier"
-        ],
-        [
-          { failureBackoff: { initialMilliseconds: 10, multiplier: 2, maxMilliseconds: 5 } },
-          "PostgresConfigError",
-          "failureBackoff.maxMilliseconds"
-        ],
-        [{ affinityGraceMilliseconds: Number.NaN }, "PostgresConfigError", "affinityGraceMilliseconds"],
-        [{ registry: { heartbeatIntervalMilliseconds: 0 } }, "PostgresConfigError", "registry.heartbeatIntervalMilliseconds"],
+        [{ failureBackoff: { initial: -1, multiplier: 2, max: 10 } }, "PostgresConfigError", "failureBackoff.initial"],
+        [{ failureBackoff: { initial: Number.NaN } }, "PostgresConfigError", "failureBackoff.initial"],
+        [{ failureBackoff: { initial: 10, multiplier: Number.NaN, max: 10 } }, "PostgresConfigError", "failureBackoff.multiplier"],
+        [{ failureBackoff: { initial: "10 millis", multiplier: 2, max: "5 millis" } }, "PostgresConfigError", "failureBackoff.max"],
+        [{ failureBackoff: { initial: "2 minutes" } }, "PostgresConfigError", "failureBackoff.max"],
+        [{ affinityGrace: Number.NaN }, "PostgresConfigError", "affinityGrace"],
+        [{ affinityGrace: "-1 second" }, "PostgresConfigError", "affinityGrace"],
+        [{ registry: { heartbeatInterval: 0 } }, "PostgresConfigError", "registry.heartbeatInterval"],
+        [{ health: { maxLag: "Infinity" } }, "PostgresConfigError", "health.maxLag"],
+        [{ options: { lease: 300 } }, "InvalidWorkerOptions", ""],
         [{ snapshots: { every: 0 } }, "PostgresConfigError", "snapshots.every"],
         [{ streamLocks: { lockTimeout: "1 second", keepAliveInterval: "1 second" } }, "InvalidStreamLockOptions", "keepAliveInterval"],
         [{ rewind: { debounceWindow: -5 } }, "InvalidRebuildOptions", "rewind.debounceWindow"],
@@ -85,6 +78,11 @@ describe("Whizbang.validate", () => {
       const options = yield* refused({ options: { maxStreamsPerBatch: -1 } })
       expect(options._tag).toBe("InvalidWorkerOptions")
       expect(options.message).toMatch(/maxStreamsPerBatch/)
+      // A number is milliseconds: `lease: 300` (a leftover of `leaseSeconds: 300`) is 300 ms, and says so.
+      const lease = yield* refused({ options: { lease: 300 } })
+      expect(lease.message).toContain("lease must be a whole number of seconds, at least 1 second, got 300 (a number is milliseconds)")
+      const affinity = yield* refused({ affinityGrace: "-1 second" })
+      expect(affinity.message).toBe('affinityGrace must be a finite duration >= 0, got "-1 second"')
     })
   )
 

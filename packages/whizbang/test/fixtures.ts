@@ -1,5 +1,5 @@
 // One account perspective for the umbrella's own tests.
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import { EventDefinition, EventRegistry, Perspective } from "whizbang"
 
 export const Deposited = EventDefinition.make("Deposited", {
@@ -18,7 +18,7 @@ export const balance = Perspective.make({
 export const definitions = Effect.sync(() => ({ events: EventRegistry.make([Deposited]), perspectives: [balance] }))
 
 export const fast = {
-  pollingIntervalMilliseconds: 50,
-  notifyHealthyPollingIntervalMilliseconds: 50,
-  drainBatcher: { slidingWindowMilliseconds: 2, maxWaitMilliseconds: 20, maxSize: 100 }
+  pollingInterval: Duration.millis(50),
+  notifyHealthyPollingInterval: Duration.millis(50),
+  drainBatcher: { slidingWindow: Duration.millis(2), maxWait: Duration.millis(20), maxSize: 100 }
 }

@@ -3,7 +3,7 @@
 // skipped or doubled event shows as a mismatch, not only a wrong total.
 import { existsSync, writeSync } from "node:fs"
 import * as Path from "node:path"
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import { EventDefinition, EventRegistry, Perspective } from "whizbang"
 
 const Movement = Schema.Struct({ accountId: Schema.String, amount: Schema.Number, tag: Schema.String })
@@ -62,11 +62,11 @@ export const definitions = Effect.sync(() => {
 
 /** Worker options that keep the suite fast (the defaults poll every second and debounce rewinds for 5 s). */
 export const options = {
-  pollingIntervalMilliseconds: 50,
-  notifyHealthyPollingIntervalMilliseconds: 50,
-  drainBatcher: { slidingWindowMilliseconds: 2, maxWaitMilliseconds: 20, maxSize: 1000 }
+  pollingInterval: Duration.millis(50),
+  notifyHealthyPollingInterval: Duration.millis(50),
+  drainBatcher: { slidingWindow: Duration.millis(2), maxWait: Duration.millis(20), maxSize: 1000 }
 }
-export const rewind = { debounceWindow: "50 millis", debounceCap: "500 millis" } as const
+export const rewind = { debounceWindow: Duration.millis(50), debounceCap: Duration.millis(500) } as const
 
 const balanceFold = `
   SELECT stream_id::text AS id,

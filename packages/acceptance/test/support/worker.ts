@@ -4,13 +4,13 @@
 // `failureBackoff` goes to the coordinator). Prints "ready" once the worker polls; then answers each "idle" line on
 // stdin, after the worker's `awaitIdle`, with one JSON line. Stops gracefully (deregisters) when stdin ends.
 import { createInterface } from "node:readline"
-import { Cause, Effect, Fiber, Layer } from "effect"
+import { Cause, type Duration, Effect, Fiber, Layer } from "effect"
 import { PerspectiveWorker, PgPerspectiveRewinder, Whizbang } from "whizbang"
 import * as Domain from "./domain.js"
 
 const only = process.env.ACCEPTANCE_PERSPECTIVES?.split(",")
 const { failureBackoff, ...overrides } = JSON.parse(process.env.ACCEPTANCE_OPTIONS ?? "{}") as {
-  readonly failureBackoff?: { readonly initialMilliseconds: number; readonly multiplier: number; readonly maxMilliseconds: number }
+  readonly failureBackoff?: { readonly initial?: Duration.Input; readonly multiplier?: number; readonly max?: Duration.Input }
   readonly [option: string]: unknown
 }
 

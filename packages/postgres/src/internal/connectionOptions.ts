@@ -70,8 +70,12 @@ export const decode = (input: Input, names: Names = { url: "url" }): Effect.Effe
     if (typeof max !== "number" || !Number.isSafeInteger(max) || max < 1) {
       return yield* fail("maxConnections", `must be an integer >= 1, got ${String(max)}`)
     }
-    const connectTimeoutMillis = Duration.toMillis(yield* DurationOption.decode("connectTimeout", input.connectTimeout, "positive", Duration.seconds(10)))
-    const idleTimeoutMillis = Duration.toMillis(yield* DurationOption.decode("idleTimeout", input.idleTimeout, "positive", Duration.seconds(30)))
+    const connectTimeoutMillis = Duration.toMillis(
+      yield* DurationOption.decode("connectTimeout", input.connectTimeout, "positive", Duration.seconds(10))
+    )
+    const idleTimeoutMillis = Duration.toMillis(
+      yield* DurationOption.decode("idleTimeout", input.idleTimeout, "positive", Duration.seconds(30))
+    )
     const applicationName = yield* decodeApplicationName(input.applicationName)
     return { connectionString, schema, maxConnections: max, connectTimeoutMillis, idleTimeoutMillis, applicationName }
   })

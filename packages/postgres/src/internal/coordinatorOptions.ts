@@ -55,7 +55,8 @@ export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions):
       "wholeSeconds",
       defaults.abandonStaleInstanceThreshold
     )
-    const attempts = options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts
+    const attempts =
+      options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts
     if (attempts !== null && !positiveInt(attempts)) {
       return yield* invalid("maxPerspectiveEventAttempts", `must be a positive integer or null (no limit), got ${String(attempts)}`)
     }
@@ -69,7 +70,10 @@ export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions):
     }
     const max = yield* DurationOption.decode("failureBackoff.max", backoff.max, "positive", defaultFailureBackoff.max)
     if (Duration.isLessThan(max, initial)) {
-      return yield* invalid("failureBackoff.max", `must be >= failureBackoff.initial (${Duration.format(initial)}), got ${Duration.format(max)}`)
+      return yield* invalid(
+        "failureBackoff.max",
+        `must be >= failureBackoff.initial (${Duration.format(initial)}), got ${Duration.format(max)}`
+      )
     }
     const grace = yield* DurationOption.decode("affinityGrace", options.affinityGrace, "nonNegative", defaultAffinityGrace)
     const snapshots = yield* PgPerspectiveSnapshots.decode(options.snapshots)

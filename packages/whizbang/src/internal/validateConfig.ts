@@ -72,7 +72,11 @@ export const validate = (config: Config): Effect.Effect<void, Errors> =>
       yield* finite("failureBackoff.multiplier", backoff.multiplier, { min: 1 })
       const max = yield* duration("failureBackoff.max", backoff.max, "positive", Duration.seconds(60))
       if (Duration.isLessThan(max, initial)) {
-        return yield* configError("failureBackoff.max", `must be >= failureBackoff.initial (${Duration.format(initial)})`, Duration.format(max))
+        return yield* configError(
+          "failureBackoff.max",
+          `must be >= failureBackoff.initial (${Duration.format(initial)})`,
+          Duration.format(max)
+        )
       }
     }
     yield* duration("affinityGrace", config.affinityGrace, "nonNegative", Duration.zero)
