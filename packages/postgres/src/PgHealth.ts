@@ -22,7 +22,9 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Context, Duration, Effect, Layer } from "effect"
+import * as DurationOption from "./internal/durationOption.js"
 import { PgClient } from "./PgClient.js"
+import { PostgresConfigError } from "./PostgresError.js"
 import * as PgStatus from "./PgStatus.js"
 import * as PgWatchdog from "./PgWatchdog.js"
 
@@ -166,13 +168,40 @@ export const check = (options: Options = {}): Effect.Effect<Report, never, PgCli
   )
 
 /**
+ * Checks the options: `maxLag` a finite duration >= 0, `heartbeatMaxAge` a finite, positive duration or `null`,
+ * `maxFailedCursors` an integer >= 0; anything else is a `PostgresConfigError` naming the option.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const validate = (options: Options): Effect.Effect<void, PostgresConfigError> =>
+  Effect.gen(function* () {
+    yield* DurationOption.decode("maxLag", options.maxLag, "nonNegative", Duration.seconds(60))
+    if (options.heartbeatMaxAge !== null) {
+      yield* DurationOption.decode("heartbeatMaxAge", options.heartbeatMaxAge, "positive", Duration.seconds(30))
+    }
+    const failed = options.maxFailedCursors
+    if (failed !== undefined && !(Number.isSafeInteger(failed) && failed >= 0)) {
+      return yield* new PostgresConfigError({
+        option: "maxFailedCursors",
+        message: `maxFailedCursors must be an integer >= 0, got ${failed}`
+      })
+    }
+  })
+
+/**
+ * The health check service; its options are validated when the layer is built.
+ *
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: Options = {}): Layer.Layer<PgHealth, never, PgClient> =>
+export const layer = (options: Options = {}): Layer.Layer<PgHealth, PostgresConfigError, PgClient> =>
   Layer.effect(
     PgHealth,
-    Effect.map(Effect.service(PgClient), (client) => PgHealth.of({ check: check(options).pipe(Effect.provideService(PgClient, client)) }))
+    Effect.andThen(
+      validate(options),
+      Effect.map(Effect.service(PgClient), (client) => PgHealth.of({ check: check(options).pipe(Effect.provideService(PgClient, client)) }))
+    )
   )
 
 /**

@@ -236,7 +236,9 @@ const trackedTypes = (config: Config) =>
  * @category layers
  * @since 0.1.0
  */
-export const layerOperations = (config: Config): Layer.Layer<PgHealth.PgHealth | PgWatchdog.PgWatchdog, never, PgClient.PgClient> =>
+export const layerOperations = (
+  config: Config
+): Layer.Layer<PgHealth.PgHealth | PgWatchdog.PgWatchdog, PostgresError.PostgresConfigError, PgClient.PgClient> =>
   Layer.merge(
     PgHealth.layer({ ...config.health, ...(config.watchdog ? { watchdog: config.watchdog } : {}) }),
     PgWatchdog.layer(config.watchdog)

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import * as PgHealth from "../src/PgHealth.js"
+import type * as PgStatus from "../src/PgStatus.js"
+
+const perspective = (lagSeconds: number): PgStatus.PerspectiveSummary => ({
+  perspective: "balance",
+  streams: 1,
+  pending: 1,
+  pendingStreams: 1,
+  lagSeconds,
+  failed: 0,
+  rewindRequired: 0,
+  deadLetters: 0,
+  runningInstances: 1
+})
+
+describe("PgHealth options", () => {
+  it.effect("durations are Duration.Inputs, checked with a PostgresConfigError naming the option", () =>
+    Effect.gen(function* () {
+      yield* PgHealth.validate({ maxLag: "2 minutes", heartbeatMaxAge: null, maxFailedCursors: 3 })
+      yield* PgHealth.validate({ maxLag: 0, heartbeatMaxAge: Duration.seconds(5) })
+      const cases: ReadonlyArray<readonly [PgHealth.Options, string, string]> = [
+        [{ maxLag: -1 }, "maxLag", "maxLag must be a finite duration >= 0, got -1 (a number is milliseconds)"],
+        [{ maxLag: "Infinity" }, "maxLag", 'maxLag must be a finite duration >= 0, got "Infinity"'],
+        [{ heartbeatMaxAge: "0 seconds" }, "heartbeatMaxAge", 'heartbeatMaxAge must be a finite, positive duration, got "0 seconds"'],
+        [{ maxFailedCursors: 1.5 }, "maxFailedCursors", "maxFailedCursors must be an integer >= 0, got 1.5"]
+      ]
+      for (const [options, option, message] of cases) {
+        const error = yield* Effect.flip(PgHealth.validate(options))
+        expect(error).toMatchObject({ _tag: "PostgresConfigError", option, message })
+      }
+    })
+  )
+
+  it("maxLag is compared in seconds, whatever form it was given in", () => {
+    const judge = (maxLag: PgHealth.Options["maxLag"], lag: number) =>
+      PgHealth.judge({ perspectives: [perspective(lag)], instances: [], stuck: [] }, { maxLag, heartbeatMaxAge: null }).map((r) => r.code)
+    expect(judge("90 seconds", 60)).toEqual([])
+    expect(judge("90 seconds", 120)).toEqual(["Lag"])
+    expect(judge(30_000, 31)).toEqual(["Lag"])
+    expect(judge(undefined, 59)).toEqual([])
+    expect(judge(undefined, 61)).toEqual(["Lag"])
+  })
+})
