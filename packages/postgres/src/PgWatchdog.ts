@@ -84,7 +84,7 @@ export interface Stuck {
 export interface Options {
   /** Pending this long with no cursor progress counts as stuck; default 30 seconds. */
   readonly stuckAfter?: Duration.Input | undefined
-  /** A heartbeat older than this means the instance is dead; default 30 seconds (`abandonStaleInstanceThresholdSeconds`). */
+  /** A heartbeat older than this means the instance is dead; default 30 seconds (the workers' `abandonStaleInstanceThreshold`). */
   readonly deadInstanceAfter?: Duration.Input | undefined
   /** At most this many pairs are reported (oldest first); default 100. */
   readonly limit?: number | undefined
