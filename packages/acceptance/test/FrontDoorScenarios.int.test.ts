@@ -12,7 +12,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Duration, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { EventId, EventStore, PerspectivePurge, PerspectiveStore, PgClient } from "whizbang"
 import * as Domain from "./support/domain.js"
 import * as Workers from "./support/workers.js"
@@ -80,10 +80,8 @@ describe("the front door, beyond ordinary concurrency", () => {
       Effect.gen(function* () {
         const schema = "front_c"
         // Few attempts and a short backoff: an instance dead-lettering work it cannot apply would show at once.
-        const options = {
-          maxPerspectiveEventAttempts: 2,
-          failureBackoff: { initial: Duration.millis(10), multiplier: 2, max: Duration.millis(50) }
-        }
+        // Durations as strings: the options reach the worker processes as JSON.
+        const options = { maxPerspectiveEventAttempts: 2, failureBackoff: { initial: "10 millis", multiplier: 2, max: "50 millis" } }
         yield* Effect.gen(function* () {
           // The new version (both perspectives) writes; only the old version (balance only) runs so far.
           const old = yield* Workers.start({ url, schema, perspectives: ["balance"], options })
