@@ -3,6 +3,7 @@
  * instances, by the set-based SQL baseline with 1..2 loops, and by the peers — each in a fresh database, every
  * repetition interleaving the systems. Events/s from the first claim (first job start) to the last commit.
  */
+import * as CycleProfiler from "../CycleProfiler.js"
 import * as Domain from "../Domain.js"
 import type { Profile } from "../Profile.js"
 import * as PG from "../Postgres.js"
@@ -49,8 +50,12 @@ export const whizbang = (serverUrl: string, instances: number, events: number, s
     await Whizbang.migrate(url)
     try {
       await Whizbang.load(db, 0, events, streams)
+      CycleProfiler.reset()
+      const cpuBefore = await CycleProfiler.cpuSnapshot(db)
+      let cpu = { nodeMs: 0, postgresMs: 0 }
       const o = await Whizbang.withInstances(url, { instances, ...(tuned ? { options: tunedOptions } : {}) }, async ({ observed }) => {
         await Whizbang.untilApplied(observed, events * 2, Math.max(120_000, events * 5))
+        if (CycleProfiler.enabled) cpu = CycleProfiler.cpuBetween(cpuBefore, await CycleProfiler.cpuSnapshot(db))
         return { ...observed }
       })
       const problems = Domain.verify(Domain.expected(events, streams), await Whizbang.readModels(db))
@@ -58,6 +63,10 @@ export const whizbang = (serverUrl: string, instances: number, events: number, s
       if (left > 0) problems.push(`${left} work rows left`)
       const run = measured(`whizbang x${instances}${tuned ? " tuned" : ""}`, events, streams, o.firstClaim, o.lastCommit, problems)
       log(`${run.system}: ${Stats.fmt(run.eventsPerSecond)} events/s`)
+      if (CycleProfiler.enabled) {
+        log(CycleProfiler.report(run.system, o.firstClaim, o.lastCommit))
+        log(CycleProfiler.cpuLine(run.system, events, cpu, o.lastCommit - o.firstClaim))
+      }
       return run
     } finally {
       await db.end()
@@ -71,10 +80,13 @@ export const baseline = (serverUrl: string, loops: number, events: number, strea
     try {
       await Baseline.createModelTables(db)
       await Whizbang.load(db, 0, events, streams)
+      const cpuBefore = await CycleProfiler.cpuSnapshot(db)
       const r = await Baseline.run(db, loops)
+      const cpu = CycleProfiler.cpuBetween(cpuBefore, await CycleProfiler.cpuSnapshot(db))
       const problems = Domain.verify(Domain.expected(events, streams), await Whizbang.readModels(db))
       const run = measured(`baseline x${loops}`, events, streams, r.start, r.end, problems)
       log(`${run.system}: ${Stats.fmt(run.eventsPerSecond)} events/s`)
+      if (CycleProfiler.enabled) log(CycleProfiler.cpuLine(run.system, events, cpu, r.end - r.start))
       return run
     } finally {
       await db.end()

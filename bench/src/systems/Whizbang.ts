@@ -8,8 +8,9 @@
  */
 import { EventStore, InstanceProvider, PerspectiveWorker, type WorkerOptions, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
-import { Context, Effect, Layer, References } from "effect"
+import { Context, Effect, Layer, References, Tracer } from "effect"
 import type pg from "pg"
+import * as CycleProfiler from "../CycleProfiler.js"
 import * as Domain from "../Domain.js"
 
 export const schema = "bench"
@@ -109,7 +110,10 @@ export const withInstances = <A>(url: string, run: RunOptions, body: (i: Instanc
         const store = Context.get(contexts[0]!, EventStore.EventStore)
         const workers = contexts.map((c) => Context.get(c, PerspectiveWorker.PerspectiveWorker))
         return yield* Effect.promise(() => body({ observed, store, workers }))
-      }).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
+      }).pipe(
+        Effect.provideService(References.MinimumLogLevel, "Error"),
+        CycleProfiler.enabled ? Effect.provideService(Tracer.Tracer, CycleProfiler.tracer) : (self) => self
+      )
     )
   )
 

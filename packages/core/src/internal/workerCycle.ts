@@ -169,7 +169,7 @@ export const runCycle = (
     yield* Effect.forEach(wanted, ([name, ids]) => Effect.map(deps.store.getMany(name, [...ids]), (rows) => void models.set(name, rows)), {
       concurrency: deps.options.maxConcurrentPerspectives,
       discard: true
-    })
+    }).pipe(Effect.withSpan("whizbang.load", { attributes: { "whizbang.perspectives": wanted.size } }))
 
     const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make()
     const decodedById: DecodeCache = new Map()
