@@ -103,15 +103,16 @@ const toPendingEvents = (rows: ReadonlyArray<PendingRow>, modelsLoaded: boolean)
       pairModel = !modelsLoaded ? undefined : r.model === null ? null : { data: r.model[0] }
     }
     previous = r
-    const e = events.get(r.event_id)
+    const e = r.event_first ? r : events.get(r.event_id)
     // A work row whose event is not stored is not returned (as with an inner join to the events).
-    if (e === undefined) continue
-    out.push({
+    if (e === undefined || e.event_type === null) continue
+    // One object shape for every row (a hot path: thousands of rows per fetch).
+    const event: Mutable<WorkCoordinator.PendingEvent> = {
       workId: r.work_id,
       streamId: r.stream_id,
       perspectiveName: r.perspective_name,
       eventId: r.event_id,
-      eventType: e.event_type!,
+      eventType: e.event_type,
       payload: e.payload,
       attempts: r.attempts,
       metadata: e.metadata,
@@ -119,9 +120,10 @@ const toPendingEvents = (rows: ReadonlyArray<PendingRow>, modelsLoaded: boolean)
       blocked: r.blocked,
       rewindRequired: r.rewind_required,
       streamVersion: e.stream_version ?? 0,
-      cursorLastEventId: r.cursor_last_event_id,
-      ...(pairModel === undefined ? {} : { storedModel: pairModel })
-    })
+      cursorLastEventId: r.cursor_last_event_id
+    }
+    if (pairModel !== undefined) event.storedModel = pairModel
+    out.push(event)
   }
   return out
 }
@@ -133,6 +135,8 @@ const coordinatorError = (operation: string) => (cause: PostgresError) =>
   new WorkCoordinator.WorkCoordinatorError({ operation, reason: cause.message, cause })
 
 const unique = <A>(items: Iterable<A>) => [...new Set(items)]
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 const pairKey = (streamId: string, perspectiveName: string) => `${streamId}|${perspectiveName}`
 

@@ -81,9 +81,11 @@ interface GroupFailure {
 const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.PendingEvent>, stored: unknown, decodedById: DecodeCache) =>
   Effect.gen(function* () {
     const { streamId, perspectiveName } = rows[0]!
-    const fresh = new Set(yield* deps.cache.filterUnprocessed(rows.map(dedupKey), perspectiveName, streamId))
-    const skipped = rows.filter((r) => !fresh.has(dedupKey(r)))
-    const candidates = rows.filter((r) => fresh.has(dedupKey(r)))
+    const unprocessed = yield* deps.cache.filterUnprocessed(rows.map(dedupKey), perspectiveName, streamId)
+    // Nearly always nothing is a duplicate: then no set is built.
+    const fresh = unprocessed.length === rows.length ? undefined : new Set(unprocessed)
+    const skipped = fresh === undefined ? [] : rows.filter((r) => !fresh.has(dedupKey(r)))
+    const candidates = fresh === undefined ? rows : rows.filter((r) => fresh.has(dedupKey(r)))
     const envelopes: Array<Envelope> = []
     let failure: GroupFailure | undefined
     for (const row of candidates) {
