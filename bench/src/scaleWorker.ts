@@ -3,6 +3,7 @@
  * the parent's database, so its memory is the worker's only. Talks to the parent over IPC (`process.send`):
  * - `{ kind: "ready", at, rss, heap, cpuMs }` once it polls;
  * - `{ kind: "memory", at, rss, heap }` every 100 ms (`process.memoryUsage()`, bytes);
+ * - `{ kind: "settled", at, rss, heap }` after a full GC, when the parent sends `{ kind: "settle" }`;
  * - `{ kind: "step", at, applied, cpuMs }` each time the count of committed (event, perspective) pairs crosses a
  *   multiple of `<step>` (`at`: the commit's time, epoch ms; `cpuMs`: this process's CPU time so far).
  * Usage (forked): tsx src/scaleWorker.ts <database url> <schema> <options json> <step>
@@ -49,8 +50,16 @@ const layer = PgPerspectivePipeline.layer({
   Layer.orDie
 )
 
-// The parent ends the run by disconnecting (or dies): so does this process.
+// The parent ends the run by disconnecting (or dies): so does this process. `{ kind: "settle" }` asks for a
+// full GC (with --expose-gc) and a memory report: what the worker still holds, not garbage awaiting collection.
 process.on("disconnect", () => process.exit(0))
+process.on("message", (m: { readonly kind?: string }) => {
+  if (m.kind !== "settle") return
+  const gc = (globalThis as { gc?: () => void }).gc
+  gc?.()
+  gc?.()
+  send({ kind: "settled", ...memory() })
+})
 setInterval(() => send({ kind: "memory", ...memory() }), 100).unref()
 Effect.runFork(
   Effect.scoped(

@@ -8,6 +8,7 @@
  * worker reports `process.memoryUsage()` every 100 ms over IPC.
  */
 import { type ChildProcess, fork } from "node:child_process"
+import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import * as Domain from "../Domain.js"
 import type { Profile } from "../Profile.js"
@@ -41,14 +42,47 @@ export interface Run {
   readonly peakRssMb: number
   readonly endRssMb: number
   readonly endHeapMb: number
+  /** After a full GC at the end: what the worker still holds. */
+  readonly settledRssMb: number
+  readonly settledHeapMb: number
+  /** How the worker process ran (plain node, or through tsx). */
+  readonly workerRuns: string
   readonly problems: ReadonlyArray<string>
 }
 
-const workerScript = fileURLToPath(new URL("../scaleWorker.ts", import.meta.url))
+const workerSource = fileURLToPath(new URL("../scaleWorker.ts", import.meta.url))
+const workerBundle = fileURLToPath(new URL("../../.scale-worker/scaleWorker.mjs", import.meta.url))
+
+/**
+ * The worker as plain JavaScript, so its process carries no TypeScript loader (tsx's loader thread alone adds about
+ * 80 MB of RSS): `src/scaleWorker.ts` and the bench domain bundled by esbuild (tsx's own, so no new dependency),
+ * packages left to `node_modules`. Falls back to running the source through tsx if esbuild cannot be loaded.
+ */
+const workerEntry = async (): Promise<{ readonly script: string; readonly execArgv: ReadonlyArray<string>; readonly how: string }> => {
+  try {
+    const require = createRequire(import.meta.url)
+    const esbuild = createRequire(require.resolve("tsx"))("esbuild") as {
+      build: (options: object) => Promise<unknown>
+    }
+    await esbuild.build({
+      entryPoints: [workerSource],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      packages: "external",
+      outfile: workerBundle,
+      logLevel: "error"
+    })
+    return { script: workerBundle, execArgv: [], how: "plain node (bundled with esbuild)" }
+  } catch (error) {
+    return { script: workerSource, execArgv: ["--import", "tsx"], how: `through tsx (bundling failed: ${String(error)})` }
+  }
+}
 const mb = (bytes: number) => bytes / 2 ** 20
 
 type Message =
-  | { readonly kind: "ready" | "memory"; readonly at: number; readonly rss: number; readonly heap: number; readonly cpuMs?: number }
+  | { readonly kind: "ready" | "memory" | "settled"; readonly at: number; readonly rss: number; readonly heap: number; readonly cpuMs?: number }
   | { readonly kind: "step"; readonly at: number; readonly applied: number; readonly cpuMs: number }
 
 /** The worker process and what it reported so far. */
@@ -57,18 +91,33 @@ interface Worker {
   readonly memory: Array<{ readonly at: number; readonly rss: number; readonly heap: number }>
   readonly steps: Array<{ readonly at: number; readonly cpuMs: number }>
   readonly ready: { at: number; rss: number; cpuMs: number } | undefined
+  /** Memory after a full GC at the end of the run. */
+  readonly settled: { rss: number; heap: number } | undefined
   exited: string | undefined
 }
 
-const startWorker = (url: string, step: number): Promise<Worker> =>
+const startWorker = (url: string, step: number, entry: Awaited<ReturnType<typeof workerEntry>>): Promise<Worker> =>
   new Promise((resolve, reject) => {
-    const child = fork(workerScript, [url, Whizbang.schema, JSON.stringify(tunedOptions), String(step)], {
-      execArgv: ["--import", "tsx"],
+    const child = fork(entry.script, [url, Whizbang.schema, JSON.stringify(tunedOptions), String(step)], {
+      // BENCH_WORKER_CPU_PROF=<dir>: the worker writes a CPU profile there when the run ends (profiling only).
+      execArgv: [
+        ...entry.execArgv,
+        "--expose-gc",
+        ...(process.env.BENCH_WORKER_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_WORKER_CPU_PROF}`] : [])
+      ],
       stdio: ["ignore", "inherit", "inherit", "ipc"]
     })
-    const worker: { -readonly [K in keyof Worker]: Worker[K] } = { child, memory: [], steps: [], ready: undefined, exited: undefined }
+    const worker: { -readonly [K in keyof Worker]: Worker[K] } = {
+      child,
+      memory: [],
+      steps: [],
+      ready: undefined,
+      settled: undefined,
+      exited: undefined
+    }
     child.on("message", (m: Message) => {
       if (m.kind === "step") worker.steps.push({ at: m.at, cpuMs: m.cpuMs })
+      else if (m.kind === "settled") worker.settled = { rss: m.rss, heap: m.heap }
       else {
         worker.memory.push({ at: m.at, rss: m.rss, heap: m.heap })
         if (m.kind === "ready") {
@@ -97,6 +146,14 @@ const untilSteps = (worker: Worker, count: number, stallMs: number) =>
     tick()
   })
 
+/** Resolves once the worker answered `settle` (or after 10 s: the figure is then missing). */
+const untilSettled = (worker: Worker) =>
+  new Promise<void>((resolve) => {
+    const started = Date.now()
+    const tick = () => (worker.settled !== undefined || Date.now() - started > 10_000 ? resolve() : setTimeout(tick, 5))
+    tick()
+  })
+
 export const once = (serverUrl: string, events: number, streams: number, log: (s: string) => void) =>
   PG.withFreshDatabase(serverUrl, "scale", async (url) => {
     const db = PG.pool(url)
@@ -104,7 +161,8 @@ export const once = (serverUrl: string, events: number, streams: number, log: (s
     const tenth = Math.floor(events / 10)
     const total = tenth * 10
     // One step per tenth: its events x 2 perspectives.
-    const worker = await startWorker(url, tenth * 2)
+    const entry = await workerEntry()
+    const worker = await startWorker(url, tenth * 2, entry)
     try {
       const tenths: Array<Tenth> = []
       let cpuBefore = worker.ready!.cpuMs
@@ -130,6 +188,8 @@ export const once = (serverUrl: string, events: number, streams: number, log: (s
         )
       }
       const last = worker.memory.at(-1)!
+      worker.child.send({ kind: "settle" })
+      await untilSettled(worker)
       const problems = Domain.verify(Domain.expected(total, streams), await Whizbang.readModels(db))
       return {
         events: total,
@@ -140,11 +200,21 @@ export const once = (serverUrl: string, events: number, streams: number, log: (s
         peakRssMb: mb(Math.max(...worker.memory.map((m) => m.rss))),
         endRssMb: mb(last.rss),
         endHeapMb: mb(last.heap),
+        settledRssMb: worker.settled === undefined ? Number.NaN : mb(worker.settled.rss),
+        settledHeapMb: worker.settled === undefined ? Number.NaN : mb(worker.settled.heap),
+        workerRuns: entry.how,
         problems
       } satisfies Run
     } finally {
-      worker.child.disconnect()
-      worker.child.kill("SIGKILL")
+      // Disconnecting ends the worker (it exits on "disconnect"); it is killed if it has not after 5 s.
+      const exited = new Promise<void>((resolve) => {
+        if (worker.child.exitCode !== null || worker.child.signalCode !== null) resolve()
+        else worker.child.once("exit", () => resolve())
+      })
+      if (worker.child.connected) worker.child.disconnect()
+      const timer = setTimeout(() => worker.child.kill("SIGKILL"), 5_000)
+      await exited
+      clearTimeout(timer)
       await db.end()
     }
   })
@@ -187,13 +257,15 @@ export const table = (result: Result, profile: Profile): Table => {
       ["worker process RSS, peak over the run, MB", Stats.fmtSpread(s((r) => r.peakRssMb))],
       ["worker process RSS at the end, MB", Stats.fmtSpread(s((r) => r.endRssMb))],
       ["worker process heap used at the end, MB", Stats.fmtSpread(s((r) => r.endHeapMb))],
+      ["worker process after a full GC at the end: RSS, MB", Stats.fmtSpread(s((r) => r.settledRssMb))],
+      ["worker process after a full GC at the end: heap used, MB", Stats.fmtSpread(s((r) => r.settledHeapMb))],
       ["read models = folds", result.runs.every((r) => r.problems.length === 0) ? "yes" : "NO"]
     ],
     notes: [
       `ms per 1,000 events by tenth (median): ${byTenth((t) => t.msPer1000, 1)}`,
       `worker RSS peak by tenth, MB (median): ${byTenth((t) => t.peakRssMb, 0)}`,
       "a tenth's time runs from its work rows' commit (the loader's) to the worker's last commit of it; the next tenth is loaded after",
-      `worker options: ${JSON.stringify(tunedOptions)} (with the defaults the fixed drain-batcher waits dominate small steps); the worker process runs TypeScript through tsx, whose loader is part of its RSS`
+      `worker options: ${JSON.stringify(tunedOptions)} (with the defaults the fixed drain-batcher waits dominate small steps); the worker process runs ${result.runs[0]?.workerRuns ?? "-"}`
     ]
   }
 }
