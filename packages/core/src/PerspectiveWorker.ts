@@ -225,10 +225,9 @@ export const make = (config: Config) =>
     const cache = yield* ProcessedEventCache.make({
       retention: Duration.seconds(options.leaseSeconds),
       // As many as the work rows this worker can have in flight at once (each consumer's batch: up to
-      // maxStreamsPerBatch streams x perspectiveBatchSize rows per perspective), twice: a re-delivery can only
-      // concern recent rows, and one TTL of work at high throughput is millions of rows (hundreds of MB).
+      // maxStreamsPerBatch streams x perspectiveBatchSize rows per perspective): a re-delivery can only concern
+      // recent rows, and one TTL of work at high throughput is millions of rows (hundreds of MB).
       maxRetained:
-        2 *
         options.maxConcurrentDrainConsumers *
         options.maxStreamsPerBatch *
         options.perspectiveBatchSize *
