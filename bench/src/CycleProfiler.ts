@@ -70,9 +70,7 @@ const statements = new Set(["whizbang.claim", "whizbang.fetch", "whizbang.load",
 export const report = (system: string, from: number, to: number): string => {
   // Span times are epoch-based nanoseconds; the window is performance.now(): shift by the time origin.
   const origin = performance.timeOrigin
-  const mine = intervals
-    .map((i) => ({ ...i, start: i.start - origin, end: i.end - origin }))
-    .filter((i) => i.end > from && i.start < to)
+  const mine = intervals.map((i) => ({ ...i, start: i.start - origin, end: i.end - origin })).filter((i) => i.end > from && i.start < to)
   const wall = to - from
   const cycles = mine.filter((i) => i.name === "whizbang.cycle").length
   const names = [...new Set(mine.map((i) => i.name))].sort()
@@ -81,16 +79,20 @@ export const report = (system: string, from: number, to: number): string => {
     const sum = own.reduce((n, i) => n + (i.end - i.start), 0)
     return `  ${name.padEnd(18)} ${String(own.length).padStart(6)} calls ${sum.toFixed(0).padStart(7)} ms summed (${(sum / Math.max(1, cycles)).toFixed(1).padStart(6)} ms/cycle, ${(sum / Math.max(1, own.length)).toFixed(1).padStart(6)} ms/call), in flight ${((100 * covered(own, from, to)) / wall).toFixed(0).padStart(3)}% of wall`
   })
-  const noCycle = wall - covered(
-    mine.filter((i) => i.name === "whizbang.cycle"),
-    from,
-    to
-  )
-  const noStatement = wall - covered(
-    mine.filter((i) => statements.has(i.name)),
-    from,
-    to
-  )
+  const noCycle =
+    wall -
+    covered(
+      mine.filter((i) => i.name === "whizbang.cycle"),
+      from,
+      to
+    )
+  const noStatement =
+    wall -
+    covered(
+      mine.filter((i) => statements.has(i.name)),
+      from,
+      to
+    )
   return [
     `${system}: wall ${wall.toFixed(0)} ms, ${cycles} cycles (${(wall / Math.max(1, cycles)).toFixed(1)} ms of wall per cycle)`,
     ...lines,
@@ -120,9 +122,7 @@ const backendMs = (pid: number): number | undefined => {
 
 /** A CPU snapshot; backends are those of `db`'s database (PostgreSQL must run on this machine to be counted). */
 export const cpuSnapshot = async (db: pg.Pool): Promise<CpuSnapshot> => {
-  const pids = (
-    await db.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
-  ).rows
+  const pids = (await db.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")).rows
   const backendsMs = new Map<number, number>()
   for (const { pid } of pids) {
     const ms = backendMs(pid)

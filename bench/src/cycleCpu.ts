@@ -7,13 +7,7 @@
  *
  *   node --import tsx bench/src/cycleCpu.ts [--streams 300] [--events-per-stream 10] [--cycles 40]
  */
-import {
-  PerspectiveRegistry,
-  PerspectiveRewinder,
-  ProcessedEventCache,
-  type WorkCoordinator,
-  WorkerOptions
-} from "@whizbang/core"
+import { PerspectiveRegistry, PerspectiveRewinder, ProcessedEventCache, type WorkCoordinator, WorkerOptions } from "@whizbang/core"
 import { Duration, Effect } from "effect"
 // The cycle is internal to @whizbang/core (not exported); the probe reaches it through the built file.
 import { runCycle } from "../../packages/core/dist/internal/workerCycle.js"
@@ -39,21 +33,25 @@ const rows = (cycle: number): Array<WorkCoordinator.PendingEvent> => {
       for (let k = 0; k < perStream; k++) {
         const i = (cycle * streams + s) * perStream + k
         // Through JSON, as the pg driver gives flat strings and fresh objects per row.
-        out.push(JSON.parse(JSON.stringify({
-          workId: uuid(nextWork++),
-          streamId,
-          perspectiveName,
-          eventId: uuid(1_000_000_000 + i),
-          eventType: "Deposited",
-          payload: { accountId: streamId, amount: Domain.amountOf(i), seq: k + 1 },
-          attempts: 0,
-          metadata: {},
-          scope: {},
-          blocked: false,
-          rewindRequired: false,
-          streamVersion: k + 1,
-          cursorLastEventId: null
-        })))
+        out.push(
+          JSON.parse(
+            JSON.stringify({
+              workId: uuid(nextWork++),
+              streamId,
+              perspectiveName,
+              eventId: uuid(1_000_000_000 + i),
+              eventType: "Deposited",
+              payload: { accountId: streamId, amount: Domain.amountOf(i), seq: k + 1 },
+              attempts: 0,
+              metadata: {},
+              scope: {},
+              blocked: false,
+              rewindRequired: false,
+              streamVersion: k + 1,
+              cursorLastEventId: null
+            })
+          )
+        )
       }
     }
   }

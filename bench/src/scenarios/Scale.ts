@@ -82,7 +82,13 @@ const workerEntry = async (): Promise<{ readonly script: string; readonly execAr
 const mb = (bytes: number) => bytes / 2 ** 20
 
 type Message =
-  | { readonly kind: "ready" | "memory" | "settled"; readonly at: number; readonly rss: number; readonly heap: number; readonly cpuMs?: number }
+  | {
+      readonly kind: "ready" | "memory" | "settled"
+      readonly at: number
+      readonly rss: number
+      readonly heap: number
+      readonly cpuMs?: number
+    }
   | { readonly kind: "step"; readonly at: number; readonly applied: number; readonly cpuMs: number }
 
 /** The worker process and what it reported so far. */
@@ -246,13 +252,43 @@ export const table = (result: Result, profile: Profile): Table => {
     title: `d. Scale: ${Stats.fmt(profile.scale.events)} events over ${Stats.fmt(profile.scale.streams)} streams, loaded and processed in tenths of ${tenth}; the worker alone in a child process (median (min–max) of ${profile.repetitions})`,
     head: ["measure", "value"],
     rows: [
-      [`ms per 1,000 events, first tenth (${tenth} stored)`, Stats.fmtSpread(s((r) => first(r).msPer1000), 1)],
-      [`ms per 1,000 events, last tenth (${Stats.fmt(profile.scale.events)} stored)`, Stats.fmtSpread(s((r) => last(r).msPer1000), 1)],
-      ["cost per event, last tenth / first tenth", Stats.fmtSpread(s((r) => r.costRatio), 2)],
+      [
+        `ms per 1,000 events, first tenth (${tenth} stored)`,
+        Stats.fmtSpread(
+          s((r) => first(r).msPer1000),
+          1
+        )
+      ],
+      [
+        `ms per 1,000 events, last tenth (${Stats.fmt(profile.scale.events)} stored)`,
+        Stats.fmtSpread(
+          s((r) => last(r).msPer1000),
+          1
+        )
+      ],
+      [
+        "cost per event, last tenth / first tenth",
+        Stats.fmtSpread(
+          s((r) => r.costRatio),
+          2
+        )
+      ],
       ["events/s, first tenth", Stats.fmtSpread(s((r) => first(r).eventsPerSecond))],
       ["events/s, last tenth", Stats.fmtSpread(s((r) => last(r).eventsPerSecond))],
-      ["worker process CPU, ms per 1,000 events, first tenth", Stats.fmtSpread(s((r) => first(r).workerCpuMsPer1000), 1)],
-      ["worker process CPU, ms per 1,000 events, last tenth", Stats.fmtSpread(s((r) => last(r).workerCpuMsPer1000), 1)],
+      [
+        "worker process CPU, ms per 1,000 events, first tenth",
+        Stats.fmtSpread(
+          s((r) => first(r).workerCpuMsPer1000),
+          1
+        )
+      ],
+      [
+        "worker process CPU, ms per 1,000 events, last tenth",
+        Stats.fmtSpread(
+          s((r) => last(r).workerCpuMsPer1000),
+          1
+        )
+      ],
       ["worker process RSS when ready (before any work), MB", Stats.fmtSpread(s((r) => r.readyRssMb))],
       ["worker process RSS, peak over the run, MB", Stats.fmtSpread(s((r) => r.peakRssMb))],
       ["worker process RSS at the end, MB", Stats.fmtSpread(s((r) => r.endRssMb))],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Schema } from "effect"
-import * as CompletionStrategy from "../src/CompletionStrategy.js"
+import type * as CompletionStrategy from "../src/CompletionStrategy.js"
 import * as EventDefinition from "../src/EventDefinition.js"
 import * as EventRegistry from "../src/EventRegistry.js"
 import { runCycle } from "../src/internal/workerCycle.js"
@@ -22,7 +22,12 @@ const total = Perspective.make({
   apply: { Added: (m, e) => ({ sum: m.sum + e.payload.n }) }
 })
 
-const row = (workId: string, streamId: string, n: number, storedModel?: { readonly data: unknown } | null): WorkCoordinator.PendingEvent => ({
+const row = (
+  workId: string,
+  streamId: string,
+  n: number,
+  storedModel?: { readonly data: unknown } | null
+): WorkCoordinator.PendingEvent => ({
   workId,
   streamId,
   perspectiveName: "total",

@@ -24,9 +24,7 @@ describe("fetchPendingEvents withModels", () => {
           Bank.Deposited.make({ accountId: withRow, amount: 7 })
         ])
         yield* store.append(withoutRow, [Bank.Deposited.make({ accountId: withoutRow, amount: 3 })])
-        yield* models.writeBatch([
-          { perspectiveName: "balance", streamId: withRow, data: { balance: 100, audits: 2 }, action: "none" }
-        ])
+        yield* models.writeBatch([{ perspectiveName: "balance", streamId: withRow, data: { balance: 100, audits: 2 }, action: "none" }])
         const claimed = yield* coordinator.claimWork({ instanceId: "", maxStreams: 10, leaseSeconds: 30 })
         expect([...claimed].sort()).toEqual([withRow, withoutRow].sort())
         const names = ["balance", "activity"]

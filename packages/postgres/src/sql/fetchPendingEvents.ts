@@ -109,4 +109,3 @@ LEFT JOIN LATERAL (
   SELECT ev.event_type, ev.payload, ev.metadata, ev.scope, ev.stream_version FROM wh_events ev WHERE w.event_first AND ev.event_id = w.event_id
 ) e ON true
 ORDER BY w.stream_id, w.perspective_name, w.event_id`
-
