@@ -2,7 +2,7 @@
  * The worker process of scenario d (scale): the bench domain's perspective worker, alone in its process, against
  * the parent's database, so its memory is the worker's only. Talks to the parent over IPC (`process.send`):
  * - `{ kind: "ready", at, rss, heap, cpuMs }` once it polls;
- * - `{ kind: "memory", at, rss, heap }` every 100 ms (`process.memoryUsage()`, bytes);
+ * - `{ kind: "memory", at, rss, heap, applied }` every 100 ms (`process.memoryUsage()`, bytes; the pairs committed so far);
  * - `{ kind: "settled", at, rss, heap }` after a full GC, when the parent sends `{ kind: "settle" }`;
  * - `{ kind: "step", at, applied, cpuMs }` each time the count of committed (event, perspective) pairs crosses a
  *   multiple of `<step>` (`at`: the commit's time, epoch ms; `cpuMs`: this process's CPU time so far).
@@ -17,16 +17,16 @@ const [url, schema, options, stepArg] = process.argv.slice(2)
 const step = Number(stepArg)
 const now = () => performance.timeOrigin + performance.now()
 const send = (message: object) => process.send?.(message)
+let applied = 0
 const memory = () => {
   const m = process.memoryUsage()
-  return { at: now(), rss: m.rss, heap: m.heapUsed }
+  return { at: now(), rss: m.rss, heap: m.heapUsed, applied }
 }
 const cpuMs = () => {
   const u = process.cpuUsage()
   return (u.user + u.system) / 1000
 }
 
-let applied = 0
 let nextStep = step
 const layer = PgPerspectivePipeline.layer({
   events: Domain.registry,

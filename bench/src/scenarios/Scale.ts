@@ -87,6 +87,7 @@ type Message =
       readonly at: number
       readonly rss: number
       readonly heap: number
+      readonly applied: number
       readonly cpuMs?: number
     }
   | { readonly kind: "step"; readonly at: number; readonly applied: number; readonly cpuMs: number }
@@ -97,6 +98,8 @@ interface Worker {
   readonly memory: Array<{ readonly at: number; readonly rss: number; readonly heap: number }>
   readonly steps: Array<{ readonly at: number; readonly cpuMs: number }>
   readonly ready: { at: number; rss: number; cpuMs: number } | undefined
+  /** The last time the count of committed pairs grew. */
+  progress: { applied: number; at: number }
   /** Memory after a full GC at the end of the run. */
   readonly settled: { rss: number; heap: number } | undefined
   exited: string | undefined
@@ -119,12 +122,14 @@ const startWorker = (url: string, step: number, entry: Awaited<ReturnType<typeof
       steps: [],
       ready: undefined,
       settled: undefined,
+      progress: { applied: 0, at: 0 },
       exited: undefined
     }
     child.on("message", (m: Message) => {
       if (m.kind === "step") worker.steps.push({ at: m.at, cpuMs: m.cpuMs })
       else if (m.kind === "settled") worker.settled = { rss: m.rss, heap: m.heap }
       else {
+        if (m.applied > worker.progress.applied) worker.progress = { applied: m.applied, at: m.at }
         worker.memory.push({ at: m.at, rss: m.rss, heap: m.heap })
         if (m.kind === "ready") {
           worker.ready = { at: m.at, rss: m.rss, cpuMs: m.cpuMs ?? 0 }
@@ -138,15 +143,15 @@ const startWorker = (url: string, step: number, entry: Awaited<ReturnType<typeof
     })
   })
 
-/** Resolves once the worker reported `count` steps; fails when it exits or reports no step for `stallMs`. */
+/** Resolves once the worker reported `count` steps; fails when it exits or commits nothing for `stallMs`. */
 const untilSteps = (worker: Worker, count: number, stallMs: number) =>
   new Promise<void>((resolve, reject) => {
     const started = Date.now()
     const tick = () => {
       if (worker.steps.length >= count) return resolve()
       if (worker.exited !== undefined) return reject(new Error(worker.exited))
-      if (Date.now() - Math.max(started, worker.steps.at(-1)?.at ?? 0) > stallMs)
-        return reject(new Error(`scale worker stalled: ${worker.steps.length} of ${count} tenths committed`))
+      if (Date.now() - Math.max(started, worker.progress.at) > stallMs)
+        return reject(new Error(`scale worker stalled: nothing committed for ${stallMs} ms, ${worker.steps.length} of ${count} tenths done`))
       setTimeout(tick, 5)
     }
     tick()
@@ -174,7 +179,7 @@ export const once = (serverUrl: string, events: number, streams: number, log: (s
       let cpuBefore = worker.ready!.cpuMs
       for (let k = 0; k < 10; k++) {
         const committed = await Whizbang.load(db, k * tenth, (k + 1) * tenth, streams)
-        await untilSteps(worker, k + 1, Math.max(120_000, tenth * 2))
+        await untilSteps(worker, k + 1, 60_000)
         const step = worker.steps[k]!
         const ms = step.at - committed
         const during = worker.memory.filter((m) => m.at >= committed && m.at <= step.at + 100)
