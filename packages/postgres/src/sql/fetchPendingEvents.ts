@@ -44,7 +44,7 @@ const modelColumn = (modelTables: ReadonlyArray<string> | undefined) =>
  *
  * Each event's columns (type, payload, metadata, scope, version) come once per event (`event_first`), not once per
  * work row: an event handled by several perspectives is sent and parsed once, and the caller shares it between its
- * rows. Only those rows look the event up (a gated lateral lookup).
+ * rows. Only those rows look the event up (the join key is null on the others, and a null key finds nothing).
  *
  * Models with the fetch (`modelTables`, the quoted read-model tables of $4's perspectives, in $4's order): the
  * first row of each (stream, perspective) also carries the pair's stored read-model row as `model`, a one-element
@@ -105,7 +105,5 @@ SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts, w.cur
        e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version,
        ${modelColumn(modelTables)} AS model
 FROM chosen w
-LEFT JOIN LATERAL (
-  SELECT ev.event_type, ev.payload, ev.metadata, ev.scope, ev.stream_version FROM wh_events ev WHERE w.event_first AND ev.event_id = w.event_id
-) e ON true
+LEFT JOIN wh_events e ON e.event_id = CASE WHEN w.event_first THEN w.event_id END
 ORDER BY w.stream_id, w.perspective_name, w.event_id`
