@@ -1,6 +1,7 @@
 /**
- * One worker cycle over a batch of claimed streams: fetch their pending events in one call, load their models
- * in one call per perspective, drop re-delivered work (dedup cache), decode and apply in memory, then report
+ * One worker cycle over a batch of claimed streams: fetch their pending events in one call (with their pairs' stored
+ * models, when the coordinator loads them with the fetch; the other pairs' models in one store call per
+ * perspective), drop re-delivered work (dedup cache), decode and apply in memory, then report
  * through the completion strategy and flush. A completion carries the new model, so the coordinator commits the
  * model, the cursor and the deletion of exactly the applied work rows together.
  *
