@@ -151,7 +151,9 @@ const untilSteps = (worker: Worker, count: number, stallMs: number) =>
       if (worker.steps.length >= count) return resolve()
       if (worker.exited !== undefined) return reject(new Error(worker.exited))
       if (Date.now() - Math.max(started, worker.progress.at) > stallMs)
-        return reject(new Error(`scale worker stalled: nothing committed for ${stallMs} ms, ${worker.steps.length} of ${count} tenths done`))
+        return reject(
+          new Error(`scale worker stalled: nothing committed for ${stallMs} ms, ${worker.steps.length} of ${count} tenths done`)
+        )
       setTimeout(tick, 5)
     }
     tick()
