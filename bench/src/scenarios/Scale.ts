@@ -181,7 +181,7 @@ export const table = (result: Result, profile: Profile): Table => {
     notes: [
       `ms per 1,000 events by tenth (median): ${byTenth((t) => t.msPer1000, 1)}`,
       `worker RSS peak by tenth, MB (median): ${byTenth((t) => t.peakRssMb, 0)}`,
-      "a tenth's time runs from its work rows' commit (the loader's) to the worker's last commit of it; the next tenth is loaded after",
+      "a tenth's time runs from its work rows' commit (the loader's) to the worker's last commit of it; the next tenth is loaded after; at small sizes the first tenth includes the worker's warm-up (JIT)",
       `worker options: ${JSON.stringify(tunedOptions)} (with the defaults the fixed drain-batcher waits dominate small steps); the worker process runs ${result.runs[0]?.workerRuns ?? "-"}`
     ]
   }
