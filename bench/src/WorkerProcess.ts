@@ -5,6 +5,7 @@
  * thread alone adds about 80 MB of RSS). Falls back to running the source through tsx if esbuild cannot be loaded.
  *
  * `BENCH_WORKER_CPU_PROF=<dir>`: every worker writes a CPU profile there when it ends (profiling only).
+ * `BENCH_WORKER_MAX_OLD_SPACE_MB=<n>`: workers run with `--max-old-space-size=<n>` (what a memory-capped deployment sets).
  */
 import { type ChildProcess, fork } from "node:child_process"
 import { createRequire } from "node:module"
@@ -104,6 +105,7 @@ export const start = async (url: string, options: WorkerOptions.WorkerOptionsInp
       execArgv: [
         ...how.execArgv,
         "--expose-gc",
+        ...(process.env.BENCH_WORKER_MAX_OLD_SPACE_MB ? [`--max-old-space-size=${process.env.BENCH_WORKER_MAX_OLD_SPACE_MB}`] : []),
         ...(process.env.BENCH_WORKER_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_WORKER_CPU_PROF}`] : [])
       ],
       stdio: ["ignore", "inherit", "inherit", "ipc"]
