@@ -11,6 +11,8 @@ export interface Profile {
     /** Peers process this many events (same formulas, so the same data as the first `peerEvents` events). */
     readonly peerEvents: number
     readonly peers: ReadonlyArray<"graphile-worker" | "pg-boss" | "emmett">
+    /** Whizbang instances each in their own process (default), or all in the bench process (`--in-process`). */
+    readonly workerProcesses: boolean
   }
   readonly latency: { readonly rates: ReadonlyArray<number>; readonly seconds: number; readonly streams: number }
   readonly scale: { readonly events: number; readonly streams: number }
@@ -27,7 +29,8 @@ export const quick: Profile = {
     instances: [1, 2],
     baselineLoops: [1],
     peerEvents: 1_500,
-    peers: ["graphile-worker", "pg-boss", "emmett"]
+    peers: ["graphile-worker", "pg-boss", "emmett"],
+    workerProcesses: true
   },
   latency: { rates: [200, 1_000], seconds: 3, streams: 500 },
   scale: { events: 20_000, streams: 2_000 },
@@ -43,7 +46,8 @@ export const full: Profile = {
     instances: [1, 2, 3],
     baselineLoops: [1, 2],
     peerEvents: 100_000,
-    peers: ["graphile-worker", "pg-boss", "emmett"]
+    peers: ["graphile-worker", "pg-boss", "emmett"],
+    workerProcesses: true
   },
   latency: { rates: [200, 1_000, 3_000], seconds: 20, streams: 2_000 },
   scale: { events: 1_000_000, streams: 100_000 },
@@ -75,7 +79,8 @@ const listArg = (args: ReadonlyArray<string>, name: string): ReadonlyArray<numbe
 
 /**
  * The profile named by `--profile`, with overrides: --reps, --events, --streams, --peer-events, --scale-events,
- * --scale-streams, --latency-seconds, --instances 1,2 (Whizbang instance counts), --baseline-loops 1,2, --peers none.
+ * --scale-streams, --latency-seconds, --instances 1,2 (Whizbang instance counts), --baseline-loops 1,2, --peers none,
+ * --in-process (scenario a's Whizbang instances in the bench process instead of one process each).
  */
 export const fromArgs = (args: ReadonlyArray<string>): Profile => {
   const name = stringArg(args, "profile") ?? "full"
@@ -92,7 +97,8 @@ export const fromArgs = (args: ReadonlyArray<string>): Profile => {
       peerEvents: Math.min(events, numberArg(args, "peer-events") ?? base.throughput.peerEvents),
       instances: listArg(args, "instances") ?? base.throughput.instances,
       baselineLoops: listArg(args, "baseline-loops") ?? base.throughput.baselineLoops,
-      peers: stringArg(args, "peers") === "none" ? [] : base.throughput.peers
+      peers: stringArg(args, "peers") === "none" ? [] : base.throughput.peers,
+      workerProcesses: !args.includes("--in-process")
     },
     latency: { ...base.latency, seconds: numberArg(args, "latency-seconds") ?? base.latency.seconds },
     scale: { events: numberArg(args, "scale-events") ?? base.scale.events, streams: numberArg(args, "scale-streams") ?? base.scale.streams }

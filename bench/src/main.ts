@@ -11,6 +11,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Chart from "./Chart.js"
+import * as CycleProfiler from "./CycleProfiler.js"
 import * as PG from "./Postgres.js"
 import * as Profile from "./Profile.js"
 import * as QueryCounter from "./QueryCounter.js"
@@ -28,6 +29,7 @@ const only = new Set((Profile.stringArg(args, "only") ?? "a,b,c,d,g").split(",")
 const resultsDir = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "results")
 mkdirSync(resultsDir, { recursive: true })
 if (args.includes("--count-queries")) QueryCounter.install()
+if (args.includes("--profile-cycles")) CycleProfiler.install()
 
 const started = Date.now()
 const log = (s: string) => console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${s}`)

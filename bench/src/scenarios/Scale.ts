@@ -1,85 +1,107 @@
 /**
- * Scenario d: does the cost grow with the size of the tables? One instance processes the first tenth of the data
- * (T at 1/10 stored), then the remaining nine tenths are loaded and processed; the throughput of that step's last
- * tenth (T at full size stored, measured from the hooks' running count) is compared with the first. The process's
- * RSS is sampled every 100 ms.
+ * Scenario d: does the cost per event grow with the data stored, and does the worker's memory? The worker runs
+ * alone in a child process (`src/WorkerProcess.ts`), so its RSS is the worker's only (no loader, no expected folds).
+ * The data is loaded in ten equal tenths; each tenth is loaded (set-based, as in scenario a) only after the worker
+ * committed the previous one, so every tenth starts from the same backlog while the stored events, models and
+ * cursors grow from a tenth to all of them. Per tenth: wall time from its work rows' commit to the worker's last
+ * commit of it, and the worker process's CPU; the last tenth's cost per event is compared with the first's. The
+ * worker reports `process.memoryUsage()` every 100 ms over IPC.
  */
 import * as Domain from "../Domain.js"
 import type { Profile } from "../Profile.js"
 import * as PG from "../Postgres.js"
 import * as Stats from "../Stats.js"
 import * as Whizbang from "../systems/Whizbang.js"
+import * as WorkerProcess from "../WorkerProcess.js"
 import type { Table } from "../Table.js"
 import { tunedOptions } from "./Throughput.js"
 
-export interface Run {
-  readonly smallStored: number
-  readonly fullStored: number
-  readonly atSmall: number
-  readonly atFull: number
-  readonly fullStepOverall: number
-  readonly startRssMb: number
+export interface Tenth {
+  /** Events stored once this tenth is loaded. */
+  readonly stored: number
+  readonly events: number
+  /** Wall time from the tenth's work rows' commit to the worker's last commit of it. */
+  readonly ms: number
+  readonly msPer1000: number
+  readonly eventsPerSecond: number
+  /** The worker process's CPU time over the tenth, per 1,000 events. */
+  readonly workerCpuMsPer1000: number
+  /** The worker process's highest RSS sample during the tenth, MB. */
   readonly peakRssMb: number
+}
+
+export interface Run {
+  readonly events: number
+  readonly streams: number
+  readonly tenths: ReadonlyArray<Tenth>
+  /** Last tenth's wall time per event over the first's. */
+  readonly costRatio: number
+  readonly readyRssMb: number
+  readonly peakRssMb: number
+  readonly endRssMb: number
+  readonly endHeapMb: number
+  /** After a full GC at the end: what the worker still holds. */
+  readonly settledRssMb: number
+  readonly settledHeapMb: number
+  /** How the worker process ran (plain node, or through tsx). */
+  readonly workerRuns: string
   readonly problems: ReadonlyArray<string>
 }
+
+const mb = (bytes: number) => bytes / 2 ** 20
 
 export const once = (serverUrl: string, events: number, streams: number, log: (s: string) => void) =>
   PG.withFreshDatabase(serverUrl, "scale", async (url) => {
     const db = PG.pool(url)
     await Whizbang.migrate(url)
-    const startRss = process.memoryUsage().rss
-    let peak = startRss
-    const sampler = setInterval(() => void (peak = Math.max(peak, process.memoryUsage().rss)), 100)
+    const tenth = Math.floor(events / 10)
+    const total = tenth * 10
+    // One step per tenth: its events x 2 perspectives.
+    const entry = await WorkerProcess.entry()
+    const worker = await WorkerProcess.start(url, tunedOptions, tenth * 2)
     try {
-      const small = Math.floor(events / 10)
-      await Whizbang.load(db, 0, small, streams)
-      const first = await Whizbang.withInstances(url, { instances: 1, options: tunedOptions }, async ({ observed }) => {
-        await Whizbang.untilApplied(observed, small * 2, Math.max(120_000, small * 5))
-        return { ...observed }
-      })
-      const atSmall = small / ((first.lastCommit - first.firstClaim) / 1000)
-      log(`scale: ${Stats.fmt(atSmall)} events/s with ${Stats.fmt(small)} stored; loading ${Stats.fmt(events)}`)
-      await Whizbang.load(db, small, events, streams)
-      const rest = events - small
-      // The last `small` events of the step: from when the running count passed (rest - small) to the end.
-      let crossed = 0
-      const second = await Whizbang.withInstances(
-        url,
-        {
-          instances: 1,
-          options: tunedOptions
-        },
-        async ({ observed }) => {
-          const watch = setInterval(() => {
-            if (crossed === 0 && observed.applied >= (rest - small) * 2) crossed = performance.now()
-          }, 5)
-          try {
-            await Whizbang.untilApplied(observed, rest * 2, Math.max(300_000, rest * 5))
-          } finally {
-            clearInterval(watch)
-          }
-          return { ...observed }
-        }
-      )
-      // At small sizes the last tenth can land in one commit, between two 5 ms samples: then the whole step is the
-      // measure (it is a lower bound: it includes the step's start-up).
-      const atFull =
-        crossed > 0 && second.lastCommit > crossed
-          ? small / ((second.lastCommit - crossed) / 1000)
-          : rest / ((second.lastCommit - second.firstClaim) / 1000)
-      const problems = Domain.verify(Domain.expected(events, streams), await Whizbang.readModels(db))
+      const tenths: Array<Tenth> = []
+      let cpuBefore = worker.ready!.cpuMs
+      for (let k = 0; k < 10; k++) {
+        const committed = await Whizbang.load(db, k * tenth, (k + 1) * tenth, streams)
+        await WorkerProcess.until([worker], () => worker.steps.length >= k + 1, 60_000, `tenth ${k + 1} of 10`)
+        const step = worker.steps[k]!
+        const ms = step.at - committed
+        const during = worker.memory.filter((m) => m.at >= committed && m.at <= step.at + 100)
+        tenths.push({
+          stored: (k + 1) * tenth,
+          events: tenth,
+          ms,
+          msPer1000: (1000 * ms) / tenth,
+          eventsPerSecond: tenth / (ms / 1000),
+          workerCpuMsPer1000: (1000 * (step.cpuMs - cpuBefore)) / tenth,
+          peakRssMb: mb(Math.max(0, ...during.map((m) => m.rss)))
+        })
+        cpuBefore = step.cpuMs
+        const t = tenths.at(-1)!
+        log(
+          `scale: tenth ${k + 1}/10 (${Stats.fmt(t.stored)} stored): ${Stats.fmt(t.eventsPerSecond)} events/s, ${t.msPer1000.toFixed(1)} ms per 1,000 events, worker CPU ${t.workerCpuMsPer1000.toFixed(1)} ms per 1,000, worker RSS peak ${Stats.fmt(t.peakRssMb)} MB`
+        )
+      }
+      const last = worker.memory.at(-1)!
+      const settled = await WorkerProcess.settle(worker)
+      const problems = Domain.verify(Domain.expected(total, streams), await Whizbang.readModels(db))
       return {
-        smallStored: small,
-        fullStored: events,
-        atSmall,
-        atFull,
-        fullStepOverall: rest / ((second.lastCommit - second.firstClaim) / 1000),
-        startRssMb: startRss / 2 ** 20,
-        peakRssMb: peak / 2 ** 20,
+        events: total,
+        streams,
+        tenths,
+        costRatio: tenths[9]!.msPer1000 / tenths[0]!.msPer1000,
+        readyRssMb: mb(worker.ready!.rss),
+        peakRssMb: mb(Math.max(...worker.memory.map((m) => m.rss))),
+        endRssMb: mb(last.rss),
+        endHeapMb: mb(last.heap),
+        settledRssMb: settled === undefined ? Number.NaN : mb(settled.rss),
+        settledHeapMb: settled === undefined ? Number.NaN : mb(settled.heap),
+        workerRuns: entry.how,
         problems
       } satisfies Run
     } finally {
-      clearInterval(sampler)
+      await WorkerProcess.stop(worker)
       await db.end()
     }
   })
@@ -93,7 +115,7 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
   for (let rep = 1; rep <= profile.repetitions; rep++) {
     const r = await once(serverUrl, profile.scale.events, profile.scale.streams, log)
     log(
-      `scale (rep ${rep}): ${Stats.fmt(r.atSmall)} events/s at ${Stats.fmt(r.smallStored)} stored, ${Stats.fmt(r.atFull)} at ${Stats.fmt(r.fullStored)}; peak RSS ${Stats.fmt(r.peakRssMb)} MB`
+      `scale (rep ${rep}): last tenth ${r.tenths[9]!.msPer1000.toFixed(1)} ms per 1,000 events vs first ${r.tenths[0]!.msPer1000.toFixed(1)} (${r.costRatio.toFixed(2)}x); worker RSS ${Stats.fmt(r.readyRssMb)} MB ready, peak ${Stats.fmt(r.peakRssMb)} MB`
     )
     runs.push(r)
   }
@@ -102,23 +124,65 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
 
 export const table = (result: Result, profile: Profile): Table => {
   const s = (f: (r: Run) => number) => Stats.spread(result.runs.map(f))
-  const atSmall = s((r) => r.atSmall)
-  const atFull = s((r) => r.atFull)
+  const first = (r: Run) => r.tenths[0]!
+  const last = (r: Run) => r.tenths[9]!
+  const tenth = Stats.fmt(profile.scale.events / 10)
+  const byTenth = (f: (t: Tenth) => number, digits: number) =>
+    Array.from({ length: 10 }, (_, k) => Stats.median(result.runs.map((r) => f(r.tenths[k]!))).toFixed(digits)).join(", ")
   return {
-    title: `d. Scale: ${Stats.fmt(profile.scale.events)} events over ${Stats.fmt(profile.scale.streams)} streams (one instance; median (min–max) of ${profile.repetitions})`,
+    title: `d. Scale: ${Stats.fmt(profile.scale.events)} events over ${Stats.fmt(profile.scale.streams)} streams, loaded and processed in tenths of ${tenth}; the worker alone in a child process (median (min–max) of ${profile.repetitions})`,
     head: ["measure", "value"],
     rows: [
-      [`events/s, ${Stats.fmt(profile.scale.events / 10)} stored (all pending)`, Stats.fmtSpread(atSmall)],
-      [`events/s, last ${Stats.fmt(profile.scale.events / 10)} with ${Stats.fmt(profile.scale.events)} stored`, Stats.fmtSpread(atFull)],
-      ["ratio (full / small)", Stats.ratio(atFull.median, atSmall.median)],
-      [`events/s over the whole ${Stats.fmt(profile.scale.events * 0.9)}-event step`, Stats.fmtSpread(s((r) => r.fullStepOverall))],
-      ["RSS of the bench process at the scenario's start, MB", Stats.fmtSpread(s((r) => r.startRssMb))],
-      ["peak RSS of the bench process during the scenario, MB", Stats.fmtSpread(s((r) => r.peakRssMb))],
+      [
+        `ms per 1,000 events, first tenth (${tenth} stored)`,
+        Stats.fmtSpread(
+          s((r) => first(r).msPer1000),
+          1
+        )
+      ],
+      [
+        `ms per 1,000 events, last tenth (${Stats.fmt(profile.scale.events)} stored)`,
+        Stats.fmtSpread(
+          s((r) => last(r).msPer1000),
+          1
+        )
+      ],
+      [
+        "cost per event, last tenth / first tenth",
+        Stats.fmtSpread(
+          s((r) => r.costRatio),
+          2
+        )
+      ],
+      ["events/s, first tenth", Stats.fmtSpread(s((r) => first(r).eventsPerSecond))],
+      ["events/s, last tenth", Stats.fmtSpread(s((r) => last(r).eventsPerSecond))],
+      [
+        "worker process CPU, ms per 1,000 events, first tenth",
+        Stats.fmtSpread(
+          s((r) => first(r).workerCpuMsPer1000),
+          1
+        )
+      ],
+      [
+        "worker process CPU, ms per 1,000 events, last tenth",
+        Stats.fmtSpread(
+          s((r) => last(r).workerCpuMsPer1000),
+          1
+        )
+      ],
+      ["worker process RSS when ready (before any work), MB", Stats.fmtSpread(s((r) => r.readyRssMb))],
+      ["worker process RSS, peak over the run, MB", Stats.fmtSpread(s((r) => r.peakRssMb))],
+      ["worker process RSS at the end, MB", Stats.fmtSpread(s((r) => r.endRssMb))],
+      ["worker process heap used at the end, MB", Stats.fmtSpread(s((r) => r.endHeapMb))],
+      ["worker process after a full GC at the end: RSS, MB", Stats.fmtSpread(s((r) => r.settledRssMb))],
+      ["worker process after a full GC at the end: heap used, MB", Stats.fmtSpread(s((r) => r.settledHeapMb))],
       ["read models = folds", result.runs.every((r) => r.problems.length === 0) ? "yes" : "NO"]
     ],
     notes: [
-      "RSS is the whole bench process (worker, loader, earlier scenarios' heap and the expected folds), an upper bound of the worker's",
-      `worker options: ${JSON.stringify(tunedOptions)} (with the defaults the fixed drain-batcher waits dominate small steps)`
+      `ms per 1,000 events by tenth (median): ${byTenth((t) => t.msPer1000, 1)}`,
+      `worker RSS peak by tenth, MB (median): ${byTenth((t) => t.peakRssMb, 0)}`,
+      "a tenth's time runs from its work rows' commit (the loader's) to the worker's last commit of it; the next tenth is loaded after; at small sizes the first tenth includes the worker's warm-up (JIT)",
+      `worker options: ${JSON.stringify(tunedOptions)} (with the defaults the fixed drain-batcher waits dominate small steps); the worker process runs ${result.runs[0]?.workerRuns ?? "-"}`
     ]
   }
 }

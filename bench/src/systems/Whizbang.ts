@@ -8,8 +8,9 @@
  */
 import { EventStore, InstanceProvider, PerspectiveWorker, type WorkerOptions, PerspectiveRewinder } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
-import { Context, Effect, Layer, References } from "effect"
+import { Context, Effect, Layer, References, Tracer } from "effect"
 import type pg from "pg"
+import * as CycleProfiler from "../CycleProfiler.js"
 import * as Domain from "../Domain.js"
 
 export const schema = "bench"
@@ -24,9 +25,13 @@ export const migrate = async (url: string) => {
   )
 }
 
-/** Events `[from, to)` of the data set, with their work rows, in chunks. */
-export const load = async (db: pg.Pool, from: number, to: number, streams: number) => {
+/**
+ * Events `[from, to)` of the data set, with their work rows, in chunks. Resolves with the time (epoch ms) the last
+ * chunk's work rows were committed: from then on a worker can see all of them.
+ */
+export const load = async (db: pg.Pool, from: number, to: number, streams: number): Promise<number> => {
   const chunk = 100_000
+  let committed = 0
   for (let start = from; start < to; start += chunk) {
     const end = Math.min(to, start + chunk)
     const g = `SELECT ${Domain.sql.eventId("i", Domain.baseMs)} AS ev, ${Domain.sql.stream("i", streams)} AS st,
@@ -35,8 +40,10 @@ export const load = async (db: pg.Pool, from: number, to: number, streams: numbe
       SELECT ev, st, sq, 'Deposited', jsonb_build_object('accountId', st::text, 'amount', am, 'seq', sq), '{}', '{}' FROM (${g}) g`)
     await db.query(`INSERT INTO ${schema}.wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
       SELECT gen_random_uuid(), st, p, ev, abs(hashtext(st::text)) % 10000 FROM (${g}) g CROSS JOIN (VALUES ('counter'), ('summary')) v(p)`)
+    committed = performance.timeOrigin + performance.now()
   }
   await db.query(`ANALYZE ${schema}.wh_events; ANALYZE ${schema}.wh_perspective_events`)
+  return committed
 }
 
 export const readModels = async (db: pg.Pool) => {
@@ -109,7 +116,10 @@ export const withInstances = <A>(url: string, run: RunOptions, body: (i: Instanc
         const store = Context.get(contexts[0]!, EventStore.EventStore)
         const workers = contexts.map((c) => Context.get(c, PerspectiveWorker.PerspectiveWorker))
         return yield* Effect.promise(() => body({ observed, store, workers }))
-      }).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
+      }).pipe(
+        Effect.provideService(References.MinimumLogLevel, "Error"),
+        CycleProfiler.enabled ? Effect.provideService(Tracer.Tracer, CycleProfiler.tracer) : (self) => self
+      )
     )
   )
 

@@ -227,6 +227,14 @@ export const make = (config: Config) =>
     const perspectives = yield* PerspectiveRegistry.make(config.perspectives)
     const cache = yield* ProcessedEventCache.make({
       retention: options.lease,
+      // As many as the work rows this worker can have in flight at once (each consumer's batch: up to
+      // maxStreamsPerBatch streams x perspectiveBatchSize rows per perspective): a re-delivery can only concern
+      // recent rows, and one TTL of work at high throughput is millions of rows (hundreds of MB).
+      maxRetained:
+        options.maxConcurrentDrainConsumers *
+        options.maxStreamsPerBatch *
+        options.perspectiveBatchSize *
+        Math.max(1, config.perspectives.length),
       ...(config.dedupObserver ? { observer: config.dedupObserver } : {})
     })
     const hooks = config.hooks ?? {}

@@ -14,7 +14,8 @@
  *
  * Memory stays bounded: the worker calls {@link ProcessedEventCache.evictExpired} every cycle, and it costs
  * O(evicted + 1) — retained entries are kept in the order their TTL started, so eviction stops at the first
- * live one. At rest the cache holds at most the work applied within one TTL.
+ * live one. At rest the cache holds at most the work applied within one TTL, and at most `maxRetained` entries
+ * when that is set (the worker sets it: at high throughput one TTL of work is millions of rows).
  *
  * Time comes from Effect's `Clock`, so `TestClock` drives expiry in tests.
  *
@@ -48,6 +49,12 @@ export interface Observer {
 export interface Options {
   /** How long retained entries keep matching. Default 300 s (the worker passes its `lease` option). */
   readonly retention?: Duration.Input
+  /**
+   * At most this many retained entries: {@link ProcessedEventCache.evictExpired} also evicts the oldest beyond it,
+   * even within their TTL (in-flight entries are never evicted). Bounds memory at high throughput, where one TTL of
+   * work is millions of rows. Default: no bound (the TTL alone). A positive integer.
+   */
+  readonly maxRetained?: number
   readonly observer?: Observer
 }
 
@@ -80,18 +87,25 @@ export interface ProcessedEventCache {
 }
 
 /**
- * Creates an empty cache.
+ * Creates an empty cache. A `maxRetained` that is not a positive integer is a defect (the caller's bug), named in
+ * the message.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const make = (options: Options = {}): Effect.Effect<ProcessedEventCache> =>
+  options.maxRetained !== undefined && !(Number.isSafeInteger(options.maxRetained) && options.maxRetained > 0)
+    ? Effect.die(new RangeError(`ProcessedEventCache maxRetained must be a positive integer, got ${options.maxRetained}`))
+    : makeValid(options)
+
+const makeValid = (options: Options): Effect.Effect<ProcessedEventCache> =>
   Effect.sync(() => {
     const ttl = Duration.toMillis(Duration.fromInputUnsafe(options.retention ?? Duration.seconds(300)))
     const observer = options.observer ?? {}
     const inFlight = new Set<string>()
     const retained = new Map<string, number>()
     const alive = (start: number, now: number) => now - start < ttl
+    const maxRetained = options.maxRetained ?? Number.POSITIVE_INFINITY
     const has = (id: string, now: number) => {
       if (inFlight.has(id)) return true
       const start = retained.get(id)
@@ -144,7 +158,7 @@ export const make = (options: Options = {}): Effect.Effect<ProcessedEventCache> 
         // (a key is deleted before it is re-added), so the oldest entries come first: stop at the first live one.
         let count = 0
         for (const [id, start] of retained) {
-          if (alive(start, now)) break
+          if (alive(start, now) && retained.size <= maxRetained) break
           retained.delete(id)
           count++
         }

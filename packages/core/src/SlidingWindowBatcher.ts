@@ -9,9 +9,9 @@
  * Two options make the window apply only while work is already flowing (the worker uses both):
  * - `eagerWhenIdle`: when the queue was empty as the take began (nothing waiting: the consumer was idle), the first
  *   arrival closes the batch at once, together with whatever is already queued behind it.
- * - `keepOpen`: checked before each wait for a further item; `false` closes the batch at once. The worker keeps a
- *   batch open only while every other consumer is busy, so waiting never holds work that a free consumer could
- *   start on now.
+ * - `keepOpen`: checked before each wait for a further item and every 5 ms while waiting; `false` closes the batch at
+ *   once. The worker keeps a batch open only while every other consumer is busy, so waiting never holds work that
+ *   a free consumer could start on now (within 5 ms of it becoming free, not at the end of the window).
  * When items were already waiting and `keepOpen` holds, the window, `maxWait` and `maxSize` batch them as above:
  * an idle worker applies a lone event without delay, and a saturated one still builds large batches.
  *
@@ -39,7 +39,10 @@ export interface Options<A> {
   readonly key?: (item: A) => unknown
   /** Close the batch at the first arrival when nothing was waiting as the take began. Default false. */
   readonly eagerWhenIdle?: boolean
-  /** Checked before each wait for a further item: `false` closes the batch now. Default: always open. */
+  /**
+   * Checked before each wait for a further item, and every 5 ms during a wait: `false` closes the batch now.
+   * Default: always open.
+   */
   readonly keepOpen?: () => boolean
 }
 
@@ -55,6 +58,9 @@ export interface Batch<A> {
   /** How many items were taken from the queue, duplicates included. */
   readonly received: number
 }
+
+/** How often an open batch re-checks `keepOpen` while it waits for a further item. */
+const keepOpenRecheckMillis = 5
 
 const millis = (input: Duration.Input | undefined, fallback: number) =>
   input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
@@ -87,13 +93,21 @@ export const take = <A, E>(queue: Queue.Dequeue<A, E>, options: Options<A> = {})
       }
       return { items: Array.from(batch.values()), received }
     }
-    const deadline = (yield* Clock.currentTimeMillis) + maxWait
+    const start = yield* Clock.currentTimeMillis
+    const deadline = start + maxWait
+    let lastArrival = start
     while (batch.size < maxSize) {
       if (options.keepOpen !== undefined && !options.keepOpen()) break
-      const remaining = Math.min(window, deadline - (yield* Clock.currentTimeMillis))
+      const now = yield* Clock.currentTimeMillis
+      const remaining = Math.min(lastArrival + window, deadline) - now
       if (remaining <= 0) break
-      const next = yield* Effect.result(Queue.take(queue).pipe(Effect.timeoutOption(Duration.millis(remaining))))
-      if (next._tag === "Failure" || next.success._tag === "None") break
+      // With `keepOpen`, a long wait is cut into slices so that a change of mind (a consumer became free) closes
+      // the batch within `keepOpenRecheck`, not at the end of the window.
+      const slice = options.keepOpen === undefined ? remaining : Math.min(remaining, keepOpenRecheckMillis)
+      const next = yield* Effect.result(Queue.take(queue).pipe(Effect.timeoutOption(Duration.millis(slice))))
+      if (next._tag === "Failure") break
+      if (next.success._tag === "None") continue
+      lastArrival = yield* Clock.currentTimeMillis
       const item = next.success.value
       received++
       const key = keyOf(item)

@@ -62,6 +62,13 @@ export interface PendingEvent {
    * bootstrap that moved the cursor in between.
    */
   readonly cursorLastEventId?: string | null
+  /**
+   * The (stream, perspective) pair's stored read-model row as the fetch read it, when the request asked for it
+   * (`withModels`) and the coordinator loads models with the fetch: `{ data }` (the encoded model), or `null` when
+   * the pair has no row yet. Absent: not loaded here; the worker reads it from the `PerspectiveStore`. Every row of
+   * a pair carries the same value.
+   */
+  readonly storedModel?: { readonly data: unknown } | null
 }
 
 /**
@@ -100,6 +107,12 @@ export interface Shape extends CompletionStrategy.CompletionReporter<WorkCoordin
     readonly limit?: number
     /** Only these perspectives' work is returned (as for `claimWork`). Absent: every perspective. */
     readonly perspectiveNames?: ReadonlyArray<string>
+    /**
+     * Also load each pair's stored read-model row in the same round trip (`PendingEvent.storedModel`), when the
+     * coordinator can (the Postgres one can, given `perspectiveNames`: it writes those rows too). A coordinator
+     * that cannot leaves `storedModel` absent.
+     */
+    readonly withModels?: boolean
   }) => Effect.Effect<ReadonlyArray<PendingEvent>, WorkCoordinatorError>
   /** Extends the instance's leases on these rows; returns how many were renewed. */
   readonly renewLeases: (request: {

@@ -68,6 +68,25 @@ describe("ProcessedEventCache", () => {
     })
   )
 
+  it.effect("maxRetained: eviction also drops the oldest retained entries beyond the bound, never in-flight ones", () =>
+    Effect.gen(function* () {
+      const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(300), maxRetained: 2 })
+      yield* cache.markInFlight(["w1", "w2"])
+      yield* cache.activateRetention
+      yield* TestClock.adjust(Duration.seconds(1))
+      yield* cache.markInFlight(["w3"])
+      yield* cache.activateRetention
+      yield* cache.markInFlight(["w4", "w5"])
+      // Three retained (w1, w2, w3) against a bound of two: the oldest goes; the in-flight w4, w5 stay.
+      expect(yield* cache.evictExpired).toBe(1)
+      expect(yield* cache.contains("w1")).toBe(false)
+      for (const id of ["w2", "w3", "w4", "w5"]) expect(yield* cache.contains(id)).toBe(true)
+      yield* cache.activateRetention
+      expect(yield* cache.evictExpired).toBe(2)
+      expect(yield* cache.filterUnprocessed(["w2", "w3", "w4", "w5"], "orders", "s1")).toEqual(["w2", "w3"])
+    })
+  )
+
   it.effect("activating retention starts the TTL for in-flight entries only; retained keep their start", () =>
     Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(100) })

@@ -70,6 +70,20 @@ describe("SlidingWindowBatcher", () => {
     })
   )
 
+  it.effect("keepOpen: turning false during a wait closes the batch within 5 ms, not at the end of the window", () =>
+    Effect.gen(function* () {
+      const queue = yield* Queue.bounded<string>(100)
+      let othersBusy = true
+      yield* Queue.offerAll(queue, ["a", "b"]) // work is flowing
+      const fiber = yield* Effect.forkChild(SlidingWindowBatcher.take(queue, { eagerWhenIdle: true, keepOpen: () => othersBusy }))
+      yield* TestClock.adjust(ms(100))
+      expect(fiber.pollUnsafe()).toBeUndefined() // every other consumer busy: the 300 ms window holds
+      othersBusy = false // a consumer became free, and no item arrives to end the wait
+      yield* TestClock.adjust(ms(5))
+      expect((yield* Fiber.join(fiber)).items).toEqual(["a", "b"])
+    })
+  )
+
   it.effect("each arrival resets the window", () =>
     Effect.gen(function* () {
       const queue = yield* Queue.bounded<string>(100)

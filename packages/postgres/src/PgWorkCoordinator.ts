@@ -27,6 +27,7 @@ import { SchemaReady } from "./SchemaReady.js"
 import * as Claim from "./sql/claimWork.js"
 import * as Complete from "./sql/completeWork.js"
 import * as Fetch from "./sql/fetchPendingEvents.js"
+import * as Rows from "./sql/perspectiveRows.js"
 import * as Fail from "./sql/reportFailures.js"
 
 /**
@@ -77,11 +78,67 @@ interface PendingRow {
   readonly cursor_last_event_id: string | null
   readonly blocked: boolean
   readonly rewind_required: boolean
-  readonly event_type: string
+  /** This row carries its event's columns (null on the event's other rows). */
+  readonly event_first: boolean
+  readonly event_type: string | null
   readonly payload: unknown
   readonly metadata: unknown
   readonly scope: unknown
-  readonly stream_version: number
+  readonly stream_version: number | null
+  /** `[data]` on a pair's first row when models were asked for (null: no row); null otherwise. */
+  readonly model: ReadonlyArray<unknown> | null
+}
+
+// The fetch statement per set of perspectives whose models it loads (a statement text per perspective set).
+const fetchStatements = new Map<string, string>()
+const fetchStatement = (modelsOf: ReadonlyArray<string> | undefined): string => {
+  const key = modelsOf === undefined ? "" : modelsOf.join(",")
+  const cached = fetchStatements.get(key)
+  if (cached !== undefined) return cached
+  const text = Fetch.fetchPendingEvents(modelsOf?.map(Rows.table))
+  fetchStatements.set(key, text)
+  return text
+}
+
+/**
+ * Rows of the fetch as pending events: each event's columns come on one of its rows only and are shared by the
+ * others; with models, a pair's first row carries its stored row, which every row of the pair then carries.
+ */
+const toPendingEvents = (rows: ReadonlyArray<PendingRow>, modelsLoaded: boolean): Array<WorkCoordinator.PendingEvent> => {
+  const events = new Map<string, PendingRow>()
+  for (const r of rows) if (r.event_first && r.event_type !== null) events.set(r.event_id, r)
+  const out: Array<WorkCoordinator.PendingEvent> = []
+  let pairModel: { readonly data: unknown } | null | undefined
+  let previous: PendingRow | undefined
+  for (const r of rows) {
+    if (previous === undefined || previous.stream_id !== r.stream_id || previous.perspective_name !== r.perspective_name) {
+      // The pair's first row is its position 1, which carries the model when models were loaded.
+      pairModel = !modelsLoaded ? undefined : r.model === null ? null : { data: r.model[0] }
+    }
+    previous = r
+    const e = r.event_first ? r : events.get(r.event_id)
+    // A work row whose event is not stored is not returned (as with an inner join to the events).
+    if (e === undefined || e.event_type === null) continue
+    // One object shape for every row (a hot path: thousands of rows per fetch).
+    const event: Mutable<WorkCoordinator.PendingEvent> = {
+      workId: r.work_id,
+      streamId: r.stream_id,
+      perspectiveName: r.perspective_name,
+      eventId: r.event_id,
+      eventType: e.event_type,
+      payload: e.payload,
+      attempts: r.attempts,
+      metadata: e.metadata,
+      scope: e.scope,
+      blocked: r.blocked,
+      rewindRequired: r.rewind_required,
+      streamVersion: e.stream_version ?? 0,
+      cursorLastEventId: r.cursor_last_event_id
+    }
+    if (pairModel !== undefined) event.storedModel = pairModel
+    out.push(event)
+  }
+  return out
 }
 
 // Telemetry: dead letters counted here, where they are written (names listed in Telemetry.ts).
@@ -91,6 +148,8 @@ const coordinatorError = (operation: string) => (cause: PostgresError) =>
   new WorkCoordinator.WorkCoordinatorError({ operation, reason: cause.message, cause })
 
 const unique = <A>(items: Iterable<A>) => [...new Set(items)]
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 const pairKey = (streamId: string, perspectiveName: string) => `${streamId}|${perspectiveName}`
 
@@ -303,36 +362,18 @@ export const make = (
             Effect.withSpan("whizbang.claim", { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": maxStreams } }),
             Effect.annotateLogs({ "whizbang.instance_id": instanceId })
           ),
-      fetchPendingEvents: ({ limit, perspectiveNames, streamIds }) =>
+      fetchPendingEvents: ({ limit, perspectiveNames, streamIds, withModels }) =>
         streamIds.length === 0 || perspectiveNames?.length === 0
           ? Effect.succeed([])
           : client
-              .query<PendingRow>(Fetch.fetchPendingEvents, [
+              .query<PendingRow>(fetchStatement(withModels === true ? perspectiveNames : undefined), [
                 instanceId,
                 streamIds,
                 limit ?? 2_147_483_647,
                 perspectiveNames === undefined ? null : [...perspectiveNames]
               ])
               .pipe(
-                Effect.map((rows) =>
-                  rows.map(
-                    (r): WorkCoordinator.PendingEvent => ({
-                      workId: r.work_id,
-                      streamId: r.stream_id,
-                      perspectiveName: r.perspective_name,
-                      eventId: r.event_id,
-                      eventType: r.event_type,
-                      payload: r.payload,
-                      attempts: r.attempts,
-                      metadata: r.metadata,
-                      scope: r.scope,
-                      blocked: r.blocked,
-                      rewindRequired: r.rewind_required,
-                      streamVersion: r.stream_version,
-                      cursorLastEventId: r.cursor_last_event_id
-                    })
-                  )
-                ),
+                Effect.map((rows) => toPendingEvents(rows, withModels === true && perspectiveNames !== undefined)),
                 Effect.mapError(coordinatorError("fetchPendingEvents"))
               ),
       renewLeases: ({ leaseSeconds: lease, workIds }) =>

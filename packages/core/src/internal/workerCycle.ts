@@ -1,6 +1,7 @@
 /**
- * One worker cycle over a batch of claimed streams: fetch their pending events in one call, load their models
- * in one call per perspective, drop re-delivered work (dedup cache), decode and apply in memory, then report
+ * One worker cycle over a batch of claimed streams: fetch their pending events in one call (with their pairs' stored
+ * models, when the coordinator loads them with the fetch; the other pairs' models in one store call per
+ * perspective), drop re-delivered work (dedup cache), decode and apply in memory, then report
  * through the completion strategy and flush. A completion carries the new model, so the coordinator commits the
  * model, the cursor and the deletion of exactly the applied work rows together.
  *
@@ -81,9 +82,11 @@ interface GroupFailure {
 const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.PendingEvent>, stored: unknown, decodedById: DecodeCache) =>
   Effect.gen(function* () {
     const { streamId, perspectiveName } = rows[0]!
-    const fresh = new Set(yield* deps.cache.filterUnprocessed(rows.map(dedupKey), perspectiveName, streamId))
-    const skipped = rows.filter((r) => !fresh.has(dedupKey(r)))
-    const candidates = rows.filter((r) => fresh.has(dedupKey(r)))
+    const unprocessed = yield* deps.cache.filterUnprocessed(rows.map(dedupKey), perspectiveName, streamId)
+    // Nearly always nothing is a duplicate: then no set is built.
+    const fresh = unprocessed.length === rows.length ? undefined : new Set(unprocessed)
+    const skipped = fresh === undefined ? [] : rows.filter((r) => !fresh.has(dedupKey(r)))
+    const candidates = fresh === undefined ? rows : rows.filter((r) => fresh.has(dedupKey(r)))
     const envelopes: Array<Envelope> = []
     let failure: GroupFailure | undefined
     for (const row of candidates) {
@@ -150,7 +153,7 @@ export const runCycle = (
   return Effect.gen(function* () {
     const limit = deps.options.perspectiveBatchSize
     const pending = yield* deps.coordinator
-      .fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit, perspectiveNames: deps.perspectives.names })
+      .fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit, perspectiveNames: deps.perspectives.names, withModels: true })
       .pipe(Effect.withSpan("whizbang.fetch", { attributes: { "whizbang.streams": streamIds.length } }))
     yield* Metric.update(batchSizeMetric, pending.length)
     const groups = new Map<string, Array<WorkCoordinator.PendingEvent>>()
@@ -159,17 +162,35 @@ export const runCycle = (
       if (group === undefined) groups.set(groupKey(row), [row])
       else group.push(row)
     }
+    // Models: the fetch carries them when the coordinator loads them with it (one round trip); the pairs it did not
+    // load are read from the store, one call per perspective.
+    const models = new Map<string, Map<string, unknown>>()
     const wanted = new Map<string, Set<string>>()
     for (const [, rows] of groups) {
-      const ids = wanted.get(rows[0]!.perspectiveName) ?? new Set<string>()
-      wanted.set(rows[0]!.perspectiveName, ids.add(rows[0]!.streamId))
+      const { perspectiveName, storedModel, streamId } = rows[0]!
+      if (storedModel !== undefined) {
+        if (storedModel !== null) {
+          const byStream = models.get(perspectiveName) ?? new Map<string, unknown>()
+          models.set(perspectiveName, byStream.set(streamId, storedModel.data))
+        }
+        continue
+      }
+      const ids = wanted.get(perspectiveName) ?? new Set<string>()
+      wanted.set(perspectiveName, ids.add(streamId))
     }
-    const models = new Map<string, ReadonlyMap<string, PerspectiveStore.Row>>()
     // Applies are synchronous folds, so what runs concurrently per perspective is the model load (one call each).
-    yield* Effect.forEach(wanted, ([name, ids]) => Effect.map(deps.store.getMany(name, [...ids]), (rows) => void models.set(name, rows)), {
-      concurrency: deps.options.maxConcurrentPerspectives,
-      discard: true
-    })
+    if (wanted.size > 0) {
+      yield* Effect.forEach(
+        wanted,
+        ([name, ids]) =>
+          Effect.map(deps.store.getMany(name, [...ids]), (rows) => {
+            const byStream = models.get(name) ?? new Map<string, unknown>()
+            for (const [id, row] of rows) byStream.set(id, row.data)
+            models.set(name, byStream)
+          }),
+        { concurrency: deps.options.maxConcurrentPerspectives, discard: true }
+      ).pipe(Effect.withSpan("whizbang.load", { attributes: { "whizbang.perspectives": wanted.size } }))
+    }
 
     const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make()
     const decodedById: DecodeCache = new Map()
@@ -180,6 +201,8 @@ export const runCycle = (
     const flagged: Array<PerspectiveRewinder.Target> = []
     const moved = new Set<string>()
     const runs = new Set(deps.perspectives.names)
+    const appliedBy = new Map<string, number>()
+    const dedupedBy = new Map<string, number>()
     for (const [, all] of groups) {
       // Work of a perspective this instance does not run waits for an instance that does (a rolling deploy): it
       // is never applied, nor failed towards a dead letter, here. (The fetch already leaves it out.)
@@ -197,18 +220,23 @@ export const runCycle = (
       const { applied, envelopes, failure, outcome, skipped } = yield* applyGroup(
         deps,
         rows,
-        models.get(perspectiveName)?.get(streamId)?.data,
+        models.get(perspectiveName)?.get(streamId),
         decodedById
       ).pipe(
-        Effect.withSpan("whizbang.apply", {
-          attributes: { "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.events": rows.length }
-        }),
+        Effect.withSpan(
+          "whizbang.apply",
+          {
+            attributes: { "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName, "whizbang.events": rows.length }
+          },
+          // One span per (stream, perspective): capturing a stack trace for each costs more than the apply itself.
+          { captureStackTrace: false }
+        ),
         Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName })
       )
       deduped += skipped.length
-      const attributes = { perspective: perspectiveName }
-      if (applied.length > 0) yield* Metric.update(Metric.withAttributes(eventsAppliedMetric, attributes), applied.length)
-      if (skipped.length > 0) yield* Metric.update(Metric.withAttributes(dedupHitsMetric, attributes), skipped.length)
+      // Counted per perspective here, added to the metrics once per cycle below (a metric update per group costs).
+      if (applied.length > 0) appliedBy.set(perspectiveName, (appliedBy.get(perspectiveName) ?? 0) + applied.length)
+      if (skipped.length > 0) dedupedBy.set(perspectiveName, (dedupedBy.get(perspectiveName) ?? 0) + skipped.length)
       const last = applied.at(-1)
       if (applied.length > 0 || skipped.length > 0) {
         const completion: CompletionStrategy.PerspectiveCompletion = {
@@ -263,6 +291,8 @@ export const runCycle = (
         yield* strategy.reportFailure(reported, deps.coordinator)
       }
     }
+    for (const [perspective, n] of appliedBy) yield* Metric.update(Metric.withAttributes(eventsAppliedMetric, { perspective }), n)
+    for (const [perspective, n] of dedupedBy) yield* Metric.update(Metric.withAttributes(dedupHitsMetric, { perspective }), n)
     yield* strategy.flush(deps.coordinator).pipe(Effect.withSpan("whizbang.flush", { attributes: { "whizbang.groups": groups.size } }))
     yield* deps.cache.activateRetention
     // Amortised: eviction costs O(evicted + 1), so every cycle keeps the cache at one TTL's worth of work.

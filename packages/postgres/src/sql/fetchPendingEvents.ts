@@ -1,3 +1,11 @@
+/** The `model` column: the pair's stored row, looked up on the pair's first row only, in its perspective's table. */
+const modelColumn = (modelTables: ReadonlyArray<string> | undefined) =>
+  modelTables === undefined || modelTables.length === 0
+    ? "NULL::jsonb"
+    : `CASE WHEN w.position = 1 THEN CASE w.perspective_name ${modelTables
+        .map((table, i) => `WHEN ($4::text[])[${i + 1}] THEN (SELECT jsonb_build_array(m.data) FROM ${table} m WHERE m.id = w.stream_id)`)
+        .join(" ")} END END`
+
 /**
  * The pending events of many streams in one query, for the instance's live leases only, in
  * (stream, perspective, event id) order, at most $3 per (stream, perspective). Rows still in retry backoff are
@@ -34,9 +42,19 @@
  * Only rows below their cursor are late-arrival candidates, so only they are compared with their event's append
  * time; every other row's late test is one comparison on the joined row.
  *
- * Params: $1 instance id, $2 stream ids, $3 limit per (stream, perspective), $4 perspective names (null: all).
+ * Each event's columns (type, payload, metadata, scope, version) come once per event (`event_first`), not once per
+ * work row: an event handled by several perspectives is sent and parsed once, and the caller shares it between its
+ * rows. Only those rows look the event up (the join key is null on the others, and a null key finds nothing).
+ *
+ * Models with the fetch (`modelTables`, the quoted read-model tables of $4's perspectives, in $4's order): the
+ * first row of each (stream, perspective) also carries the pair's stored read-model row as `model`, a one-element
+ * JSON array `[data]` (null: no row yet), read in the same snapshot as the cursor it is applied after — one round
+ * trip instead of one more per perspective. Without `modelTables` the column is null.
+ *
+ * Params: $1 instance id, $2 stream ids, $3 limit per (stream, perspective), $4 perspective names (null: all;
+ * required with `modelTables`).
  */
-export const fetchPendingEvents = `
+export const fetchPendingEvents = (modelTables?: ReadonlyArray<string>): string => `
 WITH wanted AS (
   SELECT DISTINCT s.id AS stream_id FROM unnest($2::uuid[]) AS s(id)
 ),
@@ -75,12 +93,17 @@ flagged AS (
 marked AS (
   SELECT p.*, (p.flagged_before OR (p.stream_id, p.perspective_name) IN (SELECT l.stream_id, l.perspective_name FROM late l)) AS rewind_required
   FROM pending p
+),
+chosen AS (
+  SELECT m.*, row_number() OVER (PARTITION BY m.event_id) = 1 AS event_first
+  FROM marked m
+  WHERE (m.rewind_required AND m.position = 1)
+     OR (NOT m.rewind_required AND NOT m.locked AND m.position <= $3::int)
 )
 SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts, w.cursor_last_event_id,
-       (w.scheduled_for IS NOT NULL AND w.scheduled_for > now()) AS blocked, w.rewind_required,
-       e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version
-FROM marked w
-JOIN wh_events e ON e.event_id = w.event_id
-WHERE (w.rewind_required AND w.position = 1)
-   OR (NOT w.rewind_required AND NOT w.locked AND w.position <= $3::int)
+       (w.scheduled_for IS NOT NULL AND w.scheduled_for > now()) AS blocked, w.rewind_required, w.event_first,
+       e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version,
+       ${modelColumn(modelTables)} AS model
+FROM chosen w
+LEFT JOIN wh_events e ON e.event_id = CASE WHEN w.event_first THEN w.event_id END
 ORDER BY w.stream_id, w.perspective_name, w.event_id`

@@ -4,7 +4,8 @@
  */
 import * as Identifier from "../Identifier.js"
 
-const table = (name: string) => Identifier.quote(`wh_per_${name}`)
+/** The quoted table of a perspective's read-model rows. */
+export const table = (name: string) => Identifier.quote(`wh_per_${name}`)
 
 export const createTable = (name: string) => `
 CREATE TABLE IF NOT EXISTS ${table(name)} (
