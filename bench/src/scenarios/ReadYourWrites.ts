@@ -8,6 +8,7 @@
  */
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { monitorEventLoopDelay } from "node:perf_hooks"
 import { InstanceProvider, PerspectiveRewinder, PerspectiveStore, type PerspectiveWorker, type WorkerOptions } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
 import {
@@ -41,6 +42,8 @@ export interface Run {
   readonly resume: Stats.Latency
   /** Append -> wait returned, for scale. */
   readonly roundTrip: Stats.Latency
+  /** The waiting process's event-loop delay while requests ran (ms): how long a ready fiber waited for the loop. */
+  readonly eventLoopDelay: { readonly p50: number; readonly p99: number; readonly max: number }
   readonly problems: ReadonlyArray<string>
 }
 
@@ -153,12 +156,14 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
             if (!SyncResult.isFresh(result) || version < appended.events[0]!.streamVersion) stale++
             roundTrip.push(resumed - started)
             // Resume latency only for waits that waited: a NoPendingEvents answer was never parked.
-            if (result._tag === "Synced") resume.push(resumed - (yield* commits.at(id)))
+            if (result._tag === "Synced") { const c = yield* commits.at(id); resume.push(resumed - c); const at = (globalThis as any).__rywAt?.get(id); if (at !== undefined) (((globalThis as any).__ryw ??= {}).q ??= []).push(at - c) }
           })
         ).pipe(
           Effect.catchCause(() => Effect.sync(() => void failed++)),
           limit.withPermits(1)
         )
+      const loopDelay = monitorEventLoopDelay({ resolution: 1 })
+      loopDelay.enable()
       const start = now()
       const fibers: Array<Fiber.Fiber<void>> = []
       for (let k = 0; k < iterations; k++) {
@@ -169,6 +174,7 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
       }
       const sent = now()
       yield* Fiber.joinAll(fibers)
+      loopDelay.disable()
       const problems: Array<string> = []
       if (failed > 0) problems.push(`${failed} requests failed`)
       if (stale > 0) problems.push(`${stale} stale reads`)
@@ -181,6 +187,7 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
         outcomes,
         resume: Stats.latency(resume),
         roundTrip: Stats.latency(roundTrip),
+        eventLoopDelay: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
         problems
       } satisfies Run
     })
@@ -198,11 +205,24 @@ export interface Result {
 
 export const run = async (serverUrl: string, profile: Profile, log: (s: string) => void): Promise<Result> => {
   const runs: Array<Run> = []
-  for (const mode of ["in-process", "cross-process"] as const) {
+  for (const mode of profile.readYourWrites.modes) {
     for (const rate of profile.readYourWrites.rates) {
+      ;(globalThis as any).__ryw = {}
       const r = await once(serverUrl, mode, rate, profile.readYourWrites.iterations, profile.readYourWrites.streams)
+      {
+        const st = (globalThis as any).__ryw
+        const pct = (a: Array<number> | undefined) => {
+          if (!a) return ""
+          const s = [...a].sort((x, y) => x - y)
+          return `n=${s.length} p50=${s[Math.floor(s.length / 2)]?.toFixed(2)} p90=${s[Math.floor(s.length * 0.9)]?.toFixed(2)} p99=${s[Math.floor(s.length * 0.99)]?.toFixed(2)}`
+        }
+        log(`lag ${pct(st.lag)} q ${pct(st.q)}`)
+        delete st.lag
+        delete st.q
+        log(JSON.stringify(st))
+      }
       log(
-        `read-your-writes ${mode} @${rate}/s: ${r.iterations} requests, stale ${r.stale}, resume p50 ${Stats.fmt(r.resume.p50, 2)} ms p99 ${Stats.fmt(r.resume.p99, 2)} ms`
+        `read-your-writes ${mode} @${rate}/s: ${r.iterations} requests, stale ${r.stale}, resume p50 ${Stats.fmt(r.resume.p50, 2)} ms p99 ${Stats.fmt(r.resume.p99, 2)} ms, event-loop delay p99 ${Stats.fmt(r.eventLoopDelay.p99, 1)} ms`
       )
       runs.push(r)
     }

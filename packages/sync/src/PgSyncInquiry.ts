@@ -34,6 +34,7 @@ import { EventId } from "@whizbang/core"
 import { PgClient, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
 import { Context, Deferred, Effect, Exit, Layer } from "effect"
 import { type EventFacts, type Verdict, verdict } from "./internal/inquiryRule.js"
+import { ParkedWaits } from "./internal/parkedWaits.js"
 import * as ProcessedListener from "./internal/processedListener.js"
 import * as Sql from "./sql/syncInquiry.js"
 import * as SyncInquiry from "./SyncInquiry.js"
@@ -101,7 +102,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const client = yield* PgClient.PgClient
   const handled = new Map<string, Set<string>>(options.perspectives.map((p) => [p.name, new Set(p.eventTypes)]))
   const limit = options.discoveryLimit ?? 10_000
-  const signal = yield* ProcessedListener.start
+  const signal = new ProcessedListener.ChangeSignal()
 
   const classify = (perspectiveName: string, eventIds: ReadonlyArray<string>) =>
     Effect.gen(function* () {
@@ -110,6 +111,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const valid = ids.filter(EventId.isUuid)
       const out: Record<Verdict, Array<string>> = { pending: ids.filter((id) => !EventId.isUuid(id)), processed: [], deadLettered: [] }
       if (valid.length === 0) return out as Classified
+      const st = ((globalThis as any).__ryw ??= {}); st.queries = (st.queries ?? 0) + 1; st.ids = (st.ids ?? 0) + valid.length
       const rows = yield* client.query<EventFacts>(Sql.eventFacts, [perspectiveName, valid])
       const handles = (eventType: string) => handled.get(perspectiveName)?.has(eventType) ?? false
       for (const row of rows) out[verdict(row, handles)].push(row.event_id)
@@ -144,6 +146,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         pendingEventIds: inquiry.includePendingEventIds === true || inquiry.discoverPendingFromOutbox === true ? pending : undefined
       })
     })
+
+  // One sweep per notification for every wait parked on the database (only the waits it settles wake).
+  const parked = new ParkedWaits(signal, classify)
+  yield* parked.start(yield* Effect.scope)
+  yield* ProcessedListener.start(signal, (processed) => parked.notice(processed))
 
   // Every waiter re-checks on every NOTIFY: without coalescing, N waiters would cost N queries per completion and
   // flood the pool. Asks that arrive while a query runs are answered together by the next one (per perspective).
@@ -221,7 +228,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       pendingForStream(perspectiveName, streamId, eventTypes).pipe(
         Effect.catch((error) => Effect.as(Effect.logWarning("sync discovery failed", error), [] as ReadonlyArray<string>))
       ),
-    changes: { current: signal.current, awaitChangeAfter: (generation) => signal.awaitChangeAfter(generation) }
+    changes: { current: signal.current, awaitChangeAfter: (generation) => signal.awaitChangeAfter(generation) },
+    awaitSettled: (perspectiveName, eventIds, generation) => parked.park(perspectiveName, eventIds, generation)
   }
 
   return PgSyncInquiry.of({ classify, pendingForStream, inquire, port })

@@ -62,7 +62,9 @@ SELECT 'cursor' AS kind, f.* FROM (${fenceCursors.replace(/\$1::uuid/g, "$5::uui
  * (row-locked by {@link fenceCursors}), creates the missing ones, removes exactly the applied work rows (deletes
  * them, or marks them processed in debug mode), releases the streams left without work of the perspectives the
  * instance runs, and queues the `wh_processed` notification (delivered only if the transaction commits; it wakes
- * sync awaiters on every instance).
+ * sync awaiters on every instance). Its payload is the schema, then one line per perspective:
+ * `\n<perspective>\t<event id>,<event id>...` — the events whose work rows this statement removed — unless that
+ * detail is longer than {@link processedNoticeDetailLimit} (then the schema alone: "something changed").
  *
  * - A cursor's status is the completion's: Completed (2), or Processing | CatchingUp (1 | 8) while the pair has more
  *   pending work the worker is still draining; other flags (RewindRequired) are kept.
@@ -97,8 +99,8 @@ created AS (
 removed AS (
   ${
     debugMode
-      ? "UPDATE wh_perspective_events SET processed_at = now(), instance_id = NULL, lease_expiry = NULL WHERE work_id = ANY($9::uuid[]) AND processed_at IS NULL RETURNING work_id"
-      : "DELETE FROM wh_perspective_events WHERE work_id = ANY($9::uuid[]) RETURNING work_id"
+      ? "UPDATE wh_perspective_events SET processed_at = now(), instance_id = NULL, lease_expiry = NULL WHERE work_id = ANY($9::uuid[]) AND processed_at IS NULL RETURNING work_id, event_id, perspective_name"
+      : "DELETE FROM wh_perspective_events WHERE work_id = ANY($9::uuid[]) RETURNING work_id, event_id, perspective_name"
   }
 ),
 released AS (
@@ -117,4 +119,14 @@ SELECT ${models.versions} AS models,
        (SELECT count(*) FROM created)::int AS created,
        (SELECT count(*) FROM removed)::int AS removed,
        (SELECT count(*) FROM released)::int AS released,
-       pg_notify('wh_processed', current_schema()) IS NULL AS notified`
+       pg_notify('wh_processed', current_schema() || (
+         SELECT CASE WHEN octet_length(d.detail) <= ${processedNoticeDetailLimit} THEN d.detail ELSE '' END
+         FROM (SELECT coalesce(string_agg(E'\\n' || g.p || E'\\t' || g.ids, ''), '') AS detail
+               FROM (SELECT r.perspective_name AS p, string_agg(r.event_id::text, ',') AS ids FROM removed r GROUP BY r.perspective_name) g) d
+       )) IS NULL AS notified`
+
+/**
+ * The most bytes of detail the completion's `wh_processed` payload carries after the schema (Postgres caps a
+ * payload below 8,000 bytes); a longer detail is left out, and the bare schema means "something changed".
+ */
+export const processedNoticeDetailLimit = 7_000

@@ -7,7 +7,9 @@
  *   so an event seen pending here and then gone from the tracker is done without asking the database;
  * - not tracked here: the port (the database) — untracked is never done unless it agrees;
  * - on a change signal (NOTIFY) or the safety-net poll, an authoritative port is asked about everything still
- *   awaited, so an event processed on another instance, or dead-lettered, ends the wait as well.
+ *   awaited, so an event processed on another instance, or dead-lettered, ends the wait as well. With a port
+ *   that sweeps (`awaitSettled`), the wait is parked there and woken only by a sweep that settles one of its
+ *   events: one database check per signal for all parked waits, not one per wait.
  *
  * No lost wake-ups: the port's change counter is read before each check, and the tracker registers its waiter
  * only for events still pending at registration, in one synchronous step.
@@ -17,7 +19,7 @@
 import { EventId } from "@whizbang/core"
 import { Duration, Effect } from "effect"
 import type { SyncEventTrackerShape } from "../SyncEventTracker.js"
-import type { SyncInquiryPortShape } from "../SyncInquiryPort.js"
+import type { SettledAnswer, SyncInquiryPortShape } from "../SyncInquiryPort.js"
 
 /** @internal */
 export interface SettleState {
@@ -93,16 +95,52 @@ export const settle = (
           ? Effect.never
           : Effect.map(
               tracker.waitForPerspectiveEvents(local, perspectiveName, { timeout: Duration.infinity, awaiterId: EventId.unsafeMake() }),
-              (ok) => (ok ? ("tracker" as const) : ("dropped" as const))
+              (ok) => (ok ? ({ _tag: "tracker" } as const) : ({ _tag: "dropped" } as const))
             )
-      const changed = port.changes === undefined ? Effect.never : Effect.as(port.changes.awaitChangeAfter(generation), "changed" as const)
-      const woke = yield* Effect.raceAll([trackerWait, changed, Effect.as(Effect.sleep(pollInterval), "poll" as const)])
-      if (woke === "dropped") {
+      const changed = databaseWait(port, perspectiveName, state, local, generation)
+      const woke = yield* Effect.raceAll([trackerWait, changed, Effect.as(Effect.sleep(pollInterval), { _tag: "poll" } as const)])
+      const st = ((globalThis as any).__ryw ??= {}); st[woke._tag] = (st[woke._tag] ?? 0) + 1
+      if (woke._tag === "dropped") {
         if (port.authoritative !== true) return false
         for (const id of local) state.seenLocal.delete(id)
       }
+      if (woke._tag === "settled") {
+        // The sweep asked the database about every id it was given: apply its verdicts, no further check.
+        const pending = new Set(woke.answer.pendingEventIds)
+        for (const id of woke.answer.deadLetteredEventIds) if (state.remaining.has(id)) state.deadLettered.add(id)
+        for (const id of woke.asked) if (!pending.has(id)) state.remaining.delete(id)
+        generation = woke.answer.generation
+        local = local.filter((id) => state.remaining.has(id))
+        continue
+      }
       generation = port.changes === undefined ? 0 : yield* port.changes.current
-      local = yield* check(tracker, port, perspectiveName, state, woke !== "tracker")
+      local = yield* check(tracker, port, perspectiveName, state, woke._tag !== "tracker")
     }
     return true
   })
+
+type DatabaseWake =
+  | { readonly _tag: "changed" }
+  | { readonly _tag: "settled"; readonly asked: ReadonlyArray<string>; readonly answer: SettledAnswer }
+
+/**
+ * The database side of a wait: parked until a sweep settles one of the ids (`awaitSettled`), else woken by every
+ * change signal; never, without signals (the poll remains). The ids handed to the sweep are those `check` would
+ * ask about: all remaining with an authoritative port, else only those the tracker does not hold.
+ */
+const databaseWait = (
+  port: SyncInquiryPortShape,
+  perspectiveName: string,
+  state: SettleState,
+  local: ReadonlyArray<string>,
+  generation: number
+): Effect.Effect<DatabaseWake> => {
+  if (port.awaitSettled !== undefined) {
+    const held = new Set(local)
+    const asked = port.authoritative === true ? [...state.remaining] : [...state.remaining].filter((id) => !held.has(id))
+    if (asked.length === 0) return Effect.never
+    return Effect.map(port.awaitSettled(perspectiveName, asked, generation), (answer) => ({ _tag: "settled", asked, answer }) as const)
+  }
+  if (port.changes === undefined) return Effect.never
+  return Effect.as(port.changes.awaitChangeAfter(generation), { _tag: "changed" } as const)
+}
