@@ -111,7 +111,10 @@ export const fromArgs = (args: ReadonlyArray<string>): Profile => {
       peers: stringArg(args, "peers") === "none" ? [] : base.throughput.peers
     },
     latency: { ...base.latency, seconds: numberArg(args, "latency-seconds") ?? base.latency.seconds },
-    scale: { events: numberArg(args, "scale-events") ?? base.scale.events, streams: numberArg(args, "scale-streams") ?? base.scale.streams },
+    scale: {
+      events: numberArg(args, "scale-events") ?? base.scale.events,
+      streams: numberArg(args, "scale-streams") ?? base.scale.streams
+    },
     readYourWrites: {
       ...base.readYourWrites,
       rates: listArg(args, "ryw-rates") ?? base.readYourWrites.rates,

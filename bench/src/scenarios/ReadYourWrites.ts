@@ -2,8 +2,8 @@
  * Scenario c: read-your-writes. At a steady rate, each "request" appends one event through the tracked event
  * store, waits with `PerspectiveSyncAwaiter.waitForEvents("summary", [id])`, then reads the summary row; a read
  * whose stream version is below the appended event's is stale (there must be none). The worker runs in this process
- * (woken through `WorkerSignals` -> tracker) or in a child process (woken by `NOTIFY wh_processed` -> one
- * inquiry query). Resume latency = the waiter resumed - the summary's completion committed (the worker's hook),
+ * (woken through `WorkerSignals` -> tracker) or in a child process (settled by the `NOTIFY wh_processed` payload,
+ * which names the events the completion committed). Resume latency = the waiter resumed - the summary's completion committed (the worker's hook),
  * over the waits that were parked (`Synced`; a `NoPendingEvents` answer came from the first check).
  */
 import { spawn } from "node:child_process"
@@ -156,7 +156,7 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
             if (!SyncResult.isFresh(result) || version < appended.events[0]!.streamVersion) stale++
             roundTrip.push(resumed - started)
             // Resume latency only for waits that waited: a NoPendingEvents answer was never parked.
-            if (result._tag === "Synced") { const c = yield* commits.at(id); resume.push(resumed - c); const at = (globalThis as any).__rywAt?.get(id); if (at !== undefined) (((globalThis as any).__ryw ??= {}).q ??= []).push(at - c) }
+            if (result._tag === "Synced") resume.push(resumed - (yield* commits.at(id)))
           })
         ).pipe(
           Effect.catchCause(() => Effect.sync(() => void failed++)),
@@ -207,20 +207,7 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
   const runs: Array<Run> = []
   for (const mode of profile.readYourWrites.modes) {
     for (const rate of profile.readYourWrites.rates) {
-      ;(globalThis as any).__ryw = {}
       const r = await once(serverUrl, mode, rate, profile.readYourWrites.iterations, profile.readYourWrites.streams)
-      {
-        const st = (globalThis as any).__ryw
-        const pct = (a: Array<number> | undefined) => {
-          if (!a) return ""
-          const s = [...a].sort((x, y) => x - y)
-          return `n=${s.length} p50=${s[Math.floor(s.length / 2)]?.toFixed(2)} p90=${s[Math.floor(s.length * 0.9)]?.toFixed(2)} p99=${s[Math.floor(s.length * 0.99)]?.toFixed(2)}`
-        }
-        log(`lag ${pct(st.lag)} q ${pct(st.q)}`)
-        delete st.lag
-        delete st.q
-        log(JSON.stringify(st))
-      }
       log(
         `read-your-writes ${mode} @${rate}/s: ${r.iterations} requests, stale ${r.stale}, resume p50 ${Stats.fmt(r.resume.p50, 2)} ms p99 ${Stats.fmt(r.resume.p99, 2)} ms, event-loop delay p99 ${Stats.fmt(r.eventLoopDelay.p99, 1)} ms`
       )
@@ -232,7 +219,18 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
 
 export const table = (result: Result, profile: Profile): Table => ({
   title: `c. Read-your-writes: append -> wait -> read (${profile.readYourWrites.iterations} requests per row; resume = waiter resumed - completion committed, over Synced waits, ms)`,
-  head: ["worker", "target/s", "achieved/s", "stale reads", "outcomes", "resume p50", "resume p99", "append->resumed p50", "p99"],
+  head: [
+    "worker",
+    "target/s",
+    "achieved/s",
+    "stale reads",
+    "outcomes",
+    "resume p50",
+    "resume p99",
+    "append->resumed p50",
+    "p99",
+    "event-loop delay p99"
+  ],
   rows: result.runs.map((r) => [
     r.mode,
     Stats.fmt(r.rate),
@@ -244,11 +242,13 @@ export const table = (result: Result, profile: Profile): Table => ({
     Stats.fmt(r.resume.p50, 2),
     Stats.fmt(r.resume.p99, 2),
     Stats.fmt(r.roundTrip.p50, 1),
-    Stats.fmt(r.roundTrip.p99, 1)
+    Stats.fmt(r.roundTrip.p99, 1),
+    Stats.fmt(r.eventLoopDelay.p99, 1)
   ]),
   notes: [
     "in-process: the worker runs in the waiting process and wakes it through WorkerSignals -> SyncEventTracker;",
-    "cross-process: the worker is a child process; the waiter wakes on NOTIFY wh_processed and asks the database once.",
+    "cross-process: the worker is a child process; the waiter is settled by the NOTIFY wh_processed payload (the events the completion committed), no query.",
+    "event-loop delay: how late the waiting process's event loop ran a ready callback (monitorEventLoopDelay) while requests ran.",
     `worker options: ${JSON.stringify(tunedOptions)}`
   ]
 })

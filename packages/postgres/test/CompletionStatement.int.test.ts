@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { EventId, EventStore, InstanceProvider, PerspectiveStatus, PerspectiveStore, WorkCoordinator } from "@whizbang/core"
-import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
+import { PgClient, PgListener, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Exit, Layer } from "effect"
 import * as Bank from "./fixtures/bank.js"
 
 const Completed = PerspectiveStatus.PerspectiveStatus.Completed
@@ -59,6 +59,66 @@ describe("the completion statement", () => {
         )
         expect(left).toEqual({ work: 0, leases: 0 })
       }).pipe(
+        Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+        Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+        Effect.scoped
+      ),
+    60_000
+  )
+
+  it.live(
+    "notifies wh_processed with the applied events per perspective after the schema, or the bare schema when that detail is too long",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const coordinator = yield* WorkCoordinator.WorkCoordinator
+        const client = yield* PgClient.PgClient
+        let next = Deferred.makeUnsafe<string | undefined>()
+        // The first call is the listener's connect; each later one is a notification.
+        const connected = Deferred.makeUnsafe<void>()
+        yield* PgListener.fork("wh_processed", (detail) => {
+          if (!Deferred.isDoneUnsafe(connected)) return void Deferred.doneUnsafe(connected, Exit.void)
+          Deferred.doneUnsafe(next, Exit.succeed(detail))
+        })
+        yield* Deferred.await(connected)
+        /** Claims, fetches and completes every pending row of the stream in one completion; returns the notification's detail. */
+        const completeAll = (stream: string) =>
+          Effect.gen(function* () {
+            next = Deferred.makeUnsafe()
+            const claimed = yield* coordinator.claimWork({ instanceId: "", maxStreams: 10, leaseSeconds: 30 })
+            const pending = yield* coordinator.fetchPendingEvents({ instanceId: "", streamIds: claimed })
+            const byPerspective = new Map<string, Array<(typeof pending)[number]>>()
+            for (const p of pending) byPerspective.set(p.perspectiveName, [...(byPerspective.get(p.perspectiveName) ?? []), p])
+            yield* coordinator.reportCompletions(
+              [...byPerspective].map(([perspectiveName, rows]) => ({
+                workIds: rows.map((r) => r.workId),
+                streamId: stream,
+                perspectiveName,
+                lastEventId: rows.at(-1)!.eventId,
+                status: Completed,
+                cursorAtFetch: rows[0]!.cursorLastEventId
+              }))
+            )
+            return { detail: yield* Deferred.await(next), pending }
+          })
+        const small = EventId.unsafeMake()
+        const [event] = (yield* store.append(small, [Bank.Deposited.make({ accountId: small, amount: 5 })])).events
+        const { detail } = yield* completeAll(small)
+        expect(detail?.split("\n").sort()).toEqual([`activity\t${event!.eventId}`, `balance\t${event!.eventId}`])
+
+        // 2 perspectives x 100 events x 37 bytes: over the 7,000-byte limit, so only the schema is sent.
+        const large = EventId.unsafeMake()
+        yield* store.append(
+          large,
+          Array.from({ length: 100 }, (_, i) => Bank.Deposited.make({ accountId: large, amount: i }))
+        )
+        const big = yield* completeAll(large)
+        expect(big.pending.length).toBeGreaterThanOrEqual(190)
+        expect(big.detail).toBeUndefined()
+        expect(yield* client.query("select 1 from wh_perspective_events")).toEqual([])
+      }).pipe(
+        // The listener's scope closes before the database is dropped.
+        Effect.scoped,
         Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
         Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
         Effect.scoped

@@ -111,7 +111,6 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const valid = ids.filter(EventId.isUuid)
       const out: Record<Verdict, Array<string>> = { pending: ids.filter((id) => !EventId.isUuid(id)), processed: [], deadLettered: [] }
       if (valid.length === 0) return out as Classified
-      const st = ((globalThis as any).__ryw ??= {}); st.queries = (st.queries ?? 0) + 1; st.ids = (st.ids ?? 0) + valid.length
       const rows = yield* client.query<EventFacts>(Sql.eventFacts, [perspectiveName, valid])
       const handles = (eventType: string) => handled.get(perspectiveName)?.has(eventType) ?? false
       for (const row of rows) out[verdict(row, handles)].push(row.event_id)

@@ -66,7 +66,9 @@ export interface SyncInquiryPortShape {
    * all parked waits instead of one per wait. Absent: the awaiter wakes on every change and asks
    * `pendingEventIds` itself.
    */
-  readonly awaitSettled?: ((perspectiveName: string, eventIds: ReadonlyArray<string>, generation: number) => Effect.Effect<SettledAnswer>) | undefined
+  readonly awaitSettled?:
+    | ((perspectiveName: string, eventIds: ReadonlyArray<string>, generation: number) => Effect.Effect<SettledAnswer>)
+    | undefined
 }
 
 /**

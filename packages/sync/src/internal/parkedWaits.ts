@@ -138,7 +138,6 @@ export class ParkedWaits {
    * were not all checked for its other ids, so parking again replays them (or sweeps).
    */
   private settle(entry: Parked, processed: ReadonlySet<string>): void {
-    const g = ((globalThis as any).__rywAt ??= new Map()); for (const id of processed) g.set(id, performance.timeOrigin + performance.now())
     this.parked.delete(entry)
     Deferred.doneUnsafe(
       entry.done,

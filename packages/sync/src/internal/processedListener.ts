@@ -23,7 +23,6 @@ export class ChangeSignal {
   private next = Deferred.makeUnsafe<void>()
 
   bump(): void {
-    const st = ((globalThis as any).__ryw ??= {}); st.notifies = (st.notifies ?? 0) + 1
     this.generation++
     const done = this.next
     this.next = Deferred.makeUnsafe<void>()

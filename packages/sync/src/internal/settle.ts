@@ -99,7 +99,6 @@ export const settle = (
             )
       const changed = databaseWait(port, perspectiveName, state, local, generation)
       const woke = yield* Effect.raceAll([trackerWait, changed, Effect.as(Effect.sleep(pollInterval), { _tag: "poll" } as const)])
-      const st = ((globalThis as any).__ryw ??= {}); st[woke._tag] = (st[woke._tag] ?? 0) + 1
       if (woke._tag === "dropped") {
         if (port.authoritative !== true) return false
         for (const id of local) state.seenLocal.delete(id)
