@@ -14,9 +14,11 @@
  * writes E and its work rows in one transaction, and the completion deletes exactly the applied rows and
  * advances the cursor in one transaction.
  *
- * **Wake-ups**: the layer holds one LISTEN connection on `wh_processed`, which `PgWorkCoordinator` notifies
- * (payload: the schema) in every completion and dead-letter transaction. An awaiter re-checks the database on
- * each notification (and on a 1 s safety-net poll) instead of polling every 100 ms.
+ * **Wake-ups**: the layer holds one LISTEN connection on `wh_processed`, which `PgWorkCoordinator` notifies in
+ * every completion (payload: the schema, then the committed events per perspective) and dead-letter transaction
+ * (the schema alone). Waits are parked on it: a notification that names a parked wait's event settles it without a
+ * query, and a notification without detail runs one sweep (one query per perspective for every parked wait); a
+ * wait that nothing settles is never woken. A 1 s safety-net poll remains.
  *
  * ```ts
  * const SyncLive = Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(
@@ -151,8 +153,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   yield* parked.start(yield* Effect.scope)
   yield* ProcessedListener.start(signal, (processed) => parked.notice(processed))
 
-  // Every waiter re-checks on every NOTIFY: without coalescing, N waiters would cost N queries per completion and
-  // flood the pool. Asks that arrive while a query runs are answered together by the next one (per perspective).
+  // First checks and safety-net polls of many waits: asks that arrive while a query runs are answered together by
+  // the next one (per perspective), so concurrent waits do not flood the pool.
   const scope = yield* Effect.scope
   type Ask = {
     readonly perspectiveName: string
