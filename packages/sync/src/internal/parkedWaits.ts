@@ -4,7 +4,7 @@
  * - **From the payload** (the fast path): a completion's `NOTIFY wh_processed` names the events it processed per
  *   perspective, and Postgres delivers it only after the transaction committed and became visible. A parked wait
  *   whose event is named is settled at once, without a query; the others are not woken at all.
- * - **By a sweep**: a notification without detail (a dead letter, a detail too long for a payload, a reconnect)
+ * - **By a sweep**: a notification without detail (a dead letter, a reconnect, a completion that removed no work row)
  *   wakes one sweeper fiber, which asks the database about every parked event in one query per perspective and
  *   completes only the waits that query settles (processed or dead-lettered). Signals during a sweep are folded
  *   into the next one. So N parked waits and M notifications cost at most about M queries, never N × M wake-ups.
@@ -63,6 +63,8 @@ const processedBy = (entry: Parked, notices: Iterable<Notice>): Set<string> => {
 /** @internal */
 export class ParkedWaits {
   private readonly parked = new Set<Parked>()
+  /** Event id -> the parked waits that include it, so a notification touches only the waits it names. */
+  private readonly byEvent = new Map<string, Set<Parked>>()
   private readonly recent: Array<Notice> = []
   private wake = Deferred.makeUnsafe<void>()
   /** Sweeps run so far (diagnostics and tests). */
@@ -92,11 +94,18 @@ export class ParkedWaits {
     this.recent.push(notice)
     if (this.recent.length > recentNotices) this.recent.shift()
     if (processed === undefined) return this.request()
-    for (const entry of this.parked) {
-      if (!processed.has(entry.perspectiveName)) continue
-      const settled = processedBy(entry, [notice])
-      if (settled.size > 0) this.settle(entry, settled)
+    const named = new Map<Parked, Set<string>>()
+    for (const [perspectiveName, ids] of processed) {
+      for (const id of ids) {
+        for (const entry of this.byEvent.get(id) ?? []) {
+          if (entry.perspectiveName !== perspectiveName) continue
+          const settled = named.get(entry)
+          if (settled === undefined) named.set(entry, new Set([id]))
+          else settled.add(id)
+        }
+      }
     }
+    for (const [entry, settled] of named) this.settle(entry, settled)
   }
 
   /**
@@ -107,6 +116,11 @@ export class ParkedWaits {
     return Effect.suspend(() => {
       const entry: Parked = { perspectiveName, eventIds, generation, done: Deferred.makeUnsafe<Settled>() }
       this.parked.add(entry)
+      for (const id of eventIds) {
+        const entries = this.byEvent.get(id)
+        if (entries === undefined) this.byEvent.set(id, new Set([entry]))
+        else entries.add(entry)
+      }
       const missed = this.signal.generation - generation
       if (missed > 0) {
         const replay = this.recent.filter((n) => n.generation > generation)
@@ -114,7 +128,7 @@ export class ParkedWaits {
         if (settled.size > 0) this.settle(entry, settled)
         else if (replay.length < missed || replay.some((n) => n.processed === undefined)) this.request()
       }
-      return Deferred.await(entry.done).pipe(Effect.ensuring(Effect.sync(() => this.parked.delete(entry))))
+      return Deferred.await(entry.done).pipe(Effect.ensuring(Effect.sync(() => this.unpark(entry))))
     })
   }
 
@@ -137,8 +151,17 @@ export class ParkedWaits {
    * Completes a wait from a notification. The answer keeps the wait's own generation: notifications since then
    * were not all checked for its other ids, so parking again replays them (or sweeps).
    */
+  private unpark(entry: Parked): void {
+    if (!this.parked.delete(entry)) return
+    for (const id of entry.eventIds) {
+      const entries = this.byEvent.get(id)
+      entries?.delete(entry)
+      if (entries?.size === 0) this.byEvent.delete(id)
+    }
+  }
+
   private settle(entry: Parked, processed: ReadonlySet<string>): void {
-    this.parked.delete(entry)
+    this.unpark(entry)
     Deferred.doneUnsafe(
       entry.done,
       Exit.succeed({
@@ -167,7 +190,7 @@ export class ParkedWaits {
             for (const entry of entries) {
               const stillPending = entry.eventIds.filter((id) => pendingSet.has(id))
               if (stillPending.length === entry.eventIds.length) continue
-              this.parked.delete(entry)
+              this.unpark(entry)
               Deferred.doneUnsafe(
                 entry.done,
                 Exit.succeed({

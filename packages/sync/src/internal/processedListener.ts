@@ -38,8 +38,8 @@ export class ChangeSignal {
 
 /**
  * What one notification says was processed: perspective name -> event ids, from the completion's payload
- * (`<perspective>\t<id>,<id>` lines after the schema). `undefined`: no detail (a dead letter, a detail too long
- * for a payload, a reconnect) — anything may have changed.
+ * (`<perspective>\t<id>,<id>` lines after the schema). `undefined`: no detail (a dead letter, a reconnect) —
+ * anything may have changed.
  *
  * @internal
  */

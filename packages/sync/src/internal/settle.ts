@@ -109,7 +109,11 @@ export const settle = (
             )
       const changed: Effect.Effect<DatabaseWake | { readonly _tag: "asked"; readonly answer: PendingAnswer }> =
         unasked.length > 0
-          ? Effect.map(port.pendingEventIds(perspectiveName, unasked), (answer) => ({ _tag: "asked", answer }) as const)
+          ? // A notification that settles the wait while its first query is still queued ends it too.
+            Effect.race(
+              Effect.map(port.pendingEventIds(perspectiveName, unasked), (answer) => ({ _tag: "asked", answer }) as const),
+              databaseWait(port, perspectiveName, state, local, generation)
+            )
           : databaseWait(port, perspectiveName, state, local, generation)
       const woke = yield* Effect.raceAll([trackerWait, changed, Effect.as(Effect.sleep(pollInterval), { _tag: "poll" } as const)])
       const before = state.remaining.size
