@@ -21,7 +21,11 @@ const fakeDatabase = () => {
   const port: SyncInquiryPortShape = {
     authoritative: true,
     pendingEventIds: (_p, ids) =>
-      Effect.suspend(() => (hooks.hang === true ? (stats.asked++, Effect.never) : Effect.void)).pipe(
+      Effect.suspend(() => {
+        if (hooks.hang !== true) return Effect.void
+        stats.asked++
+        return Effect.never
+      }).pipe(
         Effect.andThen(
           Effect.sync(() => {
             stats.asked++

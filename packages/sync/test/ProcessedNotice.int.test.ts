@@ -27,7 +27,7 @@ describe("the completion's wh_processed notification", () => {
         let expected: ReadonlyArray<string> | undefined
         const allNamed = Deferred.makeUnsafe<void>()
         const check = () => {
-          if (expected !== undefined && expected.every((id) => named().has(id))) Deferred.doneUnsafe(allNamed, Exit.void)
+          if (expected?.every((id) => named().has(id))) Deferred.doneUnsafe(allNamed, Exit.void)
         }
         yield* PgListener.fork("wh_processed", (detail) => {
           details.push(detail)

@@ -93,7 +93,10 @@ export class ParkedWaits {
     const notice: Notice = { generation: this.signal.generation, processed }
     this.recent.push(notice)
     if (this.recent.length > recentNotices) this.recent.shift()
-    if (processed === undefined) return this.request()
+    if (processed === undefined) {
+      this.request()
+      return
+    }
     const named = new Map<Parked, Set<string>>()
     for (const [perspectiveName, ids] of processed) {
       for (const id of ids) {
