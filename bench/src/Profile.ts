@@ -17,7 +17,12 @@ export interface Profile {
   readonly latency: { readonly rates: ReadonlyArray<number>; readonly seconds: number; readonly streams: number }
   readonly scale: { readonly events: number; readonly streams: number }
   /** Scenario c: requests (append -> wait -> read) per (worker placement, rate). */
-  readonly readYourWrites: { readonly rates: ReadonlyArray<number>; readonly iterations: number; readonly streams: number }
+  readonly readYourWrites: {
+    readonly rates: ReadonlyArray<number>
+    readonly iterations: number
+    readonly streams: number
+    readonly modes: ReadonlyArray<"in-process" | "cross-process">
+  }
 }
 
 export const quick: Profile = {
@@ -34,7 +39,7 @@ export const quick: Profile = {
   },
   latency: { rates: [200, 1_000], seconds: 3, streams: 500 },
   scale: { events: 20_000, streams: 2_000 },
-  readYourWrites: { rates: [200, 1_000], iterations: 600, streams: 500 }
+  readYourWrites: { rates: [200, 1_000], iterations: 600, streams: 500, modes: ["in-process", "cross-process"] }
 }
 
 export const full: Profile = {
@@ -51,7 +56,7 @@ export const full: Profile = {
   },
   latency: { rates: [200, 1_000, 3_000], seconds: 20, streams: 2_000 },
   scale: { events: 1_000_000, streams: 100_000 },
-  readYourWrites: { rates: [200, 1_000], iterations: 10_000, streams: 2_000 }
+  readYourWrites: { rates: [200, 1_000], iterations: 10_000, streams: 2_000, modes: ["in-process", "cross-process"] }
 }
 
 const numberArg = (args: ReadonlyArray<string>, name: string) => {
@@ -77,10 +82,21 @@ const listArg = (args: ReadonlyArray<string>, name: string): ReadonlyArray<numbe
   return values
 }
 
+/** `--ryw-modes in-process,cross-process`: where scenario c's worker runs. */
+const modesArg = (args: ReadonlyArray<string>): ReadonlyArray<"in-process" | "cross-process"> | undefined => {
+  const raw = stringArg(args, "ryw-modes")
+  if (raw === undefined) return undefined
+  const modes = raw.split(",").map((m) => m.trim())
+  const bad = modes.find((m) => m !== "in-process" && m !== "cross-process")
+  if (bad !== undefined) throw new Error(`--ryw-modes must be in-process and/or cross-process separated by commas, got ${raw}`)
+  return modes as ReadonlyArray<"in-process" | "cross-process">
+}
+
 /**
  * The profile named by `--profile`, with overrides: --reps, --events, --streams, --peer-events, --scale-events,
  * --scale-streams, --latency-seconds, --instances 1,2 (Whizbang instance counts), --baseline-loops 1,2, --peers none,
- * --in-process (scenario a's Whizbang instances in the bench process instead of one process each).
+ * --in-process (scenario a's Whizbang instances in the bench process instead of one process each),
+ * --ryw-rates 200,1000, --ryw-iterations N, --ryw-modes in-process,cross-process (scenario c).
  */
 export const fromArgs = (args: ReadonlyArray<string>): Profile => {
   const name = stringArg(args, "profile") ?? "full"
@@ -101,6 +117,15 @@ export const fromArgs = (args: ReadonlyArray<string>): Profile => {
       workerProcesses: !args.includes("--in-process")
     },
     latency: { ...base.latency, seconds: numberArg(args, "latency-seconds") ?? base.latency.seconds },
-    scale: { events: numberArg(args, "scale-events") ?? base.scale.events, streams: numberArg(args, "scale-streams") ?? base.scale.streams }
+    scale: {
+      events: numberArg(args, "scale-events") ?? base.scale.events,
+      streams: numberArg(args, "scale-streams") ?? base.scale.streams
+    },
+    readYourWrites: {
+      ...base.readYourWrites,
+      rates: listArg(args, "ryw-rates") ?? base.readYourWrites.rates,
+      iterations: numberArg(args, "ryw-iterations") ?? base.readYourWrites.iterations,
+      modes: modesArg(args) ?? base.readYourWrites.modes
+    }
   }
 }

@@ -2,12 +2,13 @@
  * Scenario c: read-your-writes. At a steady rate, each "request" appends one event through the tracked event
  * store, waits with `PerspectiveSyncAwaiter.waitForEvents("summary", [id])`, then reads the summary row; a read
  * whose stream version is below the appended event's is stale (there must be none). The worker runs in this process
- * (woken through `WorkerSignals` -> tracker) or in a child process (woken by `NOTIFY wh_processed` -> one
- * inquiry query). Resume latency = the waiter resumed - the summary's completion committed (the worker's hook),
+ * (woken through `WorkerSignals` -> tracker) or in a child process (settled by the `NOTIFY wh_processed` payload,
+ * which names the events the completion committed). Resume latency = the waiter resumed - the summary's completion committed (the worker's hook),
  * over the waits that were parked (`Synced`; a `NoPendingEvents` answer came from the first check).
  */
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { monitorEventLoopDelay } from "node:perf_hooks"
 import { InstanceProvider, PerspectiveRewinder, PerspectiveStore, type PerspectiveWorker, type WorkerOptions } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
 import {
@@ -41,6 +42,8 @@ export interface Run {
   readonly resume: Stats.Latency
   /** Append -> wait returned, for scale. */
   readonly roundTrip: Stats.Latency
+  /** The waiting process's event-loop delay while requests ran (ms): how long a ready fiber waited for the loop. */
+  readonly eventLoopDelay: { readonly p50: number; readonly p99: number; readonly max: number }
   readonly problems: ReadonlyArray<string>
 }
 
@@ -159,6 +162,8 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
           Effect.catchCause(() => Effect.sync(() => void failed++)),
           limit.withPermits(1)
         )
+      const loopDelay = monitorEventLoopDelay({ resolution: 1 })
+      loopDelay.enable()
       const start = now()
       const fibers: Array<Fiber.Fiber<void>> = []
       for (let k = 0; k < iterations; k++) {
@@ -169,6 +174,7 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
       }
       const sent = now()
       yield* Fiber.joinAll(fibers)
+      loopDelay.disable()
       const problems: Array<string> = []
       if (failed > 0) problems.push(`${failed} requests failed`)
       if (stale > 0) problems.push(`${stale} stale reads`)
@@ -181,6 +187,7 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
         outcomes,
         resume: Stats.latency(resume),
         roundTrip: Stats.latency(roundTrip),
+        eventLoopDelay: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
         problems
       } satisfies Run
     })
@@ -198,11 +205,11 @@ export interface Result {
 
 export const run = async (serverUrl: string, profile: Profile, log: (s: string) => void): Promise<Result> => {
   const runs: Array<Run> = []
-  for (const mode of ["in-process", "cross-process"] as const) {
+  for (const mode of profile.readYourWrites.modes) {
     for (const rate of profile.readYourWrites.rates) {
       const r = await once(serverUrl, mode, rate, profile.readYourWrites.iterations, profile.readYourWrites.streams)
       log(
-        `read-your-writes ${mode} @${rate}/s: ${r.iterations} requests, stale ${r.stale}, resume p50 ${Stats.fmt(r.resume.p50, 2)} ms p99 ${Stats.fmt(r.resume.p99, 2)} ms`
+        `read-your-writes ${mode} @${rate}/s: ${r.iterations} requests, stale ${r.stale}, resume p50 ${Stats.fmt(r.resume.p50, 2)} ms p99 ${Stats.fmt(r.resume.p99, 2)} ms, event-loop delay p99 ${Stats.fmt(r.eventLoopDelay.p99, 1)} ms`
       )
       runs.push(r)
     }
@@ -212,7 +219,18 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
 
 export const table = (result: Result, profile: Profile): Table => ({
   title: `c. Read-your-writes: append -> wait -> read (${profile.readYourWrites.iterations} requests per row; resume = waiter resumed - completion committed, over Synced waits, ms)`,
-  head: ["worker", "target/s", "achieved/s", "stale reads", "outcomes", "resume p50", "resume p99", "append->resumed p50", "p99"],
+  head: [
+    "worker",
+    "target/s",
+    "achieved/s",
+    "stale reads",
+    "outcomes",
+    "resume p50",
+    "resume p99",
+    "append->resumed p50",
+    "p99",
+    "event-loop delay p99"
+  ],
   rows: result.runs.map((r) => [
     r.mode,
     Stats.fmt(r.rate),
@@ -224,11 +242,13 @@ export const table = (result: Result, profile: Profile): Table => ({
     Stats.fmt(r.resume.p50, 2),
     Stats.fmt(r.resume.p99, 2),
     Stats.fmt(r.roundTrip.p50, 1),
-    Stats.fmt(r.roundTrip.p99, 1)
+    Stats.fmt(r.roundTrip.p99, 1),
+    Stats.fmt(r.eventLoopDelay.p99, 1)
   ]),
   notes: [
     "in-process: the worker runs in the waiting process and wakes it through WorkerSignals -> SyncEventTracker;",
-    "cross-process: the worker is a child process; the waiter wakes on NOTIFY wh_processed and asks the database once.",
+    "cross-process: the worker is a child process; the waiter is settled by the NOTIFY wh_processed payload (the events the completion committed), no query.",
+    "event-loop delay: how late the waiting process's event loop ran a ready callback (monitorEventLoopDelay) while requests ran.",
     `worker options: ${JSON.stringify(tunedOptions)}`
   ]
 })

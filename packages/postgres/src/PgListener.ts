@@ -3,10 +3,11 @@
  * pool's slots: with them in the pool, `maxConnections: 2` and two listeners left no connection for statements), kept open for the life of a scope: the
  * connection is re-opened with capped exponential backoff (100 ms doubling to 5 s) when it dies, and only
  * notifications whose payload is this client's schema are delivered (channel names are shared by every schema
- * of a database; the payload names the schema).
+ * of a database; the payload names the schema). A payload may carry detail after the schema and a newline
+ * (`<schema>\n<detail>`); `onMessage` receives that detail, or `undefined` for a bare schema.
  *
- * `onMessage` also runs after every (re)connect, since notifications sent while disconnected are lost: a listener
- * should treat it as "something may have changed".
+ * `onMessage` also runs (with `undefined`) after every (re)connect, since notifications sent while disconnected
+ * are lost: a listener should treat it as "something may have changed".
  *
  * @since 0.1.0
  */
@@ -16,7 +17,7 @@ import { PgClient } from "./PgClient.js"
 import * as Identifier from "./Identifier.js"
 
 /** Holds one LISTEN connection until it breaks; fails when it does, so the caller reconnects. */
-const listenOnce = (client: PgClient["Service"], channel: string, onMessage: () => void) =>
+const listenOnce = (client: PgClient["Service"], channel: string, onMessage: (detail: string | undefined) => void) =>
   Effect.scoped(
     Effect.gen(function* () {
       const connection = yield* Effect.acquireRelease(client.connect, (c) => Effect.promise(() => c.end().catch(() => undefined)))
@@ -24,10 +25,13 @@ const listenOnce = (client: PgClient["Service"], channel: string, onMessage: () 
       connection.on("error", () => undefined)
       // `channel` was checked to be a plain identifier (see `fork`), so it needs no quoting.
       yield* Effect.tryPromise(() => connection.query(`LISTEN ${channel}`))
-      onMessage()
+      onMessage(undefined)
+      const withDetail = `${client.schema}\n`
       yield* Effect.callback<never, Error>((resume) => {
         const onNotification = (message: pg.Notification) => {
-          if (message.channel === channel && message.payload === client.schema) onMessage()
+          if (message.channel !== channel || message.payload === undefined) return
+          if (message.payload === client.schema) onMessage(undefined)
+          else if (message.payload.startsWith(withDetail)) onMessage(message.payload.slice(withDetail.length))
         }
         const onBroken = (error?: Error) => resume(Effect.fail(error ?? new Error(`LISTEN ${channel} connection ended`)))
         connection.on("notification", onNotification)
@@ -48,7 +52,10 @@ const listenOnce = (client: PgClient["Service"], channel: string, onMessage: () 
  * @category constructors
  * @since 0.1.0
  */
-export const fork = (channel: string, onMessage: () => void): Effect.Effect<void, never, PgClient | Scope.Scope> =>
+export const fork = (
+  channel: string,
+  onMessage: (detail: string | undefined) => void
+): Effect.Effect<void, never, PgClient | Scope.Scope> =>
   Effect.gen(function* () {
     if (!Identifier.isValid(channel)) return yield* Effect.die(new Error(`invalid LISTEN channel name ${JSON.stringify(channel)}`))
     const client = yield* PgClient

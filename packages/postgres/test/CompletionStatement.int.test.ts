@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { EventId, EventStore, InstanceProvider, PerspectiveStatus, PerspectiveStore, WorkCoordinator } from "@whizbang/core"
-import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
+import { PgClient, PgListener, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Exit, Layer } from "effect"
 import * as Bank from "./fixtures/bank.js"
 
 const Completed = PerspectiveStatus.PerspectiveStatus.Completed
@@ -59,6 +59,78 @@ describe("the completion statement", () => {
         )
         expect(left).toEqual({ work: 0, leases: 0 })
       }).pipe(
+        Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+        Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+        Effect.scoped
+      ),
+    60_000
+  )
+
+  it.live(
+    "notifies wh_processed with the applied events per perspective after the schema, in chunks that fit a payload",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const coordinator = yield* WorkCoordinator.WorkCoordinator
+        const client = yield* PgClient.PgClient
+        const details: Array<string | undefined> = []
+        let expected = 0
+        let done = Deferred.makeUnsafe<void>()
+        // The first call is the listener's connect; each later one is a notification.
+        const connected = Deferred.makeUnsafe<void>()
+        yield* PgListener.fork("wh_processed", (detail) => {
+          if (!Deferred.isDoneUnsafe(connected)) return void Deferred.doneUnsafe(connected, Exit.void)
+          details.push(detail)
+          if (details.length >= expected) Deferred.doneUnsafe(done, Exit.void)
+        })
+        yield* Deferred.await(connected)
+        /** Claims, fetches and completes every pending row of the stream in one completion; returns its notifications' details. */
+        const completeAll = (stream: string, notifications: number) =>
+          Effect.gen(function* () {
+            details.length = 0
+            expected = notifications
+            done = Deferred.makeUnsafe()
+            const claimed = yield* coordinator.claimWork({ instanceId: "", maxStreams: 10, leaseSeconds: 30 })
+            const pending = yield* coordinator.fetchPendingEvents({ instanceId: "", streamIds: claimed })
+            const byPerspective = new Map<string, Array<(typeof pending)[number]>>()
+            for (const p of pending) byPerspective.set(p.perspectiveName, [...(byPerspective.get(p.perspectiveName) ?? []), p])
+            yield* coordinator.reportCompletions(
+              [...byPerspective].map(([perspectiveName, rows]) => ({
+                workIds: rows.map((r) => r.workId),
+                streamId: stream,
+                perspectiveName,
+                lastEventId: rows.at(-1)!.eventId,
+                status: Completed,
+                cursorAtFetch: rows[0]!.cursorLastEventId
+              }))
+            )
+            yield* Deferred.await(done)
+            return { details: [...details], pending }
+          })
+        const small = EventId.unsafeMake()
+        const [event] = (yield* store.append(small, [Bank.Deposited.make({ accountId: small, amount: 5 })])).events
+        const one = yield* completeAll(small, 2)
+        expect(one.details.sort()).toEqual([`activity\t${event!.eventId}`, `balance\t${event!.eventId}`])
+
+        // 2 perspectives x 200 events: 2 x ceil(200 / 180) = 4 notifications, each under the 8,000-byte payload limit.
+        const large = EventId.unsafeMake()
+        const appended = yield* store.append(
+          large,
+          Array.from({ length: 200 }, (_, i) => Bank.Deposited.make({ accountId: large, amount: i }))
+        )
+        const big = yield* completeAll(large, 4)
+        expect(big.pending).toHaveLength(400)
+        expect(big.details).toHaveLength(4)
+        for (const d of big.details) expect(Buffer.byteLength(`bank\n${d}`)).toBeLessThan(8000)
+        const named = (perspective: string) =>
+          big.details.filter((d) => d!.startsWith(`${perspective}\t`)).flatMap((d) => d!.split("\t")[1]!.split(","))
+        const ids = appended.events.map((e) => e.eventId).sort()
+        expect(named("balance").sort()).toEqual(ids)
+        expect(named("activity").sort()).toEqual(ids)
+        expect(yield* client.query("select 1 from wh_perspective_events")).toEqual([])
+      }).pipe(
+        // The listener's scope closes before the database is dropped.
+        Effect.scoped,
         Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
         Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
         Effect.scoped

@@ -239,7 +239,10 @@ describe("lifecycle stages and security context", () => {
           ])
           yield* worker.awaitIdle
           const client = yield* PgClient.PgClient
-          expect((yield* client.query<{ n: number }>("select count(*)::int as n from wh_lifecycle_pending"))[0]!.n).toBe(0)
+          // Only the dead-lettered event's row is left, parked (claimed_at = infinity) for a retry of its dead letter.
+          expect(
+            yield* client.query("select event_id::text as event_id, claimed_at = 'infinity' as parked from wh_lifecycle_pending")
+          ).toEqual([{ event_id: appended.events[1]!.eventId, parked: true }])
           expect((yield* client.query<{ n: number }>("select count(*)::int as n from wh_dead_letters"))[0]!.n).toBe(1)
           // The operator sees the dead-lettered lifecycle as such, and nothing left owed.
           expect((yield* PgStatus.snapshot()).lifecycles).toEqual({ pending: 0, deadLetteredEvents: 1 })

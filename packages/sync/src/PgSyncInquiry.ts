@@ -14,9 +14,11 @@
  * writes E and its work rows in one transaction, and the completion deletes exactly the applied rows and
  * advances the cursor in one transaction.
  *
- * **Wake-ups**: the layer holds one LISTEN connection on `wh_processed`, which `PgWorkCoordinator` notifies
- * (payload: the schema) in every completion and dead-letter transaction. An awaiter re-checks the database on
- * each notification (and on a 1 s safety-net poll) instead of polling every 100 ms.
+ * **Wake-ups**: the layer holds one LISTEN connection on `wh_processed`, which `PgWorkCoordinator` notifies in
+ * every completion (payload: the schema, then the committed events per perspective) and dead-letter transaction
+ * (the schema alone). Waits are parked on it: a notification that names a parked wait's event settles it without a
+ * query, and a notification without detail runs one sweep (one query per perspective for every parked wait); a
+ * wait that nothing settles is never woken. A 1 s safety-net poll remains.
  *
  * ```ts
  * const SyncLive = Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(
@@ -34,6 +36,7 @@ import { EventId } from "@whizbang/core"
 import { PgClient, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
 import { Context, Deferred, Effect, Exit, Layer } from "effect"
 import { type EventFacts, type Verdict, verdict } from "./internal/inquiryRule.js"
+import { ParkedWaits } from "./internal/parkedWaits.js"
 import * as ProcessedListener from "./internal/processedListener.js"
 import * as Sql from "./sql/syncInquiry.js"
 import * as SyncInquiry from "./SyncInquiry.js"
@@ -101,7 +104,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const client = yield* PgClient.PgClient
   const handled = new Map<string, Set<string>>(options.perspectives.map((p) => [p.name, new Set(p.eventTypes)]))
   const limit = options.discoveryLimit ?? 10_000
-  const signal = yield* ProcessedListener.start
+  const signal = new ProcessedListener.ChangeSignal()
 
   const classify = (perspectiveName: string, eventIds: ReadonlyArray<string>) =>
     Effect.gen(function* () {
@@ -145,8 +148,13 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       })
     })
 
-  // Every waiter re-checks on every NOTIFY: without coalescing, N waiters would cost N queries per completion and
-  // flood the pool. Asks that arrive while a query runs are answered together by the next one (per perspective).
+  // One sweep per notification for every wait parked on the database (only the waits it settles wake).
+  const parked = new ParkedWaits(signal, classify)
+  yield* parked.start(yield* Effect.scope)
+  yield* ProcessedListener.start(signal, (processed) => parked.notice(processed))
+
+  // First checks and safety-net polls of many waits: asks that arrive while a query runs are answered together by
+  // the next one (per perspective), so concurrent waits do not flood the pool.
   const scope = yield* Effect.scope
   type Ask = {
     readonly perspectiveName: string
@@ -221,7 +229,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       pendingForStream(perspectiveName, streamId, eventTypes).pipe(
         Effect.catch((error) => Effect.as(Effect.logWarning("sync discovery failed", error), [] as ReadonlyArray<string>))
       ),
-    changes: { current: signal.current, awaitChangeAfter: (generation) => signal.awaitChangeAfter(generation) }
+    changes: { current: signal.current, awaitChangeAfter: (generation) => signal.awaitChangeAfter(generation) },
+    awaitSettled: (perspectiveName, eventIds, generation) => parked.park(perspectiveName, eventIds, generation)
   }
 
   return PgSyncInquiry.of({ classify, pendingForStream, inquire, port })

@@ -59,6 +59,29 @@ export interface SyncInquiryPortShape {
         readonly awaitChangeAfter: (generation: number) => Effect.Effect<void>
       }
     | undefined
+  /**
+   * Parks until a change signal after `generation` (a value of `changes.current`) has settled at least one of
+   * `eventIds` for the perspective — processed or dead-lettered, by the same verdicts as `pendingEventIds` — and
+   * returns the answer for `eventIds`. Waits it does not settle are not woken, so a signal costs one check for
+   * all parked waits instead of one per wait. Absent: the awaiter wakes on every change and asks
+   * `pendingEventIds` itself.
+   */
+  readonly awaitSettled?:
+    | ((perspectiveName: string, eventIds: ReadonlyArray<string>, generation: number) => Effect.Effect<SettledAnswer>)
+    | undefined
+}
+
+/**
+ * What {@link SyncInquiryPortShape.awaitSettled} returns: the answer for the parked ids, and the change counter
+ * the answer is as fresh as (park again with it).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SettledAnswer {
+  readonly pendingEventIds: ReadonlyArray<string>
+  readonly deadLetteredEventIds: ReadonlyArray<string>
+  readonly generation: number
 }
 
 /**

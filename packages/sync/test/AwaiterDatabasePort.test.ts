@@ -17,21 +17,29 @@ const fakeDatabase = () => {
   const signal = new ChangeSignal()
   const stats = { asked: 0 }
   /** Runs once after the next answer (a completion that commits right after the check's query read). */
-  const hooks: { afterAnswer?: (() => void) | undefined } = {}
+  const hooks: { afterAnswer?: (() => void) | undefined; hang?: boolean } = {}
   const port: SyncInquiryPortShape = {
     authoritative: true,
     pendingEventIds: (_p, ids) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
+        if (hooks.hang !== true) return Effect.void
         stats.asked++
-        const answer = {
-          pendingEventIds: ids.filter((id) => pending.has(id)),
-          deadLetteredEventIds: ids.filter((id) => deadLettered.has(id))
-        }
-        const after = hooks.afterAnswer
-        hooks.afterAnswer = undefined
-        after?.()
-        return answer
-      }),
+        return Effect.never
+      }).pipe(
+        Effect.andThen(
+          Effect.sync(() => {
+            stats.asked++
+            const answer = {
+              pendingEventIds: ids.filter((id) => pending.has(id)),
+              deadLetteredEventIds: ids.filter((id) => deadLettered.has(id))
+            }
+            const after = hooks.afterAnswer
+            hooks.afterAnswer = undefined
+            after?.()
+            return answer
+          })
+        )
+      ),
     pendingForStream: () => Effect.succeed([...pending]),
     perspectives: new Map([
       ["p", new Set(["A", "B"])],
@@ -59,6 +67,22 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
       expect(isRunning(fiber)).toBe(false) // no clock advanced: not the safety-net poll
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "NoPendingEvents", eventsAwaited: 1 })
       expect(db.stats.asked).toBe(1)
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("a tracked event committed here while the first database check is still in flight: the tracker ends the wait at once", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function* () {
+      const [e, s] = [uuid(), uuid()]
+      db.pending.add(e)
+      db.hooks.hang = true // a database that does not answer (yet): the wait must not need it
+      const t = yield* tracker
+      yield* t.trackEvent({ eventId: e, streamId: s, eventType: "A", perspectiveName: "p" })
+      const fiber = yield* start((yield* awaiter).waitForEvents("p", [e], { timeout: "10 seconds" }))
+      expect(isRunning(fiber)).toBe(true)
+      expect(db.stats.asked).toBe(1)
+      yield* t.markProcessedByPerspective([e], "p")
+      expect((yield* Fiber.join(fiber))._tag).toBe("Synced")
     }).pipe(Effect.provide(db.layer))
   })
 

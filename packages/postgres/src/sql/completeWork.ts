@@ -62,7 +62,10 @@ SELECT 'cursor' AS kind, f.* FROM (${fenceCursors.replace(/\$1::uuid/g, "$5::uui
  * (row-locked by {@link fenceCursors}), creates the missing ones, removes exactly the applied work rows (deletes
  * them, or marks them processed in debug mode), releases the streams left without work of the perspectives the
  * instance runs, and queues the `wh_processed` notification (delivered only if the transaction commits; it wakes
- * sync awaiters on every instance).
+ * sync awaiters on every instance). Each notification's payload is the schema, a newline, a perspective, a tab and
+ * up to {@link processedNoticeChunk} event ids separated by commas (`<schema>\n<perspective>\t<id>,<id>...`): the
+ * events whose work rows this statement removed, in as many notifications as that takes (distinct payloads are not
+ * folded). A completion that removed no work row sends the bare schema ("something changed").
  *
  * - A cursor's status is the completion's: Completed (2), or Processing | CatchingUp (1 | 8) while the pair has more
  *   pending work the worker is still draining; other flags (RewindRequired) are kept.
@@ -97,8 +100,8 @@ created AS (
 removed AS (
   ${
     debugMode
-      ? "UPDATE wh_perspective_events SET processed_at = now(), instance_id = NULL, lease_expiry = NULL WHERE work_id = ANY($9::uuid[]) AND processed_at IS NULL RETURNING work_id"
-      : "DELETE FROM wh_perspective_events WHERE work_id = ANY($9::uuid[]) RETURNING work_id"
+      ? "UPDATE wh_perspective_events SET processed_at = now(), instance_id = NULL, lease_expiry = NULL WHERE work_id = ANY($9::uuid[]) AND processed_at IS NULL RETURNING work_id, event_id, perspective_name"
+      : "DELETE FROM wh_perspective_events WHERE work_id = ANY($9::uuid[]) RETURNING work_id, event_id, perspective_name"
   }
 ),
 released AS (
@@ -117,4 +120,18 @@ SELECT ${models.versions} AS models,
        (SELECT count(*) FROM created)::int AS created,
        (SELECT count(*) FROM removed)::int AS removed,
        (SELECT count(*) FROM released)::int AS released,
-       pg_notify('wh_processed', current_schema()) IS NULL AS notified`
+       (SELECT count(pg_notify('wh_processed', n.payload) IS NULL)::int FROM (
+          SELECT current_schema() || E'\\n' || c.p || E'\\t' || string_agg(c.id, ',') AS payload
+          FROM (SELECT r.perspective_name AS p, r.event_id::text AS id,
+                       (row_number() OVER (PARTITION BY r.perspective_name ORDER BY r.event_id) - 1) / ${processedNoticeChunk} AS chunk
+                FROM removed r) c
+          GROUP BY c.p, c.chunk
+          UNION ALL
+          SELECT current_schema() WHERE NOT EXISTS (SELECT 1 FROM removed)
+        ) n) AS notified`
+
+/**
+ * Event ids per `wh_processed` notification of a completion: 180 ids of 36 characters and a comma, a perspective
+ * name (at most 48) and a schema name (at most 63) stay below Postgres's 8,000-byte payload limit.
+ */
+export const processedNoticeChunk = 180

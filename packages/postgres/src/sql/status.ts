@@ -55,8 +55,9 @@ ORDER BY perspective_name, stream_id`
 
 /**
  * Events whose end-of-processing stages are still owed (every perspective must apply them first), and events that
- * a perspective dead-lettered: their lifecycle ended in the `DeadLettered` stage, never in `PostAllPerspectives`.
+ * a perspective dead-lettered: their lifecycle ended in the `DeadLettered` stage, never in `PostAllPerspectives`
+ * (unless their last dead letter is retried: a parked row, `claimed_at = 'infinity'`, is not owed).
  */
 export const lifecycles = `
-SELECT (SELECT count(*)::int FROM wh_lifecycle_pending) AS pending,
+SELECT (SELECT count(*)::int FROM wh_lifecycle_pending WHERE claimed_at IS DISTINCT FROM 'infinity') AS pending,
        (SELECT count(DISTINCT event_id)::int FROM wh_dead_letters) AS dead_lettered_events`

@@ -7,7 +7,9 @@
  *   so an event seen pending here and then gone from the tracker is done without asking the database;
  * - not tracked here: the port (the database) — untracked is never done unless it agrees;
  * - on a change signal (NOTIFY) or the safety-net poll, an authoritative port is asked about everything still
- *   awaited, so an event processed on another instance, or dead-lettered, ends the wait as well.
+ *   awaited, so an event processed on another instance, or dead-lettered, ends the wait as well. With a port
+ *   that parks waits (`awaitSettled`), the wait is woken only by a notification that settles one of its events
+ *   (named in its payload, or found by the one sweep query a notification without detail runs for all waits).
  *
  * No lost wake-ups: the port's change counter is read before each check, and the tracker registers its waiter
  * only for events still pending at registration, in one synchronous step.
@@ -17,7 +19,7 @@
 import { EventId } from "@whizbang/core"
 import { Duration, Effect } from "effect"
 import type { SyncEventTrackerShape } from "../SyncEventTracker.js"
-import type { SyncInquiryPortShape } from "../SyncInquiryPort.js"
+import type { PendingAnswer, SettledAnswer, SyncInquiryPortShape } from "../SyncInquiryPort.js"
 
 /** @internal */
 export interface SettleState {
@@ -25,13 +27,16 @@ export interface SettleState {
   readonly deadLettered: Set<string>
   /** Ids the tracker reported pending at some check: its later "not pending" is a processed mark. */
   readonly seenLocal: Set<string>
+  /** Set once an id ended by anything but the first database check (the tracker, a notification, a poll): the wait waited. */
+  waited: boolean
 }
 
 /** @internal */
 export const makeState = (ids: Iterable<string>): SettleState => ({
   remaining: new Set(ids),
   deadLettered: new Set(),
-  seenLocal: new Set()
+  seenLocal: new Set(),
+  waited: false
 })
 
 /**
@@ -81,11 +86,18 @@ export const settle = (
   pollInterval: Duration.Input,
   endsAtOnce: (state: SettleState) => boolean = (s) => s.deadLettered.size > 0,
   /** The change counter read before the check that produced `firstLocal` (so a signal since then is not lost). */
-  firstGeneration?: number
+  firstGeneration?: number,
+  /**
+   * Ids the tracker holds pending that the first check did not ask the database about yet: asked now, raced with
+   * the tracker, so a worker in this process that commits during the query wakes the wait at once. An id the
+   * answer settles ends without waiting (`state.waited` untouched).
+   */
+  firstAsk: ReadonlyArray<string> = []
 ): Effect.Effect<boolean> =>
   Effect.gen(function* () {
     let local = firstLocal
     let generation = firstGeneration ?? (port.changes === undefined ? 0 : yield* port.changes.current)
+    let unasked = firstAsk.filter((id) => state.remaining.has(id))
     // A dead-lettered awaited event ends the wait at once: it will never be applied, so waiting longer cannot help.
     while (state.remaining.size > 0 && !endsAtOnce(state)) {
       const trackerWait =
@@ -93,16 +105,72 @@ export const settle = (
           ? Effect.never
           : Effect.map(
               tracker.waitForPerspectiveEvents(local, perspectiveName, { timeout: Duration.infinity, awaiterId: EventId.unsafeMake() }),
-              (ok) => (ok ? ("tracker" as const) : ("dropped" as const))
+              (ok) => (ok ? ({ _tag: "tracker" } as const) : ({ _tag: "dropped" } as const))
             )
-      const changed = port.changes === undefined ? Effect.never : Effect.as(port.changes.awaitChangeAfter(generation), "changed" as const)
-      const woke = yield* Effect.raceAll([trackerWait, changed, Effect.as(Effect.sleep(pollInterval), "poll" as const)])
-      if (woke === "dropped") {
+      const changed: Effect.Effect<DatabaseWake | { readonly _tag: "asked"; readonly answer: PendingAnswer }> =
+        unasked.length > 0
+          ? // A notification that settles the wait while its first query is still queued ends it too.
+            Effect.race(
+              Effect.map(port.pendingEventIds(perspectiveName, unasked), (answer) => ({ _tag: "asked", answer }) as const),
+              databaseWait(port, perspectiveName, state, local, generation)
+            )
+          : databaseWait(port, perspectiveName, state, local, generation)
+      const woke = yield* Effect.raceAll([trackerWait, changed, Effect.as(Effect.sleep(pollInterval), { _tag: "poll" } as const)])
+      const before = state.remaining.size
+      if (woke._tag === "asked") {
+        const pending = new Set(woke.answer.pendingEventIds)
+        for (const id of woke.answer.deadLetteredEventIds ?? []) if (state.remaining.has(id)) state.deadLettered.add(id)
+        for (const id of unasked) if (!pending.has(id)) state.remaining.delete(id)
+        unasked = []
+        local = local.filter((id) => state.remaining.has(id))
+        continue
+      }
+      if (woke._tag === "dropped") {
         if (port.authoritative !== true) return false
         for (const id of local) state.seenLocal.delete(id)
       }
+      if (woke._tag === "settled") {
+        // The notification (or the sweep's query) answered for every id it was given: apply it, no further check.
+        const pending = new Set(woke.answer.pendingEventIds)
+        for (const id of woke.answer.deadLetteredEventIds) if (state.remaining.has(id)) state.deadLettered.add(id)
+        for (const id of woke.asked) if (!pending.has(id)) state.remaining.delete(id)
+        generation = woke.answer.generation
+        local = local.filter((id) => state.remaining.has(id))
+        unasked = unasked.filter((id) => state.remaining.has(id))
+        if (state.remaining.size < before) state.waited = true
+        continue
+      }
       generation = port.changes === undefined ? 0 : yield* port.changes.current
-      local = yield* check(tracker, port, perspectiveName, state, woke !== "tracker")
+      local = yield* check(tracker, port, perspectiveName, state, woke._tag !== "tracker" && unasked.length === 0)
+      // Still owed its first database answer (the tracker won the race): asked again next round.
+      unasked = unasked.filter((id) => state.remaining.has(id))
+      if (state.remaining.size < before) state.waited = true
     }
     return true
   })
+
+type DatabaseWake =
+  | { readonly _tag: "changed" }
+  | { readonly _tag: "settled"; readonly asked: ReadonlyArray<string>; readonly answer: SettledAnswer }
+
+/**
+ * The database side of a wait: parked until a notification settles one of the ids (`awaitSettled`), else woken
+ * by every change signal; never, without signals (the poll remains). The ids handed to the sweep are those `check` would
+ * ask about: all remaining with an authoritative port, else only those the tracker does not hold.
+ */
+const databaseWait = (
+  port: SyncInquiryPortShape,
+  perspectiveName: string,
+  state: SettleState,
+  local: ReadonlyArray<string>,
+  generation: number
+): Effect.Effect<DatabaseWake> => {
+  if (port.awaitSettled !== undefined) {
+    const held = new Set(local)
+    const asked = port.authoritative === true ? [...state.remaining] : [...state.remaining].filter((id) => !held.has(id))
+    if (asked.length === 0) return Effect.never
+    return Effect.map(port.awaitSettled(perspectiveName, asked, generation), (answer) => ({ _tag: "settled", asked, answer }) as const)
+  }
+  if (port.changes === undefined) return Effect.never
+  return Effect.as(port.changes.awaitChangeAfter(generation), { _tag: "changed" } as const)
+}

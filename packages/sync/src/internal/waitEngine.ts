@@ -72,23 +72,27 @@ export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape,
       const state = Settle.makeState(ids)
       // Read before the first check, so a completion signalled between the check and the wait still wakes it.
       const generation = port.changes === undefined ? 0 : yield* port.changes.current
-      // One check that asks the database too: a wait whose events are already applied ends here.
-      const local = yield* Settle.check(tracker, port, request.perspectiveName, state, true)
+      // One check that asks the database too: a wait whose events are already applied ends without waiting. Events
+      // this process tracks as pending are asked in the first round of the wait, raced with the tracker (a worker
+      // here that commits during that query wakes the wait at once); the others are asked here.
+      const local = yield* Settle.check(tracker, port, request.perspectiveName, state, false)
+      const firstAsk = port.authoritative === true ? local : []
       const discovered = request.discovered
       const endsAtOnce = (s: Settle.SettleState) =>
         discovered === undefined ? s.deadLettered.size > 0 : [...s.deadLettered].some((id) => !discovered.has(id))
-      const nothingPending = state.remaining.size === 0 && state.deadLettered.size === 0
       const settled =
-        nothingPending || state.remaining.size === 0 || endsAtOnce(state)
+        state.remaining.size === 0 || endsAtOnce(state)
           ? true
           : Option.getOrElse(
               yield* DebuggerAwareTimeout.timeoutOption(
-                Settle.settle(tracker, port, request.perspectiveName, state, local, pollInterval, endsAtOnce, generation),
+                Settle.settle(tracker, port, request.perspectiveName, state, local, pollInterval, endsAtOnce, generation, firstAsk),
                 request.timeout,
                 { debuggerAware: request.debuggerAware }
               ),
               () => false
             )
+      // Nothing to wait for: every event was already applied at the first database answer.
+      const nothingPending = settled && !state.waited && state.remaining.size === 0 && state.deadLettered.size === 0
       const now = yield* Clock.currentTimeMillis
       const fields: SyncResult.Fields = {
         elapsed: Duration.millis(now - start),
