@@ -31,12 +31,12 @@ const harness = Effect.gen(function* () {
     events: Bank.events,
     perspectives: Bank.perspectives,
     options: {
-      pollingIntervalMilliseconds: 50,
-      notifyHealthyPollingIntervalMilliseconds: 50,
+      pollingInterval: 50,
+      notifyHealthyPollingInterval: 50,
       maxPerspectiveEventAttempts: 2,
-      drainBatcher: { slidingWindowMilliseconds: 5, maxWaitMilliseconds: 50, maxSize: 1000 }
+      drainBatcher: { slidingWindow: 5, maxWait: 50, maxSize: 1000 }
     },
-    failureBackoff: { initialMilliseconds: 5, multiplier: 1, maxMilliseconds: 5 },
+    failureBackoff: { initial: 5, multiplier: 1, max: 5 },
     receptors
   }).pipe(
     Layer.provide(PerspectiveRewinder.layerUnsupported),
