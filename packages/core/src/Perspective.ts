@@ -36,7 +36,7 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect, type Schema } from "effect"
+import { Data, Effect, Result, type Schema } from "effect"
 import { InvalidPerspectiveName, MissingEventHandler } from "./DefinitionErrors.js"
 import type * as EventDefinition from "./EventDefinition.js"
 import { toSnakeCase } from "./internal/snakeCase.js"
@@ -273,29 +273,42 @@ export const toOutcome = <M>(result: ApplyResult<M>): Outcome<M> => {
 }
 
 /**
+ * Applies one event to a model, synchronously: the outcome, or {@link ApplyFailed} when the perspective has no
+ * handler for the event's type or the handler throws. The worker's folds use it (no effect per event).
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const applyEventResult = <M, E>(
+  perspective: Perspective<M, E>,
+  model: M,
+  event: EventEnvelope
+): Result.Result<Outcome<M>, ApplyFailed> => {
+  const failed = (reason: string, cause?: unknown) =>
+    Result.fail(
+      new ApplyFailed({
+        perspectiveName: perspective.name,
+        eventId: event.eventId,
+        eventType: event.eventType,
+        reason,
+        ...(cause === undefined ? {} : { cause })
+      })
+    )
+  const handler = Object.hasOwn(perspective.handlers, event.eventType) ? perspective.handlers[event.eventType] : undefined
+  if (handler === undefined) return failed(`no handler for event type "${event.eventType}"`)
+  try {
+    return Result.succeed(toOutcome(handler(model, event)))
+  } catch (cause) {
+    return failed(cause instanceof Error ? cause.message : String(cause), cause)
+  }
+}
+
+/**
  * Applies one event to a model. Fails with {@link ApplyFailed} when the perspective has no handler for the
  * event's type or the handler throws.
  *
  * @category combinators
  * @since 0.1.0
  */
-export const applyEvent = <M, E>(
-  perspective: Perspective<M, E>,
-  model: M,
-  event: EventEnvelope
-): Effect.Effect<Outcome<M>, ApplyFailed> => {
-  const failed = (reason: string, cause?: unknown) =>
-    new ApplyFailed({
-      perspectiveName: perspective.name,
-      eventId: event.eventId,
-      eventType: event.eventType,
-      reason,
-      ...(cause === undefined ? {} : { cause })
-    })
-  const handler = Object.hasOwn(perspective.handlers, event.eventType) ? perspective.handlers[event.eventType] : undefined
-  if (handler === undefined) return Effect.fail(failed(`no handler for event type "${event.eventType}"`))
-  return Effect.try({
-    try: () => toOutcome(handler(model, event)),
-    catch: (cause) => failed(cause instanceof Error ? cause.message : String(cause), cause)
-  })
-}
+export const applyEvent = <M, E>(perspective: Perspective<M, E>, model: M, event: EventEnvelope): Effect.Effect<Outcome<M>, ApplyFailed> =>
+  Effect.suspend(() => Effect.fromResult(applyEventResult(perspective, model, event)))

@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Result, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as Perspective from "./Perspective.js"
 
 /**
@@ -77,28 +77,6 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
       reason: `${reason} (stream ${streamId})`
     })
 
-  // `Perspective.applyEvent` without an effect per event (the fold is synchronous; this is the worker's hot path):
-  // the same outcome and the same `ApplyFailed` for a missing handler or a throwing one.
-  const applyNow = (model: M, event: Perspective.EventEnvelope): Result.Result<Perspective.Outcome<M>, Perspective.ApplyFailed> => {
-    const failed = (reason: string, cause?: unknown) =>
-      Result.fail(
-        new Perspective.ApplyFailed({
-          perspectiveName: perspective.name,
-          eventId: event.eventId,
-          eventType: event.eventType,
-          reason,
-          ...(cause === undefined ? {} : { cause })
-        })
-      )
-    const handler = Object.hasOwn(perspective.handlers, event.eventType) ? perspective.handlers[event.eventType] : undefined
-    if (handler === undefined) return failed(`no handler for event type "${event.eventType}"`)
-    try {
-      return Result.succeed(Perspective.toOutcome(handler(model, event)))
-    } catch (cause) {
-      return failed(cause instanceof Error ? cause.message : String(cause), cause)
-    }
-  }
-
   // Folds `events` from `start`, stopping at the first failing apply, or — when `checkEach` — at the first
   // event whose resulting model the schema cannot encode (that event is the one to blame).
   const fold = (start: M, events: ReadonlyArray<Perspective.EventEnvelope>, streamId: string, checkEach: boolean) =>
@@ -109,7 +87,7 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
       const applied: Array<string> = []
       let failure: Perspective.ApplyFailed | undefined
       for (const event of events) {
-        const step = applyNow(model, event)
+        const step = Perspective.applyEventResult(perspective, model, event)
         if (step._tag === "Failure") {
           failure = step.failure
           break
