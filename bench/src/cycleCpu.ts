@@ -7,10 +7,17 @@
  *
  *   node --import tsx bench/src/cycleCpu.ts [--streams 300] [--events-per-stream 10] [--cycles 40]
  */
-import { PerspectiveRegistry, PerspectiveRewinder, ProcessedEventCache, type WorkCoordinator, WorkerOptions } from "@whizbang/core"
 import { Duration, Effect } from "effect"
-// The cycle is internal to @whizbang/core (not exported); the probe reaches it through the built file.
-import { runCycle } from "../../packages/core/dist/internal/workerCycle.js"
+// The cycle is internal to @whizbang/core (not exported): the probe loads core from its sources, the cycle and the
+// services it is given alike, so nothing depends on a build having run.
+import {
+  PerspectiveRegistry,
+  PerspectiveRewinder,
+  ProcessedEventCache,
+  type WorkCoordinator,
+  WorkerOptions
+} from "../../packages/core/src/index.js"
+import { runCycle } from "../../packages/core/src/internal/workerCycle.js"
 import * as Domain from "./Domain.js"
 
 const arg = (name: string, fallback: number) => {
