@@ -26,8 +26,27 @@ export class InvalidPerspectiveName extends Data.TaggedError("InvalidPerspective
   readonly suggestion: string | undefined
 }> {
   override get message(): string {
+    const versioned = /__v[0-9]+$/.exec(this.perspectiveName)
+    if (versioned !== null && /^[a-z][a-z0-9_]{0,47}$/.test(this.perspectiveName)) {
+      return `perspective name ${JSON.stringify(this.perspectiveName)} must not end in "${versioned[0]}" (that suffix names versions): give the base name and \`version\` instead`
+    }
     const hint = this.suggestion === undefined ? "" : ` (did you mean "${this.suggestion}"?)`
     return `perspective name ${JSON.stringify(this.perspectiveName)} must match /^[a-z][a-z0-9_]{0,47}$/${hint}`
+  }
+}
+
+/**
+ * A perspective's `version` that is not a whole number from 1 to 9999.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class InvalidPerspectiveVersion extends Data.TaggedError("InvalidPerspectiveVersion")<{
+  readonly perspectiveName: string
+  readonly version: unknown
+}> {
+  override get message(): string {
+    return `perspective "${this.perspectiveName}": version ${String(this.version)} must be a whole number from 1 to 9999`
   }
 }
 
@@ -66,4 +85,4 @@ export class MissingEventHandler extends Data.TaggedError("MissingEventHandler")
  * @category errors
  * @since 0.1.0
  */
-export type PerspectiveDefinitionError = InvalidPerspectiveName | DuplicatePerspectiveName | MissingEventHandler
+export type PerspectiveDefinitionError = InvalidPerspectiveName | InvalidPerspectiveVersion | DuplicatePerspectiveName | MissingEventHandler

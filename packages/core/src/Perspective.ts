@@ -37,7 +37,7 @@
  * @since 0.1.0
  */
 import { Data, Effect, Result, type Schema } from "effect"
-import { InvalidPerspectiveName, MissingEventHandler } from "./DefinitionErrors.js"
+import { InvalidPerspectiveName, InvalidPerspectiveVersion, MissingEventHandler } from "./DefinitionErrors.js"
 import type * as EventDefinition from "./EventDefinition.js"
 import { toSnakeCase } from "./internal/snakeCase.js"
 
@@ -121,8 +121,17 @@ export type Handlers<M, D extends EventDefinition.Any> = {
  * @since 0.1.0
  */
 export interface Perspective<M, E = M> {
+  /**
+   * The perspective's key: its {@link baseName} for version 1, `<baseName>__v<version>` from version 2 on. Work
+   * rows, cursors, dead letters, snapshots and metrics are filed under it, so two versions of one perspective are
+   * processed side by side.
+   */
   readonly name: string
-  /** `wh_per_<name>`: the table its rows live in. */
+  /** The name users read through: `wh_per_<baseName>` serves the live version's rows. */
+  readonly baseName: string
+  /** The version of its logic and model shape (1 when not given). A new version is rebuilt from history. */
+  readonly version: number
+  /** `wh_per_<baseName>`: the name its rows are read through (in Postgres, a view of the live version's table). */
   readonly tableName: string
   readonly model: Schema.Codec<M, E>
   readonly initial: M
@@ -168,6 +177,7 @@ export class ApplyFailed extends Data.TaggedError("ApplyFailed")<{
 }
 
 const namePattern = /^[a-z][a-z0-9_]{0,47}$/
+const versionSuffix = /__v([1-9][0-9]{0,3})$/
 const outcomeBrand: unique symbol = Symbol.for("@whizbang/core/Perspective/Outcome")
 
 /**
@@ -176,7 +186,56 @@ const outcomeBrand: unique symbol = Symbol.for("@whizbang/core/Perspective/Outco
  * @category validation
  * @since 0.1.0
  */
-export const isValidName = (name: string): boolean => namePattern.test(name)
+export const isValidName = (name: string): boolean => {
+  const match = versionSuffix.exec(name)
+  if (match === null) return namePattern.test(name)
+  const base = name.slice(0, match.index)
+  return namePattern.test(base) && !versionSuffix.test(base)
+}
+
+/**
+ * Returns `true` when `name` can be a perspective's base name: a valid name that does not end in `__v<digits>`
+ * (that suffix is how keys name versions; give `version` instead).
+ *
+ * @category validation
+ * @since 0.3.0
+ */
+export const isValidBaseName = (name: string): boolean => namePattern.test(name) && !versionSuffix.test(name)
+
+/** The highest version a perspective can declare (its key must fit a Postgres identifier). */
+export const maxVersion = 9999
+
+/**
+ * The key of version `version` of perspective `baseName`: the base name for version 1, `<base>__v<version>` after.
+ *
+ * @category versions
+ * @since 0.3.0
+ */
+export const keyOf = (baseName: string, version: number): string => (version === 1 ? baseName : `${baseName}__v${version}`)
+
+/**
+ * Splits a key into its base name and version (`"balance__v2"` -> `{ baseName: "balance", version: 2 }`; a name
+ * without a version suffix is version 1).
+ *
+ * @category versions
+ * @since 0.3.0
+ */
+export const parseKey = (key: string): { readonly baseName: string; readonly version: number } => {
+  const match = versionSuffix.exec(key)
+  return match === null ? { baseName: key, version: 1 } : { baseName: key.slice(0, match.index), version: Number(match[1]) }
+}
+
+/**
+ * The name of one version's own rows, always with its version (`"balance"` -> `"balance__v1"`): what a store is
+ * asked for when it must read that version and not the one serving reads.
+ *
+ * @category versions
+ * @since 0.3.0
+ */
+export const ownRowsName = (key: string): string => {
+  const { baseName, version } = parseKey(key)
+  return `${baseName}__v${version}`
+}
 
 /**
  * Checks a perspective name, failing with {@link InvalidPerspectiveName} (with a snake_case suggestion when
@@ -219,13 +278,21 @@ export const outcome = <M>(model: M, action: Action): Outcome<M> =>
  * @since 0.1.0
  */
 export const make = <const Events extends ReadonlyArray<EventDefinition.Any>, S extends Schema.Codec<any, any>>(options: {
+  /** The base name: `wh_per_<name>` is what users read through, whatever the version. */
   readonly name: string
+  /**
+   * The version of the logic and model shape, a whole number from 1 (the default) to 9999. Raising it makes a new
+   * version, rebuilt from history in its own table while the old one keeps serving (see the postgres README).
+   */
+  readonly version?: number
   readonly events: Events
   readonly model: S
   readonly initial: S["Type"]
   readonly apply: NoInfer<Handlers<S["Type"], Events[number]>>
 }): Perspective<S["Type"], S["Encoded"]> => ({
-  name: options.name,
+  name: keyOf(options.name, options.version ?? 1),
+  baseName: options.name,
+  version: options.version ?? 1,
   tableName: `wh_per_${options.name}`,
   model: options.model,
   initial: options.initial,
@@ -245,8 +312,14 @@ export const make = <const Events extends ReadonlyArray<EventDefinition.Any>, S 
  */
 export const validate = <M, E>(
   perspective: Perspective<M, E>
-): Effect.Effect<Perspective<M, E>, InvalidPerspectiveName | MissingEventHandler> =>
+): Effect.Effect<Perspective<M, E>, InvalidPerspectiveName | InvalidPerspectiveVersion | MissingEventHandler> =>
   Effect.gen(function* () {
+    if (!isValidBaseName(perspective.baseName)) {
+      return yield* new InvalidPerspectiveName({ perspectiveName: perspective.baseName, suggestion: suggestName(perspective.baseName) })
+    }
+    if (!Number.isInteger(perspective.version) || perspective.version < 1 || perspective.version > maxVersion) {
+      return yield* new InvalidPerspectiveVersion({ perspectiveName: perspective.baseName, version: perspective.version })
+    }
     yield* validateName(perspective.name)
     const missing = perspective.eventTypes.filter((type) => typeof perspective.handlers[type] !== "function")
     if (missing.length > 0) return yield* new MissingEventHandler({ perspectiveName: perspective.name, eventTypes: missing })

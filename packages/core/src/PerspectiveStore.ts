@@ -18,7 +18,7 @@
  * @since 0.1.0
  */
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
-import type * as Perspective from "./Perspective.js"
+import * as Perspective from "./Perspective.js"
 
 /**
  * A stored read-model row; `Data` is the decoded model when read through a perspective, the stored JSON
@@ -86,6 +86,11 @@ export class PerspectiveStoreError extends Data.TaggedError("PerspectiveStoreErr
  * The store's operations (the port: by perspective name, `data` as stored). Applications use the typed
  * accessors ({@link getById}, ...) instead.
  *
+ * Names and versions: writes take a perspective's key (`Perspective.name`) and go to that version's rows. Reads
+ * take a base name (`Perspective.baseName`: the rows serving reads — in Postgres the `wh_per_<base>` view of the
+ * live version; in memory the newest version written) or a name with an explicit version (`balance__v1`,
+ * `Perspective.ownRowsName`: that version's own rows, what the worker reads).
+ *
  * @category models
  * @since 0.1.0
  */
@@ -121,10 +126,25 @@ const matches = (data: unknown, where: Readonly<Record<string, unknown>> | undef
  */
 export const makeMemory: Effect.Effect<Shape> = Effect.sync(() => {
   const tables = new Map<string, Map<string, Row>>()
+  const keyFor = (name: string) => {
+    const { baseName, version } = Perspective.parseKey(name)
+    return Perspective.keyOf(baseName, version)
+  }
   const table = (name: string) => {
-    let t = tables.get(name)
-    if (t === undefined) tables.set(name, (t = new Map()))
+    const key = keyFor(name)
+    let t = tables.get(key)
+    if (t === undefined) tables.set(key, (t = new Map()))
     return t
+  }
+  // A base name reads the newest version written (memory has no cutover); an explicit version reads its own rows.
+  const readable = (name: string) => {
+    if (Perspective.parseKey(name).baseName !== name || name.endsWith("__v1")) return tables.get(keyFor(name))
+    let best: { readonly version: number; readonly rows: Map<string, Row> } | undefined
+    for (const [key, rows] of tables) {
+      const parsed = Perspective.parseKey(key)
+      if (parsed.baseName === name && (best === undefined || parsed.version > best.version)) best = { version: parsed.version, rows }
+    }
+    return best?.rows
   }
   return PerspectiveStore.of({
     writeBatch: (writes) =>
@@ -147,10 +167,10 @@ export const makeMemory: Effect.Effect<Shape> = Effect.sync(() => {
           })
         }
       }),
-    getById: (perspectiveName, id) => Effect.sync(() => Option.fromNullishOr(tables.get(perspectiveName)?.get(id))),
+    getById: (perspectiveName, id) => Effect.sync(() => Option.fromNullishOr(readable(perspectiveName)?.get(id))),
     getMany: (perspectiveName, ids) =>
       Effect.sync(() => {
-        const t = tables.get(perspectiveName)
+        const t = readable(perspectiveName)
         const found = new Map<string, Row>()
         for (const id of ids) {
           const row = t?.get(id)
@@ -160,7 +180,7 @@ export const makeMemory: Effect.Effect<Shape> = Effect.sync(() => {
       }),
     query: (perspectiveName, query = {}) =>
       Effect.sync(() => {
-        const rows = [...(tables.get(perspectiveName)?.values() ?? [])]
+        const rows = [...(readable(perspectiveName)?.values() ?? [])]
           .filter((row) => matches(row.data, query.where))
           .sort((a, b) => a.id.localeCompare(b.id))
         const offset = query.offset ?? 0
@@ -204,7 +224,7 @@ export const getRow = <M, E>(
   id: string
 ): Effect.Effect<Option.Option<Row<M>>, PerspectiveStoreError, PerspectiveStore> => {
   const decode = decoderOf(perspective, "getById")
-  return Effect.flatMap(PerspectiveStore, (store) => store.getById(perspective.name, id)).pipe(
+  return Effect.flatMap(PerspectiveStore, (store) => store.getById(perspective.baseName, id)).pipe(
     Effect.flatMap(Option.match({ onNone: () => Effect.succeedNone, onSome: (row) => Effect.map(decode(row), Option.some) }))
   )
 }
@@ -235,7 +255,7 @@ export const getMany = <M, E>(
   ids: ReadonlyArray<string>
 ): Effect.Effect<ReadonlyMap<string, M>, PerspectiveStoreError, PerspectiveStore> => {
   const decode = decoderOf(perspective, "getMany")
-  return Effect.flatMap(PerspectiveStore, (store) => store.getMany(perspective.name, ids)).pipe(
+  return Effect.flatMap(PerspectiveStore, (store) => store.getMany(perspective.baseName, ids)).pipe(
     Effect.flatMap((rows) => Effect.forEach(rows.values(), decode)),
     Effect.map((rows) => new Map(rows.map((row) => [row.id, row.data] as const)))
   )
@@ -251,6 +271,6 @@ export const query = <M, E>(
   perspective: Perspective.Perspective<M, E>,
   query?: Query
 ): Effect.Effect<ReadonlyArray<Row<M>>, PerspectiveStoreError, PerspectiveStore> =>
-  Effect.flatMap(PerspectiveStore, (store) => store.query(perspective.name, query)).pipe(
+  Effect.flatMap(PerspectiveStore, (store) => store.query(perspective.baseName, query)).pipe(
     Effect.flatMap((rows) => Effect.forEach(rows, decoderOf(perspective, "query")))
   )

@@ -69,6 +69,12 @@ export interface PendingEvent {
    * a pair carries the same value.
    */
   readonly storedModel?: { readonly data: unknown } | null
+  /**
+   * `false` for work whose event `PostPerspective` receptors must not see: history replayed into a new version of
+   * the perspective, and live events of a version that was not the live one when they were appended (the live
+   * version fires for them). Absent: `true`.
+   */
+  readonly fires?: boolean
 }
 
 /**

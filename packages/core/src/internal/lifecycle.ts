@@ -10,6 +10,7 @@ import type { Envelope, EventMetadata, EventScope } from "../Envelope.js"
 import type * as EventRegistry from "../EventRegistry.js"
 import { completionStages, DeadLetteredBy, Inline, type LifecycleStage } from "../LifecycleStage.js"
 import type * as LifecycleStore from "../LifecycleStore.js"
+import { parseKey } from "../Perspective.js"
 import { type Receptor as ReceptorModel, runGated } from "../Receptor.js"
 import * as SecurityContext from "../SecurityContext.js"
 import type { ProcessedGroup } from "./workerCycle.js"
@@ -22,6 +23,9 @@ export interface LifecycleDeps {
   readonly reclaimAfterSeconds: number
   readonly scope: Scope.Scope
 }
+
+/** A receptor names a perspective by its base name (or any version's key): it fires for whichever version fires. */
+const sameBase = (a: string, b: string) => a === b || parseKey(a).baseName === parseKey(b).baseName
 
 const invoke = (deps: LifecycleDeps, receptor: ReceptorModel, envelope: Envelope) => {
   // Through the sync gate: a receptor declaring awaitPerspectiveSync runs after the perspective has the event.
@@ -40,7 +44,9 @@ export const fireStage = (deps: LifecycleDeps, stage: LifecycleStage, envelope: 
   Effect.forEach(
     deps.receptors.filter(
       (r) =>
-        r.stage === stage && r.handles.includes(envelope.eventType) && (r.perspective === undefined || r.perspective === perspectiveName)
+        r.stage === stage &&
+        r.handles.includes(envelope.eventType) &&
+        (r.perspective === undefined || (perspectiveName !== undefined && sameBase(r.perspective, perspectiveName)))
     ),
     (receptor) => invoke(deps, receptor, envelope),
     { discard: true }
@@ -97,7 +103,7 @@ export const afterCycle = (deps: LifecycleDeps, processed: ReadonlyArray<Process
   Effect.gen(function* () {
     if (deps.receptors.length === 0) return
     for (const group of processed) {
-      for (const envelope of group.envelopes) yield* fireStage(deps, "PostPerspective", envelope, group.perspectiveName)
+      for (const envelope of group.firing) yield* fireStage(deps, "PostPerspective", envelope, group.perspectiveName)
     }
     yield* completeLifecycles(deps, [...new Set([...processed.flatMap((g) => g.eventIds), ...otherEventIds])])
   })

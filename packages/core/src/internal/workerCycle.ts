@@ -16,6 +16,7 @@ import type * as CompletionStrategy from "../CompletionStrategy.js"
 import type { Envelope, EventMetadata, EventScope } from "../Envelope.js"
 import type * as EventRegistry from "../EventRegistry.js"
 import * as InstantCompletionStrategy from "../InstantCompletionStrategy.js"
+import { ownRowsName } from "../Perspective.js"
 import type * as PerspectiveRegistry from "../PerspectiveRegistry.js"
 import type * as PerspectiveRewinder from "../PerspectiveRewinder.js"
 import { PerspectiveStatus } from "../PerspectiveStatus.js"
@@ -43,6 +44,8 @@ export interface ProcessedGroup {
   readonly eventIds: ReadonlyArray<string>
   /** The applied events, payloads decoded, in order. */
   readonly envelopes: ReadonlyArray<Envelope>
+  /** Of `envelopes`, the ones `PostPerspective` receptors fire for (see `PendingEvent.fires`). */
+  readonly firing: ReadonlyArray<Envelope>
 }
 
 export interface CycleResult {
@@ -183,7 +186,8 @@ export const runCycle = (
       yield* Effect.forEach(
         wanted,
         ([name, ids]) =>
-          Effect.map(deps.store.getMany(name, [...ids]), (rows) => {
+          // This version's own rows (in Postgres not the view of the live version).
+          Effect.map(deps.store.getMany(ownRowsName(name), [...ids]), (rows) => {
             const byStream = models.get(name) ?? new Map<string, unknown>()
             for (const [id, row] of rows) byStream.set(id, row.data)
             models.set(name, byStream)
@@ -267,7 +271,12 @@ export const runCycle = (
         const ids = applied.map(dedupKey)
         marked.push(...ids)
         yield* deps.cache.markInFlight(ids)
-        if (applied.length > 0) processed.push({ streamId, perspectiveName, eventIds: applied.map((r) => r.eventId), envelopes })
+        if (applied.length > 0) {
+          const silent = applied.some((r) => r.fires === false)
+          const quiet = new Set(applied.filter((r) => r.fires === false).map((r) => r.eventId))
+          const firing = silent ? envelopes.filter((e) => !quiet.has(e.eventId)) : envelopes
+          processed.push({ streamId, perspectiveName, eventIds: applied.map((r) => r.eventId), envelopes, firing })
+        }
       }
       if (failure !== undefined) {
         yield* Metric.update(Metric.withAttributes(failuresMetric, { perspective: perspectiveName }), 1)
