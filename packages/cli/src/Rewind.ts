@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { PgClient } from "@whizbang/postgres"
+import { PerspectiveTable, PgClient } from "@whizbang/postgres"
 import { Effect } from "effect"
 import { orFailure, query } from "./internal/database.js"
 import * as Validate from "./internal/validate.js"
@@ -129,7 +129,7 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
       return yield* invalidInput("event-type", "rebuild needs the event types the perspective handles (--event-type, repeatable)")
     }
     const partitions = yield* Validate.positiveInt(options.partitionCount ?? 10_000, "partition-count")
-    const [table] = yield* query<{ present: boolean }>(Sql.tableExists, [perspective])
+    const [table] = yield* query<{ present: boolean }>(Sql.tableExists, [PerspectiveTable.ofVersion(perspective)])
     const types = [...options.eventTypes]
     const step = (streams: ReadonlyArray<string>) =>
       orFailure(

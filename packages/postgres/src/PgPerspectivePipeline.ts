@@ -42,6 +42,8 @@ import * as PgLifecycleStore from "./PgLifecycleStore.js"
 import * as PgNotificationListener from "./PgNotificationListener.js"
 import type * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 import * as PgPerspectiveStore from "./PgPerspectiveStore.js"
+import * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
+import type { VersionTableConflict } from "./VersionError.js"
 import * as PgWorkCoordinator from "./PgWorkCoordinator.js"
 
 /**
@@ -66,6 +68,11 @@ export interface Config extends Omit<PerspectiveWorker.Config, "events"> {
    * `PostgresConfigError` naming the option.
    */
   readonly snapshots?: PgPerspectiveSnapshots.Input
+  /**
+   * Perspective versions (see `PgPerspectiveVersions`): the build loop's interval (`null`: off), chunk size,
+   * backlog bound, automatic cutover to the newest declared version (default on) and the hand-over's options.
+   */
+  readonly versions?: PgPerspectiveVersions.Options | undefined
 }
 
 /**
@@ -120,7 +127,8 @@ export const layerPorts = (
   | DefinitionErrors.InvalidPerspectiveName
   | EventRegistry.InvalidEventDefinition
   | PostgresError
-  | PostgresConfigError,
+  | PostgresConfigError
+  | VersionTableConflict,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
 > =>
   Layer.unwrap(
@@ -135,7 +143,9 @@ export const layerPorts = (
           ...(config.failureBackoff ? { failureBackoff: config.failureBackoff } : {}),
           ...(config.snapshots ? { snapshots: config.snapshots } : {})
         }),
-        PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)),
+        PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)).pipe(
+          Layer.provideMerge(PgPerspectiveVersions.layerRegistration(config.perspectives))
+        ),
         PgNotificationListener.layer,
         PgLifecycleStore.layer,
         PgEventStore.layer({
@@ -167,10 +177,18 @@ export const layer = (
   | PerspectiveWorker.WorkerConfigurationError
   | DuplicateInstanceError
   | PostgresError
-  | PostgresConfigError,
+  | PostgresConfigError
+  | VersionTableConflict,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider | PerspectiveRewinder.PerspectiveRewinder
 > =>
   PerspectiveWorker.layer(config).pipe(
+    Layer.merge(
+      Layer.unwrap(
+        Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
+          PgPerspectiveVersions.layerBuilder(config.perspectives, config.versions, options.partitionCount)
+        )
+      )
+    ),
     Layer.provideMerge(layerPorts(config)),
     Layer.provideMerge(
       Layer.unwrap(

@@ -1,16 +1,19 @@
 /**
- * The Postgres `PerspectiveStore`: one `wh_per_<name>` table per perspective (id, data, metadata, scope,
- * created_at, updated_at, version), created at start-up when missing, written set-based, read by id or by
- * JSON containment (`data @> filter`).
+ * The Postgres `PerspectiveStore`: one table per perspective version, `wh_per_<base>__v<N>` (id, data, metadata,
+ * scope, created_at, updated_at, version), created at start-up when missing, written set-based; reads by a base name
+ * go through `wh_per_<base>`, a view of the live version (see `PgPerspectiveVersions`), by id or by JSON
+ * containment (`data @> filter`).
  *
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
 import { type DefinitionErrors, Perspective, PerspectiveStore } from "@whizbang/core"
+import { ddlLock, ensureBase } from "./internal/versionTables.js"
 import { writeModels } from "./internal/writeModels.js"
 import { PgClient } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
+import type { VersionTableConflict } from "./VersionError.js"
 import * as Rows from "./sql/perspectiveRows.js"
 
 interface RowRecord {
@@ -36,25 +39,28 @@ const toRow = (r: RowRecord): PerspectiveStore.Row => ({
 const storeError = (operation: string) => (cause: PostgresError) =>
   new PerspectiveStore.PerspectiveStoreError({ operation, reason: cause.message, cause })
 
-/** Concurrent `CREATE TABLE IF NOT EXISTS` from two instances can still collide on the catalog: serialise them. */
-const ddlLock = `SELECT pg_advisory_xact_lock(hashtextextended('@whizbang/postgres/PgPerspectiveStore:' || current_schema(), 0))`
-
 /**
- * Creates the tables of these perspectives when missing. Names are validated (`Perspective.validateName`).
+ * Creates the tables of these perspectives (keys) when missing, and the `wh_per_<base>` views; a table of a
+ * pre-versions release becomes version 1's table. Names are validated (`Perspective.validateName`).
  *
  * @category constructors
  * @since 0.1.0
  */
 export const ensureTables = (
   perspectiveNames: ReadonlyArray<string>
-): Effect.Effect<void, DefinitionErrors.InvalidPerspectiveName | PostgresError, PgClient> =>
+): Effect.Effect<void, DefinitionErrors.InvalidPerspectiveName | PostgresError | VersionTableConflict, PgClient> =>
   Effect.gen(function* () {
     const client = yield* PgClient
     const names = yield* Effect.forEach(perspectiveNames, Perspective.validateName)
+    const byBase = new Map<string, Array<string>>()
+    for (const name of names) {
+      const { baseName } = Perspective.parseKey(name)
+      byBase.set(baseName, [...(byBase.get(baseName) ?? []), name])
+    }
     yield* client.withTransaction(
       Effect.gen(function* () {
         yield* client.query(ddlLock)
-        for (const name of names) yield* client.query(Rows.createTable(name))
+        for (const [baseName, keys] of byBase) yield* ensureBase(client, baseName, keys)
       })
     )
   })
@@ -113,14 +119,18 @@ export const make = Effect.gen(function* () {
 })
 
 /**
- * The store as a layer; creates the tables of `perspectiveNames` after the schema is migrated.
+ * The store as a layer; creates the tables of `perspectiveNames` (keys) after the schema is migrated.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer = (
   perspectiveNames: ReadonlyArray<string>
-): Layer.Layer<PerspectiveStore.PerspectiveStore, DefinitionErrors.InvalidPerspectiveName | PostgresError, PgClient | SchemaReady> =>
+): Layer.Layer<
+  PerspectiveStore.PerspectiveStore,
+  DefinitionErrors.InvalidPerspectiveName | PostgresError | VersionTableConflict,
+  PgClient | SchemaReady
+> =>
   Layer.effect(
     PerspectiveStore.PerspectiveStore,
     Effect.gen(function* () {

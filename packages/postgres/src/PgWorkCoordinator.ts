@@ -78,6 +78,8 @@ interface PendingRow {
   readonly cursor_last_event_id: string | null
   readonly blocked: boolean
   readonly rewind_required: boolean
+  /** False: work of a version not live at append, or replayed history (no PostPerspective receptors). */
+  readonly fires: boolean
   /** This row carries its event's columns (null on the event's other rows). */
   readonly event_first: boolean
   readonly event_type: string | null
@@ -133,7 +135,8 @@ const toPendingEvents = (rows: ReadonlyArray<PendingRow>, modelsLoaded: boolean)
       blocked: r.blocked,
       rewindRequired: r.rewind_required,
       streamVersion: e.stream_version ?? 0,
-      cursorLastEventId: r.cursor_last_event_id
+      cursorLastEventId: r.cursor_last_event_id,
+      fires: r.fires
     }
     if (pairModel !== undefined) event.storedModel = pairModel
     out.push(event)

@@ -98,3 +98,18 @@ export * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
  * @since 0.1.0
  */
 export * as PgListener from "./PgListener.js"
+
+/**
+ * @since 0.3.0
+ */
+export * as PerspectiveTable from "./PerspectiveTable.js"
+
+/**
+ * @since 0.3.0
+ */
+export * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
+
+/**
+ * @since 0.3.0
+ */
+export * as VersionError from "./VersionError.js"

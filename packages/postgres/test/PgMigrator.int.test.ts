@@ -28,9 +28,11 @@ const expectedTables = [
   "wh_events",
   "wh_lifecycle_pending",
   "wh_migrations",
+  "wh_perspective_backfill",
   "wh_perspective_cursors",
   "wh_perspective_events",
   "wh_perspective_snapshots",
+  "wh_perspective_versions",
   "wh_service_instances"
 ]
 

@@ -103,7 +103,7 @@ export const afterCycle = (deps: LifecycleDeps, processed: ReadonlyArray<Process
   Effect.gen(function* () {
     if (deps.receptors.length === 0) return
     for (const group of processed) {
-      for (const envelope of group.firing) yield* fireStage(deps, "PostPerspective", envelope, group.perspectiveName)
+      for (const envelope of group.firing ?? group.envelopes) yield* fireStage(deps, "PostPerspective", envelope, group.perspectiveName)
     }
     yield* completeLifecycles(deps, [...new Set([...processed.flatMap((g) => g.eventIds), ...otherEventIds])])
   })

@@ -45,7 +45,7 @@ export interface ProcessedGroup {
   /** The applied events, payloads decoded, in order. */
   readonly envelopes: ReadonlyArray<Envelope>
   /** Of `envelopes`, the ones `PostPerspective` receptors fire for (see `PendingEvent.fires`). */
-  readonly firing: ReadonlyArray<Envelope>
+  readonly firing?: ReadonlyArray<Envelope> | undefined
 }
 
 export interface CycleResult {

@@ -25,7 +25,9 @@ const modelColumn = (modelTables: ReadonlyArray<string> | undefined) =>
  *
  * A flagged (stream, perspective) — flagged before or by this statement — returns ONE row, its first, with
  * `rewind_required` true: the normal path must not apply it (the rewinder replays the stream instead). A pair
- * under a live stream lock (rewind, bootstrap, purge) returns nothing: application pauses until the release.
+ * under a live stream lock (rewind, bootstrap, purge) returns nothing: application pauses until the release. So does
+ * a pair whose perspective version still has the stream's history planned (`wh_perspective_backfill`): its live
+ * work waits until the history is written as work, so both are applied in order.
  * The cursor update is skipped when it would change nothing, so a flagged pair waiting out its debounce window
  * does not rewrite its cursor at every poll. (`flagged` is never read: a data-modifying CTE always runs to completion.)
  *
@@ -63,7 +65,10 @@ pending AS (
          row_number() OVER (PARTITION BY pe.stream_id, pe.perspective_name ORDER BY pe.event_id) AS position,
          c.last_event_id AS cursor_last_event_id,
          coalesce(c.status & 32 = 32, false) AS flagged_before,
-         coalesce(c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > statement_timestamp(), false) AS locked
+         coalesce(c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > statement_timestamp(), false)
+           OR EXISTS (SELECT 1 FROM wh_perspective_backfill b WHERE b.perspective_name = pe.perspective_name AND b.stream_id = pe.stream_id)
+           AS locked,
+         pe.fires
   FROM wanted w
   JOIN wh_active_streams a ON a.stream_id = w.stream_id AND a.instance_id = $1::uuid AND a.lease_expiry > now()
   JOIN wh_perspective_events pe ON pe.stream_id = w.stream_id
@@ -100,7 +105,7 @@ chosen AS (
   WHERE (m.rewind_required AND m.position = 1)
      OR (NOT m.rewind_required AND NOT m.locked AND m.position <= $3::int)
 )
-SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts, w.cursor_last_event_id,
+SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts, w.cursor_last_event_id, w.fires,
        (w.scheduled_for IS NOT NULL AND w.scheduled_for > now()) AS blocked, w.rewind_required, w.event_first,
        e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version,
        ${modelColumn(modelTables)} AS model

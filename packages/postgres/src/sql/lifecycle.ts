@@ -1,6 +1,6 @@
 /**
  * `wh_lifecycle_pending` statements. An event's lifecycle is complete when none of its work rows is pending
- * (the NOT EXISTS uses the (stream_id, perspective_name, event_id) unique index through stream_id). A work row
+ * that fires receptors (work of a perspective version not live at append does not hold it back) (the NOT EXISTS uses the (stream_id, perspective_name, event_id) unique index through stream_id). A work row
  * that was dead-lettered is gone too, so the claim also returns the perspectives that dead-lettered the event
  * (`dead_lettered_by`, through the (stream_id, perspective_name, event_id) dead-letter index): such an event is
  * reported as dead-lettered, never as applied by every perspective. Rows with `claimed_at = 'infinity'` are parked
@@ -23,7 +23,7 @@ WITH claimed AS (
       AND ((l.claimed_by IS NULL AND l.claimed_at IS NULL) OR l.claimed_at < now() - make_interval(secs => $3::int))
       AND NOT EXISTS (
         SELECT 1 FROM wh_perspective_events pe
-        WHERE pe.stream_id = l.stream_id AND pe.event_id = l.event_id AND pe.processed_at IS NULL
+        WHERE pe.stream_id = l.stream_id AND pe.event_id = l.event_id AND pe.processed_at IS NULL AND pe.fires
       )
     ORDER BY l.event_id
     LIMIT 1000

@@ -1,11 +1,15 @@
 /**
- * SQL for one perspective's `wh_per_<name>` table. The table name is a validated identifier (perspective names
- * match /^[a-z][a-z0-9_]{0,47}$/) and is quoted; every value is a bound parameter.
+ * SQL for one perspective version's table (`wh_per_<base>__v<N>`, see `PerspectiveTable`) and for reads through
+ * the view of the live version. Names are validated perspective keys and are quoted; every value is a bound parameter.
  */
 import * as Identifier from "../Identifier.js"
+import * as PerspectiveTable from "../PerspectiveTable.js"
 
-/** The quoted table of a perspective's read-model rows. */
-export const table = (name: string) => Identifier.quote(`wh_per_${name}`)
+/** The quoted table of one version's read-model rows (`name`: a perspective key). */
+export const table = (name: string) => Identifier.quote(PerspectiveTable.ofVersion(name))
+
+/** The quoted relation a read of `name` reads (a base name: the view of the live version). */
+const readable = (name: string) => Identifier.quote(PerspectiveTable.forRead(name))
 
 export const createTable = (name: string) => `
 CREATE TABLE IF NOT EXISTS ${table(name)} (
@@ -31,8 +35,8 @@ export const deleteRows = (name: string) => `DELETE FROM ${table(name)} WHERE id
 
 /** Params: $1 ids. */
 export const selectRows = (name: string) =>
-  `SELECT id, data, metadata, scope, version::int AS version, created_at, updated_at FROM ${table(name)} WHERE id = ANY($1::uuid[])`
+  `SELECT id, data, metadata, scope, version::int AS version, created_at, updated_at FROM ${readable(name)} WHERE id = ANY($1::uuid[])`
 
 /** Params: $1 jsonb containment filter, $2 limit, $3 offset. */
 export const queryRows = (name: string) =>
-  `SELECT id, data, metadata, scope, version::int AS version, created_at, updated_at FROM ${table(name)} WHERE data @> $1::jsonb ORDER BY id LIMIT $2::int OFFSET $3::int`
+  `SELECT id, data, metadata, scope, version::int AS version, created_at, updated_at FROM ${readable(name)} WHERE data @> $1::jsonb ORDER BY id LIMIT $2::int OFFSET $3::int`

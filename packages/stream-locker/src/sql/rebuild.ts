@@ -2,9 +2,10 @@
  * Statements shared by rewinds, bootstraps and purges of one (stream, perspective). Perspective table names are
  * validated (`Perspective.isValidName`) and quoted; every value is a bound parameter.
  */
-import { Identifier } from "@whizbang/postgres"
+import { Identifier, PerspectiveTable } from "@whizbang/postgres"
 
-const table = (perspectiveName: string) => Identifier.quote(`wh_per_${perspectiveName}`)
+/** The version's own table (`wh_per_<base>__v<N>`), never the view of the live version. */
+const table = (perspectiveName: string) => Identifier.quote(PerspectiveTable.ofVersion(perspectiveName))
 
 /**
  * The events a perspective folds for one stream, in event-id order, after an optional event, skipping events

@@ -2,7 +2,7 @@
 // migrations run first in the composition, so a check left to a later layer would refuse the start only after
 // the schema had been migrated.
 import { DurationOption, EventId, PerspectiveWorker } from "@whizbang/core"
-import { PgClient, PgPerspectiveSnapshots, PostgresError } from "@whizbang/postgres"
+import { PgClient, PgPerspectiveSnapshots, PgPerspectiveVersions, PostgresError } from "@whizbang/postgres"
 import { PerspectiveStreamLockOptions, StreamLockError } from "@whizbang/stream-locker"
 import { TrackedEventTypeRegistry } from "@whizbang/sync"
 import { Duration, Effect, Result } from "effect"
@@ -66,6 +66,7 @@ export const validate = (config: Config): Effect.Effect<void, Errors> =>
       return yield* configError("instanceId", "must be a UUID", config.instanceId)
     }
     yield* PerspectiveWorker.validate(config)
+    yield* PgPerspectiveVersions.decodeOptions(config.versions)
     const backoff = config.failureBackoff
     if (backoff !== undefined) {
       const initial = yield* duration("failureBackoff.initial", backoff.initial, "positive", Duration.seconds(1))

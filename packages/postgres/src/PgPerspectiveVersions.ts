@@ -1,0 +1,602 @@
+/**
+ * Perspective versions on Postgres: change a perspective on a live service without downtime.
+ *
+ * A perspective declares a `version` (`Perspective.make({ name: "balance", version: 2, ... })`). Each version has
+ * its own table (`wh_per_balance__v2`) and its own work, cursors and dead letters (filed under its key,
+ * `balance__v2`); `wh_per_balance` is a view of the live version, the name users read through.
+ *
+ * - **Registration** ({@link register}, run by `PgPerspectivePipeline` and `Whizbang.layer` at start-up): a version
+ *   the database has not seen is registered in one transaction that briefly holds appends (a SHARE lock on
+ *   `wh_events`, waiting for appends in flight): every event committed before is planned as history
+ *   (`wh_perspective_backfill`, per stream the newest event id), every later append routes to the version itself
+ *   (`wh_append_events` reads the registry). So the hand-over from history to live events has no gap and no
+ *   double, by construction. The first version of a perspective goes live at once; a later one is `building`.
+ * - **Build** ({@link buildStep}, a fiber of every instance that runs the version): a stream's history becomes work
+ *   rows (not firing `PostPerspective` receptors) in the same transaction that forgets its plan row; the version's
+ *   live work on a stream still planned is held back until then. The normal worker applies it all, in order.
+ * - **Cutover** ({@link cutover}; automatic for the newest declared version once caught up, unless disabled): the
+ *   version is marked `ready` (read-your-writes waits now include it), waits until it applied every event pending
+ *   at that moment, then in one transaction becomes `live` and replaces the view; the old live version becomes
+ *   `retiring` and is kept up to date for a grace period, during which {@link rollback} is the same hand-over back.
+ *   After the grace period it is `retired`: no longer routed nor processed.
+ *
+ * Lifecycle receptors: only work of the version live at append time fires `PostPerspective`, so replayed history
+ * fires nothing and a new event fires once.
+ *
+ * @since 0.3.0
+ */
+import { Clock, Duration, Effect, Layer, Metric } from "effect"
+import * as DurationOptions from "./internal/durationOption.js"
+import { ddlLock, ensureBase } from "./internal/versionTables.js"
+import { PgClient } from "./PgClient.js"
+import { PostgresConfigError, type PostgresError } from "./PostgresError.js"
+import { SchemaReady } from "./SchemaReady.js"
+import * as Sql from "./sql/versions.js"
+import {
+  CutoverTimedOut,
+  NothingToRollBack,
+  UnknownPerspectiveVersion,
+  type VersionError,
+  VersionNotReady,
+  type VersionTableConflict
+} from "./VersionError.js"
+
+/**
+ * A version as an instance declares it (a `Perspective` has these fields).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Declared {
+  /** The key: `<base>` for version 1, `<base>__v<N>` after. */
+  readonly name: string
+  readonly baseName: string
+  readonly version: number
+  readonly eventTypes: ReadonlyArray<string>
+}
+
+/**
+ * A version's state.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type State = "building" | "ready" | "live" | "retiring" | "retired"
+
+/**
+ * A registered version and its progress.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface VersionInfo {
+  readonly perspectiveName: string
+  readonly baseName: string
+  readonly version: number
+  readonly state: State
+  readonly eventTypes: ReadonlyArray<string>
+  readonly registeredAt: Date
+  readonly stateChangedAt: Date
+  /** Retiring: when it retires. */
+  readonly retireAfter: Date | undefined
+  /** Streams of history planned at registration, and those still to be given to the worker. */
+  readonly historyStreams: number
+  readonly streamsToReplay: number
+  /** Events of its types when it was registered (its history). */
+  readonly historyEvents: number
+  /** Work rows not applied yet: the version's lag in events. */
+  readonly pendingEvents: number
+  /** Seconds since the oldest pending work row was written (0 when none). */
+  readonly lagSeconds: number
+  /** Share of the history applied, 0..1 (1 when there was none). */
+  readonly progress: number
+  /** Some live instance runs this version (else its work waits for one: a rolling deploy). */
+  readonly hasRunner: boolean
+}
+
+/**
+ * Options of the hand-over.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface CutoverOptions {
+  /** At most this many pending events to start a hand-over. Default 1,000. */
+  readonly maxLag?: number | undefined
+  /** How long to wait for the events pending at the start. Default 30 seconds. */
+  readonly timeout?: Duration.Input | undefined
+  /** How long the replaced version is kept up to date for a rollback. Default 10 minutes. */
+  readonly grace?: Duration.Input | undefined
+}
+
+/**
+ * What a cutover or rollback did.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface CutoverResult {
+  readonly baseName: string
+  readonly live: string
+  /** The version that stopped serving (now retiring), if any. */
+  readonly replaced: string | undefined
+  /** Milliseconds from the start to the commit that switched reads. */
+  readonly millis: number
+  /** False when the version was already live (nothing to do). */
+  readonly switched: boolean
+}
+
+/**
+ * Build progress of each version (0..1), by perspective key.
+ *
+ * @category metrics
+ * @since 0.3.0
+ */
+export const buildProgressGauge = Metric.gauge("whizbang_version_build_progress", {
+  description: "share of a perspective version's history applied (0..1)"
+})
+
+/**
+ * Pending events of each version, by perspective key.
+ *
+ * @category metrics
+ * @since 0.3.0
+ */
+export const versionLagGauge = Metric.gauge("whizbang_version_lag_events", {
+  description: "events routed to a perspective version and not applied yet"
+})
+
+const defaultMaxLag = 1_000
+
+/**
+ * Registers the declared versions (see the module notes) and sets up their tables and the views. Returns the
+ * versions this call registered.
+ *
+ * @category operations
+ * @since 0.3.0
+ */
+export const register = (
+  declared: ReadonlyArray<Declared>
+): Effect.Effect<ReadonlyArray<string>, PostgresError | VersionTableConflict, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const byBase = new Map<string, Array<Declared>>()
+    for (const d of declared) byBase.set(d.baseName, [...(byBase.get(d.baseName) ?? []), d])
+    return yield* client.withTransaction(
+      Effect.gen(function* () {
+        yield* client.query(ddlLock)
+        const added: Array<string> = []
+        let appendsHeld = false
+        const holdAppends = Effect.suspend(() => {
+          if (appendsHeld) return Effect.void
+          appendsHeld = true
+          return Effect.asVoid(client.query(Sql.lockAppends))
+        })
+        for (const [baseName, versions] of byBase) {
+          const rows = yield* client.query<{ perspective_name: string; version: number; state: State; event_types: Array<string> }>(
+            Sql.versionsOfBase,
+            [baseName]
+          )
+          let hasLive = rows.some((r) => r.state === "live")
+          for (const d of [...versions].sort((a, b) => a.version - b.version)) {
+            const row = rows.find((r) => r.perspective_name === d.name)
+            const types = [...new Set(d.eventTypes)].sort()
+            if (row === undefined) {
+              const legacy = (yield* client.query<{ present: boolean }>(Sql.hasHistory, [d.name]))[0]?.present === true
+              // A version processed before versions existed was routed by its appenders: its history is applied.
+              if (!legacy) yield* holdAppends
+              yield* client.query(Sql.insertVersion, [d.name, baseName, d.version, hasLive ? "building" : "live", types])
+              hasLive = true
+              if (!legacy) yield* client.query(Sql.planBackfill, [d.name, types])
+              added.push(d.name)
+              continue
+            }
+            const known = [...row.event_types].sort()
+            if (known.join("\u0000") !== types.join("\u0000")) {
+              yield* holdAppends
+              yield* client.query(Sql.updateEventTypes, [d.name, types])
+              const gained = types.filter((t) => !known.includes(t))
+              if (gained.length > 0) {
+                yield* Effect.logWarning(
+                  `perspective ${d.name} now handles ${gained.join(", ")}: new events of these types are routed to it, their history is not replayed (raise its version to rebuild it)`
+                )
+              }
+            }
+            if (row.state === "retired") {
+              yield* Effect.logWarning(`perspective ${d.name} is retired: this instance runs it, but it is no longer routed nor served`)
+            }
+          }
+          yield* ensureBase(
+            client,
+            baseName,
+            versions.map((v) => v.name)
+          )
+        }
+        return added
+      })
+    )
+  })
+
+interface ListedRow {
+  readonly perspective_name: string
+  readonly base_name: string
+  readonly version: number
+  readonly state: State
+  readonly event_types: Array<string>
+  readonly registered_at: Date
+  readonly state_changed_at: Date
+  readonly retire_after: Date | null
+  readonly backfill_streams: number
+  readonly backfill_events: string | number
+  readonly planned: number
+  readonly pending: number
+  readonly oldest_pending: Date | null
+  readonly has_runner: boolean
+}
+
+const toInfo = (now: number) => (r: ListedRow): VersionInfo => {
+  const historyEvents = Number(r.backfill_events)
+  const replayedStreams = r.backfill_streams - r.planned
+  // Planned streams count as not applied; of the streams given to the worker, pending work is not applied yet.
+  const streamShare = r.backfill_streams === 0 ? 1 : replayedStreams / r.backfill_streams
+  const eventShare = historyEvents === 0 ? 1 : Math.max(0, 1 - r.pending / historyEvents)
+  const progress = r.state === "building" || r.planned > 0 ? Math.min(streamShare, eventShare) : 1
+  return {
+    perspectiveName: r.perspective_name,
+    baseName: r.base_name,
+    version: r.version,
+    state: r.state,
+    eventTypes: r.event_types,
+    registeredAt: r.registered_at,
+    stateChangedAt: r.state_changed_at,
+    retireAfter: r.retire_after ?? undefined,
+    historyStreams: r.backfill_streams,
+    streamsToReplay: r.planned,
+    historyEvents,
+    pendingEvents: r.pending,
+    lagSeconds: r.oldest_pending === null ? 0 : Math.max(0, (now - r.oldest_pending.getTime()) / 1000),
+    progress: Math.max(0, Math.min(1, progress)),
+    hasRunner: r.has_runner
+  }
+}
+
+/**
+ * Every registered version with its state and progress, by base name then version.
+ *
+ * @category operations
+ * @since 0.3.0
+ */
+export const list: Effect.Effect<ReadonlyArray<VersionInfo>, PostgresError, PgClient> = Effect.gen(function* () {
+  const client = yield* PgClient
+  const rows = yield* client.query<ListedRow>(Sql.listVersions)
+  const now = yield* Clock.currentTimeMillis
+  return rows.map(toInfo(now))
+})
+
+const millisOf = (input: Duration.Input | undefined, fallback: Duration.Duration) =>
+  Duration.toMillis(input === undefined ? fallback : Duration.fromInputUnsafe(input))
+
+const lockBase = (client: PgClient["Service"], baseName: string) =>
+  client.query<{ perspective_name: string; version: number; state: State }>(Sql.versionsOfBase, [baseName])
+
+/**
+ * Switches reads of `baseName` to `version` (default: the newest registered version that is not retired nor live):
+ * marks it `ready`, waits until it applied every event pending at that moment, then in one transaction makes it
+ * `live`, points `wh_per_<base>` at its table and makes the previous live version `retiring` for the grace period.
+ * Fails with a typed error, switching nothing, when the version is unknown, not caught up or too slow.
+ *
+ * @category operations
+ * @since 0.3.0
+ */
+export const cutover = (
+  baseName: string,
+  version?: number,
+  options: CutoverOptions = {}
+): Effect.Effect<CutoverResult, PostgresError | VersionError, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const rows = yield* client.query<{ perspective_name: string; version: number; state: State }>(
+      `SELECT perspective_name, version, state FROM wh_perspective_versions WHERE base_name = $1::text ORDER BY version`,
+      [baseName]
+    )
+    const target =
+      version === undefined
+        ? rows.filter((r) => r.state !== "retired" && r.state !== "live").at(-1)
+        : rows.find((r) => r.version === version)
+    if (target === undefined) {
+      const live = rows.find((r) => r.state === "live")
+      if (version === undefined && live !== undefined) {
+        return { baseName, live: live.perspective_name, replaced: undefined, millis: 0, switched: false }
+      }
+      return yield* new UnknownPerspectiveVersion({ baseName, version, known: rows.map((r) => r.perspective_name) })
+    }
+    return yield* handOver(client, baseName, target.perspective_name, options)
+  })
+
+/**
+ * Switches reads of `baseName` back to the version the last cutover replaced (still `retiring`, so kept up to date):
+ * the same hand-over as {@link cutover}. Fails with {@link NothingToRollBack} when there is none.
+ *
+ * @category operations
+ * @since 0.3.0
+ */
+export const rollback = (
+  baseName: string,
+  options: CutoverOptions = {}
+): Effect.Effect<CutoverResult, PostgresError | VersionError, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const rows = yield* client.query<{ perspective_name: string }>(
+      `SELECT perspective_name FROM wh_perspective_versions WHERE base_name = $1::text AND state = 'retiring' ORDER BY state_changed_at DESC LIMIT 1`,
+      [baseName]
+    )
+    const previous = rows[0]
+    if (previous === undefined) return yield* new NothingToRollBack({ baseName })
+    return yield* handOver(client, baseName, previous.perspective_name, options)
+  })
+
+const handOver = (
+  client: PgClient["Service"],
+  baseName: string,
+  key: string,
+  options: CutoverOptions
+): Effect.Effect<CutoverResult, PostgresError | VersionError> =>
+  Effect.gen(function* () {
+    const started = yield* Clock.currentTimeMillis
+    const maxLag = options.maxLag ?? defaultMaxLag
+    const timeoutMillis = millisOf(options.timeout, Duration.seconds(30))
+    const graceSeconds = millisOf(options.grace, Duration.minutes(10)) / 1000
+    // 1. Ready: from this commit on, read-your-writes waits include the version.
+    const before = yield* client.withTransaction(
+      Effect.gen(function* () {
+        const rows = yield* lockBase(client, baseName)
+        const row = rows.find((r) => r.perspective_name === key)
+        if (row === undefined) {
+          return yield* new UnknownPerspectiveVersion({ baseName, version: undefined, known: rows.map((r) => r.perspective_name) })
+        }
+        if (row.state === "live") return "live" as const
+        const progress = (yield* client.query<{ pending: number; planned: number }>(Sql.progressOf, [key]))[0]!
+        if (row.state === "retired" || progress.planned > 0 || progress.pending > maxLag) {
+          return yield* new VersionNotReady({
+            perspectiveName: key,
+            state: row.state,
+            streamsToReplay: progress.planned,
+            pendingEvents: progress.pending,
+            maxLag
+          })
+        }
+        if (row.state !== "ready") yield* client.query(Sql.setState, [key, "ready"])
+        return row.state
+      })
+    )
+    if (before === "live") return { baseName, live: key, replaced: undefined, millis: 0, switched: false }
+    // 2. Everything pending at the ready commit: every event a wait that ignored this version could have seen applied.
+    const ids = (yield* client.query<{ ids: Array<string> | null }>(Sql.pendingWorkIds, [key]))[0]?.ids ?? []
+    let pause = 2
+    while (ids.length > 0) {
+      const left = (yield* client.query<{ n: number }>(Sql.stillPending, [ids]))[0]?.n ?? 0
+      if (left === 0) break
+      const now = yield* Clock.currentTimeMillis
+      if (now - started > timeoutMillis) {
+        yield* client.withTransaction(
+          Effect.gen(function* () {
+            const rows = yield* lockBase(client, baseName)
+            if (rows.find((r) => r.perspective_name === key)?.state === "ready") {
+              yield* client.query(Sql.setState, [key, before === "ready" ? "building" : before])
+              if (before === "retiring") yield* client.query(Sql.setRetiring, [key, graceSeconds])
+            }
+          })
+        )
+        return yield* new CutoverTimedOut({ perspectiveName: key, pendingEvents: left, timeoutMillis })
+      }
+      yield* Effect.sleep(Duration.millis(pause))
+      pause = Math.min(pause * 2, 50)
+    }
+    // 3. The switch, in one transaction: the view and the states.
+    const replaced = yield* client.withTransaction(
+      Effect.gen(function* () {
+        const rows = yield* lockBase(client, baseName)
+        const live = rows.find((r) => r.state === "live")
+        if (live !== undefined) yield* client.query(Sql.setRetiring, [live.perspective_name, graceSeconds])
+        yield* client.query(Sql.setState, [key, "live"])
+        yield* client.query(Sql.replaceView(baseName, key))
+        return live?.perspective_name
+      })
+    )
+    const millis = (yield* Clock.currentTimeMillis) - started
+    yield* Effect.logInfo(`perspective ${baseName}: reads now served by ${key}${replaced === undefined ? "" : ` (was ${replaced})`} after ${millis} ms`)
+    return { baseName, live: key, replaced, millis, switched: true }
+  })
+
+/**
+ * Retires the versions whose grace period is over (see the module notes). Returns their keys.
+ *
+ * @category operations
+ * @since 0.3.0
+ */
+export const retireDue: Effect.Effect<ReadonlyArray<string>, PostgresError, PgClient> = Effect.gen(function* () {
+  const client = yield* PgClient
+  const rows = yield* client.query<{ perspective_name: string; dropped: number }>(Sql.retireDue)
+  for (const r of rows) yield* Effect.logInfo(`perspective ${r.perspective_name} retired (${r.dropped} pending work row(s) dropped)`)
+  return rows.map((r) => r.perspective_name)
+})
+
+/**
+ * Options of the build loop.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface BuildOptions {
+  /** The worker's partition count (work rows carry a partition). */
+  readonly partitionCount: number
+  /** Streams whose history one statement writes as work. Default 200. */
+  readonly chunkStreams?: number | undefined
+  /** No more history is written while the version has this many events pending. Default 20,000. */
+  readonly maxPending?: number | undefined
+  /** Cut over to the newest declared version once it is caught up. Default true. */
+  readonly autoCutover?: boolean | undefined
+  /** Options of automatic cutovers. */
+  readonly cutover?: CutoverOptions | undefined
+}
+
+/**
+ * One round of the build loop for the versions this instance runs: gives planned history to the worker while the
+ * version's backlog is below `maxPending`, cuts over to the newest declared version of a base once it is caught
+ * up (`autoCutover`), retires versions past their grace period, and updates the gauges. Returns whether any
+ * history is still planned (the loop runs again at once while there is).
+ *
+ * @category operations
+ * @since 0.3.0
+ */
+export const buildStep = (
+  declared: ReadonlyArray<Declared>,
+  options: BuildOptions
+): Effect.Effect<{ readonly planned: number; readonly written: number }, PostgresError, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const chunk = options.chunkStreams ?? 200
+    const maxPending = options.maxPending ?? 20_000
+    const mine = new Map(declared.map((d) => [d.name, d]))
+    const versions = (yield* list).filter((v) => v.state !== "retired")
+    let planned = 0
+    let written = 0
+    for (const v of versions) {
+      const d = mine.get(v.perspectiveName)
+      if (d === undefined || v.streamsToReplay === 0) continue
+      let pending = v.pendingEvents
+      let left = v.streamsToReplay
+      for (let round = 0; round < 20 && left > 0 && pending < maxPending; round++) {
+        const r = (yield* client.query<{ streams: number; events: number }>(Sql.backfillChunk, [
+          v.perspectiveName,
+          chunk,
+          [...d.eventTypes],
+          options.partitionCount
+        ]))[0]!
+        if (r.streams === 0) break
+        left -= r.streams
+        pending += r.events
+        written += r.events
+      }
+      planned += Math.max(0, left)
+    }
+    for (const v of versions) {
+      yield* Metric.update(Metric.withAttributes(buildProgressGauge, { perspective: v.perspectiveName }), v.progress)
+      yield* Metric.update(Metric.withAttributes(versionLagGauge, { perspective: v.perspectiveName }), v.pendingEvents)
+    }
+    if (options.autoCutover !== false) {
+      const newest = new Map<string, Declared>()
+      for (const d of declared) if ((newest.get(d.baseName)?.version ?? 0) < d.version) newest.set(d.baseName, d)
+      for (const [baseName, d] of newest) {
+        const v = versions.find((x) => x.perspectiveName === d.name)
+        const live = versions.find((x) => x.baseName === baseName && x.state === "live")
+        const maxLag = options.cutover?.maxLag ?? defaultMaxLag
+        if (v?.state !== "building" || live === undefined || live.version >= d.version) continue
+        if (v.streamsToReplay > 0 || v.pendingEvents > maxLag) continue
+        yield* cutover(baseName, d.version, options.cutover).pipe(
+          Effect.catchTags({
+            VersionNotReady: () => Effect.void,
+            CutoverTimedOut: (e) => Effect.logWarning(e.message),
+            UnknownPerspectiveVersion: (e) => Effect.logWarning(e.message),
+            NothingToRollBack: () => Effect.void,
+            VersionTableConflict: (e) => Effect.logWarning(e.message)
+          })
+        )
+      }
+    }
+    yield* retireDue
+    return { planned, written }
+  })
+
+/**
+ * Options of the version build loop in `PgPerspectivePipeline` / `Whizbang.layer` (`versions`).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Options extends Omit<BuildOptions, "partitionCount"> {
+  /** Rounds of the loop while nothing is being built. Default 1 second; `null` turns the loop off. */
+  readonly interval?: Duration.Input | null | undefined
+}
+
+/**
+ * Checks {@link Options}; a bad value is a `PostgresConfigError` naming it.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const decodeOptions = (
+  options: Options | undefined
+): Effect.Effect<{ readonly interval: Duration.Duration | null; readonly build: Omit<BuildOptions, "partitionCount"> }, PostgresConfigError> =>
+  Effect.gen(function* () {
+    const o = options ?? {}
+    const positiveInt = (name: string, value: unknown) =>
+      value === undefined || (typeof value === "number" && Number.isInteger(value) && value > 0)
+        ? Effect.void
+        : Effect.fail(new PostgresConfigError({ option: `versions.${name}`, message: `versions.${name} must be a positive integer, got ${String(value)}` }))
+    yield* positiveInt("chunkStreams", o.chunkStreams)
+    yield* positiveInt("maxPending", o.maxPending)
+    yield* positiveInt("cutover.maxLag", o.cutover?.maxLag)
+    if (o.autoCutover !== undefined && typeof o.autoCutover !== "boolean") {
+      return yield* new PostgresConfigError({ option: "versions.autoCutover", message: "versions.autoCutover must be a boolean" })
+    }
+    yield* DurationOptions.decode("versions.cutover.timeout", o.cutover?.timeout, "positive", Duration.seconds(30))
+    yield* DurationOptions.decode("versions.cutover.grace", o.cutover?.grace, "nonNegative", Duration.minutes(10))
+    const interval = o.interval === null ? null : yield* DurationOptions.decode("versions.interval", o.interval, "positive", Duration.seconds(1))
+    return { interval, build: o }
+  })
+
+/**
+ * Registers the versions at start-up (after the schema is migrated); fails the layer on a table conflict.
+ *
+ * @category layers
+ * @since 0.3.0
+ */
+export const layerRegistration = (
+  declared: ReadonlyArray<Declared>
+): Layer.Layer<never, PostgresError | VersionTableConflict, PgClient | SchemaReady> =>
+  Layer.effectDiscard(Effect.andThen(SchemaReady, register(declared)))
+
+/**
+ * The build loop of the versions this instance runs, for as long as the layer lives: {@link buildStep} at once
+ * again while history is being written, else every `interval`. Progress is logged every 10%; errors are logged
+ * and the loop goes on.
+ *
+ * @category layers
+ * @since 0.3.0
+ */
+export const layerBuilder = (
+  declared: ReadonlyArray<Declared>,
+  options: Options | undefined,
+  partitionCount: number
+): Layer.Layer<never, PostgresConfigError, PgClient> =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const { interval, build } = yield* decodeOptions(options)
+      if (interval === null || declared.length === 0) return
+      const reported = new Map<string, number>()
+      const report = Effect.gen(function* () {
+        for (const v of yield* list) {
+          if (!declared.some((d) => d.name === v.perspectiveName) || v.historyStreams === 0) continue
+          const tenth = Math.floor(v.progress * 10)
+          if ((reported.get(v.perspectiveName) ?? -1) === tenth) continue
+          reported.set(v.perspectiveName, tenth)
+          yield* Effect.logInfo(
+            `perspective ${v.perspectiveName} (${v.state}): ${Math.round(v.progress * 100)}% of its history (${v.historyStreams - v.streamsToReplay}/${v.historyStreams} streams given to the worker, ${v.pendingEvents} events pending)`
+          )
+        }
+      })
+      const round = Effect.gen(function* () {
+        const r = yield* buildStep(declared, { ...build, partitionCount })
+        yield* report
+        return r.written > 0 && r.planned > 0
+      }).pipe(Effect.catchCause((cause) => Effect.as(Effect.logWarning("perspective version build round failed; retrying", cause), false)))
+      const loop = Effect.gen(function* () {
+        while (true) {
+          const busy = yield* round
+          yield* busy ? Effect.yieldNow : Effect.sleep(interval)
+        }
+      })
+      yield* Effect.forkScoped(loop)
+    })
+  )

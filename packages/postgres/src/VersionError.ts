@@ -1,0 +1,94 @@
+/**
+ * Typed errors of perspective versions (`PgPerspectiveVersions`, `whizbang cutover` / `rollback`).
+ *
+ * @since 0.3.0
+ */
+import { Data } from "effect"
+
+/**
+ * No registered version of that perspective (or not that version).
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class UnknownPerspectiveVersion extends Data.TaggedError("UnknownPerspectiveVersion")<{
+  readonly baseName: string
+  readonly version: number | undefined
+  readonly known: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    const what = this.version === undefined ? `perspective "${this.baseName}"` : `version ${this.version} of perspective "${this.baseName}"`
+    return `${what} is not registered (registered: ${this.known.length === 0 ? "none" : this.known.join(", ")})`
+  }
+}
+
+/**
+ * The version cannot serve reads yet: history still to replay, too many events pending, or retired.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class VersionNotReady extends Data.TaggedError("VersionNotReady")<{
+  readonly perspectiveName: string
+  readonly state: string
+  readonly streamsToReplay: number
+  readonly pendingEvents: number
+  readonly maxLag: number
+}> {
+  override get message(): string {
+    if (this.state === "retired") return `${this.perspectiveName} is retired: it is no longer kept up to date (register a new version instead)`
+    return `${this.perspectiveName} is not caught up: ${this.streamsToReplay} stream(s) of history still to replay, ${this.pendingEvents} event(s) pending (at most ${this.maxLag} allowed)`
+  }
+}
+
+/**
+ * A rollback with no retiring version to go back to (none was replaced, or its grace period is over).
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class NothingToRollBack extends Data.TaggedError("NothingToRollBack")<{ readonly baseName: string }> {
+  override get message(): string {
+    return `perspective "${this.baseName}" has no retiring version to roll back to (none replaced it, or its grace period ended)`
+  }
+}
+
+/**
+ * The version did not apply the events pending at the start of the hand-over in time; nothing was switched.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class CutoverTimedOut extends Data.TaggedError("CutoverTimedOut")<{
+  readonly perspectiveName: string
+  readonly pendingEvents: number
+  readonly timeoutMillis: number
+}> {
+  override get message(): string {
+    return `cutover to ${this.perspectiveName} timed out after ${this.timeoutMillis} ms with ${this.pendingEvents} event(s) still pending; reads still serve the previous version`
+  }
+}
+
+/**
+ * A relation in the way of a version's table or view (a user table named `wh_per_<name>__v1`, a view where a table
+ * is expected).
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class VersionTableConflict extends Data.TaggedError("VersionTableConflict")<{
+  readonly relation: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `cannot set up perspective versions: ${this.relation} ${this.reason}`
+  }
+}
+
+/**
+ * Any error of this module.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export type VersionError = UnknownPerspectiveVersion | VersionNotReady | NothingToRollBack | CutoverTimedOut | VersionTableConflict
