@@ -234,31 +234,33 @@ interface ListedRow {
   readonly has_runner: boolean
 }
 
-const toInfo = (now: number) => (r: ListedRow): VersionInfo => {
-  const historyEvents = Number(r.backfill_events)
-  const replayedStreams = r.backfill_streams - r.planned
-  // Planned streams count as not applied; of the streams given to the worker, pending work is not applied yet.
-  const streamShare = r.backfill_streams === 0 ? 1 : replayedStreams / r.backfill_streams
-  const eventShare = historyEvents === 0 ? 1 : Math.max(0, 1 - r.pending / historyEvents)
-  const progress = r.state === "building" || r.planned > 0 ? Math.min(streamShare, eventShare) : 1
-  return {
-    perspectiveName: r.perspective_name,
-    baseName: r.base_name,
-    version: r.version,
-    state: r.state,
-    eventTypes: r.event_types,
-    registeredAt: r.registered_at,
-    stateChangedAt: r.state_changed_at,
-    retireAfter: r.retire_after ?? undefined,
-    historyStreams: r.backfill_streams,
-    streamsToReplay: r.planned,
-    historyEvents,
-    pendingEvents: r.pending,
-    lagSeconds: r.oldest_pending === null ? 0 : Math.max(0, (now - r.oldest_pending.getTime()) / 1000),
-    progress: Math.max(0, Math.min(1, progress)),
-    hasRunner: r.has_runner
+const toInfo =
+  (now: number) =>
+  (r: ListedRow): VersionInfo => {
+    const historyEvents = Number(r.backfill_events)
+    const replayedStreams = r.backfill_streams - r.planned
+    // Planned streams count as not applied; of the streams given to the worker, pending work is not applied yet.
+    const streamShare = r.backfill_streams === 0 ? 1 : replayedStreams / r.backfill_streams
+    const eventShare = historyEvents === 0 ? 1 : Math.max(0, 1 - r.pending / historyEvents)
+    const progress = r.state === "building" || r.planned > 0 ? Math.min(streamShare, eventShare) : 1
+    return {
+      perspectiveName: r.perspective_name,
+      baseName: r.base_name,
+      version: r.version,
+      state: r.state,
+      eventTypes: r.event_types,
+      registeredAt: r.registered_at,
+      stateChangedAt: r.state_changed_at,
+      retireAfter: r.retire_after ?? undefined,
+      historyStreams: r.backfill_streams,
+      streamsToReplay: r.planned,
+      historyEvents,
+      pendingEvents: r.pending,
+      lagSeconds: r.oldest_pending === null ? 0 : Math.max(0, (now - r.oldest_pending.getTime()) / 1000),
+      progress: Math.max(0, Math.min(1, progress)),
+      hasRunner: r.has_runner
+    }
   }
-}
 
 /**
  * Every registered version with its state and progress, by base name then version.
@@ -404,7 +406,9 @@ const handOver = (
       })
     )
     const millis = (yield* Clock.currentTimeMillis) - started
-    yield* Effect.logInfo(`perspective ${baseName}: reads now served by ${key}${replaced === undefined ? "" : ` (was ${replaced})`} after ${millis} ms`)
+    yield* Effect.logInfo(
+      `perspective ${baseName}: reads now served by ${key}${replaced === undefined ? "" : ` (was ${replaced})`} after ${millis} ms`
+    )
     return { baseName, live: key, replaced, millis, switched: true }
   })
 
@@ -527,13 +531,21 @@ export interface Options extends Omit<BuildOptions, "partitionCount"> {
  */
 export const decodeOptions = (
   options: Options | undefined
-): Effect.Effect<{ readonly interval: Duration.Duration | null; readonly build: Omit<BuildOptions, "partitionCount"> }, PostgresConfigError> =>
+): Effect.Effect<
+  { readonly interval: Duration.Duration | null; readonly build: Omit<BuildOptions, "partitionCount"> },
+  PostgresConfigError
+> =>
   Effect.gen(function* () {
     const o = options ?? {}
     const positiveInt = (name: string, value: unknown) =>
       value === undefined || (typeof value === "number" && Number.isInteger(value) && value > 0)
         ? Effect.void
-        : Effect.fail(new PostgresConfigError({ option: `versions.${name}`, message: `versions.${name} must be a positive integer, got ${String(value)}` }))
+        : Effect.fail(
+            new PostgresConfigError({
+              option: `versions.${name}`,
+              message: `versions.${name} must be a positive integer, got ${String(value)}`
+            })
+          )
     yield* positiveInt("chunkStreams", o.chunkStreams)
     yield* positiveInt("maxPending", o.maxPending)
     yield* positiveInt("cutover.maxLag", o.cutover?.maxLag)
@@ -542,7 +554,8 @@ export const decodeOptions = (
     }
     yield* DurationOptions.decode("versions.cutover.timeout", o.cutover?.timeout, "positive", Duration.seconds(30))
     yield* DurationOptions.decode("versions.cutover.grace", o.cutover?.grace, "nonNegative", Duration.minutes(10))
-    const interval = o.interval === null ? null : yield* DurationOptions.decode("versions.interval", o.interval, "positive", Duration.seconds(1))
+    const interval =
+      o.interval === null ? null : yield* DurationOptions.decode("versions.interval", o.interval, "positive", Duration.seconds(1))
     return { interval, build: o }
   })
 

@@ -36,7 +36,8 @@ export class VersionNotReady extends Data.TaggedError("VersionNotReady")<{
   readonly maxLag: number
 }> {
   override get message(): string {
-    if (this.state === "retired") return `${this.perspectiveName} is retired: it is no longer kept up to date (register a new version instead)`
+    if (this.state === "retired")
+      return `${this.perspectiveName} is retired: it is no longer kept up to date (register a new version instead)`
     return `${this.perspectiveName} is not caught up: ${this.streamsToReplay} stream(s) of history still to replay, ${this.pendingEvents} event(s) pending (at most ${this.maxLag} allowed)`
   }
 }

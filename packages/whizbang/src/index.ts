@@ -42,10 +42,12 @@ export {
   PgMigrator,
   PgPerspectivePipeline,
   PgPerspectiveStore,
+  PgPerspectiveVersions,
   PgStatus,
   PgWatchdog,
   PostgresError,
-  SchemaReady
+  SchemaReady,
+  VersionError
 } from "@whizbang/postgres"
 /** @since 0.1.0 */
 export {

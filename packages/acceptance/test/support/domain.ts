@@ -57,7 +57,20 @@ export const definitions = Effect.sync(() => {
       Withdrawn: (m, e) => ({ deposits: m.deposits, trail: step(m.trail, e.payload.tag) })
     }
   })
-  return { events, balance, activity, perspectives: [balance, activity] as const }
+  // Version 2 of balance: the same fold, and every row says which version wrote it (`shape`), so a read that mixed
+  // versions would show. Not in `perspectives`: an instance runs it only when asked (ACCEPTANCE_PERSPECTIVES).
+  const balanceV2 = Perspective.make({
+    name: "balance",
+    version: 2,
+    events: [Deposited, Withdrawn],
+    model: Schema.Struct({ total: Schema.Number, count: Schema.Number, trail: Schema.String, shape: Schema.String }),
+    initial: { total: 0, count: 0, trail: "", shape: "v2" },
+    apply: {
+      Deposited: (m, e) => ({ ...m, total: m.total + e.payload.amount, count: m.count + 1, trail: step(m.trail, e.payload.tag) }),
+      Withdrawn: (m, e) => ({ ...m, total: m.total - e.payload.amount, count: m.count + 1, trail: step(m.trail, e.payload.tag) })
+    }
+  })
+  return { events, balance, activity, balanceV2, perspectives: [balance, activity] as const }
 })
 
 /** Worker options that keep the suite fast (the defaults poll every second and debounce rewinds for 5 s). */
@@ -83,6 +96,11 @@ const activityFold = `
 
 /** Read models that differ from the SQL fold (or exist on one side only), per perspective. */
 export const mismatches = {
+  balance__v2: `
+    WITH fold AS (${balanceFold})
+    SELECT count(*)::int AS n FROM fold FULL JOIN wh_per_balance__v2 p ON p.id::text = fold.id
+     WHERE p.id IS NULL OR fold.id IS NULL OR p.data->>'shape' IS DISTINCT FROM 'v2'
+        OR (p.data->>'total')::numeric <> fold.total OR (p.data->>'count')::int <> fold.count OR p.data->>'trail' <> fold.trail`,
   balance: `
     WITH fold AS (${balanceFold})
     SELECT count(*)::int AS n FROM fold FULL JOIN wh_per_balance p ON p.id::text = fold.id

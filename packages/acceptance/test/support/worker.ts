@@ -5,7 +5,7 @@
 // stdin, after the worker's `awaitIdle`, with one JSON line. Stops gracefully (deregisters) when stdin ends.
 import { createInterface } from "node:readline"
 import { Cause, type Duration, Effect, Fiber, Layer } from "effect"
-import { PerspectiveWorker, PgPerspectiveRewinder, Whizbang } from "whizbang"
+import { PerspectiveWorker, PgPerspectiveRewinder, Receptor, Whizbang } from "whizbang"
 import * as Domain from "./domain.js"
 
 const only = process.env.ACCEPTANCE_PERSPECTIVES?.split(",")
@@ -16,13 +16,29 @@ const { failureBackoff, ...overrides } = JSON.parse(process.env.ACCEPTANCE_OPTIO
 
 const app = Layer.unwrap(
   Effect.gen(function* () {
-    const { events, perspectives } = yield* Domain.definitions
+    const { events, perspectives, balanceV2 } = yield* Domain.definitions
+    // ACCEPTANCE_EFFECTS: a PostPerspective receptor on balance prints "effect <event id>" per firing (a side effect the
+    // test counts across processes).
+    const receptors =
+      process.env.ACCEPTANCE_EFFECTS === "1"
+        ? [
+            Receptor.make({
+              name: "balance-effect",
+              handles: [Domain.Deposited, Domain.Withdrawn],
+              stage: "PostPerspective",
+              perspective: "balance",
+              // process.stdout.write queues (a full pipe never fails it), in order with the idle answers.
+              handle: (e) => Effect.sync(() => process.stdout.write(`effect ${e.eventId}\n`))
+            })
+          ]
+        : []
     return Whizbang.layer({
       databaseUrl: process.env.DATABASE_URL,
       schema: process.env.ACCEPTANCE_SCHEMA ?? "whizbang",
       serviceName: "acceptance-worker",
       events,
-      perspectives: perspectives.filter((p) => only === undefined || only.includes(p.name)),
+      perspectives: [...perspectives, balanceV2].filter((p) => (only === undefined ? p !== balanceV2 : only.includes(p.name))),
+      receptors,
       options: { ...Domain.options, ...overrides },
       ...(failureBackoff ? { failureBackoff } : {}),
       rewind: Domain.rewind,

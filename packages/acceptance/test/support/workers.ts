@@ -18,6 +18,8 @@ export interface Worker {
   readonly awaitIdle: Effect.Effect<IdleReport, Error>
   /** Resolves once the worker blocks in the apply of the event tagged "hold" (see `holdDir`). */
   readonly held: Effect.Effect<void, Error>
+  /** Event ids the worker's side-effect receptor fired for so far (`effects: true`), in order. */
+  readonly effects: () => ReadonlyArray<string>
 }
 
 export interface Options {
@@ -28,6 +30,8 @@ export interface Options {
   readonly holdDir?: string
   /** Worker options over the suite's fast defaults (e.g. fewer attempts before a dead letter). */
   readonly options?: Record<string, unknown>
+  /** Run the PostPerspective receptor on balance that reports each firing. */
+  readonly effects?: boolean
 }
 
 export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scope> =>
@@ -47,7 +51,8 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
             ACCEPTANCE_SCHEMA: options.schema,
             ...(options.perspectives ? { ACCEPTANCE_PERSPECTIVES: options.perspectives.join(",") } : {}),
             ...(options.holdDir ? { ACCEPTANCE_HOLD_DIR: options.holdDir } : {}),
-            ...(options.options ? { ACCEPTANCE_OPTIONS: JSON.stringify(options.options) } : {})
+            ...(options.options ? { ACCEPTANCE_OPTIONS: JSON.stringify(options.options) } : {}),
+            ...(options.effects === true ? { ACCEPTANCE_EFFECTS: "1" } : {})
           },
           stdio: ["pipe", "pipe", "pipe"]
         })
@@ -67,6 +72,7 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
     child.stderr.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-4000)
     })
+    const effects: Array<string> = []
     let buffered = ""
     child.stdout.on("data", (chunk: Buffer) => {
       buffered += chunk.toString()
@@ -75,6 +81,7 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
       for (const line of lines) {
         if (line === "ready") Deferred.doneUnsafe(ready, Effect.void)
         else if (line === "held") Deferred.doneUnsafe(held, Effect.void)
+        else if (line.startsWith("effect ")) effects.push(line.slice(7))
         else if (line.startsWith("{")) {
           const next = waiting.shift()
           if (next !== undefined) Deferred.doneUnsafe(next, Effect.succeed(JSON.parse(line) as IdleReport))
@@ -89,6 +96,7 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
     })
     yield* Deferred.await(ready)
     return {
+      effects: () => effects,
       held: Deferred.await(held),
       awaitIdle: Effect.gen(function* () {
         const answer = yield* Deferred.make<IdleReport, Error>()
