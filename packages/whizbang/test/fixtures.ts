@@ -22,3 +22,14 @@ export const fast = {
   notifyHealthyPollingInterval: Duration.millis(50),
   drainBatcher: { slidingWindow: Duration.millis(2), maxWait: Duration.millis(20), maxSize: 100 }
 }
+
+/** Version `version` of balance: the same fold, and the version it was written by. */
+export const balanceVersion = (version: number) =>
+  Perspective.make({
+    name: "balance",
+    version,
+    events: [Deposited],
+    model: Schema.Struct({ total: Schema.Number, by: Schema.Number }),
+    initial: { total: 0, by: version },
+    apply: { Deposited: (m, e) => ({ total: m.total + e.payload.amount, by: version }) }
+  })

@@ -1,0 +1,272 @@
+// Perspective versions through `Whizbang.layer`: the upgrade of a pre-versions table, registration racing appends,
+// retirement, rolling deploys and the typed errors.
+import { describe, expect, it } from "@effect/vitest"
+import { TestDatabase } from "@whizbang/testing"
+import { Effect, Fiber, Layer } from "effect"
+import {
+  EventId,
+  EventRegistry,
+  EventStore,
+  type Perspective,
+  PerspectiveWorker,
+  PgClient,
+  PgPerspectiveVersions,
+  Whizbang
+} from "whizbang"
+import * as Fixtures from "./fixtures.js"
+
+const events = EventRegistry.make([Fixtures.Deposited])
+
+const app = (url: string, perspectives: ReadonlyArray<Perspective.Any>, config: Partial<Whizbang.Config> = {}) =>
+  Whizbang.layer({
+    databaseUrl: url,
+    schema: "versions",
+    events,
+    perspectives,
+    options: Fixtures.fast,
+    watchdog: { interval: null },
+    versions: { interval: "20 millis" },
+    ...config
+  })
+
+const withDatabase = <A, E>(body: (url: string) => Effect.Effect<A, E, never>) =>
+  Effect.scoped(Effect.flatMap(Effect.service(TestDatabase.TestDatabase), ({ url }) => body(url)).pipe(Effect.provide(TestDatabase.layer)))
+
+const sql = <Row extends object>(text: string, params: ReadonlyArray<unknown> = []) =>
+  Effect.flatMap(Effect.service(PgClient.PgClient), (client) => client.query<Row>(text, params))
+
+/** Rows of a version's table that differ from the fold of `wh_events` (or exist on one side only). */
+const mismatches = (table: string) =>
+  Effect.map(
+    sql<{ n: number }>(`
+      WITH fold AS (SELECT stream_id, sum((payload->>'amount')::numeric) AS total FROM wh_events GROUP BY stream_id)
+      SELECT count(*)::int AS n FROM fold FULL JOIN ${table} p ON p.id = fold.stream_id
+      WHERE p.id IS NULL OR fold.stream_id IS NULL OR (p.data->>'total')::numeric <> fold.total`),
+    (rows) => rows[0]!.n
+  )
+
+/** Until the worker is idle with no work row and no history left to plan. */
+const settle = Effect.gen(function* () {
+  const worker = yield* PerspectiveWorker.PerspectiveWorker
+  for (let round = 0; round < 200; round++) {
+    yield* worker.awaitIdle
+    const [left] = yield* sql<{ n: number }>(
+      "SELECT (SELECT count(*) FROM wh_perspective_events) + (SELECT count(*) FROM wh_perspective_backfill) AS n"
+    )
+    if (Number(left!.n) === 0) return
+    yield* Effect.yieldNow
+  }
+  return yield* Effect.die(new Error("work still pending after 200 idle rounds"))
+})
+
+const deposit = (streamId: string, amount: number) =>
+  Effect.flatMap(EventStore.EventStore, (store) => store.append(streamId, [Fixtures.Deposited.make({ accountId: streamId, amount })]))
+
+describe("perspective versions (Whizbang.layer)", () => {
+  it.live("a table of a release before versions becomes version 1's table behind the view, nothing re-applied", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const id = EventId.unsafeMake()
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* deposit(id, 5)
+            yield* deposit(id, 7)
+            yield* settle
+            // What the release before versions left: a plain table, no registry row.
+            yield* sql("DROP VIEW wh_per_balance")
+            yield* sql("ALTER TABLE wh_per_balance__v1 RENAME TO wh_per_balance")
+            yield* sql("DELETE FROM wh_perspective_versions")
+          }).pipe(Effect.provide(app(url, [Fixtures.balance])))
+        )
+        const after = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* deposit(id, 1)
+            yield* settle
+            return {
+              kinds: yield* sql<{ relname: string; relkind: string }>(
+                "SELECT relname, relkind::text FROM pg_class WHERE relname LIKE 'wh_per_balance%' AND relkind IN ('r', 'v') ORDER BY relname"
+              ),
+              row: yield* sql<{ data: unknown; version: number }>("SELECT data, version::int FROM wh_per_balance"),
+              versions: yield* PgPerspectiveVersions.list
+            }
+          }).pipe(Effect.provide(app(url, [Fixtures.balance])))
+        )
+        expect(after.kinds).toEqual([
+          { relname: "wh_per_balance", relkind: "v" },
+          { relname: "wh_per_balance__v1", relkind: "r" }
+        ])
+        // Applied once each: 3 events, row version 3.
+        expect(after.row).toEqual([{ data: { total: 13 }, version: 3 }])
+        expect(after.versions).toMatchObject([{ perspectiveName: "balance", state: "live", historyStreams: 0, progress: 1 }])
+      })
+    )
+  )
+
+  it.live("versions registered while 6 appenders append: every version's table is exactly the fold", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const streams = Array.from({ length: 40 }, () => EventId.unsafeMake())
+        let appending = true
+        let appended = 0
+        const appenders = Effect.forEach(
+          [0, 1, 2, 3, 4, 5],
+          (a) =>
+            Effect.gen(function* () {
+              let i = 0
+              while (appending) {
+                yield* deposit(streams[(a * 7 + i++) % streams.length]!, 1 + (i % 5))
+                appended++
+              }
+            }),
+          { concurrency: "unbounded", discard: true }
+        )
+        const v = [Fixtures.balance, Fixtures.balanceVersion(2), Fixtures.balanceVersion(3), Fixtures.balanceVersion(4)]
+        const result = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const writing = yield* Effect.forkChild(appenders)
+            // Each deploy registers one more version while the appends go on, and stops again.
+            for (let n = 2; n <= 4; n++) {
+              while (appended < n * 150) yield* Effect.yieldNow
+              yield* Effect.scoped(Layer.build(app(url, v.slice(0, n), { versions: { interval: null } })))
+            }
+            while (appended < 750) yield* Effect.yieldNow
+            appending = false
+            yield* Fiber.join(writing)
+            return yield* Effect.scoped(
+              Effect.gen(function* () {
+                yield* settle
+                return {
+                  v1: yield* mismatches("wh_per_balance__v1"),
+                  v2: yield* mismatches("wh_per_balance__v2"),
+                  v3: yield* mismatches("wh_per_balance__v3"),
+                  v4: yield* mismatches("wh_per_balance__v4"),
+                  events: (yield* sql<{ n: number }>("SELECT count(*)::int AS n FROM wh_events"))[0]!.n,
+                  versions: yield* PgPerspectiveVersions.list
+                }
+              }).pipe(Effect.provide(app(url, v, { versions: { interval: "20 millis", autoCutover: false } })))
+            )
+          }).pipe(Effect.provide(app(url, [Fixtures.balance], { versions: { interval: null } })))
+        )
+        expect(result.events).toBeGreaterThanOrEqual(750)
+        expect(result).toMatchObject({ v1: 0, v2: 0, v3: 0, v4: 0 })
+        expect(result.versions.map((x) => [x.perspectiveName, x.state])).toEqual([
+          ["balance", "live"],
+          ["balance__v2", "building"],
+          ["balance__v3", "building"],
+          ["balance__v4", "building"]
+        ])
+        expect(result.versions.slice(1).every((x) => x.progress === 1 && x.historyStreams > 0)).toBe(true)
+      })
+    )
+  )
+
+  it.live("cutover, rollback and retirement: reads follow the live version; a retired version gets no more work", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const id = EventId.unsafeMake()
+        const v2 = Fixtures.balanceVersion(2)
+        const read = sql<{ data: { by?: number } }>("SELECT data FROM wh_per_balance")
+        yield* Effect.scoped(Effect.andThen(deposit(id, 3), settle).pipe(Effect.provide(app(url, [Fixtures.balance]))))
+        const seen = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* deposit(id, 4)
+            yield* settle
+            const out: Array<unknown> = [(yield* read)[0]!.data.by ?? 1]
+            const back = yield* PgPerspectiveVersions.rollback("balance")
+            out.push(back.live, (yield* read)[0]!.data.by ?? 1)
+            const again = yield* PgPerspectiveVersions.cutover("balance", 2, { grace: 0 })
+            out.push(again.live, again.replaced, (yield* read)[0]!.data.by ?? 1)
+            out.push(yield* PgPerspectiveVersions.retireDue)
+            yield* deposit(id, 5)
+            const [work] = yield* sql<{ n: number }>(
+              "SELECT count(*)::int AS n FROM wh_perspective_events WHERE perspective_name = 'balance'"
+            )
+            out.push(work!.n)
+            yield* settle
+            out.push((yield* read)[0]!.data)
+            return out
+          }).pipe(Effect.provide(app(url, [Fixtures.balance, v2], { versions: { interval: "20 millis", cutover: { grace: "1 hour" } } })))
+        )
+        // Auto cutover served v2; rollback served v1; cutover served v2 again and retired v1 at once (grace 0).
+        expect(seen).toEqual([2, "balance", 1, "balance__v2", "balance", 2, ["balance"], 0, { total: 12, by: 2 }])
+      })
+    )
+  )
+
+  it.live("typed errors: unknown perspective or version, not caught up, nothing to roll back, bad options and names", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        yield* Effect.scoped(Effect.andThen(deposit(EventId.unsafeMake(), 1), settle).pipe(Effect.provide(app(url, [Fixtures.balance]))))
+        const errors = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const unknown = yield* Effect.flip(PgPerspectiveVersions.cutover("nope"))
+            const noVersion = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 7))
+            const nothing = yield* Effect.flip(PgPerspectiveVersions.rollback("balance"))
+            // The build loop is off: v2's history is still planned.
+            const notReady = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2))
+            const list = yield* PgPerspectiveVersions.list
+            return { unknown, noVersion, nothing, notReady, list }
+          }).pipe(Effect.provide(app(url, [Fixtures.balance, Fixtures.balanceVersion(2)], { versions: { interval: null } })))
+        )
+        expect(errors.unknown._tag).toBe("UnknownPerspectiveVersion")
+        expect(errors.noVersion.message).toContain(
+          'version 7 of perspective "balance" is not registered (registered: balance, balance__v2)'
+        )
+        expect(errors.nothing._tag).toBe("NothingToRollBack")
+        expect(errors.notReady._tag).toBe("VersionNotReady")
+        expect(errors.notReady.message).toContain("balance__v2 is not caught up: 1 stream(s) of history still to replay")
+        expect(errors.list.find((v) => v.perspectiveName === "balance__v2")).toMatchObject({ state: "building", streamsToReplay: 1 })
+        const refused = (perspectives: ReadonlyArray<Perspective.Any>, config: Partial<Whizbang.Config> = {}) =>
+          Effect.flip(Effect.scoped(Layer.build(app(url, perspectives, config))))
+        const suffixed = { ...Fixtures.balance, name: "balance__v2", baseName: "balance__v2" }
+        expect((yield* refused([suffixed]))._tag).toBe("InvalidPerspectiveName")
+        expect((yield* refused([Fixtures.balanceVersion(0)]))._tag).toBe("InvalidPerspectiveVersion")
+        expect((yield* refused([Fixtures.balance, Fixtures.balanceVersion(2), Fixtures.balanceVersion(2)]))._tag).toBe(
+          "DuplicatePerspectiveName"
+        )
+        const badOption = yield* refused([Fixtures.balance], { versions: { chunkStreams: 0 } })
+        expect(badOption.message).toContain("versions.chunkStreams must be a positive integer")
+      })
+    )
+  )
+
+  it.live("rolling deploy: a version no live instance runs is shown as such, its work waits, and is built once one runs it", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const id = EventId.unsafeMake()
+        const v2 = Fixtures.balanceVersion(2)
+        const waiting = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* deposit(id, 2)
+            // A write-side process of the new release registers v2; only old workers (v1) run.
+            yield* Effect.scoped(
+              Layer.build(
+                Whizbang.layerWithoutWorker({
+                  databaseUrl: url,
+                  schema: "versions",
+                  events,
+                  perspectives: [Fixtures.balance, v2],
+                  watchdog: { interval: null }
+                })
+              )
+            )
+            yield* deposit(id, 3)
+            yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitIdle
+            return (yield* PgPerspectiveVersions.list).find((v) => v.perspectiveName === "balance__v2")
+          }).pipe(Effect.provide(app(url, [Fixtures.balance])))
+        )
+        expect(waiting).toMatchObject({ state: "building", hasRunner: false, streamsToReplay: 1, pendingEvents: 1 })
+        const built = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* settle
+            yield* PgPerspectiveVersions.list.pipe(
+              Effect.repeat({ until: (l) => l.some((v) => v.perspectiveName === "balance__v2" && v.state === "live") })
+            )
+            return yield* sql<{ data: unknown }>("SELECT data FROM wh_per_balance")
+          }).pipe(Effect.provide(app(url, [Fixtures.balance, v2])))
+        )
+        expect(built).toEqual([{ data: { total: 5, by: 2 } }])
+      })
+    )
+  )
+})
