@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import { Perspective } from "@whizbang/core"
 import { PerspectiveTable, PgClient } from "@whizbang/postgres"
 import { Effect } from "effect"
 import { orFailure, query } from "./internal/database.js"
@@ -129,14 +130,23 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
       return yield* invalidInput("event-type", "rebuild needs the event types the perspective handles (--event-type, repeatable)")
     }
     const partitions = yield* Validate.positiveInt(options.partitionCount ?? 10_000, "partition-count")
-    const [table] = yield* query<{ present: boolean }>(Sql.tableExists, [PerspectiveTable.ofVersion(perspective)])
+    // The version's own table; for version 1 of a database no release with versions has started on yet, the
+    // plain `wh_per_<name>` table it still has.
+    const own = PerspectiveTable.ofVersion(perspective)
+    const legacy = PerspectiveTable.served(perspective)
+    const [ownTable] = yield* query<{ present: boolean }>(Sql.tableExists, [own])
+    const [legacyTable] =
+      ownTable?.present === true || Perspective.parseKey(perspective).version !== 1
+        ? [undefined]
+        : yield* query<{ present: boolean }>(Sql.baseTableExists, [legacy])
+    const table = ownTable?.present === true ? own : legacyTable?.present === true ? legacy : undefined
     const types = [...options.eventTypes]
     const step = (streams: ReadonlyArray<string>) =>
       orFailure(
         PgClient.withTransaction(
           Effect.gen(function* () {
             yield* query(Sql.revokeLeases, [streams])
-            if (table?.present === true) yield* query(Sql.deleteModels(perspective), [streams])
+            if (table !== undefined) yield* query(Sql.deleteModels(table), [streams])
             yield* query(Sql.deleteCursors, [perspective, streams])
             yield* query(Sql.deleteSnapshots, [perspective, streams])
             yield* query(Sql.deletePendingWork, [perspective, streams])

@@ -90,6 +90,8 @@ export interface VersionInfo {
   readonly lagSeconds: number
   /** Share of the history applied, 0..1 (1 when there was none). */
   readonly progress: number
+  /** Events it dead-lettered (a version with any does not go live: its read models would lack them). */
+  readonly deadLetters: number
   /** Some live instance runs this version (else its work waits for one: a rolling deploy). */
   readonly hasRunner: boolean
 }
@@ -231,6 +233,7 @@ interface ListedRow {
   readonly planned: number
   readonly pending: number
   readonly oldest_pending: Date | null
+  readonly dead_letters: number
   readonly has_runner: boolean
 }
 
@@ -258,6 +261,7 @@ const toInfo =
       pendingEvents: r.pending,
       lagSeconds: r.oldest_pending === null ? 0 : Math.max(0, (now - r.oldest_pending.getTime()) / 1000),
       progress: Math.max(0, Math.min(1, progress)),
+      deadLetters: r.dead_letters,
       hasRunner: r.has_runner
     }
   }
@@ -357,13 +361,14 @@ const handOver = (
           return yield* new UnknownPerspectiveVersion({ baseName, version: undefined, known: rows.map((r) => r.perspective_name) })
         }
         if (row.state === "live") return "live" as const
-        const progress = (yield* client.query<{ pending: number; planned: number }>(Sql.progressOf, [key]))[0]!
-        if (row.state === "retired" || progress.planned > 0 || progress.pending > maxLag) {
+        const progress = (yield* client.query<{ pending: number; planned: number; dead_letters: number }>(Sql.progressOf, [key]))[0]!
+        if (row.state === "retired" || progress.planned > 0 || progress.pending > maxLag || progress.dead_letters > 0) {
           return yield* new VersionNotReady({
             perspectiveName: key,
             state: row.state,
             streamsToReplay: progress.planned,
             pendingEvents: progress.pending,
+            deadLetters: progress.dead_letters,
             maxLag
           })
         }
@@ -395,17 +400,49 @@ const handOver = (
       pause = Math.min(pause * 2, 50)
     }
     // 3. The switch, in one transaction: the view and the states.
-    const replaced = yield* client.withTransaction(
+    const switched = yield* client.withTransaction(
       Effect.gen(function* () {
         const rows = yield* lockBase(client, baseName)
+        const state = rows.find((r) => r.perspective_name === key)?.state
+        // Another instance switched first (automatic cutovers run on every instance), or a rollback intervened.
+        if (state === "live") return { switched: false, replaced: undefined }
+        if (state !== "ready") {
+          return yield* new VersionNotReady({
+            perspectiveName: key,
+            state: state ?? "unknown",
+            streamsToReplay: 0,
+            pendingEvents: 0,
+            deadLetters: 0,
+            maxLag
+          })
+        }
+        // What it dead-lettered while catching up: it would serve read models that lack those events.
+        const check = (yield* client.query<{ pending: number; planned: number; dead_letters: number }>(Sql.progressOf, [key]))[0]!
+        if (check.dead_letters > 0) {
+          yield* client.query(Sql.setState, [key, before === "ready" ? "building" : before])
+          if (before === "retiring") yield* client.query(Sql.setRetiring, [key, graceSeconds])
+          return { refused: check }
+        }
         const live = rows.find((r) => r.state === "live")
         if (live !== undefined) yield* client.query(Sql.setRetiring, [live.perspective_name, graceSeconds])
         yield* client.query(Sql.setState, [key, "live"])
         yield* client.query(Sql.replaceView(baseName, key))
-        return live?.perspective_name
+        return { switched: true, replaced: live?.perspective_name }
       })
     )
     const millis = (yield* Clock.currentTimeMillis) - started
+    if ("refused" in switched) {
+      return yield* new VersionNotReady({
+        perspectiveName: key,
+        state: "building",
+        streamsToReplay: switched.refused.planned,
+        pendingEvents: switched.refused.pending,
+        deadLetters: switched.refused.dead_letters,
+        maxLag
+      })
+    }
+    if (!switched.switched) return { baseName, live: key, replaced: undefined, millis, switched: false }
+    const replaced = switched.replaced
     yield* Effect.logInfo(
       `perspective ${baseName}: reads now served by ${key}${replaced === undefined ? "" : ` (was ${replaced})`} after ${millis} ms`
     )
@@ -497,6 +534,12 @@ export const buildStep = (
         const maxLag = options.cutover?.maxLag ?? defaultMaxLag
         if (v?.state !== "building" || live === undefined || live.version >= d.version) continue
         if (v.streamsToReplay > 0 || v.pendingEvents > maxLag) continue
+        if (v.deadLetters > 0) {
+          yield* Effect.logWarning(
+            `perspective ${v.perspectiveName} is caught up but dead-lettered ${v.deadLetters} event(s): it does not go live until they are retried or discarded`
+          )
+          continue
+        }
         yield* cutover(baseName, d.version, options.cutover).pipe(
           Effect.catchTags({
             VersionNotReady: () => Effect.void,

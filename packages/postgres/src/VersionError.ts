@@ -23,7 +23,7 @@ export class UnknownPerspectiveVersion extends Data.TaggedError("UnknownPerspect
 }
 
 /**
- * The version cannot serve reads yet: history still to replay, too many events pending, or retired.
+ * The version cannot serve reads yet: history still to replay, too many events pending, dead letters, or retired.
  *
  * @category errors
  * @since 0.3.0
@@ -33,11 +33,19 @@ export class VersionNotReady extends Data.TaggedError("VersionNotReady")<{
   readonly state: string
   readonly streamsToReplay: number
   readonly pendingEvents: number
+  /** Events it dead-lettered: it would serve read models that lack them. */
+  readonly deadLetters: number
   readonly maxLag: number
 }> {
   override get message(): string {
-    if (this.state === "retired")
+    if (this.state === "retired") {
       return `${this.perspectiveName} is retired: it is no longer kept up to date (register a new version instead)`
+    }
+    if (this.deadLetters > 0) {
+      return `${this.perspectiveName} dead-lettered ${this.deadLetters} event(s): it would serve read models that lack them (fix the cause, then \`whizbang dead-letters retry\`)`
+    }
+    if (this.streamsToReplay === 0 && this.pendingEvents <= this.maxLag)
+      return `${this.perspectiveName} is ${this.state}, not ready to go live`
     return `${this.perspectiveName} is not caught up: ${this.streamsToReplay} stream(s) of history still to replay, ${this.pendingEvents} event(s) pending (at most ${this.maxLag} allowed)`
   }
 }

@@ -2,17 +2,8 @@
 // retirement, rolling deploys and the typed errors.
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Effect, Fiber, Layer } from "effect"
-import {
-  EventId,
-  EventRegistry,
-  EventStore,
-  type Perspective,
-  PerspectiveWorker,
-  PgClient,
-  PgPerspectiveVersions,
-  Whizbang
-} from "whizbang"
+import { Effect, Fiber, Layer, Schema } from "effect"
+import { EventId, EventRegistry, EventStore, Perspective, PerspectiveWorker, PgClient, PgPerspectiveVersions, Whizbang } from "whizbang"
 import * as Fixtures from "./fixtures.js"
 
 const events = EventRegistry.make([Fixtures.Deposited])
@@ -171,6 +162,9 @@ describe("perspective versions (Whizbang.layer)", () => {
           Effect.gen(function* () {
             yield* deposit(id, 4)
             yield* settle
+            yield* PgPerspectiveVersions.list.pipe(
+              Effect.repeat({ until: (l) => l.some((v) => v.perspectiveName === "balance__v2" && v.state === "live") })
+            )
             const out: Array<unknown> = [(yield* read)[0]!.data.by ?? 1]
             const back = yield* PgPerspectiveVersions.rollback("balance")
             out.push(back.live, (yield* read)[0]!.data.by ?? 1)
@@ -266,6 +260,47 @@ describe("perspective versions (Whizbang.layer)", () => {
           }).pipe(Effect.provide(app(url, [Fixtures.balance, v2])))
         )
         expect(built).toEqual([{ data: { total: 5, by: 2 } }])
+      })
+    )
+  )
+})
+
+describe("a version that cannot apply its history", () => {
+  it.live("dead-letters what it cannot apply and does not go live; status names it", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const picky = Perspective.make({
+          name: "balance",
+          version: 2,
+          events: [Fixtures.Deposited],
+          model: Schema.Struct({ total: Schema.Number }),
+          initial: { total: 0 },
+          apply: {
+            Deposited: (m, e) => {
+              if (e.payload.amount === 13) throw new Error("v2 refuses 13")
+              return { total: m.total + e.payload.amount }
+            }
+          }
+        })
+        const id = EventId.unsafeMake()
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* deposit(id, 13)
+            yield* deposit(id, 2)
+            yield* settle
+          }).pipe(Effect.provide(app(url, [Fixtures.balance])))
+        )
+        const result = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* settle
+            const versions = yield* PgPerspectiveVersions.list
+            const refused = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2))
+            return { versions, refused, served: yield* sql<{ data: unknown }>("SELECT data FROM wh_per_balance") }
+          }).pipe(Effect.provide(app(url, [Fixtures.balance, picky], { options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 } })))
+        )
+        expect(result.versions.find((v) => v.perspectiveName === "balance__v2")).toMatchObject({ state: "building", deadLetters: 1 })
+        expect(result.refused.message).toContain("balance__v2 dead-lettered 1 event(s)")
+        expect(result.served).toEqual([{ data: { total: 15 } }])
       })
     )
   )

@@ -2,7 +2,7 @@
  * Rewind and rebuild statements: database-level only. The worker's rewind machinery acts on the flags;
  * rebuild re-enqueues work the ordinary pipeline applies.
  */
-import { Identifier, PerspectiveTable } from "@whizbang/postgres"
+import { Identifier } from "@whizbang/postgres"
 
 /** Keyset page of a perspective's cursor streams. Params: $1 perspective, $2 after stream id, $3 limit. */
 export const cursorStreams = `
@@ -48,9 +48,11 @@ export const revokeLeases = `DELETE FROM wh_active_streams WHERE stream_id = ANY
 /** Params: $1 the version's table name (`PerspectiveTable.ofVersion`). Whether it exists. */
 export const tableExists = `SELECT to_regclass(quote_ident($1::text)) IS NOT NULL AS present`
 
-/** Params: $1 stream ids. The name is validated and quoted; the version's own table, not the view. */
-export const deleteModels = (perspective: string) =>
-  `DELETE FROM ${Identifier.quote(PerspectiveTable.ofVersion(perspective))} WHERE id = ANY($1::uuid[])`
+/** Params: $1 a table name. Whether it exists as a table (not a view). */
+export const baseTableExists = `SELECT coalesce((SELECT c.relkind IN ('r', 'p') FROM pg_class c WHERE c.oid = to_regclass(quote_ident($1::text))), false) AS present`
+
+/** Params: $1 stream ids. `table` is a version's own table (`PerspectiveTable.ofVersion`), quoted here. */
+export const deleteModels = (table: string) => `DELETE FROM ${Identifier.quote(table)} WHERE id = ANY($1::uuid[])`
 
 /** Params: $1 perspective, $2 stream ids. */
 export const deleteCursors = `DELETE FROM wh_perspective_cursors WHERE perspective_name = $1::text AND stream_id = ANY($2::uuid[])`

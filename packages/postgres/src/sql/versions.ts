@@ -94,10 +94,11 @@ written AS (
 )
 SELECT (SELECT count(*) FROM taken)::int AS streams, (SELECT count(*) FROM written)::int AS events`
 
-/** Params: $1 key. Pending work rows of the version (its lag, in events) and streams still planned. */
+/** Params: $1 key. Pending work rows of the version (its lag, in events), streams still planned, its dead letters. */
 export const progressOf = `
 SELECT (SELECT count(*) FROM wh_perspective_events WHERE perspective_name = $1::text AND processed_at IS NULL)::int AS pending,
-       (SELECT count(*) FROM wh_perspective_backfill WHERE perspective_name = $1::text)::int AS planned`
+       (SELECT count(*) FROM wh_perspective_backfill WHERE perspective_name = $1::text)::int AS planned,
+       (SELECT count(*) FROM wh_dead_letters WHERE perspective_name = $1::text)::int AS dead_letters`
 
 /** Every version with its progress (status, the CLI). */
 export const listVersions = `
@@ -106,6 +107,7 @@ SELECT v.perspective_name, v.base_name, v.version, v.state, v.event_types, v.reg
        (SELECT count(*) FROM wh_perspective_backfill b WHERE b.perspective_name = v.perspective_name)::int AS planned,
        (SELECT count(*) FROM wh_perspective_events pe WHERE pe.perspective_name = v.perspective_name AND pe.processed_at IS NULL)::int AS pending,
        (SELECT min(pe.created_at) FROM wh_perspective_events pe WHERE pe.perspective_name = v.perspective_name AND pe.processed_at IS NULL) AS oldest_pending,
+       (SELECT count(*) FROM wh_dead_letters d WHERE d.perspective_name = v.perspective_name)::int AS dead_letters,
        EXISTS (
          SELECT 1 FROM wh_service_instances i
          WHERE i.perspective_names IS NULL OR v.perspective_name = ANY(i.perspective_names)
