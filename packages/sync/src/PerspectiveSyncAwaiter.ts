@@ -156,7 +156,7 @@ const typesOf = (node: SyncFilter.SyncFilterNode): ReadonlyArray<string> =>
       : []
 
 const checkFilter = (port: SyncInquiryPortShape, perspectiveName: string, filter: SyncFilter.SyncFilterNode) => {
-  const handled = port.perspectives?.get(perspectiveName)
+  const handled = WaitEngine.handledBy(port, perspectiveName)
   return handled === undefined || possible(filter, handled)
     ? Effect.void
     : Effect.fail(
