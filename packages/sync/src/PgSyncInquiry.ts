@@ -14,6 +14,14 @@
  * writes E and its work rows in one transaction, and the completion deletes exactly the applied rows and
  * advances the cursor in one transaction.
  *
+ * **Perspective versions**: a perspective name is its base name or any version's key, and both mean every
+ * SERVING version of the base (`live` and `ready` in `wh_perspective_versions`), resolved in the same statement as
+ * the facts, so a check is atomic with respect to a cutover; the rule above runs per serving key (a registered
+ * key's `event_types` say what it handles) and an event is processed only when every serving key processed it
+ * (dead-lettered if any dead-lettered it). A base without registry rows is served by the name asked for. Bases
+ * ever seen served by versions are remembered (per process): for them a payload, which names one key, re-checks
+ * the waits it names instead of settling them, and the tracker's marks are not trusted without the database.
+ *
  * **Wake-ups**: the layer holds one LISTEN connection on `wh_processed`, which `PgWorkCoordinator` notifies in
  * every completion (payload: the schema, then the committed events per perspective) and dead-letter transaction
  * (the schema alone). Waits are parked on it: a notification that names a parked wait's event settles it without a
@@ -244,7 +252,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const port: SyncInquiryPortShape = {
     authoritative: true,
     perspectives: new Map([...handled]),
-    trustsTrackerMarks: (perspectiveName) => !versioned.has(baseOf(perspectiveName)),
+    // Awaiters consult the tracker under the name asked for: its marks stand for the serving set only when that
+    // name is the base name and the base never had versions (so the base key alone serves it).
+    trustsTrackerMarks: (perspectiveName) => perspectiveName === baseOf(perspectiveName) && !versioned.has(perspectiveName),
     pendingEventIds: (perspectiveName, eventIds) =>
       classifyCoalesced(perspectiveName, eventIds).pipe(
         Effect.map((c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered })),

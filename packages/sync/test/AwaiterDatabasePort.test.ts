@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { ChangeSignal } from "../src/internal/processedListener.js"
 import * as EventCompletionAwaiter from "../src/EventCompletionAwaiter.js"
@@ -11,7 +11,9 @@ import { SyncInquiryPort, type SyncInquiryPortShape } from "../src/SyncInquiryPo
 import { isRunning, start, uuid } from "./support.js"
 
 /** A fake database port: what it says pending / dead-lettered, a change signal, and how often it was asked. */
-const fakeDatabase = (options: { readonly trustsTrackerMarks?: boolean } = {}) => {
+const fakeDatabase = (
+  options: { readonly trustsTrackerMarks?: boolean; readonly perspectives?: ReadonlyMap<string, ReadonlySet<string>> } = {}
+) => {
   const pending = new Set<string>()
   const deadLettered = new Set<string>()
   const signal = new ChangeSignal()
@@ -40,10 +42,12 @@ const fakeDatabase = (options: { readonly trustsTrackerMarks?: boolean } = {}) =
         )
       ),
     pendingForStream: () => Effect.succeed([...pending]),
-    perspectives: new Map([
-      ["p", new Set(["A", "B"])],
-      ["q", new Set(["B"])]
-    ]),
+    perspectives:
+      options.perspectives ??
+      new Map([
+        ["p", new Set(["A", "B"])],
+        ["q", new Set(["B"])]
+      ]),
     changes: { current: signal.current, awaitChangeAfter: (g) => signal.awaitChangeAfter(g) },
     ...(options.trustsTrackerMarks === undefined ? {} : { trustsTrackerMarks: () => options.trustsTrackerMarks! })
   }
@@ -170,6 +174,41 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
       expect(yield* reason(a.waitForStream("q", uuid(), { eventTypes: ["A"] }))).toBe("ImpossibleFilter")
       expect((yield* a.wait("q", SyncFilter.forEventTypes("A").orEventTypes("B")))._tag).toBe("NoPendingEvents")
       expect(db.stats.asked).toBe(0)
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect(
+    "versions: a base name or any version's key of a known perspective is accepted; the filter check unions its versions' types",
+    () => {
+      // This service runs v2 of "balance" (key balance__v2) and v1 of "ledger".
+      const db = fakeDatabase({
+        perspectives: new Map([
+          ["balance__v2", new Set(["A"])],
+          ["ledger", new Set(["B"])]
+        ])
+      })
+      return Effect.gen(function* () {
+        const a = yield* awaiter
+        const reason = (effect: Effect.Effect<unknown, unknown>) =>
+          Effect.map(Effect.flip(effect), (e) => (e as { readonly reason?: { readonly _tag: string } }).reason?._tag)
+        for (const name of ["balance", "balance__v2", "balance__v3", "ledger", "ledger__v2"]) {
+          expect((yield* a.waitForEvents(name, [uuid()]))._tag).toBe("NoPendingEvents")
+        }
+        expect(yield* reason(a.waitForEvents("other", [uuid()]))).toBe("UnknownPerspective")
+        expect(yield* reason(a.wait("balance", SyncFilter.forEventTypes("B")))).toBe("ImpossibleFilter")
+        expect((yield* a.wait("balance", SyncFilter.forEventTypes("A")))._tag).toBe("NoPendingEvents")
+      }).pipe(Effect.provide(db.layer))
+    }
+  )
+
+  it.effect("versions: a wait on the base name discovers events this process tracks under its version's key", () => {
+    const db = fakeDatabase({ perspectives: new Map([["balance__v2", new Set(["A"])]]) })
+    return Effect.gen(function* () {
+      const [e, s] = [uuid(), uuid()]
+      yield* (yield* tracker).trackEvent({ eventId: e, streamId: s, eventType: "A", perspectiveName: "balance__v2" })
+      db.pending.add(e)
+      const result = yield* (yield* awaiter).wait("balance", SyncFilter.forStream(s).withTimeout(Duration.zero))
+      expect(result).toMatchObject({ _tag: "TimedOut", pending: [e] })
     }).pipe(Effect.provide(db.layer))
   })
 

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { EventStore } from "@whizbang/core"
 import { PgClient } from "@whizbang/postgres"
-import { Duration, Effect, Fiber, type Layer } from "effect"
+import { Duration, Effect, Fiber, type Layer, Option } from "effect"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
 import * as PgSyncInquiry from "../src/PgSyncInquiry.js"
+import * as SyncEventTracker from "../src/SyncEventTracker.js"
 import * as Orders from "./fixtures/orders.js"
 import * as Pipeline from "./fixtures/pipeline.js"
 import { isRunning, uuid } from "./support.js"
@@ -19,6 +20,7 @@ const services = Effect.all({
   inquiry: Effect.service(PgSyncInquiry.PgSyncInquiry),
   awaiter: Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter),
   store: Effect.service(EventStore.EventStore),
+  tracker: Effect.service(SyncEventTracker.SyncEventTracker),
   sql: Effect.service(PgClient.PgClient)
 })
 
@@ -193,6 +195,35 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
       yield* complete(sql, v1, s, e, true)
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", pending: [] })
       expect((yield* inquiry.parkedWaits).sweeps).toBe(sweeps)
+    })
+  )
+
+  scenario(
+    "this process's tracker mark (v1's) does not end a wait while v2 serves too; without versions the mark alone still does",
+    Effect.gen(function* () {
+      const { awaiter, inquiry, sql, store, tracker } = yield* services
+      // Without versions: the mark alone ends the wait (the database is not even updated).
+      const plain = yield* appendOne(store)
+      yield* tracker.trackEvent({ eventId: plain.e, streamId: plain.s, eventType: "OrderPlaced", perspectiveName: v1 })
+      const quick = yield* Effect.forkChild(awaiter.waitForEvents(v1, [plain.e], { timeout: "20 seconds" }))
+      yield* until(Effect.map(inquiry.parkedWaits, (w) => w.parked === 1))
+      yield* tracker.markProcessedByPerspective([plain.e], v1)
+      expect((yield* Fiber.join(quick))._tag).toBe("Synced")
+
+      yield* register(sql, [
+        [v1, 1, "live"],
+        [v2, 2, "ready"]
+      ])
+      const { e, s } = yield* appendOne(store)
+      yield* tracker.trackEvent({ eventId: e, streamId: s, eventType: "OrderPlaced", perspectiveName: v1 })
+      const fiber = yield* Effect.forkChild(awaiter.waitForEvents(v1, [e], { timeout: "20 seconds" }))
+      yield* until(Effect.map(inquiry.parkedWaits, (w) => w.parked === 1))
+      yield* complete(sql, v1, s, e, false)
+      yield* tracker.markProcessedByPerspective([e], v1)
+      // The mark is confirmed with the database, which still has v2 pending: the wait goes on.
+      expect(Option.isNone(yield* Effect.timeoutOption(Fiber.await(fiber), "300 millis"))).toBe(true)
+      yield* complete(sql, v2, s, e, true)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", pending: [] })
     })
   )
 })

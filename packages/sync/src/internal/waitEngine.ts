@@ -87,6 +87,19 @@ export const handledBy = (port: SyncInquiryPortShape, perspectiveName: string): 
   return found ? out : undefined
 }
 
+/**
+ * The names the in-process tracker may hold the perspective's events under: the name asked for and every key of
+ * its base name the port knows (the versions this service runs).
+ *
+ * @internal
+ */
+export const trackerKeys = (port: SyncInquiryPortShape, perspectiveName: string): ReadonlyArray<string> => {
+  const { baseName } = Perspective.parseKey(perspectiveName)
+  const keys = new Set([perspectiveName])
+  for (const key of port.perspectives?.keys() ?? []) if (Perspective.parseKey(key).baseName === baseName) keys.add(key)
+  return [...keys]
+}
+
 /** @internal */
 export const checkPerspective = (port: SyncInquiryPortShape, perspectiveName: unknown): Effect.Effect<void, SyncArgumentError> =>
   port.perspectives === undefined || (typeof perspectiveName === "string" && knowsPerspective(port.perspectives, perspectiveName))
