@@ -6,6 +6,9 @@
  * in-process `SyncEventTracker` decides alone. `PgSyncInquiry.layer` provides the real port: answers from the
  * database, and a change signal fired by the completion transactions' `NOTIFY`.
  *
+ * A perspective name given to the port is a base name or any version's key; `PgSyncInquiry` answers both for
+ * every serving version of the base (see its "Perspective versions").
+ *
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
