@@ -156,7 +156,7 @@ const typesOf = (node: SyncFilter.SyncFilterNode): ReadonlyArray<string> =>
       : []
 
 const checkFilter = (port: SyncInquiryPortShape, perspectiveName: string, filter: SyncFilter.SyncFilterNode) => {
-  const handled = port.perspectives?.get(perspectiveName)
+  const handled = WaitEngine.handledBy(port, perspectiveName)
   return handled === undefined || possible(filter, handled)
     ? Effect.void
     : Effect.fail(
@@ -181,7 +181,10 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
     Effect.gen(function* () {
       const scoped = yield* ScopedEventTracker.getEmittedEvents()
       const inScope = new Set(scoped.map((e) => e.eventId))
-      const pending = yield* tracker.getPendingForPerspective(perspectiveName)
+      // Any version this service runs counts: the wait is for every serving version of the base name.
+      const pending = (yield* Effect.forEach(WaitEngine.trackerKeys(port, perspectiveName), (key) =>
+        tracker.getPendingForPerspective(key)
+      )).flat()
       const ids = [...scoped, ...pending]
         .filter((e) => SyncFilter.matches(filter, { ...e, inCurrentScope: inScope.has(e.eventId) }))
         .map((e) => e.eventId)
@@ -192,7 +195,11 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
 
   const streamPending = (perspectiveName: string, streamId: string, eventTypes: ReadonlyArray<string> | undefined) =>
     Effect.gen(function* () {
-      const tracked = (yield* tracker.getPendingEvents(streamId, perspectiveName, eventTypes)).map((e) => e.eventId)
+      const tracked = (yield* Effect.forEach(WaitEngine.trackerKeys(port, perspectiveName), (key) =>
+        tracker.getPendingEvents(streamId, key, eventTypes)
+      ))
+        .flat()
+        .map((e) => e.eventId)
       const stored = port.pendingForStream === undefined ? [] : yield* port.pendingForStream(perspectiveName, streamId, eventTypes)
       return [...tracked, ...stored]
     })

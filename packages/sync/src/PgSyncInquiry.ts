@@ -14,6 +14,14 @@
  * writes E and its work rows in one transaction, and the completion deletes exactly the applied rows and
  * advances the cursor in one transaction.
  *
+ * **Perspective versions**: a perspective name is its base name or any version's key, and both mean every
+ * SERVING version of the base (`live` and `ready` in `wh_perspective_versions`), resolved in the same statement as
+ * the facts, so a check is atomic with respect to a cutover; the rule above runs per serving key (a registered
+ * key's `event_types` say what it handles) and an event is processed only when every serving key processed it
+ * (dead-lettered if any dead-lettered it). A base without registry rows is served by the name asked for. Bases
+ * ever seen served by versions are remembered (per process): for them a payload, which names one key, re-checks
+ * the waits it names instead of settling them, and the tracker's marks are not trusted without the database.
+ *
  * **Wake-ups**: the layer holds one LISTEN connection on `wh_processed`, which `PgWorkCoordinator` notifies in
  * every completion (payload: the schema, then the committed events per perspective) and dead-letter transaction
  * (the schema alone). Waits are parked on it: a notification that names a parked wait's event settles it without a
@@ -32,10 +40,10 @@
  *
  * @since 0.1.0
  */
-import { EventId } from "@whizbang/core"
+import { EventId, Perspective } from "@whizbang/core"
 import { PgClient, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
 import { Context, Deferred, Effect, Exit, Layer } from "effect"
-import { type EventFacts, type Verdict, verdict } from "./internal/inquiryRule.js"
+import { combine, type EventFacts, type Verdict, verdict } from "./internal/inquiryRule.js"
 import { ParkedWaits } from "./internal/parkedWaits.js"
 import * as ProcessedListener from "./internal/processedListener.js"
 import * as Sql from "./sql/syncInquiry.js"
@@ -84,6 +92,8 @@ export interface Shape {
   readonly inquire: (inquiry: SyncInquiry.SyncInquiry) => Effect.Effect<SyncInquiry.SyncInquiryResult, PostgresError>
   /** The port awaiters use (what {@link layer} provides as `SyncInquiryPort`). */
   readonly port: SyncInquiryPortShape
+  /** How many waits are parked on notifications now, and how many sweeps ran so far (diagnostics and tests). */
+  readonly parkedWaits: Effect.Effect<{ readonly parked: number; readonly sweeps: number }>
 }
 
 /**
@@ -106,6 +116,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const limit = options.discoveryLimit ?? 10_000
   const signal = new ProcessedListener.ChangeSignal()
 
+  // Bases ever seen served by more than one key, or by a key other than the base name (sticky for the process):
+  // for them a completion's payload (which names one key) cannot settle a wait, nor can the tracker's mark.
+  const versioned = new Set<string>()
+  const baseOf = (perspectiveName: string) => Perspective.parseKey(perspectiveName).baseName
+
   const classify = (perspectiveName: string, eventIds: ReadonlyArray<string>) =>
     Effect.gen(function* () {
       const ids = [...new Set(eventIds)]
@@ -113,9 +128,22 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const valid = ids.filter(EventId.isUuid)
       const out: Record<Verdict, Array<string>> = { pending: ids.filter((id) => !EventId.isUuid(id)), processed: [], deadLettered: [] }
       if (valid.length === 0) return out as Classified
-      const rows = yield* client.query<EventFacts>(Sql.eventFacts, [perspectiveName, valid])
-      const handles = (eventType: string) => handled.get(perspectiveName)?.has(eventType) ?? false
-      for (const row of rows) out[verdict(row, handles)].push(row.event_id)
+      const baseName = baseOf(perspectiveName)
+      const rows = yield* client.query<EventFacts>(Sql.eventFacts, [baseName, perspectiveName, valid])
+      const keys = new Set<string>()
+      const verdicts = new Map<string, Array<Verdict>>()
+      for (const row of rows) {
+        keys.add(row.key)
+        const types = row.event_types
+        const handles = (eventType: string) =>
+          types !== null ? types.includes(eventType) : (handled.get(row.key)?.has(eventType) ?? false)
+        const v = verdict(row, handles)
+        const list = verdicts.get(row.event_id)
+        if (list === undefined) verdicts.set(row.event_id, [v])
+        else list.push(v)
+      }
+      if (keys.size > 1 || [...keys].some((key) => key !== baseName)) versioned.add(baseName)
+      for (const id of valid) out[combine(verdicts.get(id) ?? ["pending"])].push(id)
       return out as Classified
     })
 
@@ -123,7 +151,13 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     streamId !== undefined && !EventId.isUuid(streamId)
       ? Effect.succeed([])
       : Effect.map(
-          client.query<{ event_id: string }>(Sql.pendingEvents, [perspectiveName, streamId ?? null, eventTypes ?? [], limit]),
+          client.query<{ event_id: string }>(Sql.pendingEvents, [
+            baseOf(perspectiveName),
+            perspectiveName,
+            streamId ?? null,
+            eventTypes ?? [],
+            limit
+          ]),
           (rows) => rows.map((r) => r.event_id)
         )
 
@@ -149,7 +183,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     })
 
   // One sweep per notification for every wait parked on the database (only the waits it settles wake).
-  const parked = new ParkedWaits(signal, classify)
+  const parked = new ParkedWaits(signal, classify, (baseName, key) => key === baseName && !versioned.has(baseName))
   yield* parked.start(yield* Effect.scope)
   yield* ProcessedListener.start(signal, (processed) => parked.notice(processed))
 
@@ -218,6 +252,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const port: SyncInquiryPortShape = {
     authoritative: true,
     perspectives: new Map([...handled]),
+    // Awaiters consult the tracker under the name asked for: its marks stand for the serving set only when that
+    // name is the base name and the base never had versions (so the base key alone serves it).
+    trustsTrackerMarks: (perspectiveName) => perspectiveName === baseOf(perspectiveName) && !versioned.has(perspectiveName),
     pendingEventIds: (perspectiveName, eventIds) =>
       classifyCoalesced(perspectiveName, eventIds).pipe(
         Effect.map((c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered })),
@@ -230,10 +267,16 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         Effect.catch((error) => Effect.as(Effect.logWarning("sync discovery failed", error), [] as ReadonlyArray<string>))
       ),
     changes: { current: signal.current, awaitChangeAfter: (generation) => signal.awaitChangeAfter(generation) },
-    awaitSettled: (perspectiveName, eventIds, generation) => parked.park(perspectiveName, eventIds, generation)
+    awaitSettled: (perspectiveName, eventIds, generation, unanswered) => parked.park(perspectiveName, eventIds, generation, unanswered)
   }
 
-  return PgSyncInquiry.of({ classify, pendingForStream, inquire, port })
+  return PgSyncInquiry.of({
+    classify,
+    pendingForStream,
+    inquire,
+    port,
+    parkedWaits: Effect.sync(() => ({ parked: parked.size, sweeps: parked.sweeps }))
+  })
 })
 
 /**

@@ -6,6 +6,9 @@
  * in-process `SyncEventTracker` decides alone. `PgSyncInquiry.layer` provides the real port: answers from the
  * database, and a change signal fired by the completion transactions' `NOTIFY`.
  *
+ * A perspective name given to the port is a base name or any version's key; `PgSyncInquiry` answers both for
+ * every serving version of the base (see its "Perspective versions").
+ *
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
@@ -44,6 +47,13 @@ export interface SyncInquiryPortShape {
    * every perspective. Absent (the default port): no such checks.
    */
   readonly perspectives?: ReadonlyMap<string, ReadonlySet<string>> | undefined
+  /**
+   * With an authoritative port: whether the in-process tracker's "processed" mark for `perspectiveName` may end a
+   * wait without the database agreeing, once the wait had its first database answer. The mark is one version's
+   * (the key this process runs) while a wait is for every serving version of the base name, so `PgSyncInquiry`
+   * answers false for a base it ever saw served by versions. Absent: true.
+   */
+  readonly trustsTrackerMarks?: ((perspectiveName: string) => boolean) | undefined
   /** Cross-scope discovery: the stream's events (of `eventTypes`; none or empty: every type) still pending for the perspective. */
   readonly pendingForStream?:
     | ((perspectiveName: string, streamId: string, eventTypes?: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>)
@@ -63,11 +73,17 @@ export interface SyncInquiryPortShape {
    * Parks until a change signal after `generation` (a value of `changes.current`) has settled at least one of
    * `eventIds` for the perspective — processed or dead-lettered, by the same verdicts as `pendingEventIds` — and
    * returns the answer for `eventIds`. Waits it does not settle are not woken, so a signal costs one check for
-   * all parked waits instead of one per wait. Absent: the awaiter wakes on every change and asks
-   * `pendingEventIds` itself.
+   * all parked waits instead of one per wait. `unanswered`: of `eventIds`, those the wait has had no database
+   * answer about yet; a notification's payload alone does not settle them (the port asks first). Absent: the
+   * awaiter wakes on every change and asks `pendingEventIds` itself.
    */
   readonly awaitSettled?:
-    | ((perspectiveName: string, eventIds: ReadonlyArray<string>, generation: number) => Effect.Effect<SettledAnswer>)
+    | ((
+        perspectiveName: string,
+        eventIds: ReadonlyArray<string>,
+        generation: number,
+        unanswered?: ReadonlyArray<string>
+      ) => Effect.Effect<SettledAnswer>)
     | undefined
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { ChangeSignal } from "../src/internal/processedListener.js"
 import * as EventCompletionAwaiter from "../src/EventCompletionAwaiter.js"
@@ -11,24 +11,25 @@ import { SyncInquiryPort, type SyncInquiryPortShape } from "../src/SyncInquiryPo
 import { isRunning, start, uuid } from "./support.js"
 
 /** A fake database port: what it says pending / dead-lettered, a change signal, and how often it was asked. */
-const fakeDatabase = () => {
+const fakeDatabase = (
+  options: { readonly trustsTrackerMarks?: boolean; readonly perspectives?: ReadonlyMap<string, ReadonlySet<string>> } = {}
+) => {
   const pending = new Set<string>()
   const deadLettered = new Set<string>()
   const signal = new ChangeSignal()
   const stats = { asked: 0 }
   /** Runs once after the next answer (a completion that commits right after the check's query read). */
-  const hooks: { afterAnswer?: (() => void) | undefined; hang?: boolean } = {}
+  const hooks: { afterAnswer?: (() => void) | undefined; gate?: Deferred.Deferred<void> | undefined } = {}
   const port: SyncInquiryPortShape = {
     authoritative: true,
     pendingEventIds: (_p, ids) =>
       Effect.suspend(() => {
-        if (hooks.hang !== true) return Effect.void
         stats.asked++
-        return Effect.never
+        // A gate: the query is in flight until the test opens it.
+        return hooks.gate === undefined ? Effect.void : Deferred.await(hooks.gate)
       }).pipe(
         Effect.andThen(
           Effect.sync(() => {
-            stats.asked++
             const answer = {
               pendingEventIds: ids.filter((id) => pending.has(id)),
               deadLetteredEventIds: ids.filter((id) => deadLettered.has(id))
@@ -41,11 +42,14 @@ const fakeDatabase = () => {
         )
       ),
     pendingForStream: () => Effect.succeed([...pending]),
-    perspectives: new Map([
-      ["p", new Set(["A", "B"])],
-      ["q", new Set(["B"])]
-    ]),
-    changes: { current: signal.current, awaitChangeAfter: (g) => signal.awaitChangeAfter(g) }
+    perspectives:
+      options.perspectives ??
+      new Map([
+        ["p", new Set(["A", "B"])],
+        ["q", new Set(["B"])]
+      ]),
+    changes: { current: signal.current, awaitChangeAfter: (g) => signal.awaitChangeAfter(g) },
+    ...(options.trustsTrackerMarks === undefined ? {} : { trustsTrackerMarks: () => options.trustsTrackerMarks! })
   }
   const layer = Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(
     Layer.provide(Layer.succeed(SyncInquiryPort, port)),
@@ -70,18 +74,44 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
     }).pipe(Effect.provide(db.layer))
   })
 
-  it.effect("a tracked event committed here while the first database check is still in flight: the tracker ends the wait at once", () => {
-    const db = fakeDatabase()
+  it.effect(
+    "a tracked event committed here while the first database check is in flight: the mark ends the wait when that answer arrives",
+    () => {
+      const db = fakeDatabase()
+      return Effect.gen(function* () {
+        const [e, s] = [uuid(), uuid()]
+        db.pending.add(e) // the answer's snapshot predates the commit
+        db.hooks.gate = Deferred.makeUnsafe<void>()
+        const t = yield* tracker
+        yield* t.trackEvent({ eventId: e, streamId: s, eventType: "A", perspectiveName: "p" })
+        const fiber = yield* start((yield* awaiter).waitForEvents("p", [e], { timeout: "10 seconds" }))
+        expect(isRunning(fiber)).toBe(true)
+        expect(db.stats.asked).toBe(1)
+        yield* t.markProcessedByPerspective([e], "p")
+        yield* Effect.yieldNow
+        // The mark is one version's: it counts only once the first database answer resolved what serves the perspective.
+        expect(isRunning(fiber)).toBe(true)
+        Deferred.doneUnsafe(db.hooks.gate, Exit.void)
+        expect((yield* Fiber.join(fiber))._tag).toBe("Synced")
+        expect(db.stats.asked).toBe(1) // the in-flight query was not cancelled and asked again
+      }).pipe(Effect.provide(db.layer))
+    }
+  )
+
+  it.effect("a port that does not trust tracker marks (a perspective with versions): the database must agree", () => {
+    const db = fakeDatabase({ trustsTrackerMarks: false })
     return Effect.gen(function* () {
       const [e, s] = [uuid(), uuid()]
       db.pending.add(e)
-      db.hooks.hang = true // a database that does not answer (yet): the wait must not need it
       const t = yield* tracker
       yield* t.trackEvent({ eventId: e, streamId: s, eventType: "A", perspectiveName: "p" })
       const fiber = yield* start((yield* awaiter).waitForEvents("p", [e], { timeout: "10 seconds" }))
+      yield* t.markProcessedByPerspective([e], "p") // this process's version applied it; another serving one did not
+      yield* Effect.yieldNow
       expect(isRunning(fiber)).toBe(true)
-      expect(db.stats.asked).toBe(1)
-      yield* t.markProcessedByPerspective([e], "p")
+      expect(db.stats.asked).toBe(2) // the first answer, then the mark's confirmation
+      db.pending.delete(e)
+      db.signal.bump()
       expect((yield* Fiber.join(fiber))._tag).toBe("Synced")
     }).pipe(Effect.provide(db.layer))
   })
@@ -144,6 +174,41 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
       expect(yield* reason(a.waitForStream("q", uuid(), { eventTypes: ["A"] }))).toBe("ImpossibleFilter")
       expect((yield* a.wait("q", SyncFilter.forEventTypes("A").orEventTypes("B")))._tag).toBe("NoPendingEvents")
       expect(db.stats.asked).toBe(0)
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect(
+    "versions: a base name or any version's key of a known perspective is accepted; the filter check unions its versions' types",
+    () => {
+      // This service runs v2 of "balance" (key balance__v2) and v1 of "ledger".
+      const db = fakeDatabase({
+        perspectives: new Map([
+          ["balance__v2", new Set(["A"])],
+          ["ledger", new Set(["B"])]
+        ])
+      })
+      return Effect.gen(function* () {
+        const a = yield* awaiter
+        const reason = (effect: Effect.Effect<unknown, unknown>) =>
+          Effect.map(Effect.flip(effect), (e) => (e as { readonly reason?: { readonly _tag: string } }).reason?._tag)
+        for (const name of ["balance", "balance__v2", "balance__v3", "ledger", "ledger__v2"]) {
+          expect((yield* a.waitForEvents(name, [uuid()]))._tag).toBe("NoPendingEvents")
+        }
+        expect(yield* reason(a.waitForEvents("other", [uuid()]))).toBe("UnknownPerspective")
+        expect(yield* reason(a.wait("balance", SyncFilter.forEventTypes("B")))).toBe("ImpossibleFilter")
+        expect((yield* a.wait("balance", SyncFilter.forEventTypes("A")))._tag).toBe("NoPendingEvents")
+      }).pipe(Effect.provide(db.layer))
+    }
+  )
+
+  it.effect("versions: a wait on the base name discovers events this process tracks under its version's key", () => {
+    const db = fakeDatabase({ perspectives: new Map([["balance__v2", new Set(["A"])]]) })
+    return Effect.gen(function* () {
+      const [e, s] = [uuid(), uuid()]
+      yield* (yield* tracker).trackEvent({ eventId: e, streamId: s, eventType: "A", perspectiveName: "balance__v2" })
+      db.pending.add(e)
+      const result = yield* (yield* awaiter).wait("balance", SyncFilter.forStream(s).withTimeout(Duration.zero))
+      expect(result).toMatchObject({ _tag: "TimedOut", pending: [e] })
     }).pipe(Effect.provide(db.layer))
   })
 

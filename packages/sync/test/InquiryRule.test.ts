@@ -1,7 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type EventFacts, verdict } from "../src/internal/inquiryRule.js"
+import { combine, type EventFacts, verdict } from "../src/internal/inquiryRule.js"
 
 const facts = (overrides: Partial<EventFacts>): EventFacts => ({
+  key: "order_summary",
+  event_types: null,
+  retired: false,
   event_id: "e",
   event_type: "OrderPlaced",
   committed: true,
@@ -27,5 +30,14 @@ describe("the database sync rule", () => {
     expect(verdict(facts({ event_type: "Noted" }), handles)).toBe("processed")
     expect(verdict(facts({ cursor_past: true }), handles)).toBe("processed")
     expect(verdict(facts({}), handles)).toBe("pending")
+  })
+  it("a retired key counts as done for every committed event; an uncommitted one stays pending", () => {
+    expect(verdict(facts({ retired: true, has_work: true }), handles)).toBe("processed")
+    expect(verdict(facts({ retired: true, committed: false, event_type: null }), handles)).toBe("pending")
+  })
+  it("over serving versions: dead-lettered if any key dead-lettered it, pending if any has it pending, else processed", () => {
+    expect(combine(["processed", "processed"])).toBe("processed")
+    expect(combine(["processed", "pending"])).toBe("pending")
+    expect(combine(["pending", "deadLettered", "processed"])).toBe("deadLettered")
   })
 })

@@ -107,6 +107,49 @@ describe("ParkedWaits", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.effect("versions: notices match waits by base name; a key that is not the only server re-classifies exactly the waits it names", () =>
+    Effect.gen(function* () {
+      const signal = new ChangeSignal()
+      const { asked, classify } = fakeDatabase({ e1: "processed" })
+      // What PgSyncInquiry says once a classify saw "balance" served by v1 and v2.
+      const versioned = new Set(["balance"])
+      const parked = new ParkedWaits(signal, classify, (base, key) => key === base && !versioned.has(base))
+      yield* parked.start(yield* Effect.scope)
+      const onBase = yield* Effect.forkChild(parked.park("balance", ["e1"], 0))
+      const onKey = yield* Effect.forkChild(parked.park("balance__v2", ["e2"], 0))
+      const other = yield* Effect.forkChild(parked.park(p, ["e1"], 0))
+      while (parked.size < 3) yield* Effect.yieldNow
+      // Names v1 (the base) and e1: not settled from the payload (v2 serves too), swept: the database says processed.
+      notify(signal, parked, new Map([["balance", new Set(["e1"])]]))
+      expect(yield* Fiber.join(onBase)).toEqual({ pendingEventIds: [], deadLetteredEventIds: [], generation: 1 })
+      expect(asked).toEqual([["e1"]]) // only the named wait of that base, not `other` (another base)
+      // A v2 notice for e2 wakes the wait on "balance__v2" (same base), again through the database: still pending.
+      notify(signal, parked, new Map([["balance__v2", new Set(["e2"])]]))
+      while (asked.length < 2) yield* Effect.yieldNow
+      expect(asked[1]).toEqual(["e2"])
+      expect(isRunning(onKey)).toBe(true)
+      expect(isRunning(other)).toBe(true)
+      // A base without versions keeps the fast path: no query.
+      notify(signal, parked, new Map([[p, new Set(["e1"])]]))
+      expect((yield* Fiber.join(other)).pendingEventIds).toEqual([])
+      expect(asked.length).toBe(2)
+      yield* Fiber.interrupt(onKey)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("an id the wait had no database answer about yet is not settled from a payload: it is asked first", () =>
+    Effect.gen(function* () {
+      const { signal, parked, asked } = yield* setup({})
+      const fiber = yield* Effect.forkChild(parked.park(p, ["e1"], 0, ["e1"]))
+      while (parked.size < 1) yield* Effect.yieldNow
+      notify(signal, parked, new Map([[p, new Set(["e1"])]]))
+      while (asked.length < 1) yield* Effect.yieldNow
+      expect(asked).toEqual([["e1"]])
+      expect(isRunning(fiber)).toBe(true) // the database (this fake) still says pending
+      yield* Fiber.interrupt(fiber)
+    }).pipe(Effect.scoped)
+  )
+
   it.effect("a failing sweep leaves the waits parked (the next signal asks again)", () =>
     Effect.gen(function* () {
       const signal = new ChangeSignal()

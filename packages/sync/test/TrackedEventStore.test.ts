@@ -56,7 +56,7 @@ describe("WorkerSignals", () => {
       const hooks = yield* WorkerSignals.hooks({
         onPerspectiveEventProcessed: () => Effect.map(tracker.isPending(e, "order_summary"), (p) => void seen.push(p))
       })
-      yield* hooks.onPerspectiveEventProcessed!({ streamId: s, perspectiveName: "order_summary", eventIds: [e], envelopes: [] })
+      yield* hooks.onPerspectiveEventProcessed!({ streamId: s, perspectiveName: "order_summary", eventIds: [e], envelopes: [], firing: [] })
       expect(seen).toEqual([true])
       expect(yield* tracker.isPending(e, "order_summary")).toBe(false)
       expect(yield* tracker.isPending(e, "other")).toBe(true)

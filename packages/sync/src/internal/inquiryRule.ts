@@ -15,11 +15,21 @@
  * 6. Otherwise (no work row, no dead letter, the cursor not past E): **pending** — the row vanished without the
  *    cursor vouching for E (deleted by hand, perspective added after E was appended): we cannot prove E applied.
  *
+ * With versions, P stands for every SERVING version of P's base name (see `sql/syncInquiry.ts`): the facts come
+ * per (serving key, E) and {@link combine} joins them — dead-lettered if any key dead-lettered E, pending if any
+ * key has it pending, processed only if every key processed it. A retired key (asked for when nothing serves)
+ * counts as done for every committed event: it is no longer processed.
+ *
  * @internal
  */
 
 /** @internal */
 export interface EventFacts {
+  /** The serving key these facts are about. */
+  readonly key: string
+  /** The key's event types from the version registry; null when the key is not registered. */
+  readonly event_types: ReadonlyArray<string> | null
+  readonly retired: boolean
   readonly event_id: string
   readonly event_type: string | null
   readonly committed: boolean
@@ -35,8 +45,19 @@ export type Verdict = "pending" | "processed" | "deadLettered"
 /** @internal */
 export const verdict = (facts: EventFacts, handlesType: (eventType: string) => boolean): Verdict => {
   if (!facts.committed || facts.event_type === null) return "pending"
+  if (facts.retired) return "processed"
   if (facts.has_work) return facts.work_processed ? "processed" : "pending"
   if (facts.dead_lettered) return "deadLettered"
   if (!handlesType(facts.event_type)) return "processed"
   return facts.cursor_past ? "processed" : "pending"
+}
+
+/** One id's verdict over every serving key (`verdicts` non-empty). @internal */
+export const combine = (verdicts: Iterable<Verdict>): Verdict => {
+  let out: Verdict = "processed"
+  for (const v of verdicts) {
+    if (v === "deadLettered") return v
+    if (v === "pending") out = v
+  }
+  return out
 }

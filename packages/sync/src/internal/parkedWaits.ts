@@ -9,6 +9,12 @@
  *   completes only the waits that query settles (processed or dead-lettered). Signals during a sweep are folded
  *   into the next one. So N parked waits and M notifications cost at most about M queries, never N × M wake-ups.
  *
+ * - **Perspective versions**: a payload names keys (`balance__v2`), a wait is for every serving version of its base
+ *   name. Entries and notices are matched by base name, and a payload settles a wait directly only when
+ *   `fastPath(base, key)` says that key alone serves the base (it never had versions) and the wait already had its
+ *   first database answer about the id (which resolved the serving set after the event committed). Otherwise
+ *   the notification re-classifies exactly the waits it names (a targeted sweep).
+ *
  * No lost wake-ups: a wait parks with the change counter it read before its last database check. Notifications
  * that arrived since (counter moved) are replayed from a ring of the recent ones; when one of them had no detail,
  * or the ring no longer reaches back that far, the park requests a sweep. A sweep takes its snapshot of the parked
@@ -16,6 +22,7 @@
  *
  * @internal
  */
+import { Perspective } from "@whizbang/core"
 import { Deferred, Effect, Exit, type Scope } from "effect"
 import type { ChangeSignal, Processed } from "./processedListener.js"
 
@@ -35,8 +42,14 @@ export type Classify = (
   eventIds: ReadonlyArray<string>
 ) => Effect.Effect<{ readonly pending: ReadonlyArray<string>; readonly deadLettered: ReadonlyArray<string> }, unknown>
 
+/** Whether a payload naming `key` settles waits for `baseName` without a query. @internal */
+export type FastPath = (baseName: string, key: string) => boolean
+
 interface Parked {
   readonly perspectiveName: string
+  readonly baseName: string
+  /** Ids the wait had no database answer about yet: a payload naming them asks the database first. */
+  readonly unanswered: ReadonlySet<string>
   readonly eventIds: ReadonlyArray<string>
   readonly generation: number
   readonly done: Deferred.Deferred<Settled>
@@ -50,14 +63,12 @@ interface Notice {
 /** How many recent notifications a late park can replay. */
 const recentNotices = 256
 
-/** Of the entry's ids, those the notices say its perspective processed. */
-const processedBy = (entry: Parked, notices: Iterable<Notice>): Set<string> => {
-  const out = new Set<string>()
-  for (const notice of notices) {
-    const ids = notice.processed?.get(entry.perspectiveName)
-    if (ids !== undefined) for (const id of entry.eventIds) if (ids.has(id)) out.add(id)
-  }
-  return out
+/** What notices say about one parked wait. */
+interface Match {
+  /** Ids a payload settles directly. */
+  readonly settled: Set<string>
+  /** A named id needs a query (versions, or not yet answered). */
+  sweep: boolean
 }
 
 /** @internal */
@@ -70,9 +81,16 @@ export class ParkedWaits {
   /** Sweeps run so far (diagnostics and tests). */
   sweeps = 0
 
+  /** Waits a notification named that must be re-classified (targeted sweep). */
+  private targeted = new Set<Parked>()
+  /** A sweep of every parked wait was requested. */
+  private full = false
+
   constructor(
     private readonly signal: ChangeSignal,
-    private readonly classify: Classify
+    private readonly classify: Classify,
+    /** Default: the key is the base name (no versions known). */
+    private readonly fastPath: FastPath = (baseName, key) => key === baseName
   ) {}
 
   /** How many waits are parked now. */
@@ -80,9 +98,31 @@ export class ParkedWaits {
     return this.parked.size
   }
 
-  /** Asks for a sweep. */
+  /** Asks for a sweep of every parked wait. */
   request(): void {
+    this.full = true
     Deferred.doneUnsafe(this.wake, Exit.void)
+  }
+
+  /** Asks for a sweep of these waits only. */
+  private requestFor(entry: Parked): void {
+    this.targeted.add(entry)
+    Deferred.doneUnsafe(this.wake, Exit.void)
+  }
+
+  /** Adds what the payload of `processed` says about `entry` to `match`. */
+  private matchInto(match: Match, entry: Parked, key: string, ids: ReadonlySet<string>): void {
+    const direct = this.fastPath(entry.baseName, key)
+    for (const id of entry.eventIds) {
+      if (!ids.has(id)) continue
+      if (direct && !entry.unanswered.has(id)) match.settled.add(id)
+      else match.sweep = true
+    }
+  }
+
+  private apply(entry: Parked, match: Match): void {
+    if (match.settled.size > 0) this.settle(entry, match.settled)
+    else if (match.sweep) this.requestFor(entry)
   }
 
   /**
@@ -97,27 +137,39 @@ export class ParkedWaits {
       this.request()
       return
     }
-    const named = new Map<Parked, Set<string>>()
-    for (const [perspectiveName, ids] of processed) {
-      for (const id of ids) {
-        for (const entry of this.byEvent.get(id) ?? []) {
-          if (entry.perspectiveName !== perspectiveName) continue
-          const settled = named.get(entry)
-          if (settled === undefined) named.set(entry, new Set([id]))
-          else settled.add(id)
-        }
+    const named = new Map<Parked, Match>()
+    for (const [key, ids] of processed) {
+      const baseName = Perspective.parseKey(key).baseName
+      const entries = new Set<Parked>()
+      for (const id of ids) for (const entry of this.byEvent.get(id) ?? []) if (entry.baseName === baseName) entries.add(entry)
+      for (const entry of entries) {
+        const match = named.get(entry) ?? { settled: new Set<string>(), sweep: false }
+        named.set(entry, match)
+        this.matchInto(match, entry, key, ids)
       }
     }
-    for (const [entry, settled] of named) this.settle(entry, settled)
+    for (const [entry, match] of named) this.apply(entry, match)
   }
 
   /**
    * Parks until a notification after change `generation` settles at least one of `eventIds` for the perspective
    * (named in its payload, or by a sweep). Interrupting the wait unparks it.
    */
-  park(perspectiveName: string, eventIds: ReadonlyArray<string>, generation: number): Effect.Effect<Settled> {
+  park(
+    perspectiveName: string,
+    eventIds: ReadonlyArray<string>,
+    generation: number,
+    unanswered: ReadonlyArray<string> = []
+  ): Effect.Effect<Settled> {
     return Effect.suspend(() => {
-      const entry: Parked = { perspectiveName, eventIds, generation, done: Deferred.makeUnsafe<Settled>() }
+      const entry: Parked = {
+        perspectiveName,
+        baseName: Perspective.parseKey(perspectiveName).baseName,
+        unanswered: new Set(unanswered),
+        eventIds,
+        generation,
+        done: Deferred.makeUnsafe<Settled>()
+      }
       this.parked.add(entry)
       for (const id of eventIds) {
         const entries = this.byEvent.get(id)
@@ -127,8 +179,13 @@ export class ParkedWaits {
       const missed = this.signal.generation - generation
       if (missed > 0) {
         const replay = this.recent.filter((n) => n.generation > generation)
-        const settled = processedBy(entry, replay)
-        if (settled.size > 0) this.settle(entry, settled)
+        const match: Match = { settled: new Set(), sweep: false }
+        for (const notice of replay) {
+          for (const [key, ids] of notice.processed ?? []) {
+            if (Perspective.parseKey(key).baseName === entry.baseName) this.matchInto(match, entry, key, ids)
+          }
+        }
+        if (match.settled.size > 0 || match.sweep) this.apply(entry, match)
         else if (replay.length < missed || replay.some((n) => n.processed === undefined)) this.request()
       }
       return Deferred.await(entry.done).pipe(Effect.ensuring(Effect.sync(() => this.unpark(entry))))
@@ -143,7 +200,10 @@ export class ParkedWaits {
         Effect.suspend(() => {
           // Replaced before the snapshot: a request from now on runs the next sweep.
           this.wake = Deferred.makeUnsafe<void>()
-          return this.parked.size === 0 ? Effect.void : this.sweep([...this.parked], this.signal.generation)
+          const batch = this.full ? [...this.parked] : [...this.targeted].filter((entry) => this.parked.has(entry))
+          this.full = false
+          this.targeted = new Set()
+          return batch.length === 0 ? Effect.void : this.sweep(batch, this.signal.generation)
         })
       )
     )

@@ -4,7 +4,11 @@
  *
  * Which source decides an event:
  * - tracked here and still pending: the tracker; its mark (made by the worker after its commit) is trusted,
- *   so an event seen pending here and then gone from the tracker is done without asking the database;
+ *   so an event seen pending here and then gone from the tracker is done without asking the database — but
+ *   with an authoritative port only once the wait had its first database answer about the event, and only while
+ *   the port trusts marks for the perspective (`trustsTrackerMarks`: false once its base name was seen served by
+ *   versions, since the mark is one version's and the wait is for every serving version); otherwise the
+ *   database decides;
  * - not tracked here: the port (the database) — untracked is never done unless it agrees;
  * - on a change signal (NOTIFY) or the safety-net poll, an authoritative port is asked about everything still
  *   awaited, so an event processed on another instance, or dead-lettered, ends the wait as well. With a port
@@ -17,7 +21,7 @@
  * @internal
  */
 import { EventId } from "@whizbang/core"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Fiber } from "effect"
 import type { SyncEventTrackerShape } from "../SyncEventTracker.js"
 import type { PendingAnswer, SettledAnswer, SyncInquiryPortShape } from "../SyncInquiryPort.js"
 
@@ -41,7 +45,8 @@ export const makeState = (ids: Iterable<string>): SettleState => ({
 
 /**
  * One check; updates `state` and returns the ids still pending in the tracker. `everything`: also ask an
- * authoritative port about tracked ids.
+ * authoritative port about tracked ids. `unanswered`: ids whose first database answer is on its way — neither
+ * asked again nor ended by a tracker mark before it arrives.
  *
  * @internal
  */
@@ -50,17 +55,20 @@ export const check = (
   port: SyncInquiryPortShape,
   perspectiveName: string,
   state: SettleState,
-  everything: boolean
+  everything: boolean,
+  unanswered: ReadonlySet<string> = new Set()
 ): Effect.Effect<ReadonlyArray<string>> =>
   Effect.gen(function* () {
     const local: Array<string> = []
     const ask: Array<string> = []
+    const trusted = trustsMarks(port, perspectiveName)
     for (const id of state.remaining) {
       if (yield* tracker.isPending(id, perspectiveName)) {
         state.seenLocal.add(id)
         local.push(id)
         if (everything && port.authoritative === true) ask.push(id)
-      } else if (state.seenLocal.has(id)) state.remaining.delete(id)
+      } else if (unanswered.has(id)) continue
+      else if (state.seenLocal.has(id) && trusted) state.remaining.delete(id)
       else ask.push(id)
     }
     if (ask.length === 0) return local
@@ -70,6 +78,10 @@ export const check = (
     for (const id of ask) if (!pending.has(id)) state.remaining.delete(id)
     return local.filter((id) => state.remaining.has(id))
   })
+
+/** Whether a tracker mark ends the wait without the database (see the module overview). */
+const trustsMarks = (port: SyncInquiryPortShape, perspectiveName: string): boolean =>
+  port.authoritative !== true || (port.trustsTrackerMarks?.(perspectiveName) ?? true)
 
 /**
  * Waits (no timeout of its own) until `state.remaining` is empty or an event was dead-lettered: true; false when the tracker dropped a
@@ -98,6 +110,9 @@ export const settle = (
     let local = firstLocal
     let generation = firstGeneration ?? (port.changes === undefined ? 0 : yield* port.changes.current)
     let unasked = firstAsk.filter((id) => state.remaining.has(id))
+    // Forked, so a tracker mark that wins a round does not cancel it: the mark is trusted only after this answer.
+    const firstAnswer =
+      unasked.length === 0 ? undefined : yield* Effect.forkChild(port.pendingEventIds(perspectiveName, unasked), { startImmediately: true })
     // A dead-lettered awaited event ends the wait at once: it will never be applied, so waiting longer cannot help.
     while (state.remaining.size > 0 && !endsAtOnce(state)) {
       const trackerWait =
@@ -108,19 +123,28 @@ export const settle = (
               (ok) => (ok ? ({ _tag: "tracker" } as const) : ({ _tag: "dropped" } as const))
             )
       const changed: Effect.Effect<DatabaseWake | { readonly _tag: "asked"; readonly answer: PendingAnswer }> =
-        unasked.length > 0
+        unasked.length > 0 && firstAnswer !== undefined
           ? // A notification that settles the wait while its first query is still queued ends it too.
             Effect.race(
-              Effect.map(port.pendingEventIds(perspectiveName, unasked), (answer) => ({ _tag: "asked", answer }) as const),
-              databaseWait(port, perspectiveName, state, local, generation)
+              Effect.map(Fiber.join(firstAnswer), (answer) => ({ _tag: "asked", answer }) as const),
+              databaseWait(port, perspectiveName, state, local, generation, unasked)
             )
-          : databaseWait(port, perspectiveName, state, local, generation)
+          : databaseWait(port, perspectiveName, state, local, generation, [])
       const woke = yield* Effect.raceAll([trackerWait, changed, Effect.as(Effect.sleep(pollInterval), { _tag: "poll" } as const)])
       const before = state.remaining.size
       if (woke._tag === "asked") {
         const pending = new Set(woke.answer.pendingEventIds)
         for (const id of woke.answer.deadLetteredEventIds ?? []) if (state.remaining.has(id)) state.deadLettered.add(id)
         for (const id of unasked) if (!pending.has(id)) state.remaining.delete(id)
+        // Marks the tracker made while the answer was on its way count now (if the port trusts them).
+        if (trustsMarks(port, perspectiveName)) {
+          for (const id of unasked) {
+            if (state.remaining.has(id) && state.seenLocal.has(id) && !(yield* tracker.isPending(id, perspectiveName))) {
+              state.remaining.delete(id)
+              state.waited = true
+            }
+          }
+        }
         unasked = []
         local = local.filter((id) => state.remaining.has(id))
         continue
@@ -141,7 +165,7 @@ export const settle = (
         continue
       }
       generation = port.changes === undefined ? 0 : yield* port.changes.current
-      local = yield* check(tracker, port, perspectiveName, state, woke._tag !== "tracker" && unasked.length === 0)
+      local = yield* check(tracker, port, perspectiveName, state, woke._tag !== "tracker" && unasked.length === 0, new Set(unasked))
       // Still owed its first database answer (the tracker won the race): asked again next round.
       unasked = unasked.filter((id) => state.remaining.has(id))
       if (state.remaining.size < before) state.waited = true
@@ -163,13 +187,17 @@ const databaseWait = (
   perspectiveName: string,
   state: SettleState,
   local: ReadonlyArray<string>,
-  generation: number
+  generation: number,
+  unanswered: ReadonlyArray<string>
 ): Effect.Effect<DatabaseWake> => {
   if (port.awaitSettled !== undefined) {
     const held = new Set(local)
     const asked = port.authoritative === true ? [...state.remaining] : [...state.remaining].filter((id) => !held.has(id))
     if (asked.length === 0) return Effect.never
-    return Effect.map(port.awaitSettled(perspectiveName, asked, generation), (answer) => ({ _tag: "settled", asked, answer }) as const)
+    return Effect.map(
+      port.awaitSettled(perspectiveName, asked, generation, unanswered),
+      (answer) => ({ _tag: "settled", asked, answer }) as const
+    )
   }
   if (port.changes === undefined) return Effect.never
   return Effect.as(port.changes.awaitChangeAfter(generation), { _tag: "changed" } as const)

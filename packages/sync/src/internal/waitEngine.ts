@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { EventId } from "@whizbang/core"
+import { EventId, Perspective } from "@whizbang/core"
 import { Clock, Duration, Effect, Option } from "effect"
 import * as DebuggerAwareTimeout from "../DebuggerAwareTimeout.js"
 import { SyncArgumentError } from "../SyncError.js"
@@ -55,9 +55,54 @@ export const checkStreamId = (streamId: unknown): Effect.Effect<void, SyncArgume
     ? Effect.void
     : Effect.fail(new SyncArgumentError({ reason: { _tag: "InvalidStreamId", streamId } }))
 
+/**
+ * Whether the port knows the perspective: a name is its base name or any version's key, and both mean the
+ * serving versions of that base, so a base is known when any known key has it.
+ *
+ * @internal
+ */
+export const knowsPerspective = (known: ReadonlyMap<string, unknown>, perspectiveName: string): boolean => {
+  if (known.has(perspectiveName)) return true
+  const { baseName } = Perspective.parseKey(perspectiveName)
+  for (const key of known.keys()) if (Perspective.parseKey(key).baseName === baseName) return true
+  return false
+}
+
+/**
+ * The event types the perspective's versions known to the port handle (every known key of its base name);
+ * undefined when the port does not say.
+ *
+ * @internal
+ */
+export const handledBy = (port: SyncInquiryPortShape, perspectiveName: string): ReadonlySet<string> | undefined => {
+  if (port.perspectives === undefined) return undefined
+  const { baseName } = Perspective.parseKey(perspectiveName)
+  const out = new Set<string>()
+  let found = false
+  for (const [key, types] of port.perspectives) {
+    if (Perspective.parseKey(key).baseName !== baseName) continue
+    found = true
+    for (const t of types) out.add(t)
+  }
+  return found ? out : undefined
+}
+
+/**
+ * The names the in-process tracker may hold the perspective's events under: the name asked for and every key of
+ * its base name the port knows (the versions this service runs).
+ *
+ * @internal
+ */
+export const trackerKeys = (port: SyncInquiryPortShape, perspectiveName: string): ReadonlyArray<string> => {
+  const { baseName } = Perspective.parseKey(perspectiveName)
+  const keys = new Set([perspectiveName])
+  for (const key of port.perspectives?.keys() ?? []) if (Perspective.parseKey(key).baseName === baseName) keys.add(key)
+  return [...keys]
+}
+
 /** @internal */
 export const checkPerspective = (port: SyncInquiryPortShape, perspectiveName: unknown): Effect.Effect<void, SyncArgumentError> =>
-  port.perspectives === undefined || (typeof perspectiveName === "string" && port.perspectives.has(perspectiveName))
+  port.perspectives === undefined || (typeof perspectiveName === "string" && knowsPerspective(port.perspectives, perspectiveName))
     ? Effect.void
     : Effect.fail(
         new SyncArgumentError({ reason: { _tag: "UnknownPerspective", perspectiveName, known: [...(port.perspectives?.keys() ?? [])] } })

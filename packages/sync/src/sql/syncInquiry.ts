@@ -2,38 +2,65 @@
  * The statements of the database sync inquiry (`PgSyncInquiry`). Every value is a bound parameter; table names
  * are unqualified (each connection's search_path is the service schema).
  *
- * `eventFacts` gathers, per asked event id, what the rule in `internal/inquiryRule.ts` needs. It looks the event
- * up by primary key first, then reaches the work row, dead letters and cursor through their
+ * Both statements answer for the SERVING versions of a perspective's base name, resolved in the statement itself
+ * (so a check is atomic with respect to a state change such as a cutover): the registered versions in state
+ * 'live' or 'ready'; when the base has none of those (no registry rows: in-memory, not registered yet), the key
+ * that was asked for, which counts as done for every event when it is registered as 'retired'.
+ *
+ * `eventFacts` gathers, per (serving key, asked event id), what the rule in `internal/inquiryRule.ts` needs. It
+ * looks the event up by primary key first, then reaches the work row, dead letters and cursor through their
  * (stream_id, perspective_name, ...) keys, so every lookup is an index probe whatever the table sizes.
  */
 
-/** Params: $1 perspective name, $2 event ids (uuid[]). One row per asked id. */
+/** Params: $1 base name, $2 the key asked for. Columns: key, event_types (null: not registered), retired. */
+const serving = `
+serving AS (
+  SELECT v.perspective_name AS key, v.event_types, false AS retired
+  FROM wh_perspective_versions v
+  WHERE v.base_name = $1 AND v.state IN ('live', 'ready')
+  UNION ALL
+  SELECT $2::text, r.event_types, coalesce(r.state = 'retired', false)
+  FROM (SELECT 1) AS one
+  LEFT JOIN wh_perspective_versions r ON r.perspective_name = $2::text
+  WHERE NOT EXISTS (SELECT 1 FROM wh_perspective_versions v WHERE v.base_name = $1 AND v.state IN ('live', 'ready'))
+)`
+
+/** Params: $1 base name, $2 the key asked for, $3 event ids (uuid[]). One row per serving key and asked id. */
 export const eventFacts = `
-SELECT i.id::text AS event_id,
+WITH ${serving}
+SELECT s.key,
+       s.event_types,
+       s.retired,
+       i.id::text AS event_id,
        e.event_type,
        e.event_id IS NOT NULL AS committed,
        pe.work_id IS NOT NULL AS has_work,
        pe.processed_at IS NOT NULL AS work_processed,
        EXISTS (
          SELECT 1 FROM wh_dead_letters d
-         WHERE d.stream_id = e.stream_id AND d.perspective_name = $1 AND d.event_id = i.id
+         WHERE d.stream_id = e.stream_id AND d.perspective_name = s.key AND d.event_id = i.id
        ) AS dead_lettered,
        coalesce(c.last_event_id >= i.id, false) AS cursor_past
-FROM unnest($2::uuid[]) AS i(id)
+FROM serving s
+CROSS JOIN unnest($3::uuid[]) AS i(id)
 LEFT JOIN wh_events e ON e.event_id = i.id
-LEFT JOIN wh_perspective_events pe ON pe.stream_id = e.stream_id AND pe.perspective_name = $1 AND pe.event_id = i.id
-LEFT JOIN wh_perspective_cursors c ON c.stream_id = e.stream_id AND c.perspective_name = $1`
+LEFT JOIN wh_perspective_events pe ON pe.stream_id = e.stream_id AND pe.perspective_name = s.key AND pe.event_id = i.id
+LEFT JOIN wh_perspective_cursors c ON c.stream_id = e.stream_id AND c.perspective_name = s.key`
 
 /**
- * Cross-scope discovery: the committed events still waiting in the work queue for the perspective, optionally of
- * one stream and of some types, in event-id order.
- * Params: $1 perspective name, $2 stream id (null: every stream), $3 event types (empty: every type), $4 limit.
+ * Cross-scope discovery: the committed events still waiting in the work queue of any serving version (a retired
+ * key waits for nothing), optionally of one stream and of some types, in event-id order.
+ * Params: $1 base name, $2 the key asked for, $3 stream id (null: every stream), $4 event types (empty: every
+ * type), $5 limit.
  */
 export const pendingEvents = `
+WITH ${serving}
 SELECT pe.event_id::text AS event_id
 FROM wh_perspective_events pe
 JOIN wh_events e ON e.event_id = pe.event_id
-WHERE pe.perspective_name = $1 AND ($2::uuid IS NULL OR pe.stream_id = $2::uuid) AND pe.processed_at IS NULL
-  AND (cardinality($3::text[]) = 0 OR e.event_type = ANY($3::text[]))
+WHERE pe.perspective_name = ANY (ARRAY(SELECT s.key FROM serving s WHERE NOT s.retired))
+  AND ($3::uuid IS NULL OR pe.stream_id = $3::uuid) AND pe.processed_at IS NULL
+  AND (cardinality($4::text[]) = 0 OR e.event_type = ANY($4::text[]))
+GROUP BY pe.event_id
 ORDER BY pe.event_id
-LIMIT $4`
+LIMIT $5`
