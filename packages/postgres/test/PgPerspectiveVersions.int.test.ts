@@ -2,9 +2,9 @@
 // instances count as running a version. Versions are registered directly (no worker): the cases need no events.
 import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
-import { PgClient, PgPerspectiveVersions } from "@whizbang/postgres"
+import { PgClient, PgHealth, PgPerspectiveVersions, PgStatus, PgWatchdog } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 
 const sql = (text: string, params: ReadonlyArray<unknown> = []) =>
   Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<Record<string, unknown>>(text, params))
@@ -27,6 +27,24 @@ const instance = (perspectives: ReadonlyArray<string> | null, heartbeatAgo: numb
      values ($1, 'bank', 'host', 1, now() - make_interval(secs => $2), $3)`,
     [randomUUID(), heartbeatAgo, perspectives]
   )
+
+const pendingWork = (perspective: string, ageSeconds: number) =>
+  Effect.gen(function* () {
+    const streamId = randomUUID()
+    const eventId = randomUUID()
+    yield* sql(
+      `insert into wh_events (event_id, stream_id, stream_version, event_type, payload, created_at) values ($1, $2, 1, 'Deposited', '{}', now() - make_interval(secs => $3))`,
+      [eventId, streamId, ageSeconds]
+    )
+    yield* sql(
+      `insert into wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number, created_at)
+       values (gen_random_uuid(), $1, $2, $3, 0, now() - make_interval(secs => $4))`,
+      [streamId, perspective, eventId, ageSeconds]
+    )
+    return streamId
+  })
+
+const watchdog = { stuckAfter: Duration.seconds(30), deadInstanceAfter: Duration.seconds(30) }
 
 layer(PgTestDatabase.layer({ schema: "versions_ops", maxConnections: 4 }))((it) => {
   it.effect("cutover without a version goes to a newer version only: never back to the retiring one", () =>
@@ -72,6 +90,47 @@ layer(PgTestDatabase.layer({ schema: "versions_ops", maxConnections: 4 }))((it) 
       // An instance with no recorded perspective set runs every version.
       yield* instance(null, 1)
       expect(runners(yield* PgPerspectiveVersions.list)).toEqual({ audit: true, audit__v2: true })
+    })
+  )
+
+  it.effect("the watchdog names a version no live instance runs (rolling deploy), then a building version; health ignores building", () =>
+    Effect.gen(function* () {
+      yield* sql("delete from wh_service_instances")
+      yield* PgPerspectiveVersions.register([declared("rates", 1), declared("rates", 2)])
+      // Only instances of the release before run: they know v1, not v2.
+      yield* instance(["rates"], 1)
+      const stream = yield* pendingWork("rates__v2", 120)
+      const v2 = (findings: ReadonlyArray<PgWatchdog.VersionFinding>) => findings.filter((f) => f.baseName === "rates")
+
+      const pair = (yield* PgWatchdog.diagnose(watchdog)).find((s) => s.streamId === stream)
+      expect(pair?.reason).toEqual({
+        _tag: "NoInstanceRunsVersion",
+        perspective: "rates__v2",
+        baseName: "rates",
+        version: 2,
+        state: "building",
+        liveInstances: 1
+      })
+      expect(pair?.message).toMatch(/no live instance runs version 2 of perspective "rates"/)
+      expect((yield* PgWatchdog.blocked(watchdog)).map((s) => s.streamId)).toContain(stream)
+      expect(v2(yield* PgWatchdog.diagnoseVersions(watchdog))).toMatchObject([
+        { perspective: "rates__v2", state: "building", reason: { _tag: "NoInstanceRunsVersion" } }
+      ])
+
+      // The new release's instance starts: the version builds.
+      yield* instance(["rates", "rates__v2"], 1)
+      const building = (yield* PgWatchdog.diagnose(watchdog)).find((s) => s.streamId === stream)!
+      expect(building.reason).toMatchObject({ _tag: "VersionBuilding", perspective: "rates__v2", version: 2 })
+      expect(PgWatchdog.isBlocked(building.reason)).toBe(false)
+      expect(PgHealth.judge({ perspectives: [], instances: [], stuck: [building] }, { heartbeatMaxAge: null })).toEqual([])
+      const snapshot = yield* PgStatus.snapshot({ watchdog })
+      expect(snapshot.versions.find((v) => v.perspectiveName === "rates__v2")).toMatchObject({
+        state: "building",
+        pendingEvents: 1,
+        hasRunner: true
+      })
+      expect(v2(snapshot.versionFindings)).toMatchObject([{ perspective: "rates__v2", reason: { _tag: "VersionBuilding" } }])
+      expect(snapshot.versionFindings.find((f) => f.perspective === "rates__v2")?.message).toMatch(/is building: \d+% of its history/)
     })
   )
 })
