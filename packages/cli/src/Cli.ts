@@ -1,10 +1,11 @@
 /**
  * The `whizbang` command line: `migrate`, `status`, `failed`, `dead-letters list|show|retry|discard`,
- * `rewind`, `rebuild` and `locks list|release`, against `--database-url` (default `DATABASE_URL`) and a
+ * `rewind`, `rebuild`, `locks list|release`, `perspectives`, `cutover` and `rollback`, against `--database-url` (default `DATABASE_URL`) and a
  * service schema (`--schema`, default `whizbang`). Tables for people by default, `--json` for scripts.
  *
  * Exit codes: 0 success; 1 the operation failed (database); 2 bad input (flags, arguments, ids, names);
- * 3 not found; 4 refused (not confirmed, no terminal without `--yes`, `locks release` without `--force`).
+ * 3 not found; 4 refused (not confirmed, no terminal without `--yes`, `locks release` without `--force`, a version
+ * not ready to go live); 5 timed out (a cutover or rollback; nothing switched).
  *
  * @since 0.1.0
  */
@@ -16,6 +17,7 @@ import { deadLetters } from "./internal/deadLetterCommands.js"
 import { locks } from "./internal/lockCommands.js"
 import { rebuild, rewind } from "./internal/rewindCommands.js"
 import { failed, migrate, status } from "./internal/statusCommands.js"
+import { cutover, perspectives, rollback } from "./internal/versionCommands.js"
 import { exitCode, OperationError } from "./OperationError.js"
 
 /**
@@ -24,7 +26,9 @@ import { exitCode, OperationError } from "./OperationError.js"
  * @category constructors
  * @since 0.1.0
  */
-export const command = root.pipe(Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, locks]))
+export const command = root.pipe(
+  Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, locks, perspectives, cutover, rollback])
+)
 
 /**
  * The CLI's version, printed by `--version`: read from the package's own `package.json` (one level above both

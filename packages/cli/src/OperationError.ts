@@ -7,7 +7,8 @@
  * | `DatabaseFailure` (connection, SQL) | 1 |
  * | `InvalidInput` (also flag/argument parse errors) | 2 |
  * | `NotFound` | 3 |
- * | `Refused` (confirmation declined, no TTY without `--yes`, missing `--force`) | 4 |
+ * | `Refused` (confirmation declined, no TTY without `--yes`, missing `--force`, a version not ready to go live) | 4 |
+ * | `TimedOut` (a cutover or rollback did not finish in `--timeout`; nothing was switched) | 5 |
  *
  * @since 0.1.0
  */
@@ -39,9 +40,15 @@ export class DatabaseFailure extends Data.TaggedClass("DatabaseFailure")<{ reado
 
 /**
  * @category errors
+ * @since 0.3.0
+ */
+export class TimedOut extends Data.TaggedClass("TimedOut")<{ readonly millis: number }> {}
+
+/**
+ * @category errors
  * @since 0.1.0
  */
-export type Reason = InvalidInput | NotFound | Refused | DatabaseFailure
+export type Reason = InvalidInput | NotFound | Refused | DatabaseFailure | TimedOut
 
 /**
  * @category errors
@@ -65,6 +72,8 @@ export const exitCode = (reason: Reason): number => {
       return 3
     case "Refused":
       return 4
+    case "TimedOut":
+      return 5
   }
 }
 

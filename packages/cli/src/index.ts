@@ -33,3 +33,8 @@ export * as OperationError from "./OperationError.js"
  * @since 0.1.0
  */
 export * as Rewind from "./Rewind.js"
+
+/**
+ * @since 0.3.0
+ */
+export * as Versions from "./Versions.js"

@@ -39,14 +39,19 @@ export interface EventDefinitionInfo extends Position {
 }
 
 /**
- * A `Perspective.make({ name, events, apply })`: `eventTypes` are the routed types (the `apply` keys, which the
- * type checker holds to the `events` listed) in declaration order; `references` are every event type it names.
+ * A `Perspective.make({ name, version?, events, apply })`: `eventTypes` are the routed types (the `apply` keys, which
+ * the type checker holds to the `events` listed) in declaration order; `references` are every event type it names.
  *
  * @category models
  * @since 0.1.0
  */
 export interface PerspectiveInfo extends Position {
+  /** The key: the base name for version 1, `<baseName>__v<version>` after (as `Perspective.make`'s `name`). */
   readonly name: string
+  /** The `name` written in `Perspective.make`: `wh_per_<baseName>` serves its live version. @since 0.3.0 */
+  readonly baseName: string
+  /** The declared `version` (1 when not given). @since 0.3.0 */
+  readonly version: number
   readonly exportName: string | undefined
   readonly eventTypes: ReadonlyArray<string>
   readonly references: ReadonlyArray<Reference>

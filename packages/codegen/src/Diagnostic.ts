@@ -28,6 +28,7 @@ export type Code =
   | "missing-stream-id"
   | "invalid-event-type"
   | "invalid-perspective-name"
+  | "invalid-perspective-version"
   | "missing-handler"
   | "unknown-event-type"
   | "unknown-perspective"

@@ -6,16 +6,28 @@
  * The module exports:
  * - `events`: every event definition, sorted by type (for `EventRegistry.make(events)`);
  * - `perspectivesByEventType`: event type -> names of the perspectives handling it (work-row routing);
- * - `perspectives` / `perspectiveNames`: the runner registry, sorted by name;
+ * - `perspectives` / `perspectiveNames`: the runner registry, sorted by name (a perspective's key: `balance`,
+ *   `balance__v2`);
+ * - `perspectiveKeys`: key -> its base name and version; `perspectiveVersions`: base name -> declared versions;
  * - `trackedEventTypes`: event type -> perspectives some receptor awaits with `awaitPerspectiveSync`;
  * - `streamIdExtractors`: event type -> its definition's `streamId`;
- * - `whPer<Name>`: a drizzle table for each perspective's `wh_per_<name>` table, for drizzle-kit.
+ * - drizzle `pg-core` definitions: `whPer<Base>V<N>`, each version's own table `wh_per_<base>__v<N>` (for
+ *   drizzle-kit), and `whPer<Base>`, the view `wh_per_<base>` of the live version that reads go through
+ *   (`.existing()`: Whizbang owns it).
  *
  * @since 0.1.0
  */
 import * as Path from "node:path"
 import type { EventDefinitionInfo, PerspectiveInfo, ReceptorInfo } from "./Definitions.js"
-import { type DrizzleOptions, drizzleImports, renderSchema, renderTable, schemaConst, tableConstName } from "./internal/drizzleTables.js"
+import {
+  type DrizzleOptions,
+  drizzleImports,
+  renderSchema,
+  renderTable,
+  renderView,
+  schemaConst,
+  tableConstName
+} from "./internal/drizzleTables.js"
 
 /**
  * How to render. `importExtension` is what relative imports end with: `".js"` (NodeNext, default), `".ts"`
@@ -60,6 +72,8 @@ const reserved = [
   "perspectivesByEventType",
   "perspectives",
   "perspectiveNames",
+  "perspectiveKeys",
+  "perspectiveVersions",
   "trackedEventTypes",
   "streamIdExtractors",
   schemaConst
@@ -149,19 +163,32 @@ export const render = (definitions: Definitions, options: Options): string => {
   const routeRecord = (map: Map<string, Set<string>>) =>
     record([...map.entries()].sort(([a], [b]) => compare(a, b)).map(([type, set]) => [type, names(set)] as const))
   const importable = perspectives.filter((p) => p.exportName !== undefined)
+  const versionsOf = new Map<string, Array<number>>()
+  for (const p of perspectives) versionsOf.set(p.baseName, [...(versionsOf.get(p.baseName) ?? []), p.version])
+  const bases = [...versionsOf.entries()]
+    .map(([base, versions]) => [base, [...new Set(versions)].sort((a, b) => a - b)] as const)
+    .sort(([a], [b]) => compare(a, b))
 
   const sections = [
     `${header}\n${importLines.join("\n")}${importLines.length > 0 ? "\n" : ""}`,
     `/** Every scanned event definition, sorted by type: \`EventRegistry.make(events)\`. */\nexport const events = [${events.map(localOf).join(", ")}] as const\n`,
     `/** Event type -> the perspectives that handle it: the work rows an append inserts. */\nexport const perspectivesByEventType: Readonly<Record<string, ReadonlyArray<string>>> = ${routeRecord(routed)}\n`,
     `/** The runner registry: every perspective definition, sorted by name. */\nexport const perspectives = [${importable.map(localOf).join(", ")}] as const\n`,
-    `/** Every perspective name, sorted. */\nexport const perspectiveNames = ${names(perspectives.map((p) => p.name))} as const\n`,
+    `/** Every perspective name (its key: \`<base>\` for version 1, \`<base>__v<N>\` after), sorted. */\nexport const perspectiveNames = ${names(perspectives.map((p) => p.name))} as const\n`,
+    `/** Perspective key -> its base name (\`wh_per_<base>\` serves the live version) and declared version. */\nexport const perspectiveKeys = ${record(perspectives.map((p) => [p.name, `{ baseName: ${JSON.stringify(p.baseName)}, version: ${p.version} }`] as const))} as const\n`,
+    `/** Base name -> its declared versions, ascending: more than one while a new version is rolled out. */\nexport const perspectiveVersions = ${record(bases.map(([base, versions]) => [base, `[${versions.join(", ")}]`] as const))} as const\n`,
     `/** Event type -> the perspectives a receptor awaits with \`awaitPerspectiveSync\`: the events to track. */\nexport const trackedEventTypes: Readonly<Record<string, ReadonlyArray<string>>> = ${routeRecord(tracked)}\n`,
     `/** Event type -> the stream id extractor of its definition. */\nexport const streamIdExtractors: Readonly<Record<string, (payload: any) => string>> = ${record(events.map((e) => [e.type, `${localOf(e)}.streamId`] as const))}\n`
   ]
   if (tables !== undefined) {
     const schema = renderSchema(tables)
-    const rendered = perspectives.map((p) => renderTable(p.name, tableConstName(p.name, taken), tables))
+    const rendered = bases.flatMap(([base, versions]) => [
+      renderView(base, versions, tableConstName(base, taken), tables),
+      ...perspectives
+        .filter((p) => p.baseName === base)
+        .sort((a, b) => a.version - b.version)
+        .map((p) => renderTable(p.name, base, p.version, tableConstName(`${base}_v${p.version}`, taken), tables))
+    ])
     sections.push(schema + rendered.join("\n"))
   }
   return sections.join("\n")

@@ -45,7 +45,7 @@ describe("whizbang-codegen", { timeout: 120_000 }, () => {
     expect(stderr).toContain(`src/events.ts:14:47 - error missing-stream-id:`)
     expect(stderr).toContain(`src/receptors.ts:10:47 - error awaited-event-not-handled:`)
     expect(stderr).toContain(`src/perspectives.ts:33:22 - error dynamic-definition:`)
-    expect(stderr).toContain("whizbang-codegen: 11 errors, src/whizbang.generated.ts not generated")
+    expect(stderr).toContain("whizbang-codegen: 15 errors, src/whizbang.generated.ts not generated")
   })
 
   it("check passes on the valid fixture's committed output", () => {

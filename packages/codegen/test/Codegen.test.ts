@@ -54,7 +54,7 @@ describe("Codegen", () => {
       const report = yield* Codegen.generate(yield* load(root))
       expect(report.status).toBe("not-generated")
       expect(report.content).toBeUndefined()
-      expect(report.diagnostics.filter((d) => d.severity === "error")).toHaveLength(11)
+      expect(report.diagnostics.filter((d) => d.severity === "error")).toHaveLength(15)
       expect(Fs.existsSync(`${root}/src/whizbang.generated.ts`)).toBe(false)
     })
   )

@@ -35,11 +35,34 @@ const columns = (ddl: string) =>
       }
     })
 
-const generatedDdl = async (schema: string | undefined) => {
+const generatedModule = async (schema: string | undefined) => {
   const source = Generator.render(
     {
       events: [],
-      perspectives: [{ name: "order_summary", exportName: undefined, eventTypes: [], references: [], file: "/p/a.ts", line: 1, column: 1 }],
+      perspectives: [
+        {
+          name: "order_summary",
+          baseName: "order_summary",
+          version: 1,
+          exportName: undefined,
+          eventTypes: [],
+          references: [],
+          file: "/p/a.ts",
+          line: 1,
+          column: 1
+        },
+        {
+          name: "order_summary__v2",
+          baseName: "order_summary",
+          version: 2,
+          exportName: undefined,
+          eventTypes: [],
+          references: [],
+          file: "/p/b.ts",
+          line: 1,
+          column: 1
+        }
+      ],
       receptors: []
     },
     { outFile: "/p/gen.ts", drizzle: schema === undefined ? {} : { schema } }
@@ -47,23 +70,41 @@ const generatedDdl = async (schema: string | undefined) => {
   const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText
   const file = Path.join(project({}), `tables-${schema ?? "default"}.mjs`)
   Fs.writeFileSync(file, js.replace(`"drizzle-orm/pg-core"`, JSON.stringify(pgCore)))
-  const tables = await import(pathToFileURL(file).href)
+  return (await import(pathToFileURL(file).href)) as Record<string, unknown>
+}
+
+const generatedDdl = async (schema: string | undefined) => {
+  const tables = await generatedModule(schema)
   const api = await import("drizzle-kit/api")
   return api.generateMigration(api.generateDrizzleJson({}), api.generateDrizzleJson(tables))
 }
 
 describe("generated drizzle tables", () => {
-  it("make drizzle-kit emit exactly the columns of the runtime wh_per_ table", async () => {
+  it("make drizzle-kit emit exactly the columns of each version's runtime table, and leave the view of the live one alone", async () => {
     const statements = await generatedDdl(undefined)
-    expect(statements).toHaveLength(1)
-    expect(statements[0]).toMatch(/^CREATE TABLE "wh_per_order_summary" \(/)
+    expect(statements).toHaveLength(2)
+    expect(statements[0]).toMatch(/^CREATE TABLE "wh_per_order_summary__v1" \(/)
+    expect(statements[1]).toMatch(/^CREATE TABLE "wh_per_order_summary__v2" \(/)
+    expect(createTable("order_summary")).toMatch(/"wh_per_order_summary__v1"/)
     expect(columns(statements[0]!)).toEqual(columns(createTable("order_summary")))
+    expect(columns(statements[1]!)).toEqual(columns(createTable("order_summary__v2")))
     expect(columns(statements[0]!).map((c) => c.name)).toEqual(["id", "data", "metadata", "scope", "created_at", "updated_at", "version"])
+  })
+
+  it("read through the view of the live version", async () => {
+    const tables = await generatedModule("orders")
+    const { QueryBuilder } = (await import(pgCore)) as typeof import("drizzle-orm/pg-core")
+    const query = new QueryBuilder()
+      .select()
+      .from(tables.whPerOrderSummary as never)
+      .toSQL()
+    expect(query.sql).toMatch(/ from "orders"\."wh_per_order_summary"$/)
+    expect(query.sql).toMatch(/^select "id", "data", "metadata", "scope", "created_at", "updated_at", "version" from/)
   })
 
   it("qualify the table with the configured schema, without creating the schema", async () => {
     const statements = await generatedDdl("orders")
-    expect(statements).toHaveLength(1)
-    expect(statements[0]).toMatch(/^CREATE TABLE "orders"\."wh_per_order_summary" \(/)
+    expect(statements).toHaveLength(2)
+    expect(statements[0]).toMatch(/^CREATE TABLE "orders"\."wh_per_order_summary__v1" \(/)
   })
 })

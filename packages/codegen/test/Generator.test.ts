@@ -9,10 +9,12 @@ afterAll(removeProjects)
 
 const at = { file: "/p/src/events.ts", line: 1, column: 1 }
 const event = (type: string, exportName = type, file = at.file) => ({ ...at, file, type, exportName })
-const perspective = (name: string, eventTypes: ReadonlyArray<string>, exportName = name, file = "/p/src/perspectives.ts") => ({
+const perspective = (name: string, eventTypes: ReadonlyArray<string>, exportName = name, file = "/p/src/perspectives.ts", version = 1) => ({
   ...at,
   file,
-  name,
+  name: version === 1 ? name : `${name}__v${version}`,
+  baseName: name,
+  version,
   exportName,
   eventTypes,
   references: []
@@ -84,8 +86,18 @@ export const perspectivesByEventType: Readonly<Record<string, ReadonlyArray<stri
 /** The runner registry: every perspective definition, sorted by name. */
 export const perspectives = [Thing_2] as const
 
-/** Every perspective name, sorted. */
+/** Every perspective name (its key: \`<base>\` for version 1, \`<base>__v<N>\` after), sorted. */
 export const perspectiveNames = ["thing"] as const
+
+/** Perspective key -> its base name (\`wh_per_<base>\` serves the live version) and declared version. */
+export const perspectiveKeys = {
+  "thing": { baseName: "thing", version: 1 }
+} as const
+
+/** Base name -> its declared versions, ascending: more than one while a new version is rolled out. */
+export const perspectiveVersions = {
+  "thing": [1]
+} as const
 
 /** Event type -> the perspectives a receptor awaits with \`awaitPerspectiveSync\`: the events to track. */
 export const trackedEventTypes: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -101,8 +113,22 @@ export const streamIdExtractors: Readonly<Record<string, (payload: any) => strin
 
 const perspectiveSchema = pgSchema("orders")
 
-/** \`wh_per_thing\`: the rows of perspective "thing", one per stream. */
-export const whPerThing = perspectiveSchema.table("wh_per_thing", {
+/**
+ * \`wh_per_thing\`: the rows of perspective "thing" as read, one per stream: a view of the live version's table
+ * (declared: v1), replaced by each cutover and rollback. Whizbang creates it; drizzle-kit leaves it alone.
+ */
+export const whPerThing = perspectiveSchema.view("wh_per_thing", {
+  id: uuid("id").notNull(),
+  data: jsonb("data").notNull(),
+  metadata: jsonb("metadata").notNull(),
+  scope: jsonb("scope").notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+  version: bigint("version", { mode: "number" }).notNull()
+}).existing()
+
+/** \`wh_per_thing__v1\`: the rows of version 1 of perspective "thing" (key "thing"), one per stream. Read through the view. */
+export const whPerThingV1 = perspectiveSchema.table("wh_per_thing__v1", {
   id: uuid("id").primaryKey(),
   data: jsonb("data").notNull(),
   metadata: jsonb("metadata").notNull().default({}),

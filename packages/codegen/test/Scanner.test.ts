@@ -18,6 +18,7 @@ describe("Scanner", () => {
       "src/events.ts",
       "src/perspectives/customerStats.ts",
       "src/perspectives/orderSummary.ts",
+      "src/perspectives/orderSummaryV2.ts",
       "src/receptors.ts"
     ])
     expect(result.events.map((e) => [e.type, e.exportName, e.line])).toEqual([
@@ -28,7 +29,13 @@ describe("Scanner", () => {
     ])
     expect(result.perspectives.map((p) => [p.name, p.exportName, p.eventTypes])).toEqual([
       ["customer_stats", "customerStats", ["OrderPlaced", "OrderPaid"]],
-      ["order_summary", "orderSummary", ["OrderPlaced", "ItemAdded", "OrderPaid"]]
+      ["order_summary", "orderSummary", ["OrderPlaced", "ItemAdded", "OrderPaid"]],
+      ["order_summary__v2", "orderSummaryV2", ["OrderPlaced", "ItemAdded", "OrderPaid"]]
+    ])
+    expect(result.perspectives.map((p) => [p.baseName, p.version])).toEqual([
+      ["customer_stats", 1],
+      ["order_summary", 1],
+      ["order_summary", 2]
     ])
     const [receptor] = result.receptors
     expect(receptor?.name).toBe("send_confirmation")
@@ -47,10 +54,14 @@ describe("Scanner", () => {
       `src/events.ts:19:46 - error dynamic-definition: EventDefinition.make needs its event type as a string literal; a type computed at run time cannot be scanned`,
       `src/events.ts:24:7 - error not-importable: event "Local" (const Local) is not exported; export it so the generated module can import it`,
       `src/events.ts:27:32 - error not-importable: event "Inner" must be assigned to a top-level const so the generated module can import it`,
-      `src/perspectives.ts:16:28 - error duplicate-perspective-name: perspective name "balance" is already defined at ./perspectives.ts:8:24; both would write table wh_per_balance`,
+      `src/perspectives.ts:16:28 - error duplicate-perspective-name: perspective name "balance" is already defined at ./perspectives.ts:8:24; both would write table wh_per_balance__v1`,
       `src/perspectives.ts:29:12 - error dynamic-definition: a spread of shared in the apply of perspective "spread" cannot be read statically; write each handler out`,
       `src/perspectives.ts:33:22 - error dynamic-definition: the perspective name must be a string literal (or a const initialised with one); a name computed at run time cannot be scanned`,
       `src/perspectives.ts:35:47 - error invalid-perspective-name: perspective name "AccountBalance" must match /^[a-z][a-z0-9_]{0,47}$/ (did you mean "account_balance"?)`,
+      `src/perspectives.ts:37:63 - error invalid-perspective-version: the version of perspective "zero" must be a whole number from 1 to 9999, got 0`,
+      `src/perspectives.ts:40:63 - error dynamic-definition: the version of perspective "dyn" must be a number literal (or a const initialised with one)`,
+      `src/perspectives.ts:42:47 - error invalid-perspective-name: perspective name "ledger__v3" must match /^[a-z][a-z0-9_]{0,47}$/ (a "__v<N>" suffix is how keys name versions; give version instead)`,
+      `src/perspectives.ts:45:31 - error duplicate-perspective-name: perspective name "balance" version 2 is already defined at ./perspectives.ts:44:26; both would write table wh_per_balance__v2`,
       `src/receptors.ts:10:47 - error awaited-event-not-handled: receptor "audit" awaits perspective "balance" for "Withdrawn", but it does not handle that type (it handles: Deposited)`,
       `src/receptors.ts:11:20 - error unknown-perspective: receptor "audit" awaits perspective "ledger", which no scanned Perspective.make defines`
     ])

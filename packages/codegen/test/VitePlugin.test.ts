@@ -79,15 +79,15 @@ describe("whizbangCodegen", () => {
 
   it("fails a build on error diagnostics but only warns in dev", () => {
     const build = setup("broken", "build")
-    expect(build.buildStart).toThrow("11 errors, src/whizbang.generated.ts not generated")
-    expect(build.warnings).toHaveLength(11)
+    expect(build.buildStart).toThrow("15 errors, src/whizbang.generated.ts not generated")
+    expect(build.warnings).toHaveLength(15)
     expect(build.warnings[0]).toMatch(/^src\/events\.ts:9:31 - error duplicate-event-type/)
     const dev = setup("broken", "serve")
     dev.buildStart()
     expect(dev.errors).toEqual([])
-    expect(dev.warnings.at(-1)).toBe("[whizbang-codegen] 11 errors, src/whizbang.generated.ts not generated")
+    expect(dev.warnings.at(-1)).toBe("[whizbang-codegen] 15 errors, src/whizbang.generated.ts not generated")
     const strict = setup("broken", "serve", { failOnError: true })
-    expect(strict.buildStart).toThrow("11 errors")
+    expect(strict.buildStart).toThrow("15 errors")
   })
 
   it("takes config keys as options", () => {

@@ -127,6 +127,7 @@ export const judge = (
     }
   }
   for (const s of input.stuck) {
+    if (PgWatchdog.isInformational(s.reason)) continue
     reasons.push({
       code: "Stuck",
       perspective: s.perspective,

@@ -25,6 +25,7 @@
  *
  * @since 0.3.0
  */
+import { WorkerOptions } from "@whizbang/core"
 import { Clock, Duration, Effect, Layer, Metric } from "effect"
 import * as DurationOptions from "./internal/durationOption.js"
 import { ddlLock, ensureBase } from "./internal/versionTables.js"
@@ -124,7 +125,7 @@ export interface CutoverResult {
   readonly replaced: string | undefined
   /** Milliseconds from the start to the commit that switched reads. */
   readonly millis: number
-  /** False when the version was already live (nothing to do). */
+  /** False when nothing was switched: the version was already live, or no newer version to go to. */
   readonly switched: boolean
 }
 
@@ -267,17 +268,45 @@ const toInfo =
   }
 
 /**
+ * Options of {@link listWith}.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface ListOptions {
+  /**
+   * An instance whose heartbeat is older than this does not count as running a version (`hasRunner`). Default the
+   * workers' `abandonStaleInstanceThreshold` default, 30 seconds, as `PgWatchdog`'s `deadInstanceAfter`.
+   */
+  readonly deadInstanceAfter?: Duration.Input | undefined
+}
+
+/**
  * Every registered version with its state and progress, by base name then version.
  *
  * @category operations
  * @since 0.3.0
  */
-export const list: Effect.Effect<ReadonlyArray<VersionInfo>, PostgresError, PgClient> = Effect.gen(function* () {
-  const client = yield* PgClient
-  const rows = yield* client.query<ListedRow>(Sql.listVersions)
-  const now = yield* Clock.currentTimeMillis
-  return rows.map(toInfo(now))
-})
+export const listWith = (options: ListOptions = {}): Effect.Effect<ReadonlyArray<VersionInfo>, PostgresError, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const deadAfter = Duration.toSeconds(
+      options.deadInstanceAfter === undefined
+        ? WorkerOptions.defaults.abandonStaleInstanceThreshold
+        : Duration.fromInputUnsafe(options.deadInstanceAfter)
+    )
+    const rows = yield* client.query<ListedRow>(Sql.listVersions, [deadAfter])
+    const now = yield* Clock.currentTimeMillis
+    return rows.map(toInfo(now))
+  })
+
+/**
+ * {@link listWith} the default options.
+ *
+ * @category operations
+ * @since 0.3.0
+ */
+export const list: Effect.Effect<ReadonlyArray<VersionInfo>, PostgresError, PgClient> = listWith()
 
 const millisOf = (input: Duration.Input | undefined, fallback: Duration.Duration) =>
   Duration.toMillis(input === undefined ? fallback : Duration.fromInputUnsafe(input))
@@ -286,7 +315,8 @@ const lockBase = (client: PgClient["Service"], baseName: string) =>
   client.query<{ perspective_name: string; version: number; state: State }>(Sql.versionsOfBase, [baseName])
 
 /**
- * Switches reads of `baseName` to `version` (default: the newest registered version that is not retired nor live):
+ * Switches reads of `baseName` to `version` (default: the newest version newer than the live one that is `building`
+ * or `ready`; never an older, retiring version — that is {@link rollback}; none is nothing to do, `switched: false`):
  * marks it `ready`, waits until it applied every event pending at that moment, then in one transaction makes it
  * `live`, points `wh_per_<base>` at its table and makes the previous live version `retiring` for the grace period.
  * Fails with a typed error, switching nothing, when the version is unknown, not caught up or too slow.
@@ -305,14 +335,16 @@ export const cutover = (
       `SELECT perspective_name, version, state FROM wh_perspective_versions WHERE base_name = $1::text ORDER BY version`,
       [baseName]
     )
+    const current = rows.find((r) => r.state === "live")
     const target =
       version === undefined
-        ? rows.filter((r) => r.state !== "retired" && r.state !== "live").at(-1)
+        ? rows
+            .filter((r) => (r.state === "building" || r.state === "ready") && (current === undefined || r.version > current.version))
+            .at(-1)
         : rows.find((r) => r.version === version)
     if (target === undefined) {
-      const live = rows.find((r) => r.state === "live")
-      if (version === undefined && live !== undefined) {
-        return { baseName, live: live.perspective_name, replaced: undefined, millis: 0, switched: false }
+      if (version === undefined && current !== undefined) {
+        return { baseName, live: current.perspective_name, replaced: undefined, millis: 0, switched: false }
       }
       return yield* new UnknownPerspectiveVersion({ baseName, version, known: rows.map((r) => r.perspective_name) })
     }

@@ -3,12 +3,14 @@
  * events and in seconds since the oldest pending event, failed cursors and dead letters; the instances with
  * their heartbeat age and perspective set; the held stream locks; every pair blocked now and why (`waiting`: a
  * retry backoff until T, a rewind debounce, a stream lock held by X for reason R, no live instance running the
- * perspective); and what the watchdog finds stuck. `whizbang status` prints it, `PgHealth` judges it.
+ * perspective); what the watchdog finds stuck; and each perspective version with its state, build progress and lag,
+ * with what the watchdog says about it. `whizbang status` prints it, `PgHealth` judges it.
  *
  * @since 0.1.0
  */
 import { Duration, Effect, Metric } from "effect"
 import { PgClient } from "./PgClient.js"
+import type * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
 import * as PgWatchdog from "./PgWatchdog.js"
 import type { PostgresError } from "./PostgresError.js"
 import * as Sql from "./sql/status.js"
@@ -91,6 +93,10 @@ export interface Snapshot {
   /** Every pending pair that cannot move now, whatever its age, with why (`PgWatchdog.blocked`). */
   readonly waiting: ReadonlyArray<PgWatchdog.Stuck>
   readonly stuck: ReadonlyArray<PgWatchdog.Stuck>
+  /** Every registered perspective version (empty on a schema without the versions registry). @since 0.3.0 */
+  readonly versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>
+  /** Versions the watchdog names: no live instance runs it, or it is building (`PgWatchdog.diagnoseVersions`). @since 0.3.0 */
+  readonly versionFindings: ReadonlyArray<PgWatchdog.VersionFinding>
 }
 
 /**
@@ -212,6 +218,8 @@ export const snapshot = (options: { readonly watchdog?: PgWatchdog.Options } = {
       locks: yield* locks,
       lifecycles: yield* lifecycles,
       waiting: yield* PgWatchdog.blocked(options.watchdog ?? {}),
-      stuck: yield* PgWatchdog.diagnose({ stuckAfter: Duration.seconds(30), ...options.watchdog })
+      stuck: yield* PgWatchdog.diagnose({ stuckAfter: Duration.seconds(30), ...options.watchdog }),
+      versions: yield* PgWatchdog.registeredVersions(options.watchdog ?? {}),
+      versionFindings: yield* PgWatchdog.diagnoseVersions(options.watchdog ?? {})
     }
   })

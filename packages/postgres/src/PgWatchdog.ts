@@ -7,12 +7,17 @@
  * | reason | meaning |
  * |---|---|
  * | `StreamLocked` | a live stream lock (rewind, bootstrap, purge) pauses normal processing |
+ * | `NoInstanceRunsVersion` | the same for one version of a perspective with several (`balance__v2` while only instances of the release before run): its work waits for one that runs it |
  * | `NoInstanceRunsPerspective` | live instances exist, but none runs this perspective (a rolling deploy): the work waits for one that does |
  * | `LeaseHeldByDeadInstance` | the stream's lease is live but its holder's heartbeat is stale or missing; it frees at lease expiry |
  * | `FailingEvent` | the head event failed `attempts` times; it is retried after `backoffUntil`, then dead-lettered |
  * | `RewindPending` | the cursor is flagged RewindRequired (a late arrival) and waits out the rewind debounce, or for a worker to rewind it |
+ * | `VersionBuilding` | informational: the pair belongs to a version still replaying its history, whose backlog is expected (`PgHealth` ignores it) |
  * | `LeaseHeldByLiveInstance` | a live instance holds the lease but does not commit (slow apply, hung fiber) |
  * | `NotClaimed` | nobody holds the lease: no live worker handles this perspective, or all are saturated |
+ *
+ * {@link diagnoseVersions} says the same per perspective version, pairs or not (a version whose planned history waits
+ * has no work rows yet): `NoInstanceRunsVersion` when no live instance runs it, else `VersionBuilding` with its progress.
  *
  * **When to use**: `PgWatchdog.layer()` in a service that runs workers: it logs a warning per stuck pair every
  * `interval` and keeps the lag gauges current. `PgHealth` and `whizbang status` call `diagnose` directly.
@@ -24,6 +29,7 @@
  */
 import { Context, Duration, Effect, Layer, Metric, Schedule } from "effect"
 import { PgClient } from "./PgClient.js"
+import * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
 import type { PostgresError } from "./PostgresError.js"
 import * as Sql from "./sql/watchdog.js"
 
@@ -36,6 +42,23 @@ import * as Sql from "./sql/watchdog.js"
 export type Reason =
   | { readonly _tag: "StreamLocked"; readonly instanceId: string; readonly lockReason: string | null; readonly until: string }
   | { readonly _tag: "NoInstanceRunsPerspective"; readonly perspective: string; readonly liveInstances: number }
+  | {
+      readonly _tag: "NoInstanceRunsVersion"
+      /** The version's key (`balance__v2`). */
+      readonly perspective: string
+      readonly baseName: string
+      readonly version: number
+      readonly state: PgPerspectiveVersions.State
+      readonly liveInstances: number
+    }
+  | {
+      readonly _tag: "VersionBuilding"
+      readonly perspective: string
+      readonly baseName: string
+      readonly version: number
+      /** Share of its history applied, 0..1. */
+      readonly progress: number
+    }
   | {
       readonly _tag: "LeaseHeldByDeadInstance"
       readonly instanceId: string
@@ -134,6 +157,10 @@ const describe = (reason: Reason): string => {
       return `event ${reason.eventId} failed ${reason.attempts} time(s)${reason.backoffUntil === null ? "" : `, retry after ${reason.backoffUntil}`}: ${reason.error ?? "unknown error"}`
     case "NoInstanceRunsPerspective":
       return `no live instance runs perspective "${reason.perspective}" (${reason.liveInstances} live instance(s) run others); the work waits for one that does`
+    case "NoInstanceRunsVersion":
+      return `no live instance runs version ${reason.version} of perspective "${reason.baseName}" (${reason.perspective}, ${reason.state}; ${reason.liveInstances} live instance(s) run others): its work waits for an instance of a release that declares it (a rolling deploy)`
+    case "VersionBuilding":
+      return `version ${reason.version} of perspective "${reason.baseName}" (${reason.perspective}) is building: ${Math.round(reason.progress * 100)}% of its history applied`
     case "RewindPending":
       return `cursor flagged RewindRequired by a late arrival${reason.flaggedAt === null ? "" : ` (last at ${reason.flaggedAt}${reason.firstFlaggedAt === null ? "" : `, first flagged at ${reason.firstFlaggedAt}`})`}; waiting out the rewind debounce or for a worker to rewind it`
     case "LeaseHeldByLiveInstance":
@@ -143,14 +170,45 @@ const describe = (reason: Reason): string => {
   }
 }
 
+const noRunner = (v: PgPerspectiveVersions.VersionInfo, liveInstances: number): Reason => ({
+  _tag: "NoInstanceRunsVersion",
+  perspective: v.perspectiveName,
+  baseName: v.baseName,
+  version: v.version,
+  state: v.state,
+  liveInstances
+})
+
+const building = (v: PgPerspectiveVersions.VersionInfo): Reason => ({
+  _tag: "VersionBuilding",
+  perspective: v.perspectiveName,
+  baseName: v.baseName,
+  version: v.version,
+  progress: v.progress
+})
+
 /**
  * Classifies one diagnosis row (pure; the precedence is the table in the module docs).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const classify = (row: Row, options: { readonly deadInstanceAfterSeconds: number; readonly liveInstances: number }): Stuck => {
+export const classify = (
+  row: Row,
+  options: {
+    readonly deadInstanceAfterSeconds: number
+    readonly liveInstances: number
+    /** The registered perspective versions (`PgPerspectiveVersions.list`): names the version reasons. */
+    readonly versions?: ReadonlyArray<PgPerspectiveVersions.VersionInfo> | undefined
+  }
+): Stuck => {
   const alive = row.lease_heartbeat_age_seconds !== null && row.lease_heartbeat_age_seconds <= options.deadInstanceAfterSeconds
+  const versions = options.versions ?? []
+  const version = versions.find((v) => v.perspectiveName === row.perspective_name)
+  // A perspective with one version is named as a perspective; a version of one with several, as a version.
+  const versioned =
+    version !== undefined &&
+    (version.version > 1 || versions.some((v) => v.baseName === version.baseName && v.perspectiveName !== version.perspectiveName))
   const lockLive =
     row.stream_lock_instance_id !== null && (row.stream_lock_expiry === null || new Date(row.stream_lock_expiry).getTime() > Date.now())
   const reason: Reason = lockLive
@@ -161,7 +219,9 @@ export const classify = (row: Row, options: { readonly deadInstanceAfterSeconds:
         until: iso(row.stream_lock_expiry) ?? "forever"
       }
     : options.liveInstances > 0 && row.runners === 0
-      ? { _tag: "NoInstanceRunsPerspective", perspective: row.perspective_name, liveInstances: options.liveInstances }
+      ? versioned
+        ? noRunner(version, options.liveInstances)
+        : { _tag: "NoInstanceRunsPerspective", perspective: row.perspective_name, liveInstances: options.liveInstances }
       : row.lease_instance_id !== null && !alive
         ? {
             _tag: "LeaseHeldByDeadInstance",
@@ -179,14 +239,16 @@ export const classify = (row: Row, options: { readonly deadInstanceAfterSeconds:
             }
           : row.cursor_status !== null && (row.cursor_status & RewindRequired) !== 0
             ? { _tag: "RewindPending", flaggedAt: iso(row.rewind_flagged_at), firstFlaggedAt: iso(row.rewind_first_flagged_at) }
-            : row.lease_instance_id !== null
-              ? {
-                  _tag: "LeaseHeldByLiveInstance",
-                  instanceId: row.lease_instance_id,
-                  leaseUntil: iso(row.lease_expiry)!,
-                  heartbeatAgeSeconds: row.lease_heartbeat_age_seconds!
-                }
-              : { _tag: "NotClaimed", liveInstances: options.liveInstances }
+            : version?.state === "building"
+              ? building(version)
+              : row.lease_instance_id !== null
+                ? {
+                    _tag: "LeaseHeldByLiveInstance",
+                    instanceId: row.lease_instance_id,
+                    leaseUntil: iso(row.lease_expiry)!,
+                    heartbeatAgeSeconds: row.lease_heartbeat_age_seconds!
+                  }
+                : { _tag: "NotClaimed", liveInstances: options.liveInstances }
   return {
     streamId: row.stream_id,
     perspective: row.perspective_name,
@@ -242,14 +304,98 @@ export const diagnose = (options: Options = {}): Effect.Effect<ReadonlyArray<Stu
     const stuckAfter = Duration.toSeconds(options.stuckAfter ?? Duration.seconds(30))
     const deadInstanceAfterSeconds = Duration.toSeconds(options.deadInstanceAfter ?? Duration.seconds(30))
     const rows = yield* client.query<Row>(Sql.diagnose, [stuckAfter, options.limit ?? 100, deadInstanceAfterSeconds])
-    const [live] = yield* client.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM wh_service_instances WHERE last_heartbeat_at > now() - make_interval(secs => $1::float8)",
-      [deadInstanceAfterSeconds]
-    )
-    return rows.map((row) => classify(row, { deadInstanceAfterSeconds, liveInstances: live?.n ?? 0 }))
+    if (rows.length === 0) return []
+    const liveInstances = yield* countLive(client, deadInstanceAfterSeconds)
+    const versions = yield* versionsRegistered(deadInstanceAfterSeconds)
+    return rows.map((row) => classify(row, { deadInstanceAfterSeconds, liveInstances, versions }))
   }).pipe(Effect.withSpan("whizbang.watchdog.diagnose"))
 
-const blockingTags: ReadonlySet<Reason["_tag"]> = new Set(["StreamLocked", "NoInstanceRunsPerspective", "RewindPending"])
+const countLive = (client: PgClient["Service"], deadInstanceAfterSeconds: number) =>
+  Effect.map(
+    client.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM wh_service_instances WHERE last_heartbeat_at > now() - make_interval(secs => $1::float8)",
+      [deadInstanceAfterSeconds]
+    ),
+    (rows) => rows[0]?.n ?? 0
+  )
+
+const versionsRegistered = (deadInstanceAfterSeconds: number) =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const [registry] = yield* client.query<{ present: boolean }>("SELECT to_regclass('wh_perspective_versions') IS NOT NULL AS present")
+    if (registry?.present !== true) return []
+    return yield* PgPerspectiveVersions.listWith({ deadInstanceAfter: Duration.seconds(deadInstanceAfterSeconds) })
+  })
+
+/**
+ * `PgPerspectiveVersions.listWith` judging instances by `deadInstanceAfter` (default 30 seconds); empty on a schema
+ * migrated before versions existed (no registry), so status and the watchdog work on it.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const registeredVersions = (
+  options: Pick<Options, "deadInstanceAfter"> = {}
+): Effect.Effect<ReadonlyArray<PgPerspectiveVersions.VersionInfo>, PostgresError, PgClient> =>
+  versionsRegistered(Duration.toSeconds(options.deadInstanceAfter ?? Duration.seconds(30)))
+
+/**
+ * What the watchdog says about one perspective version (see {@link diagnoseVersions}).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface VersionFinding {
+  readonly perspective: string
+  readonly baseName: string
+  readonly version: number
+  readonly state: PgPerspectiveVersions.State
+  readonly reason: Extract<Reason, { readonly _tag: "NoInstanceRunsVersion" | "VersionBuilding" }>
+  readonly message: string
+}
+
+/**
+ * Per perspective version not retired: `NoInstanceRunsVersion` when it has work or history waiting and no live
+ * instance runs it (while some instance is live: a rolling deploy), else `VersionBuilding` with its progress while
+ * it is building. Versions that are fine are left out. Needs the versions registry (migration 0005).
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const diagnoseVersions = (
+  options: Pick<Options, "deadInstanceAfter"> = {}
+): Effect.Effect<ReadonlyArray<VersionFinding>, PostgresError, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const deadInstanceAfterSeconds = Duration.toSeconds(options.deadInstanceAfter ?? Duration.seconds(30))
+    const versions = yield* versionsRegistered(deadInstanceAfterSeconds)
+    if (versions.length === 0) return []
+    const liveInstances = yield* countLive(client, deadInstanceAfterSeconds)
+    const findings: Array<VersionFinding> = []
+    for (const v of versions) {
+      if (v.state === "retired") continue
+      const waiting = v.pendingEvents > 0 || v.streamsToReplay > 0
+      const reason =
+        !v.hasRunner && liveInstances > 0 && waiting ? noRunner(v, liveInstances) : v.state === "building" ? building(v) : undefined
+      if (reason === undefined) continue
+      findings.push({
+        perspective: v.perspectiveName,
+        baseName: v.baseName,
+        version: v.version,
+        state: v.state,
+        reason: reason as VersionFinding["reason"],
+        message: describe(reason)
+      })
+    }
+    return findings
+  }).pipe(Effect.withSpan("whizbang.watchdog.diagnose_versions"))
+
+const blockingTags: ReadonlySet<Reason["_tag"]> = new Set([
+  "StreamLocked",
+  "NoInstanceRunsPerspective",
+  "NoInstanceRunsVersion",
+  "RewindPending"
+])
 
 /**
  * Whether a reason means the pair cannot move now whatever the workers do (a stream lock, no instance running the
@@ -270,6 +416,15 @@ export const isBlocked = (reason: Reason): boolean =>
  */
 export const blocked = (options: Omit<Options, "stuckAfter"> = {}): Effect.Effect<ReadonlyArray<Stuck>, PostgresError, PgClient> =>
   Effect.map(diagnose({ ...options, stuckAfter: Duration.zero }), (pairs) => pairs.filter((p) => isBlocked(p.reason)))
+
+/**
+ * Whether a reason only informs (a version building its history has an expected backlog): `PgHealth` does not count
+ * it against the service.
+ *
+ * @category predicates
+ * @since 0.3.0
+ */
+export const isInformational = (reason: Reason): boolean => reason._tag === "VersionBuilding"
 
 /**
  * Logs one warning per stuck pair, annotated with its stream id, perspective and head event id.
@@ -294,6 +449,22 @@ export const logStuck = (stuck: ReadonlyArray<Stuck>): Effect.Effect<void> =>
   })
 
 /**
+ * Logs each version finding: a warning when no live instance runs the version, an info line while it builds.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const logVersions = (findings: ReadonlyArray<VersionFinding>): Effect.Effect<void> =>
+  Effect.forEach(
+    findings,
+    (f) =>
+      (f.reason._tag === "VersionBuilding" ? Effect.logInfo(f.message) : Effect.logWarning(f.message)).pipe(
+        Effect.annotateLogs({ "whizbang.perspective": f.perspective, "whizbang.stuck_reason": f.reason._tag })
+      ),
+    { discard: true }
+  )
+
+/**
  * The watchdog service; unless `interval` is `null` it also diagnoses every `interval` (default 30 seconds) in
  * a fiber of the layer's scope, logs what is stuck and updates the gauges. A failed diagnosis is logged and retried.
  *
@@ -308,9 +479,11 @@ export const layer = (
     Effect.gen(function* () {
       const client = yield* PgClient
       const run = diagnose(options).pipe(Effect.provideService(PgClient, client))
+      const versions = diagnoseVersions(options).pipe(Effect.provideService(PgClient, client))
       if (options.interval !== null) {
         const loop = run.pipe(
           Effect.flatMap(logStuck),
+          Effect.andThen(Effect.flatMap(versions, logVersions)),
           Effect.catchCause((cause) => Effect.logWarning("watchdog diagnosis failed", cause)),
           Effect.repeat(Schedule.spaced(options.interval ?? Duration.seconds(30)))
         )

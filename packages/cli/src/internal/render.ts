@@ -26,6 +26,13 @@ export const truncate = (text: string | null, max = 60): string => {
 
 export const short = (id: string | null): string => (id === null ? "-" : id)
 
+/** `[########------] 42%`: a text progress bar of `ratio` (0..1). */
+export const bar = (ratio: number, width = 14): string => {
+  const r = Math.max(0, Math.min(1, ratio))
+  const filled = Math.round(r * width)
+  return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${Math.floor(r * 100)}%`
+}
+
 /** Progress on stderr: redrawn in place on a terminal, one line per update otherwise; silent with --json. */
 export const progress =
   (label: string, json: boolean) =>

@@ -7,6 +7,7 @@ import { databaseFailure } from "../OperationError.js"
 import { orFailure } from "./database.js"
 import { output, withDatabase } from "./context.js"
 import { age, count, short, table, truncate } from "./render.js"
+import { renderVersions } from "./versionCommands.js"
 
 const perspectiveFlag = Flag.String("perspective").pipe(Flag.withAlias("p"), Flag.withDescription("only this perspective"), Flag.optional)
 const limitFlag = Flag.Int("limit").pipe(Flag.withDescription("at most this many rows"), Flag.withDefault(100))
@@ -45,6 +46,10 @@ export const renderStatus = (s: PgStatus.Snapshot): string =>
     ),
     "",
     `LIFECYCLES: ${count(s.lifecycles.pending)} pending (waiting for their last perspective), ${count(s.lifecycles.deadLetteredEvents)} dead-lettered (ended in DeadLettered, never PostAllPerspectives)`,
+    "",
+    "PERSPECTIVE VERSIONS",
+    renderVersions(s.versions),
+    ...s.versionFindings.map((f) => `  ${f.reason._tag}: ${f.message}`),
     "",
     "INSTANCES",
     table(
@@ -108,7 +113,11 @@ export const status = Command.make(
         yield* output(snapshot, renderStatus)
       })
     )
-).pipe(Command.withDescription("Per perspective: streams, pending work, lag, failures, dead letters; instances; locks; stuck streams."))
+).pipe(
+  Command.withDescription(
+    "Per perspective: streams, pending work, lag, failures, dead letters; perspective versions; instances; locks; stuck streams."
+  )
+)
 
 export const failed = Command.make("failed", { perspective: perspectiveFlag, limit: limitFlag }, (flags) =>
   withDatabase(

@@ -7,7 +7,7 @@ import { Perspective } from "@whizbang/core"
 import ts from "typescript"
 import type * as Diagnostic from "../Diagnostic.js"
 import type { AwaitInfo, EventDefinitionInfo, PerspectiveInfo, Position, ReceptorInfo, Reference } from "../Definitions.js"
-import { declarationOf, excerpt, exportNameOf, positionOf, property, staticString, topLevelConst, valueOf } from "./syntax.js"
+import { declarationOf, excerpt, exportNameOf, positionOf, property, staticNumber, staticString, topLevelConst, valueOf } from "./syntax.js"
 
 export interface Context {
   readonly checker: ts.TypeChecker
@@ -129,6 +129,28 @@ const definitionList = (context: Context, member: ts.ObjectLiteralElementLike, w
   })
 }
 
+/** The declared `version`: 1 when absent; a literal (or const) whole number from 1 to `Perspective.maxVersion`. */
+const perspectiveVersion = (context: Context, options: ts.ObjectLiteralExpression, name: string): number => {
+  const member = property(options, "version")
+  if (member === undefined) return 1
+  const value = valueOf(member)
+  const version = value === undefined ? undefined : staticNumber(context.checker, value)
+  if (version === undefined) {
+    dynamic(context, member, `the version of perspective "${name}" must be a number literal (or a const initialised with one)`)
+    return 1
+  }
+  if (!Number.isInteger(version) || version < 1 || version > Perspective.maxVersion) {
+    context.report(
+      value!,
+      "error",
+      "invalid-perspective-version",
+      `the version of perspective "${name}" must be a whole number from 1 to ${Perspective.maxVersion}, got ${version}`
+    )
+    return 1
+  }
+  return version
+}
+
 export const extractPerspective = (context: Context, call: ts.CallExpression): PerspectiveInfo | undefined => {
   const options = call.arguments[0]
   if (options === undefined || !ts.isObjectLiteralExpression(options)) {
@@ -155,9 +177,10 @@ export const extractPerspective = (context: Context, call: ts.CallExpression): P
     )
     return undefined
   }
-  if (!Perspective.isValidName(name)) {
+  if (!Perspective.isValidBaseName(name)) {
     const suggestion = Perspective.suggestName(name)
-    const hint = suggestion === undefined ? "" : ` (did you mean "${suggestion}"?)`
+    const versioned = Perspective.isValidName(name) ? ` (a "__v<N>" suffix is how keys name versions; give version instead)` : ""
+    const hint = versioned !== "" ? versioned : suggestion === undefined ? "" : ` (did you mean "${suggestion}"?)`
     context.report(
       nameValue!,
       "error",
@@ -165,6 +188,7 @@ export const extractPerspective = (context: Context, call: ts.CallExpression): P
       `perspective name ${JSON.stringify(name)} must match /^[a-z][a-z0-9_]{0,47}$/${hint}`
     )
   }
+  const version = perspectiveVersion(context, options, name)
   const applyMember = property(options, "apply")
   const apply = applyMember === undefined ? undefined : valueOf(applyMember)
   if (apply === undefined || !ts.isObjectLiteralExpression(apply)) {
@@ -207,9 +231,12 @@ export const extractPerspective = (context: Context, call: ts.CallExpression): P
     }
   }
   const eventTypes = [...new Set([...listed, ...handlers].map((r) => r.type))]
+  const key = Perspective.keyOf(name, version)
   return {
-    name,
-    exportName: importable(context, call, `perspective "${name}"`),
+    name: key,
+    baseName: name,
+    version,
+    exportName: importable(context, call, `perspective "${key}"`),
     eventTypes,
     references: [...handlers, ...listed],
     ...positionOf(call)

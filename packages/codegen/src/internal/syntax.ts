@@ -142,6 +142,25 @@ export const staticString = (checker: ts.TypeChecker, expression: ts.Expression)
   return undefined
 }
 
+/** A number literal, or a const initialised with one. */
+export const staticNumber = (checker: ts.TypeChecker, expression: ts.Expression): number | undefined => {
+  const node = unwrap(expression)
+  if (ts.isNumericLiteral(node)) return Number(node.text)
+  if (!ts.isIdentifier(node)) return undefined
+  const declaration = declarationOf(checker, node)
+  if (
+    declaration !== undefined &&
+    ts.isVariableDeclaration(declaration) &&
+    declaration.initializer !== undefined &&
+    ts.isVariableDeclarationList(declaration.parent) &&
+    (declaration.parent.flags & ts.NodeFlags.Const) !== 0
+  ) {
+    const initializer = unwrap(declaration.initializer)
+    if (ts.isNumericLiteral(initializer)) return Number(initializer.text)
+  }
+  return undefined
+}
+
 /** A named member of an object literal (`name: x`, shorthand `name`, or a method). */
 export const property = (object: ts.ObjectLiteralExpression, name: string): ts.ObjectLiteralElementLike | undefined =>
   object.properties.find(

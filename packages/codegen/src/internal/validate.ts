@@ -2,6 +2,7 @@
  * Checks across definitions: duplicates, unknown event types, awaited perspectives and event types.
  */
 import * as Path from "node:path"
+import { Perspective } from "@whizbang/core"
 import type { Diagnostic } from "../Diagnostic.js"
 import type { EventDefinitionInfo, PerspectiveInfo, Position, ReceptorInfo } from "../Definitions.js"
 
@@ -41,8 +42,17 @@ export const validate = (
   receptors: ReadonlyArray<ReceptorInfo>
 ): Array<Diagnostic> => {
   const known = new Set(events.map((e) => e.type))
-  const byName = new Map<string, PerspectiveInfo>()
-  for (const perspective of perspectives) if (!byName.has(perspective.name)) byName.set(perspective.name, perspective)
+  // An await names a key (`p.name`) or a base name: the latter covers every declared version of it.
+  // A duplicate key is reported above; the first definition of a key is the one that counts.
+  const firsts = perspectives.filter((p, i) => perspectives.findIndex((q) => q.name === p.name) === i)
+  const byName = new Map<string, ReadonlyArray<PerspectiveInfo>>()
+  for (const perspective of firsts) byName.set(perspective.name, [perspective])
+  for (const perspective of firsts) {
+    byName.set(
+      perspective.baseName,
+      firsts.filter((p) => p.baseName === perspective.baseName)
+    )
+  }
   const out = [
     ...duplicates(
       events,
@@ -57,7 +67,7 @@ export const validate = (
           p,
           "error",
           "duplicate-perspective-name",
-          `perspective name "${p.name}" is already defined at ${where(p, first)}; both would write table wh_per_${p.name}`
+          `perspective name "${p.baseName}"${p.version === 1 ? "" : ` version ${p.version}`} is already defined at ${where(p, first)}; both would write table wh_per_${Perspective.ownRowsName(p.name)}`
         )
     )
   ]
@@ -90,8 +100,8 @@ export const validate = (
       }
     }
     for (const sync of receptor.awaitPerspectiveSync) {
-      const perspective = byName.get(sync.perspective)
-      if (perspective === undefined) {
+      const versions = byName.get(sync.perspective)
+      if (versions === undefined) {
         out.push(
           at(
             sync,
@@ -102,14 +112,15 @@ export const validate = (
         )
         continue
       }
+      const handled = [...new Set(versions.flatMap((v) => v.eventTypes))]
       for (const reference of sync.eventTypes ?? []) {
-        if (!perspective.eventTypes.includes(reference.type)) {
+        if (!handled.includes(reference.type)) {
           out.push(
             at(
               reference,
               "error",
               "awaited-event-not-handled",
-              `${label} awaits perspective "${perspective.name}" for "${reference.type}", but it does not handle that type (it handles: ${perspective.eventTypes.join(", ") || "nothing"})`
+              `${label} awaits perspective "${sync.perspective}" for "${reference.type}", but it does not handle that type (it handles: ${handled.join(", ") || "nothing"})`
             )
           )
         }

@@ -100,7 +100,11 @@ SELECT (SELECT count(*) FROM wh_perspective_events WHERE perspective_name = $1::
        (SELECT count(*) FROM wh_perspective_backfill WHERE perspective_name = $1::text)::int AS planned,
        (SELECT count(*) FROM wh_dead_letters WHERE perspective_name = $1::text)::int AS dead_letters`
 
-/** Every version with its progress (status, the CLI). */
+/**
+ * Every version with its progress (status, the CLI). `has_runner`: some instance whose heartbeat is newer than $1
+ * seconds (the workers' `abandonStaleInstanceThreshold`, as the watchdog judges liveness) runs the version; a row
+ * left by a crashed instance does not count. Params: $1 dead-instance-after seconds.
+ */
 export const listVersions = `
 SELECT v.perspective_name, v.base_name, v.version, v.state, v.event_types, v.registered_at, v.state_changed_at, v.retire_after,
        v.backfill_streams, v.backfill_events::bigint AS backfill_events,
@@ -110,7 +114,8 @@ SELECT v.perspective_name, v.base_name, v.version, v.state, v.event_types, v.reg
        (SELECT count(*) FROM wh_dead_letters d WHERE d.perspective_name = v.perspective_name)::int AS dead_letters,
        EXISTS (
          SELECT 1 FROM wh_service_instances i
-         WHERE i.perspective_names IS NULL OR v.perspective_name = ANY(i.perspective_names)
+         WHERE i.last_heartbeat_at > now() - make_interval(secs => $1::float8)
+           AND (i.perspective_names IS NULL OR v.perspective_name = ANY(i.perspective_names))
        ) AS has_runner
 FROM wh_perspective_versions v
 ORDER BY v.base_name, v.version`

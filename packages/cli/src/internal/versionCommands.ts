@@ -1,0 +1,120 @@
+// `perspectives [--watch]`, `cutover`, `rollback`: perspective versions.
+import type { PgPerspectiveVersions } from "@whizbang/postgres"
+import { Console, Duration, Effect, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import * as Versions from "../Versions.js"
+import { output, root, withDatabase } from "./context.js"
+import { age, bar, count, table } from "./render.js"
+
+const stateText = (v: PgPerspectiveVersions.VersionInfo): string =>
+  v.state === "building" ? `building ${Math.floor(v.progress * 100)}%` : v.state
+
+/** The versions table of `perspectives` and of `status`. */
+export const renderVersions = (versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>): string =>
+  table(
+    ["PERSPECTIVE", "BASE", "VERSION", "STATE", "PROGRESS", "STREAMS REPLAYED", "PENDING", "LAG", "DEAD LETTERS", "RUNNER"],
+    versions.map((v) => [
+      v.perspectiveName,
+      v.baseName,
+      `v${v.version}`,
+      stateText(v),
+      v.state === "retired" ? "-" : bar(v.progress),
+      `${count(v.historyStreams - v.streamsToReplay)}/${count(v.historyStreams)}`,
+      `${count(v.pendingEvents)} events`,
+      v.pendingEvents === 0 ? "-" : age(v.lagSeconds),
+      count(v.deadLetters),
+      v.state === "retired" ? "-" : v.hasRunner ? "running" : "no instance runs it"
+    ])
+  )
+
+const frame = (versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>) =>
+  `perspective versions — ${new Date().toISOString()}\n${renderVersions(versions)}`
+
+const duration = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description), Flag.optional)
+
+const optionalDuration = (name: string, value: Option.Option<string>) =>
+  Option.match(value, { onNone: () => Effect.succeed(undefined), onSome: (text) => Versions.parseDuration(name, text) })
+
+export const perspectives = Command.make(
+  "perspectives",
+  {
+    watch: Flag.Boolean("watch").pipe(
+      Flag.withDescription("redraw every --interval until Ctrl-C; without a terminal, print a frame each time and stop once settled"),
+      Flag.withDefault(false)
+    ),
+    interval: duration("interval", "time between frames with --watch (500ms, 2s, 1m; default 2s)"),
+    deadInstanceAfter: Flag.Int("dead-instance-after").pipe(
+      Flag.withDescription("heartbeat age (seconds) after which an instance counts as dead"),
+      Flag.withDefault(30)
+    )
+  },
+  (flags) =>
+    withDatabase(
+      Effect.gen(function* () {
+        const { json } = yield* root
+        const list = Versions.list({ deadInstanceAfter: Duration.seconds(flags.deadInstanceAfter) })
+        if (!flags.watch) return yield* output(yield* list, frame)
+        const interval = (yield* optionalDuration("interval", flags.interval)) ?? Duration.seconds(2)
+        const terminal = process.stdout.isTTY === true
+        for (;;) {
+          const versions = yield* list
+          // One compact JSON document per line with --json, so a script can read frames as they come.
+          if (json) yield* Console.log(JSON.stringify(versions))
+          else yield* Console.log(`${terminal ? "\x1b[2J\x1b[H" : ""}${frame(versions)}${terminal ? "\n\n(Ctrl-C to stop)" : ""}`)
+          if (!terminal && Versions.settled(versions)) return
+          yield* Effect.sleep(interval)
+        }
+      })
+    )
+).pipe(
+  Command.withDescription(
+    "Every perspective version: state, build progress, streams replayed, pending events and lag, dead letters, whether a live instance runs it."
+  )
+)
+
+const perspective = Argument.String("perspective").pipe(Argument.withDescription("the perspective's base name, or a version's key"))
+const switchFlags = {
+  timeout: duration("timeout", "how long to wait for the events pending at the start (default 30s)"),
+  grace: duration("grace", "how long the replaced version is kept up to date for a rollback (default 10m)")
+}
+
+const switched = (verb: string) => (r: PgPerspectiveVersions.CutoverResult) =>
+  r.switched
+    ? `${r.baseName}: ${verb} ${r.live}${r.replaced === undefined ? "" : ` (${r.replaced} now retiring)`} in ${r.millis} ms`
+    : `${r.baseName}: nothing to do, ${r.live} is live (no newer version building or ready)`
+
+export const cutover = Command.make(
+  "cutover",
+  {
+    perspective,
+    version: Flag.Int("version").pipe(Flag.withDescription("the version to serve (default: the newest newer one)"), Flag.optional),
+    maxLag: Flag.Int("max-lag").pipe(Flag.withDescription("at most this many pending events to start (default 1000)"), Flag.optional),
+    ...switchFlags
+  },
+  (args) =>
+    withDatabase(
+      Effect.gen(function* () {
+        const result = yield* Versions.cutover({
+          perspective: args.perspective,
+          version: Option.getOrUndefined(args.version),
+          maxLag: Option.getOrUndefined(args.maxLag),
+          timeout: yield* optionalDuration("timeout", args.timeout),
+          grace: yield* optionalDuration("grace", args.grace)
+        })
+        yield* output(result, switched("reads now served by"))
+      })
+    )
+).pipe(Command.withDescription("Switch reads of a perspective to a new version once it is caught up; the old one is kept for a rollback."))
+
+export const rollback = Command.make("rollback", { perspective, ...switchFlags }, (args) =>
+  withDatabase(
+    Effect.gen(function* () {
+      const result = yield* Versions.rollback({
+        perspective: args.perspective,
+        timeout: yield* optionalDuration("timeout", args.timeout),
+        grace: yield* optionalDuration("grace", args.grace)
+      })
+      yield* output(result, switched("rolled back to"))
+    })
+  )
+).pipe(Command.withDescription("Switch reads back to the version the last cutover replaced, while it is retiring."))

@@ -1,0 +1,136 @@
+// Perspective versions at the registry level: which version a cutover without a version picks, and which
+// instances count as running a version. Versions are registered directly (no worker): the cases need no events.
+import { randomUUID } from "node:crypto"
+import { expect, layer } from "@effect/vitest"
+import { PgClient, PgHealth, PgPerspectiveVersions, PgStatus, PgWatchdog } from "@whizbang/postgres"
+import { PgTestDatabase } from "@whizbang/testing"
+import { Duration, Effect } from "effect"
+
+const sql = (text: string, params: ReadonlyArray<unknown> = []) =>
+  Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<Record<string, unknown>>(text, params))
+
+const declared = (baseName: string, version: number): PgPerspectiveVersions.Declared => ({
+  name: version === 1 ? baseName : `${baseName}__v${version}`,
+  baseName,
+  version,
+  eventTypes: ["Deposited"]
+})
+
+const states = (baseName: string) =>
+  Effect.map(PgPerspectiveVersions.list, (versions) =>
+    Object.fromEntries(versions.filter((v) => v.baseName === baseName).map((v) => [v.perspectiveName, v.state]))
+  )
+
+const instance = (perspectives: ReadonlyArray<string> | null, heartbeatAgo: number) =>
+  sql(
+    `insert into wh_service_instances (instance_id, service_name, host_name, process_id, last_heartbeat_at, perspective_names)
+     values ($1, 'bank', 'host', 1, now() - make_interval(secs => $2), $3)`,
+    [randomUUID(), heartbeatAgo, perspectives]
+  )
+
+const pendingWork = (perspective: string, ageSeconds: number) =>
+  Effect.gen(function* () {
+    const streamId = randomUUID()
+    const eventId = randomUUID()
+    yield* sql(
+      `insert into wh_events (event_id, stream_id, stream_version, event_type, payload, created_at) values ($1, $2, 1, 'Deposited', '{}', now() - make_interval(secs => $3))`,
+      [eventId, streamId, ageSeconds]
+    )
+    yield* sql(
+      `insert into wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number, created_at)
+       values (gen_random_uuid(), $1, $2, $3, 0, now() - make_interval(secs => $4))`,
+      [streamId, perspective, eventId, ageSeconds]
+    )
+    return streamId
+  })
+
+const watchdog = { stuckAfter: Duration.seconds(30), deadInstanceAfter: Duration.seconds(30) }
+
+layer(PgTestDatabase.layer({ schema: "versions_ops", maxConnections: 4 }))((it) => {
+  it.effect("cutover without a version goes to a newer version only: never back to the retiring one", () =>
+    Effect.gen(function* () {
+      yield* PgPerspectiveVersions.register([declared("ledger", 1)])
+      yield* PgPerspectiveVersions.register([declared("ledger", 1), declared("ledger", 2)])
+      expect(yield* states("ledger")).toEqual({ ledger: "live", ledger__v2: "building" })
+
+      const first = yield* PgPerspectiveVersions.cutover("ledger", undefined, { grace: "1 hour" })
+      expect(first).toMatchObject({ live: "ledger__v2", replaced: "ledger", switched: true })
+      expect(yield* states("ledger")).toEqual({ ledger: "retiring", ledger__v2: "live" })
+
+      // The only non-live, non-retired version is the older, retiring v1: nothing to do, reads stay on v2.
+      const again = yield* PgPerspectiveVersions.cutover("ledger", undefined, { grace: "1 hour" })
+      expect(again).toEqual({ baseName: "ledger", live: "ledger__v2", replaced: undefined, millis: 0, switched: false })
+      expect(yield* states("ledger")).toEqual({ ledger: "retiring", ledger__v2: "live" })
+      const view = yield* sql("select pg_get_viewdef('wh_per_ledger'::regclass) as def")
+      expect(String(view[0]!.def)).toMatch(/wh_per_ledger__v2/)
+
+      // A version registered later is newer: it is the target.
+      yield* PgPerspectiveVersions.register([declared("ledger", 3)])
+      const third = yield* PgPerspectiveVersions.cutover("ledger", undefined, { grace: "1 hour" })
+      expect(third).toMatchObject({ live: "ledger__v3", replaced: "ledger__v2", switched: true })
+    })
+  )
+
+  it.effect("hasRunner counts only instances with a fresh heartbeat (the watchdog's dead-instance threshold)", () =>
+    Effect.gen(function* () {
+      yield* sql("delete from wh_service_instances")
+      yield* PgPerspectiveVersions.register([declared("audit", 1), declared("audit", 2)])
+      // A crashed instance's row, not abandoned yet, that ran both versions; a live one that runs only v1.
+      yield* instance(["audit", "audit__v2"], 120)
+      yield* instance(["audit"], 2)
+      const runners = (versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>) =>
+        Object.fromEntries(versions.filter((v) => v.baseName === "audit").map((v) => [v.perspectiveName, v.hasRunner]))
+
+      expect(runners(yield* PgPerspectiveVersions.list)).toEqual({ audit: true, audit__v2: false })
+      // With a longer threshold the stale row counts again.
+      expect(runners(yield* PgPerspectiveVersions.listWith({ deadInstanceAfter: "5 minutes" }))).toEqual({
+        audit: true,
+        audit__v2: true
+      })
+      // An instance with no recorded perspective set runs every version.
+      yield* instance(null, 1)
+      expect(runners(yield* PgPerspectiveVersions.list)).toEqual({ audit: true, audit__v2: true })
+    })
+  )
+
+  it.effect("the watchdog names a version no live instance runs (rolling deploy), then a building version; health ignores building", () =>
+    Effect.gen(function* () {
+      yield* sql("delete from wh_service_instances")
+      yield* PgPerspectiveVersions.register([declared("rates", 1), declared("rates", 2)])
+      // Only instances of the release before run: they know v1, not v2.
+      yield* instance(["rates"], 1)
+      const stream = yield* pendingWork("rates__v2", 120)
+      const v2 = (findings: ReadonlyArray<PgWatchdog.VersionFinding>) => findings.filter((f) => f.baseName === "rates")
+
+      const pair = (yield* PgWatchdog.diagnose(watchdog)).find((s) => s.streamId === stream)
+      expect(pair?.reason).toEqual({
+        _tag: "NoInstanceRunsVersion",
+        perspective: "rates__v2",
+        baseName: "rates",
+        version: 2,
+        state: "building",
+        liveInstances: 1
+      })
+      expect(pair?.message).toMatch(/no live instance runs version 2 of perspective "rates"/)
+      expect((yield* PgWatchdog.blocked(watchdog)).map((s) => s.streamId)).toContain(stream)
+      expect(v2(yield* PgWatchdog.diagnoseVersions(watchdog))).toMatchObject([
+        { perspective: "rates__v2", state: "building", reason: { _tag: "NoInstanceRunsVersion" } }
+      ])
+
+      // The new release's instance starts: the version builds.
+      yield* instance(["rates", "rates__v2"], 1)
+      const building = (yield* PgWatchdog.diagnose(watchdog)).find((s) => s.streamId === stream)!
+      expect(building.reason).toMatchObject({ _tag: "VersionBuilding", perspective: "rates__v2", version: 2 })
+      expect(PgWatchdog.isBlocked(building.reason)).toBe(false)
+      expect(PgHealth.judge({ perspectives: [], instances: [], stuck: [building] }, { heartbeatMaxAge: null })).toEqual([])
+      const snapshot = yield* PgStatus.snapshot({ watchdog })
+      expect(snapshot.versions.find((v) => v.perspectiveName === "rates__v2")).toMatchObject({
+        state: "building",
+        pendingEvents: 1,
+        hasRunner: true
+      })
+      expect(v2(snapshot.versionFindings)).toMatchObject([{ perspective: "rates__v2", reason: { _tag: "VersionBuilding" } }])
+      expect(snapshot.versionFindings.find((f) => f.perspective === "rates__v2")?.message).toMatch(/is building: \d+% of its history/)
+    })
+  )
+})
