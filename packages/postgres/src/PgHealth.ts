@@ -3,7 +3,8 @@
  * `unhealthy` when the database cannot be asked at all.
  *
  * Degraded when any of these holds (thresholds in {@link Options}):
- * - a perspective's lag (seconds since its oldest pending event) is above `maxLag`;
+ * - a perspective's lag (seconds since its oldest pending event) is above `maxLag` (a version still building its
+ *   history is not judged by it: the watchdog reports its progress);
  * - a cursor is Failed (more than `maxFailedCursors`);
  * - no instance has heartbeated within `heartbeatMaxAge` (or, with `instanceId`, that instance has not);
  * - the watchdog finds a (stream, perspective) stuck, with its reason.
@@ -95,13 +96,16 @@ export const judge = (
     readonly perspectives: ReadonlyArray<PgStatus.PerspectiveSummary>
     readonly instances: ReadonlyArray<PgStatus.Instance>
     readonly stuck: ReadonlyArray<PgWatchdog.Stuck>
+    /** Keys of perspective versions still building: their backlog is their history, not lag of what is served. */
+    readonly building?: ReadonlyArray<string> | undefined
   },
   options: Options = {}
 ): ReadonlyArray<Reason> => {
   const reasons: Array<Reason> = []
   const maxLag = Duration.toSeconds(options.maxLag ?? Duration.seconds(60))
+  const building = new Set(input.building ?? [])
   for (const p of input.perspectives) {
-    if (p.pending > 0 && p.lagSeconds > maxLag) {
+    if (p.pending > 0 && p.lagSeconds > maxLag && !building.has(p.perspective)) {
       reasons.push({
         code: "Lag",
         perspective: p.perspective,
@@ -149,7 +153,10 @@ export const check = (options: Options = {}): Effect.Effect<Report, never, PgCli
     const perspectives = yield* PgStatus.perspectives
     const instances = yield* PgStatus.instances
     const stuck = yield* PgWatchdog.diagnose(options.watchdog)
-    const reasons = judge({ perspectives, instances, stuck }, options)
+    const building = (yield* PgWatchdog.registeredVersions(options.watchdog))
+      .filter((v) => v.state === "building")
+      .map((v) => v.perspectiveName)
+    const reasons = judge({ perspectives, instances, stuck, building }, options)
     return {
       status: reasons.length === 0 ? ("healthy" as const) : ("degraded" as const),
       reasons,

@@ -42,4 +42,13 @@ describe("PgHealth options", () => {
     expect(judge(undefined, 59)).toEqual([])
     expect(judge(undefined, 61)).toEqual(["Lag"])
   })
+
+  it("a version still building its history is not judged by maxLag (its backlog is the build); a serving one is", () => {
+    const lagging = [{ ...perspective(600), perspective: "balance__v2" }, perspective(600)]
+    const codes = PgHealth.judge(
+      { perspectives: lagging, instances: [], stuck: [], building: ["balance__v2"] },
+      { heartbeatMaxAge: null }
+    ).map((r) => [r.code, r.perspective])
+    expect(codes).toEqual([["Lag", "balance"]])
+  })
 })
