@@ -127,6 +127,7 @@ const operationError = (e: VersionError.VersionError): OperationError => {
     case "VersionTableConflict":
       return new OperationError({ reason: new Refused(), message: e.message })
     case "CutoverTimedOut":
+    case "VersionWaitTimedOut":
       return new OperationError({ reason: new TimedOut({ millis: e.timeoutMillis }), message: e.message })
   }
 }
@@ -136,7 +137,8 @@ const versionErrorTags = new Set([
   "NothingToRollBack",
   "VersionNotReady",
   "VersionTableConflict",
-  "CutoverTimedOut"
+  "CutoverTimedOut",
+  "VersionWaitTimedOut"
 ])
 
 const mapErrors = <A>(

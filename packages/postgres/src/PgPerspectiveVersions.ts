@@ -25,7 +25,7 @@
  *
  * @since 0.3.0
  */
-import { WorkerOptions } from "@whizbang/core"
+import { Perspective, WorkerOptions } from "@whizbang/core"
 import { Clock, Duration, Effect, Layer, Metric } from "effect"
 import * as DurationOptions from "./internal/durationOption.js"
 import { ddlLock, ensureBase } from "./internal/versionTables.js"
@@ -39,6 +39,7 @@ import {
   UnknownPerspectiveVersion,
   type VersionError,
   VersionNotReady,
+  VersionWaitTimedOut,
   type VersionTableConflict
 } from "./VersionError.js"
 
@@ -150,6 +151,14 @@ export const versionLagGauge = Metric.gauge("whizbang_version_lag_events", {
 })
 
 const defaultMaxLag = 1_000
+
+/**
+ * What a cutover or rollback can fail with.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export type HandOverError = Exclude<VersionError, VersionWaitTimedOut>
 
 /**
  * Registers the declared versions (see the module notes) and sets up their tables and the views. Returns the
@@ -328,7 +337,7 @@ export const cutover = (
   baseName: string,
   version?: number,
   options: CutoverOptions = {}
-): Effect.Effect<CutoverResult, PostgresError | VersionError, PgClient> =>
+): Effect.Effect<CutoverResult, PostgresError | HandOverError, PgClient> =>
   Effect.gen(function* () {
     const client = yield* PgClient
     const rows = yield* client.query<{ perspective_name: string; version: number; state: State }>(
@@ -361,7 +370,7 @@ export const cutover = (
 export const rollback = (
   baseName: string,
   options: CutoverOptions = {}
-): Effect.Effect<CutoverResult, PostgresError | VersionError, PgClient> =>
+): Effect.Effect<CutoverResult, PostgresError | HandOverError, PgClient> =>
   Effect.gen(function* () {
     const client = yield* PgClient
     const rows = yield* client.query<{ perspective_name: string }>(
@@ -378,7 +387,7 @@ const handOver = (
   baseName: string,
   key: string,
   options: CutoverOptions
-): Effect.Effect<CutoverResult, PostgresError | VersionError> =>
+): Effect.Effect<CutoverResult, PostgresError | HandOverError> =>
   Effect.gen(function* () {
     const started = yield* Clock.currentTimeMillis
     const maxLag = options.maxLag ?? defaultMaxLag
@@ -479,6 +488,59 @@ const handOver = (
       `perspective ${baseName}: reads now served by ${key}${replaced === undefined ? "" : ` (was ${replaced})`} after ${millis} ms`
     )
     return { baseName, live: key, replaced, millis, switched: true }
+  })
+
+/**
+ * Waits until the version `key` (`balance__v2`) serves reads, checking every `interval` (default 100 ms) for at most
+ * `timeout` (default 10 minutes); returns it as then listed. For a deploy script or a test: the build loop of the
+ * instances that run the version does the work. Fails at once, rather than waiting out the timeout, when it
+ * cannot go live on its own: unknown (`UnknownPerspectiveVersion`), retired, or dead letters while it builds
+ * (`VersionNotReady`); else `VersionWaitTimedOut` with its progress.
+ *
+ * @category operations
+ * @since 0.3.0
+ */
+export const awaitLive = (
+  key: string,
+  options: { readonly timeout?: Duration.Input | undefined; readonly interval?: Duration.Input | undefined } = {}
+): Effect.Effect<VersionInfo, PostgresError | UnknownPerspectiveVersion | VersionNotReady | VersionWaitTimedOut, PgClient> =>
+  Effect.gen(function* () {
+    const timeoutMillis = millisOf(options.timeout, Duration.minutes(10))
+    const interval = Duration.millis(millisOf(options.interval, Duration.millis(100)))
+    const started = yield* Clock.currentTimeMillis
+    const { baseName } = Perspective.parseKey(key)
+    while (true) {
+      const versions = yield* list
+      const v = versions.find((x) => x.perspectiveName === key)
+      if (v === undefined) {
+        return yield* new UnknownPerspectiveVersion({
+          baseName,
+          version: undefined,
+          known: versions.filter((x) => x.baseName === baseName).map((x) => x.perspectiveName)
+        })
+      }
+      if (v.state === "live") return v
+      if (v.state === "retired" || (v.state === "building" && v.deadLetters > 0)) {
+        return yield* new VersionNotReady({
+          perspectiveName: key,
+          state: v.state,
+          streamsToReplay: v.streamsToReplay,
+          pendingEvents: v.pendingEvents,
+          deadLetters: v.deadLetters,
+          maxLag: defaultMaxLag
+        })
+      }
+      if ((yield* Clock.currentTimeMillis) - started >= timeoutMillis) {
+        return yield* new VersionWaitTimedOut({
+          perspectiveName: key,
+          state: v.state,
+          progress: v.progress,
+          pendingEvents: v.pendingEvents,
+          timeoutMillis
+        })
+      }
+      yield* Effect.sleep(interval)
+    }
   })
 
 /**

@@ -79,6 +79,25 @@ export class CutoverTimedOut extends Data.TaggedError("CutoverTimedOut")<{
 }
 
 /**
+ * `awaitLive` gave up: the version was not live within its timeout (it may still go live later).
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class VersionWaitTimedOut extends Data.TaggedError("VersionWaitTimedOut")<{
+  readonly perspectiveName: string
+  readonly state: string
+  /** Share of its history applied, 0..1, when the wait gave up. */
+  readonly progress: number
+  readonly pendingEvents: number
+  readonly timeoutMillis: number
+}> {
+  override get message(): string {
+    return `${this.perspectiveName} is not live after ${this.timeoutMillis} ms: ${this.state}, ${Math.round(this.progress * 100)}% of its history applied, ${this.pendingEvents} event(s) pending`
+  }
+}
+
+/**
  * A relation in the way of a version's table or view (a user table named `wh_per_<name>__v1`, a view where a table
  * is expected).
  *
@@ -100,4 +119,10 @@ export class VersionTableConflict extends Data.TaggedError("VersionTableConflict
  * @category errors
  * @since 0.3.0
  */
-export type VersionError = UnknownPerspectiveVersion | VersionNotReady | NothingToRollBack | CutoverTimedOut | VersionTableConflict
+export type VersionError =
+  | UnknownPerspectiveVersion
+  | VersionNotReady
+  | NothingToRollBack
+  | CutoverTimedOut
+  | VersionWaitTimedOut
+  | VersionTableConflict

@@ -162,9 +162,7 @@ describe("perspective versions (Whizbang.layer)", () => {
           Effect.gen(function* () {
             yield* deposit(id, 4)
             yield* settle
-            yield* PgPerspectiveVersions.list.pipe(
-              Effect.repeat({ until: (l) => l.some((v) => v.perspectiveName === "balance__v2" && v.state === "live") })
-            )
+            yield* PgPerspectiveVersions.awaitLive("balance__v2", { timeout: "30 seconds", interval: "10 millis" })
             const out: Array<unknown> = [(yield* read)[0]!.data.by ?? 1]
             const back = yield* PgPerspectiveVersions.rollback("balance")
             out.push(back.live, (yield* read)[0]!.data.by ?? 1)
@@ -199,7 +197,11 @@ describe("perspective versions (Whizbang.layer)", () => {
             // The build loop is off: v2's history is still planned.
             const notReady = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2))
             const list = yield* PgPerspectiveVersions.list
-            return { unknown, noVersion, nothing, notReady, list }
+            const awaitUnknown = yield* Effect.flip(PgPerspectiveVersions.awaitLive("balance__v9"))
+            const awaitTimedOut = yield* Effect.flip(
+              PgPerspectiveVersions.awaitLive("balance__v2", { timeout: "50 millis", interval: "10 millis" })
+            )
+            return { unknown, noVersion, nothing, notReady, list, awaitUnknown, awaitTimedOut }
           }).pipe(Effect.provide(app(url, [Fixtures.balance, Fixtures.balanceVersion(2)], { versions: { interval: null } })))
         )
         expect(errors.unknown._tag).toBe("UnknownPerspectiveVersion")
@@ -210,6 +212,9 @@ describe("perspective versions (Whizbang.layer)", () => {
         expect(errors.notReady._tag).toBe("VersionNotReady")
         expect(errors.notReady.message).toContain("balance__v2 is not caught up: 1 stream(s) of history still to replay")
         expect(errors.list.find((v) => v.perspectiveName === "balance__v2")).toMatchObject({ state: "building", streamsToReplay: 1 })
+        expect(errors.awaitUnknown).toMatchObject({ _tag: "UnknownPerspectiveVersion", known: ["balance", "balance__v2"] })
+        expect(errors.awaitTimedOut).toMatchObject({ _tag: "VersionWaitTimedOut", perspectiveName: "balance__v2", state: "building" })
+        expect(errors.awaitTimedOut.message).toContain("balance__v2 is not live after 50 ms: building, 0% of its history applied")
         const refused = (perspectives: ReadonlyArray<Perspective.Any>, config: Partial<Whizbang.Config> = {}) =>
           Effect.flip(Effect.scoped(Layer.build(app(url, perspectives, config))))
         const suffixed = { ...Fixtures.balance, name: "balance__v2", baseName: "balance__v2" }
@@ -253,9 +258,7 @@ describe("perspective versions (Whizbang.layer)", () => {
         const built = yield* Effect.scoped(
           Effect.gen(function* () {
             yield* settle
-            yield* PgPerspectiveVersions.list.pipe(
-              Effect.repeat({ until: (l) => l.some((v) => v.perspectiveName === "balance__v2" && v.state === "live") })
-            )
+            yield* PgPerspectiveVersions.awaitLive("balance__v2", { timeout: "30 seconds", interval: "10 millis" })
             return yield* sql<{ data: unknown }>("SELECT data FROM wh_per_balance")
           }).pipe(Effect.provide(app(url, [Fixtures.balance, v2])))
         )
@@ -295,11 +298,14 @@ describe("a version that cannot apply its history", () => {
             yield* settle
             const versions = yield* PgPerspectiveVersions.list
             const refused = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2))
-            return { versions, refused, served: yield* sql<{ data: unknown }>("SELECT data FROM wh_per_balance") }
+            const awaited = yield* Effect.flip(PgPerspectiveVersions.awaitLive("balance__v2"))
+            return { versions, refused, awaited, served: yield* sql<{ data: unknown }>("SELECT data FROM wh_per_balance") }
           }).pipe(Effect.provide(app(url, [Fixtures.balance, picky], { options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 } })))
         )
         expect(result.versions.find((v) => v.perspectiveName === "balance__v2")).toMatchObject({ state: "building", deadLetters: 1 })
         expect(result.refused.message).toContain("balance__v2 dead-lettered 1 event(s)")
+        // awaitLive does not wait out its 10-minute default: this version cannot go live on its own.
+        expect(result.awaited).toMatchObject({ _tag: "VersionNotReady", perspectiveName: "balance__v2", deadLetters: 1 })
         expect(result.served).toEqual([{ data: { total: 15 } }])
       })
     )
