@@ -206,7 +206,9 @@ const decoderOf = <M, E>(perspective: Perspective.Perspective<M, E>, operation: 
         (cause) =>
           new PerspectiveStoreError({
             operation,
-            reason: `the stored model of perspective "${perspective.name}", row ${row.id}, does not decode: ${cause.message}`,
+            reason:
+              `the stored model of perspective "${perspective.name}", row ${row.id}, does not decode: ${cause.message}` +
+              ` (if "${perspective.baseName}" has versions with another model, it is served by the live one: read through its value)`,
             cause
           })
       )
