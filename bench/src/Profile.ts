@@ -19,8 +19,15 @@ export interface Profile {
   /**
    * Scenario v: history of `events` over `streams` streams with version 1 materialized; version 2 of `counter` rebuilt
    * while `appendRate` appends/s go on. Its own repetitions (a full-size rebuild takes minutes); `--reps` sets both.
+   * `analyzeEveryMs` (diagnosis, off by default): ANALYZE of the work table at that interval during the rebuild.
    */
-  readonly rebuild: { readonly events: number; readonly streams: number; readonly appendRate: number; readonly repetitions: number }
+  readonly rebuild: {
+    readonly events: number
+    readonly streams: number
+    readonly appendRate: number
+    readonly repetitions: number
+    readonly analyzeEveryMs?: number | undefined
+  }
   /** Scenario c: requests (append -> wait -> read) per (worker placement, rate). */
   readonly readYourWrites: {
     readonly rates: ReadonlyArray<number>
@@ -104,7 +111,8 @@ const modesArg = (args: ReadonlyArray<string>): ReadonlyArray<"in-process" | "cr
  * --scale-streams, --latency-seconds, --instances 1,2 (Whizbang instance counts), --baseline-loops 1,2, --peers none,
  * --in-process (scenario a's Whizbang instances in the bench process instead of one process each),
  * --ryw-rates 200,1000, --ryw-iterations N, --ryw-modes in-process,cross-process (scenario c), --rebuild-events N,
- * --rebuild-streams N, --rebuild-rate N (scenario v's live appends/s).
+ * --rebuild-streams N, --rebuild-rate N (scenario v's live appends/s), --rebuild-analyze-ms N (scenario v, diagnosis:
+ * ANALYZE the work table every N ms during the rebuild).
  */
 export const fromArgs = (args: ReadonlyArray<string>): Profile => {
   const name = stringArg(args, "profile") ?? "full"
@@ -133,7 +141,8 @@ export const fromArgs = (args: ReadonlyArray<string>): Profile => {
       events: numberArg(args, "rebuild-events") ?? base.rebuild.events,
       streams: numberArg(args, "rebuild-streams") ?? base.rebuild.streams,
       appendRate: numberArg(args, "rebuild-rate") ?? base.rebuild.appendRate,
-      repetitions: numberArg(args, "reps") ?? base.rebuild.repetitions
+      repetitions: numberArg(args, "reps") ?? base.rebuild.repetitions,
+      analyzeEveryMs: numberArg(args, "rebuild-analyze-ms")
     },
     readYourWrites: {
       ...base.readYourWrites,

@@ -111,11 +111,29 @@ const until = async (worker: WorkerProcess.Worker, check: () => Promise<boolean>
   }
 }
 
-const whizbang = (serverUrl: string, events: number, streams: number, rate: number, log: (s: string) => void) =>
+const whizbang = (
+  serverUrl: string,
+  events: number,
+  streams: number,
+  rate: number,
+  analyzeEveryMs: number | undefined,
+  log: (s: string) => void
+) =>
   PG.withFreshDatabase(serverUrl, "ver", async (url) => {
     const db = PG.pool(url)
     try {
       await Whizbang.migrate(url)
+      // Diagnosis: plans of the statements slower than this many ms go to the server log (auto_explain, analyzed).
+      const explainMs = Number(process.env.BENCH_AUTO_EXPLAIN_MS ?? 0)
+      if (explainMs > 0) {
+        const name = new URL(url).pathname.slice(1)
+        for (const setting of [
+          "session_preload_libraries = 'auto_explain'",
+          `auto_explain.log_min_duration = '${explainMs}ms'`,
+          "auto_explain.log_analyze = on"
+        ])
+          await db.query(`ALTER DATABASE "${name}" SET ${setting}`)
+      }
       await Versions.registerV1(url)
       await Whizbang.load(db, 0, events, streams, [])
       await Versions.loadV1Models(db)
@@ -135,6 +153,7 @@ const whizbang = (serverUrl: string, events: number, streams: number, rate: numb
           report: ["counter", "summary"],
           onCommits
         })
+        let analyzer: ReturnType<typeof setInterval> | undefined
         try {
           // Live appends: global indexes events, events + 1, ... (the same formulas: stream i % S, its next sequence).
           let sent = 0
@@ -144,6 +163,11 @@ const whizbang = (serverUrl: string, events: number, streams: number, rate: numb
           let polling = false
           let polledAt = 0
           const start = now()
+          // --rebuild-analyze-ms: the work table's statistics refreshed during the rebuild (not what a deployment does by itself).
+          analyzer =
+            analyzeEveryMs === undefined
+              ? undefined
+              : setInterval(() => void db.query(`ANALYZE ${Whizbang.schema}.wh_perspective_events`).catch(() => undefined), analyzeEveryMs)
           while (live === undefined) {
             const t = now()
             const due = Math.floor(((t - start) / 1000) * rate) - sent
@@ -173,6 +197,7 @@ const whizbang = (serverUrl: string, events: number, streams: number, rate: numb
             if (t - Math.max(start, worker.progress.at) > 120_000) throw new Error("worker stalled: nothing committed for 120 s (rebuild)")
             await sleep(1)
           }
+          if (analyzer) clearInterval(analyzer)
           const achievedRate = sent / ((now() - start) / 1000)
           while (inFlight > 0) await sleep(1)
           const liveRow = live as Versions.VersionRow
@@ -245,6 +270,7 @@ const whizbang = (serverUrl: string, events: number, streams: number, rate: numb
             logs: worker.logs
           }
         } finally {
+          if (analyzer) clearInterval(analyzer)
           await WorkerProcess.stop(worker)
         }
       })
@@ -258,14 +284,14 @@ export interface Result {
 }
 
 export const run = async (serverUrl: string, profile: Profile, log: (s: string) => void): Promise<Result> => {
-  const { events, streams, appendRate, repetitions } = profile.rebuild
+  const { events, streams, appendRate, repetitions, analyzeEveryMs } = profile.rebuild
   const runs: Array<Run> = []
   for (let rep = 1; rep <= repetitions; rep++) {
     const base = await baseline(serverUrl, events, streams)
     log(
       `version rebuild (rep ${rep}): baseline x1 rebuilt ${Stats.fmt(events)} events in ${Stats.fmt(base.ms / 1000, 1)} s (${Stats.fmt(base.eventsPerSecond)} events/s)`
     )
-    const { runWithoutBaseline: w, logs } = await whizbang(serverUrl, events, streams, appendRate, log)
+    const { runWithoutBaseline: w, logs } = await whizbang(serverUrl, events, streams, appendRate, analyzeEveryMs, log)
     for (const l of logs) if (/perspective counter/.test(l.message)) log(`  worker: ${l.message}`)
     const r: Run = {
       ...w,
@@ -311,6 +337,9 @@ export const table = (result: Result, profile: Profile): Table => {
       `cutover: the worker's log line "reads now served by ${v2} ... after N ms" (PgPerspectiveVersions.cutover: from marking v2 ready, through waiting for the events pending then, to the switch's commit)`,
       "baseline: a fresh database with the same events; one statement writes a counter__v2 work row per event (+ ANALYZE), then one loop of the set-based baseline drains them; no live appends and no v1 to keep current there",
       "v1 lag: appends committed before v2 went live; append completion in the bench process -> the worker's post-commit hook for both v1 read models, reported over IPC with its own time (performance.timeOrigin + performance.now() on both sides)",
+      profile.rebuild.analyzeEveryMs === undefined
+        ? "no ANALYZE during the rebuild: the work table's statistics are what autovacuum makes of them (the table was analyzed while empty, as in a quiet deployment)"
+        : `--rebuild-analyze-ms ${profile.rebuild.analyzeEveryMs}: the bench ran ANALYZE on the work table every ${profile.rebuild.analyzeEveryMs} ms during the rebuild (diagnosis: not what a deployment does by itself)`,
       `worker options: ${JSON.stringify(tunedOptions)}; version build options: the defaults (chunks of 200 streams, at most 20,000 events of v2 pending, a round every second while nothing is written, automatic cutover at <= 1,000 pending); the worker process runs ${result.runs[0]?.workerRuns ?? "-"}`
     ]
   }
