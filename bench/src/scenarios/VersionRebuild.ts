@@ -63,6 +63,11 @@ export interface Run {
   readonly lag: Stats.Latency
   /** Append -> counter v1 committed (the version being replaced), same appends. */
   readonly lagCounterV1: Stats.Latency
+  /** The v1 lag (both models) of the appends of each tenth of the time from the first append to v2 live. */
+  readonly lagByTenth: ReadonlyArray<Stats.Latency>
+  /** Autovacuum's ANALYZE runs of the work table between registration and v2 live, and the first one's time after registration (s). */
+  readonly autoAnalyzes: number
+  readonly firstAutoAnalyzeS: number
   /** Worker process CPU from ready to the end of the run, per 1,000 history events. */
   readonly workerCpuMsPer1000: number
   readonly readyRssMb: number
@@ -154,6 +159,7 @@ const whizbang = (
           onCommits
         })
         let analyzer: ReturnType<typeof setInterval> | undefined
+        let sampler: ReturnType<typeof setInterval> | undefined
         try {
           // Live appends: global indexes events, events + 1, ... (the same formulas: stream i % S, its next sequence).
           let sent = 0
@@ -168,6 +174,17 @@ const whizbang = (
             analyzeEveryMs === undefined
               ? undefined
               : setInterval(() => void db.query(`ANALYZE ${Whizbang.schema}.wh_perspective_events`).catch(() => undefined), analyzeEveryMs)
+          // Autovacuum's ANALYZE of the work table, sampled every second (the planner's view of the pending work).
+          const analyzesBefore = (await Versions.workTableAnalyzes(db)).auto
+          const analyzes: Array<{ readonly at: number; readonly auto: number }> = []
+          sampler = setInterval(
+            () =>
+              void Versions.workTableAnalyzes(db).then(
+                (a) => void analyzes.push({ at: now(), auto: a.auto }),
+                () => undefined
+              ),
+            1000
+          )
           while (live === undefined) {
             const t = now()
             const due = Math.floor(((t - start) / 1000) * rate) - sent
@@ -198,6 +215,7 @@ const whizbang = (
             await sleep(1)
           }
           if (analyzer) clearInterval(analyzer)
+          if (sampler) clearInterval(sampler)
           const achievedRate = sent / ((now() - start) / 1000)
           while (inFlight > 0) await sleep(1)
           const liveRow = live as Versions.VersionRow
@@ -219,14 +237,18 @@ const whizbang = (
 
           const lagBoth: Array<number> = []
           const lagCounter: Array<number> = []
+          const tenths = Array.from({ length: 10 }, () => [] as Array<number>)
+          const window = liveRow.stateChangedAt - start
           let during = 0
           for (const [id, at] of appendedAt) {
             if (at > liveRow.stateChangedAt) continue
             during++
             const seen = v1.get(id)
             if (seen?.counter === undefined || seen.summary === undefined) continue
-            lagBoth.push(Math.max(seen.counter, seen.summary) - at)
+            const lag = Math.max(seen.counter, seen.summary) - at
+            lagBoth.push(lag)
             lagCounter.push(seen.counter - at)
+            tenths[Math.min(9, Math.max(0, Math.floor((10 * (at - start)) / window)))]!.push(lag)
           }
           const total = events + sent
           const want = Domain.expected(total, streams)
@@ -244,6 +266,8 @@ const whizbang = (
           const cutoverLine = worker.logs.find((l) => l.message.includes(`reads now served by ${v2}`))?.message
           const cutoverMs = Number(/after (\d+) ms/.exec(cutoverLine ?? "")?.[1] ?? Number.NaN)
           const rebuildMs = liveRow.stateChangedAt - liveRow.registeredAt
+          const rebuilding = analyzes.filter((a) => a.at <= liveRow.stateChangedAt)
+          const firstAnalyze = rebuilding.find((a) => a.auto > analyzesBefore)
           return {
             runWithoutBaseline: {
               events,
@@ -260,6 +284,9 @@ const whizbang = (
               cutoverMs,
               lag: Stats.latency(lagBoth),
               lagCounterV1: Stats.latency(lagCounter),
+              lagByTenth: tenths.map(Stats.latency),
+              autoAnalyzes: (rebuilding.at(-1)?.auto ?? analyzesBefore) - analyzesBefore,
+              firstAutoAnalyzeS: firstAnalyze === undefined ? Number.NaN : (firstAnalyze.at - liveRow.registeredAt) / 1000,
               workerCpuMsPer1000:
                 settled === undefined ? Number.NaN : (1000 * (settled.cpuMs - worker.ready!.cpuMs)) / liveRow.historyEvents,
               readyRssMb: mb(worker.ready!.rss),
@@ -271,6 +298,7 @@ const whizbang = (
           }
         } finally {
           if (analyzer) clearInterval(analyzer)
+          if (sampler) clearInterval(sampler)
           await WorkerProcess.stop(worker)
         }
       })
@@ -328,11 +356,20 @@ export const table = (result: Result, profile: Profile): Table => {
       ["live appends committed before v2 went live", s((r) => r.appendedDuringRebuild)],
       ["v1 lag, append -> counter v1 and summary committed, ms: p50 / p95 / p99 / max", lat((r) => r.lag)],
       ["v1 lag, append -> counter v1 committed, ms: p50 / p95 / p99 / max", lat((r) => r.lagCounterV1)],
+      [
+        "autovacuum ANALYZE runs of the work table during the rebuild; first one, s after registration (sampled every s)",
+        `${s((r) => r.autoAnalyzes)}; ${s((r) => r.firstAutoAnalyzeS, 0)}`
+      ],
       ["worker process CPU, ms per 1,000 history events (ready -> end, live work included)", s((r) => r.workerCpuMsPer1000, 1)],
       ["worker process RSS ready / peak, MB", `${s((r) => r.readyRssMb)} / ${s((r) => r.peakRssMb)}`],
       ["v2, served view, counter v1, summary = folds of all events", result.runs.every((r) => r.problems.length === 0) ? "yes" : "NO"]
     ],
     notes: [
+      `v1 lag (both models) by tenth of the time from the first live append to v2 live, p50 / max in ms (median of the runs): ${Array.from(
+        { length: 10 },
+        (_, k) =>
+          `${Stats.fmt(Stats.median(result.runs.map((r) => r.lagByTenth[k]!.p50)))} / ${Stats.fmt(Stats.median(result.runs.map((r) => r.lagByTenth[k]!.max)))}`
+      ).join(", ")}`,
       "rebuild time: registry times (database clock): registered_at of v2 (its registration transaction) -> state_changed_at when it became live (the switch's transaction); caught up = live minus the cutover's own time",
       `cutover: the worker's log line "reads now served by ${v2} ... after N ms" (PgPerspectiveVersions.cutover: from marking v2 ready, through waiting for the events pending then, to the switch's commit)`,
       "baseline: a fresh database with the same events; one statement writes a counter__v2 work row per event (+ ANALYZE), then one loop of the set-based baseline drains them; no live appends and no v1 to keep current there",

@@ -110,3 +110,15 @@ export const leftOver = async (db: pg.Pool) => {
   ).rows[0]!
   return r
 }
+
+/** How often autovacuum (or anyone) analyzed the work table so far: the planner's view of the pending work. */
+export const workTableAnalyzes = async (db: pg.Pool) => {
+  const r = (
+    await db.query<{ auto: string; manual: string }>(
+      `SELECT autoanalyze_count AS auto, analyze_count AS manual FROM pg_stat_user_tables
+      WHERE schemaname = $1::text AND relname = 'wh_perspective_events'`,
+      [schema]
+    )
+  ).rows[0]
+  return { auto: Number(r?.auto ?? 0), manual: Number(r?.manual ?? 0) }
+}
