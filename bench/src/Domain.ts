@@ -72,22 +72,29 @@ export const expected = (events: number, streams: number) => {
 
 export type Expected = ReturnType<typeof expected>
 
+/** Compares one read model's stored rows with its folds; returns up to `limit` mismatches (empty = consistent). */
+export const verifyModel = (
+  name: string,
+  want: ReadonlyMap<string, object>,
+  got: ReadonlyMap<string, unknown>,
+  limit = 10
+): Array<string> => {
+  const problems: Array<string> = []
+  if (got.size !== want.size) problems.push(`${name}: ${got.size} rows, expected ${want.size}`)
+  for (const [id, model] of want) {
+    const row = got.get(id) as Record<string, unknown> | undefined
+    const same = row !== undefined && Object.entries(model).every(([k, v]) => row[k] === v)
+    if (!same && problems.length < limit) problems.push(`${name} ${id}: ${JSON.stringify(row)} != ${JSON.stringify(model)}`)
+  }
+  return problems
+}
+
 /** Compares stored models with the folds; returns a list of mismatches (empty = consistent). */
 export const verify = (
   want: Expected,
   got: { readonly counter: ReadonlyMap<string, unknown>; readonly summary: ReadonlyMap<string, unknown> }
-): Array<string> => {
-  const problems: Array<string> = []
-  for (const name of ["counter", "summary"] as const) {
-    if (got[name].size !== want[name].size) problems.push(`${name}: ${got[name].size} rows, expected ${want[name].size}`)
-    for (const [id, model] of want[name]) {
-      const row = got[name].get(id) as Record<string, unknown> | undefined
-      const same = row !== undefined && Object.entries(model).every(([k, v]) => row[k] === v)
-      if (!same && problems.length < 10) problems.push(`${name} ${id}: ${JSON.stringify(row)} != ${JSON.stringify(model)}`)
-    }
-  }
-  return problems
-}
+): Array<string> =>
+  [...verifyModel("counter", want.counter, got.counter), ...verifyModel("summary", want.summary, got.summary)].slice(0, 10)
 
 // Whizbang definitions of the same domain.
 export const Deposited = EventDefinition.make("Deposited", {
@@ -111,3 +118,39 @@ export const summaryPerspective = Perspective.make({
   apply: { Deposited: (m, e) => foldSummary(m, e.payload) }
 })
 export const perspectives = [counterPerspective, summaryPerspective]
+
+/**
+ * Version 2 of `counter` (scenario v): a changed apply and model, `{ count, sum, squares }` (the sum of the squared
+ * amounts), rebuilt from history beside version 1 (key `counter__v2`, table `wh_per_counter__v2`).
+ */
+export interface CounterV2 {
+  readonly count: number
+  readonly sum: number
+  readonly squares: number
+}
+export const counterV2Initial: CounterV2 = { count: 0, sum: 0, squares: 0 }
+export const foldCounterV2 = (m: CounterV2, e: Payload): CounterV2 => ({
+  count: m.count + 1,
+  sum: m.sum + e.amount,
+  squares: m.squares + e.amount * e.amount
+})
+export const counterV2Perspective = Perspective.make({
+  name: "counter",
+  version: 2,
+  events: [Deposited],
+  model: Schema.Struct({ count: Schema.Number, sum: Schema.Number, squares: Schema.Number }),
+  initial: counterV2Initial,
+  apply: { Deposited: (m, e) => foldCounterV2(m, e.payload) }
+})
+/** What the new deploy of scenario v runs: both version-1 perspectives and counter's version 2. */
+export const perspectivesWithV2 = [counterPerspective, summaryPerspective, counterV2Perspective]
+
+/** The `counter__v2` folds after events `[0, events)` over `streams` streams. */
+export const expectedCounterV2 = (events: number, streams: number) => {
+  const out = new Map<string, CounterV2>()
+  for (let i = 0; i < events; i++) {
+    const id = streamId(i % streams)
+    out.set(id, foldCounterV2(out.get(id) ?? counterV2Initial, { accountId: id, amount: amountOf(i), seq: Math.floor(i / streams) + 1 }))
+  }
+  return out
+}

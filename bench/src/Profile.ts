@@ -16,6 +16,18 @@ export interface Profile {
   }
   readonly latency: { readonly rates: ReadonlyArray<number>; readonly seconds: number; readonly streams: number }
   readonly scale: { readonly events: number; readonly streams: number }
+  /**
+   * Scenario v: history of `events` over `streams` streams with version 1 materialized; version 2 of `counter` rebuilt
+   * while `appendRate` appends/s go on. Its own repetitions (a full-size rebuild takes minutes); `--reps` sets both.
+   * `analyzeEveryMs` (diagnosis, off by default): ANALYZE of the work table at that interval during the rebuild.
+   */
+  readonly rebuild: {
+    readonly events: number
+    readonly streams: number
+    readonly appendRate: number
+    readonly repetitions: number
+    readonly analyzeEveryMs?: number | undefined
+  }
   /** Scenario c: requests (append -> wait -> read) per (worker placement, rate). */
   readonly readYourWrites: {
     readonly rates: ReadonlyArray<number>
@@ -39,6 +51,7 @@ export const quick: Profile = {
   },
   latency: { rates: [200, 1_000], seconds: 3, streams: 500 },
   scale: { events: 20_000, streams: 2_000 },
+  rebuild: { events: 5_000, streams: 500, appendRate: 200, repetitions: 1 },
   readYourWrites: { rates: [200, 1_000], iterations: 600, streams: 500, modes: ["in-process", "cross-process"] }
 }
 
@@ -56,6 +69,7 @@ export const full: Profile = {
   },
   latency: { rates: [200, 1_000, 3_000], seconds: 20, streams: 2_000 },
   scale: { events: 1_000_000, streams: 100_000 },
+  rebuild: { events: 1_000_000, streams: 100_000, appendRate: 200, repetitions: 1 },
   readYourWrites: { rates: [200, 1_000], iterations: 10_000, streams: 2_000, modes: ["in-process", "cross-process"] }
 }
 
@@ -96,7 +110,9 @@ const modesArg = (args: ReadonlyArray<string>): ReadonlyArray<"in-process" | "cr
  * The profile named by `--profile`, with overrides: --reps, --events, --streams, --peer-events, --scale-events,
  * --scale-streams, --latency-seconds, --instances 1,2 (Whizbang instance counts), --baseline-loops 1,2, --peers none,
  * --in-process (scenario a's Whizbang instances in the bench process instead of one process each),
- * --ryw-rates 200,1000, --ryw-iterations N, --ryw-modes in-process,cross-process (scenario c).
+ * --ryw-rates 200,1000, --ryw-iterations N, --ryw-modes in-process,cross-process (scenario c), --rebuild-events N,
+ * --rebuild-streams N, --rebuild-rate N (scenario v's live appends/s), --rebuild-analyze-ms N (scenario v, diagnosis:
+ * ANALYZE the work table every N ms during the rebuild).
  */
 export const fromArgs = (args: ReadonlyArray<string>): Profile => {
   const name = stringArg(args, "profile") ?? "full"
@@ -120,6 +136,13 @@ export const fromArgs = (args: ReadonlyArray<string>): Profile => {
     scale: {
       events: numberArg(args, "scale-events") ?? base.scale.events,
       streams: numberArg(args, "scale-streams") ?? base.scale.streams
+    },
+    rebuild: {
+      events: numberArg(args, "rebuild-events") ?? base.rebuild.events,
+      streams: numberArg(args, "rebuild-streams") ?? base.rebuild.streams,
+      appendRate: numberArg(args, "rebuild-rate") ?? base.rebuild.appendRate,
+      repetitions: numberArg(args, "reps") ?? base.rebuild.repetitions,
+      analyzeEveryMs: numberArg(args, "rebuild-analyze-ms")
     },
     readYourWrites: {
       ...base.readYourWrites,

@@ -1,5 +1,5 @@
 /**
- * Whizbang workers in their own processes (`src/workerChild.ts`), for scenarios a and d: the parent side. Each
+ * Whizbang workers in their own processes (`src/workerChild.ts`), for scenarios a, d and v: the parent side. Each
  * worker is forked as plain JavaScript — `src/workerChild.ts` and the bench domain bundled by esbuild (tsx's own, so
  * no new dependency), packages left to `node_modules` — so its process carries no TypeScript loader (tsx's loader
  * thread alone adds about 80 MB of RSS). Falls back to running the source through tsx if esbuild cannot be loaded.
@@ -60,6 +60,11 @@ type Message =
     }
   | { readonly kind: "step"; readonly at: number; readonly applied: number; readonly cpuMs: number }
   | {
+      readonly kind: "commits"
+      readonly commits: ReadonlyArray<{ readonly perspective: string; readonly ids: ReadonlyArray<string>; readonly at: number }>
+    }
+  | { readonly kind: "log"; readonly at: number; readonly level: string; readonly message: string }
+  | {
       readonly kind: "settled"
       readonly at: number
       readonly rss: number
@@ -92,16 +97,42 @@ export interface Worker {
       }
     | undefined
   exited: string | undefined
+  /** What the worker logged (see `workerChild.ts` for the levels). */
+  readonly logs: Array<{ readonly at: number; readonly level: string; readonly message: string }>
+}
+
+/** What else a worker runs and reports. */
+export interface Extra {
+  /** The bench's two perspectives (default), or with counter's version 2 beside them (scenario v). */
+  readonly perspectives?: "v1" | "with-v2"
+  /** Perspective keys whose commits are reported to {@link onCommits} (every 100 ms, with the hook's times). */
+  readonly report?: ReadonlyArray<string>
+  readonly onCommits?: (perspective: string, eventIds: ReadonlyArray<string>, at: number) => void
 }
 
 /**
  * Forks a worker with these options; resolves once it polls, or — `waitForGo` — once its modules are loaded (start it
  * with {@link go}). `step`: report every `step` committed pairs (0: never).
  */
-export const start = async (url: string, options: WorkerOptions.WorkerOptionsInput, step: number, waitForGo = false): Promise<Worker> => {
+export const start = async (
+  url: string,
+  options: WorkerOptions.WorkerOptionsInput,
+  step: number,
+  waitForGo = false,
+  extra: Extra = {}
+): Promise<Worker> => {
   const how = await entry()
+  const args = [
+    url,
+    Whizbang.schema,
+    JSON.stringify(options),
+    String(step),
+    waitForGo ? "wait" : "now",
+    extra.perspectives ?? "v1",
+    (extra.report ?? []).join(",")
+  ]
   return new Promise((resolve, reject) => {
-    const child = fork(how.script, [url, Whizbang.schema, JSON.stringify(options), String(step), ...(waitForGo ? ["wait"] : [])], {
+    const child = fork(how.script, args, {
       execArgv: [
         ...how.execArgv,
         "--expose-gc",
@@ -118,10 +149,13 @@ export const start = async (url: string, options: WorkerOptions.WorkerOptionsInp
       ready: undefined,
       progress: { applied: 0, at: 0 },
       settled: undefined,
-      exited: undefined
+      exited: undefined,
+      logs: []
     }
     child.on("message", (m: Message) => {
       if (m.kind === "step") worker.steps.push({ at: m.at, cpuMs: m.cpuMs })
+      else if (m.kind === "commits") for (const c of m.commits) extra.onCommits?.(c.perspective, c.ids, c.at)
+      else if (m.kind === "log") worker.logs.push({ at: m.at, level: m.level, message: m.message })
       else if (m.kind === "settled") worker.settled = m
       else if (m.kind === "loaded") {
         worker.loaded = { at: m.at, cpuMs: m.cpuMs ?? 0 }

@@ -1,5 +1,5 @@
 /**
- * A Whizbang worker alone in its process (scenarios a and d): the bench domain's `PgPerspectivePipeline` against the
+ * A Whizbang worker alone in its process (scenarios a, d and v): the bench domain's `PgPerspectivePipeline` against the
  * parent's database, so its CPU and memory are the worker's only, and several of them use several cores. Talks to the
  * parent over IPC (`process.send`):
  * - `{ kind: "ready", at, rss, heap, applied, cpuMs }` once it polls;
@@ -11,15 +11,23 @@
  *   processing first started (`onWorkProcessingStarted`) and the time of its last commit (epoch ms; 0: none).
  * - `{ kind: "loaded", at, rss, heap, applied, cpuMs }` first, when started with "wait": the worker then starts on
  *   `{ kind: "go" }` (so that several start together).
- * Usage (forked): node workerChild.mjs <database url> <schema> <options json> <step> [wait]
+ * - `{ kind: "commits", commits: [{ perspective, ids, at }] }` with each memory report: the commits (time of the
+ *   hook, after the completion committed) of the perspective keys named by <report>, since the last report;
+ * - `{ kind: "log", at, level, message }` for every log line at or above the minimum level (Error; Info with the
+ *   perspective set "with-v2", so that the version build's progress and cutover lines reach the parent). Warnings
+ *   and errors are also printed to stderr.
+ * Usage (forked): node workerChild.mjs <database url> <schema> <options json> <step> <wait|now> [v1|with-v2] [report keys, comma-separated]
  */
 import { InstanceProvider, PerspectiveRewinder, PerspectiveWorker } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
-import { Effect, Layer, References } from "effect"
+import { Cause, Effect, Layer, Logger, LogLevel, References } from "effect"
 import * as Domain from "./Domain.js"
 
-const [url, schema, options, stepArg, waitForGo] = process.argv.slice(2)
+const [url, schema, options, stepArg, waitForGo, perspectiveSet, reportArg] = process.argv.slice(2)
 const step = Number(stepArg)
+const withV2 = perspectiveSet === "with-v2"
+const report = new Set((reportArg ?? "").split(",").filter((k) => k !== ""))
+let commits: Array<{ readonly perspective: string; readonly ids: ReadonlyArray<string>; readonly at: number }> = []
 const now = () => performance.timeOrigin + performance.now()
 const send = (message: object) => process.send?.(message)
 let applied = 0
@@ -37,7 +45,7 @@ const cpuMs = () => {
 let nextStep = step > 0 ? step : Number.POSITIVE_INFINITY
 const layer = PgPerspectivePipeline.layer({
   events: Domain.registry,
-  perspectives: Domain.perspectives,
+  perspectives: withV2 ? Domain.perspectivesWithV2 : Domain.perspectives,
   options: JSON.parse(options!),
   hooks: {
     onWorkProcessingStarted: () =>
@@ -48,6 +56,7 @@ const layer = PgPerspectivePipeline.layer({
       Effect.sync(() => {
         applied += group.eventIds.length
         lastCommit = now()
+        if (report.has(group.perspectiveName)) commits.push({ perspective: group.perspectiveName, ids: group.eventIds, at: lastCommit })
         while (applied >= nextStep) {
           send({ kind: "step", at: lastCommit, applied, cpuMs: cpuMs() })
           nextStep += step
@@ -71,7 +80,20 @@ process.on("message", (m: { readonly kind?: string }) => {
   gc?.()
   send({ kind: "settled", ...memory(), cpuMs: cpuMs(), started, lastCommit })
 })
-setInterval(() => send({ kind: "memory", ...memory() }), 100).unref()
+setInterval(() => {
+  send({ kind: "memory", ...memory() })
+  if (commits.length > 0) {
+    send({ kind: "commits", commits })
+    commits = []
+  }
+}, 100).unref()
+const logger = Logger.make((o) => {
+  const message = (Array.isArray(o.message) ? o.message : [o.message]).map(String).join(" ")
+  send({ kind: "log", at: o.date.getTime(), level: o.logLevel, message })
+  if (LogLevel.isGreaterThanOrEqualTo(o.logLevel, "Warn")) {
+    console.error(`[worker ${o.logLevel}] ${message}${o.cause.reasons.length > 0 ? `\n${Cause.pretty(o.cause)}` : ""}`)
+  }
+})
 const run = () =>
   Effect.runFork(
     Effect.scoped(
@@ -79,7 +101,11 @@ const run = () =>
         yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
         send({ kind: "ready", ...memory(), cpuMs: cpuMs() })
         return yield* Effect.never
-      }).pipe(Effect.provide(layer), Effect.provideService(References.MinimumLogLevel, "Error"))
+      }).pipe(
+        Effect.provide(layer),
+        Effect.provide(Logger.layer([logger])),
+        Effect.provideService(References.MinimumLogLevel, withV2 ? "Info" : "Error")
+      )
     )
   )
 // "wait": modules loaded, the worker starts on `{ kind: "go" }` (so several start together); otherwise at once.

@@ -28,6 +28,7 @@ describe("pnpm bench --profile quick", () => {
     expect(output).toMatch(/Latency/)
     expect(output).toMatch(/Read-your-writes/)
     expect(output).toMatch(/Scale/)
+    expect(output).toMatch(/Version rebuild/)
     expect(output).not.toMatch(/\bNO\b/)
   }, 300_000)
 })

@@ -26,10 +26,16 @@ export const migrate = async (url: string) => {
 }
 
 /**
- * Events `[from, to)` of the data set, with their work rows, in chunks. Resolves with the time (epoch ms) the last
- * chunk's work rows were committed: from then on a worker can see all of them.
+ * Events `[from, to)` of the data set, with their work rows (one per event and perspective of `work`), in chunks.
+ * Resolves with the time (epoch ms) the last chunk's work rows were committed: from then on a worker can see all of them.
  */
-export const load = async (db: pg.Pool, from: number, to: number, streams: number): Promise<number> => {
+export const load = async (
+  db: pg.Pool,
+  from: number,
+  to: number,
+  streams: number,
+  work: ReadonlyArray<string> = ["counter", "summary"]
+): Promise<number> => {
   const chunk = 100_000
   let committed = 0
   for (let start = from; start < to; start += chunk) {
@@ -38,8 +44,13 @@ export const load = async (db: pg.Pool, from: number, to: number, streams: numbe
       ${Domain.sql.seq("i", streams)} AS sq, ${Domain.sql.amount("i")} AS am FROM generate_series(${start}::bigint, ${end - 1}::bigint) i`
     await db.query(`INSERT INTO ${schema}.wh_events (event_id, stream_id, stream_version, event_type, payload, metadata, scope)
       SELECT ev, st, sq, 'Deposited', jsonb_build_object('accountId', st::text, 'amount', am, 'seq', sq), '{}', '{}' FROM (${g}) g`)
-    await db.query(`INSERT INTO ${schema}.wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
-      SELECT gen_random_uuid(), st, p, ev, abs(hashtext(st::text)) % 10000 FROM (${g}) g CROSS JOIN (VALUES ('counter'), ('summary')) v(p)`)
+    if (work.length > 0) {
+      await db.query(
+        `INSERT INTO ${schema}.wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
+        SELECT gen_random_uuid(), st, p, ev, abs(hashtext(st::text)) % 10000 FROM (${g}) g CROSS JOIN unnest($1::text[]) v(p)`,
+        [work]
+      )
+    }
     committed = performance.timeOrigin + performance.now()
   }
   await db.query(`ANALYZE ${schema}.wh_events; ANALYZE ${schema}.wh_perspective_events`)
