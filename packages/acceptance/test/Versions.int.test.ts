@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
 import { Effect, Fiber, Schedule } from "effect"
-import { PerspectiveStore, PgPerspectiveVersions } from "whizbang"
+import { PerspectiveStore, PgClient, PgPerspectiveVersions } from "whizbang"
 import * as Workers from "./support/workers.js"
 import * as Writer from "./support/writer.js"
 
@@ -93,7 +93,14 @@ describe("perspective versions through the front door", () => {
             balance: yield* Writer.mismatches("balance"),
             balanceV2: yield* Writer.mismatches("balance__v2"),
             activity: yield* Writer.mismatches("activity"),
-            versions: yield* PgPerspectiveVersions.list
+            versions: yield* PgPerspectiveVersions.list,
+            // The build refreshed the work table's planner statistics itself (the machine's server runs without autovacuum).
+            analyzed: (yield* Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
+              client.query<{ n: number }>(
+                "SELECT analyze_count::int AS n FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'wh_perspective_events'",
+                [schema]
+              )
+            ))[0]?.n
           }
         }).pipe(Effect.provide(Writer.layer(url, schema)))
         const repeated = [...result.fired.values()].filter((n) => n > 1).length
@@ -116,6 +123,7 @@ describe("perspective versions through the front door", () => {
         expect(result.again).toMatchObject({ live: "balance__v2", replaced: "balance", switched: true })
         expect(result.afterAgain.every((s) => s === "v2")).toBe(true)
         expect(result.cutAt?.perspectiveName).toBe("balance__v2")
+        expect(result.analyzed).toBeGreaterThan(0)
         expect(result.versions.map((v) => [v.perspectiveName, v.state])).toEqual([
           ["activity", "live"],
           ["balance", "retiring"],

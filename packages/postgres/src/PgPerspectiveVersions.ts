@@ -152,6 +152,10 @@ export const versionLagGauge = Metric.gauge("whizbang_version_lag_events", {
 
 const defaultMaxLag = 1_000
 
+/** The build loop refreshes the work table's statistics after this much history, at most every 2 seconds. */
+const analyzeAfterRows = 2_000
+const analyzeAtMostEveryMillis = 2_000
+
 /**
  * What a cutover or rollback can fail with.
  *
@@ -710,7 +714,8 @@ export const layerRegistration = (
 /**
  * The build loop of the versions this instance runs, for as long as the layer lives: {@link buildStep} at once
  * again while history is being written, else every `interval`. Progress is logged every 10%; errors are logged
- * and the loop goes on.
+ * and the loop goes on. While it writes history it refreshes the work table's planner statistics (ANALYZE, at most
+ * every 2 seconds), so the fast-growing table does not slow every perspective's cycles until autovacuum gets to it.
  *
  * @category layers
  * @since 0.3.0
@@ -736,8 +741,18 @@ export const layerBuilder = (
           )
         }
       })
+      // History written since the planner statistics of the work table were last refreshed (see Sql.analyzeBuildTables).
+      let unanalyzed = 0
+      let analyzedAt = 0
       const round = Effect.gen(function* () {
         const r = yield* buildStep(declared, { ...build, partitionCount })
+        unanalyzed += r.written
+        const now = yield* Clock.currentTimeMillis
+        if (unanalyzed >= analyzeAfterRows && now - analyzedAt >= analyzeAtMostEveryMillis) {
+          yield* (yield* PgClient).query(Sql.analyzeBuildTables)
+          unanalyzed = 0
+          analyzedAt = now
+        }
         yield* report
         return r.written > 0 && r.planned > 0
       }).pipe(Effect.catchCause((cause) => Effect.as(Effect.logWarning("perspective version build round failed; retrying", cause), false)))

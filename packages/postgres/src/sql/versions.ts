@@ -156,3 +156,11 @@ unplanned AS (
 SELECT d.perspective_name, (SELECT count(*) FROM dropped)::int AS dropped, (SELECT count(*) FROM unplanned)::int AS unplanned,
        pg_notify('wh_processed', current_schema()) IS NULL AS notified
 FROM due d`
+
+/**
+ * Fresh planner statistics for the tables a build grows fast. The build adds tens of thousands of work rows to a
+ * table the planner may still think small (autovacuum's ANALYZE comes a minute or more later); with stale statistics
+ * the completion's lease release walks the whole claim index per stream, and every perspective's cycles slow down.
+ * ANALYZE takes no lock that blocks reads or writes; a role that does not own the tables gets a warning, not an error.
+ */
+export const analyzeBuildTables = "ANALYZE wh_perspective_events, wh_perspective_backfill"
