@@ -13,6 +13,12 @@ export const root = Command.make("whizbang").pipe(
   })
 )
 
+/** Heartbeat age after which an instance counts as dead (`status`, `perspectives`), as the watchdog judges it. */
+export const deadInstanceAfterFlag = Flag.Int("dead-instance-after").pipe(
+  Flag.withDescription("heartbeat age (seconds) after which an instance counts as dead"),
+  Flag.withDefault(30)
+)
+
 export const yesFlag = Flag.Boolean("yes").pipe(
   Flag.withAlias("y"),
   Flag.withDescription("do not ask for confirmation"),

@@ -5,7 +5,7 @@ import { Command, Flag } from "effect/cli"
 import * as FailedCursors from "../FailedCursors.js"
 import { databaseFailure } from "../OperationError.js"
 import { orFailure } from "./database.js"
-import { output, withDatabase } from "./context.js"
+import { deadInstanceAfterFlag, output, withDatabase } from "./context.js"
 import { age, count, short, table, truncate } from "./render.js"
 import { renderVersions } from "./versionCommands.js"
 
@@ -97,10 +97,7 @@ export const status = Command.make(
       Flag.withDescription("seconds pending without progress before the watchdog reports a pair"),
       Flag.withDefault(30)
     ),
-    deadInstanceAfter: Flag.Int("dead-instance-after").pipe(
-      Flag.withDescription("heartbeat age (seconds) after which an instance counts as dead"),
-      Flag.withDefault(30)
-    )
+    deadInstanceAfter: deadInstanceAfterFlag
   },
   (flags) =>
     withDatabase(

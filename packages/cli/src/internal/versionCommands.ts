@@ -3,7 +3,7 @@ import type { PgPerspectiveVersions } from "@whizbang/postgres"
 import { Console, Duration, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Versions from "../Versions.js"
-import { output, root, withDatabase } from "./context.js"
+import { deadInstanceAfterFlag, output, root, withDatabase } from "./context.js"
 import { age, bar, count, table } from "./render.js"
 
 const stateText = (v: PgPerspectiveVersions.VersionInfo): string =>
@@ -43,10 +43,7 @@ export const perspectives = Command.make(
       Flag.withDefault(false)
     ),
     interval: duration("interval", "time between frames with --watch (500ms, 2s, 1m; default 2s)"),
-    deadInstanceAfter: Flag.Int("dead-instance-after").pipe(
-      Flag.withDescription("heartbeat age (seconds) after which an instance counts as dead"),
-      Flag.withDefault(30)
-    )
+    deadInstanceAfter: deadInstanceAfterFlag
   },
   (flags) =>
     withDatabase(

@@ -123,11 +123,8 @@ const unwrap = (expression: ts.Expression): ts.Expression =>
     ? unwrap(expression.expression)
     : expression
 
-/** A string known without running the program: a literal, or a `const` initialised with one. */
-export const staticString = (checker: ts.TypeChecker, expression: ts.Expression): string | undefined => {
-  const node = unwrap(expression)
-  if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text
-  if (!ts.isIdentifier(node)) return undefined
+/** The initializer of the `const` an identifier names (`const name = "balance"`), unwrapped; else undefined. */
+const constInitializer = (checker: ts.TypeChecker, node: ts.Identifier): ts.Expression | undefined => {
   const declaration = declarationOf(checker, node)
   if (
     declaration !== undefined &&
@@ -136,29 +133,23 @@ export const staticString = (checker: ts.TypeChecker, expression: ts.Expression)
     ts.isVariableDeclarationList(declaration.parent) &&
     (declaration.parent.flags & ts.NodeFlags.Const) !== 0
   ) {
-    const initializer = unwrap(declaration.initializer)
-    if (ts.isStringLiteral(initializer) || ts.isNoSubstitutionTemplateLiteral(initializer)) return initializer.text
+    return unwrap(declaration.initializer)
   }
   return undefined
+}
+
+/** A string known without running the program: a literal, or a `const` initialised with one. */
+export const staticString = (checker: ts.TypeChecker, expression: ts.Expression): string | undefined => {
+  const node = unwrap(expression)
+  const literal = ts.isIdentifier(node) ? constInitializer(checker, node) : node
+  return literal !== undefined && (ts.isStringLiteral(literal) || ts.isNoSubstitutionTemplateLiteral(literal)) ? literal.text : undefined
 }
 
 /** A number literal, or a const initialised with one. */
 export const staticNumber = (checker: ts.TypeChecker, expression: ts.Expression): number | undefined => {
   const node = unwrap(expression)
-  if (ts.isNumericLiteral(node)) return Number(node.text)
-  if (!ts.isIdentifier(node)) return undefined
-  const declaration = declarationOf(checker, node)
-  if (
-    declaration !== undefined &&
-    ts.isVariableDeclaration(declaration) &&
-    declaration.initializer !== undefined &&
-    ts.isVariableDeclarationList(declaration.parent) &&
-    (declaration.parent.flags & ts.NodeFlags.Const) !== 0
-  ) {
-    const initializer = unwrap(declaration.initializer)
-    if (ts.isNumericLiteral(initializer)) return Number(initializer.text)
-  }
-  return undefined
+  const literal = ts.isIdentifier(node) ? constInitializer(checker, node) : node
+  return literal !== undefined && ts.isNumericLiteral(literal) ? Number(literal.text) : undefined
 }
 
 /** A named member of an object literal (`name: x`, shorthand `name`, or a method). */
