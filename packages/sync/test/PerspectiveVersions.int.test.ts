@@ -186,7 +186,7 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
   )
 
   scenario(
-    "a base without registry rows keeps today's behaviour: the name asked for, settled from its payload without a sweep",
+    "a base served by its version 1 alone (as the pipeline registers it) keeps the unversioned behaviour: settled from the payload without a sweep",
     Effect.gen(function* () {
       const { awaiter, inquiry, sql, store } = yield* services
       const { e, s } = yield* appendOne(store)
