@@ -155,6 +155,8 @@ const defaultMaxLag = 1_000
 /** The build loop refreshes the work table's statistics after this much history, at most every 2 seconds. */
 const analyzeAfterRows = 2_000
 const analyzeAtMostEveryMillis = 2_000
+/** While the version's backlog holds history back, the build loop looks again after this long (not `interval`). */
+const heldBackPauseMillis = 50
 
 /**
  * What a cutover or rollback can fail with.
@@ -713,7 +715,8 @@ export const layerRegistration = (
 
 /**
  * The build loop of the versions this instance runs, for as long as the layer lives: {@link buildStep} at once
- * again while history is being written, else every `interval`. Progress is logged every 10%; errors are logged
+ * again while history is being written, every 50 ms while the version's backlog holds history back, else every
+ * `interval`. Progress is logged every 10%; errors are logged
  * and the loop goes on. While it writes history it refreshes the work table's planner statistics (ANALYZE, at most
  * every 2 seconds), so the fast-growing table does not slow every perspective's cycles until autovacuum gets to it.
  *
@@ -754,12 +757,18 @@ export const layerBuilder = (
           analyzedAt = now
         }
         yield* report
-        return r.written > 0 && r.planned > 0
-      }).pipe(Effect.catchCause((cause) => Effect.as(Effect.logWarning("perspective version build round failed; retrying", cause), false)))
+        // History left: at once again while writing; soon again while the backlog holds it back; else at `interval`.
+        return r.planned === 0 ? ("idle" as const) : r.written > 0 ? ("writing" as const) : ("held" as const)
+      }).pipe(
+        Effect.catchCause((cause) =>
+          Effect.as(Effect.logWarning("perspective version build round failed; retrying", cause), "idle" as const)
+        )
+      )
+      const held = Duration.min(interval, Duration.millis(heldBackPauseMillis))
       const loop = Effect.gen(function* () {
         while (true) {
-          const busy = yield* round
-          yield* busy ? Effect.yieldNow : Effect.sleep(interval)
+          const next = yield* round
+          yield* next === "writing" ? Effect.yieldNow : Effect.sleep(next === "held" ? held : interval)
         }
       })
       yield* Effect.forkScoped(loop)
