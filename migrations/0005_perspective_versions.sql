@@ -116,3 +116,28 @@ BEGIN
   RETURN QUERY SELECT 'ok'::text, v_version, v_ids;
 END;
 $$;
+--> statement-breakpoint
+-- Tells read-your-writes listeners (channel `wh_processed`, in commit order with the completions' notifications)
+-- when the versions serving a base name change: a line `@versions<TAB><base>:<1|0>` after the schema, 1 when the
+-- base alone serves its reads (its only 'live' or 'ready' version is the key equal to the base name). A listener
+-- may then settle a wait from a completion's payload without asking the database only while that holds.
+CREATE OR REPLACE FUNCTION "__whizbang_schema__".wh_notify_versions() RETURNS trigger
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog
+AS $$
+DECLARE
+  v_base text := CASE WHEN TG_OP = 'DELETE' THEN OLD.base_name ELSE NEW.base_name END;
+  v_alone boolean;
+BEGIN
+  EXECUTE format(
+    'SELECT count(*) > 0 AND bool_and(perspective_name = $1) FROM %I.wh_perspective_versions WHERE base_name = $1 AND state IN (''live'', ''ready'')',
+    TG_TABLE_SCHEMA
+  ) INTO v_alone USING v_base;
+  PERFORM pg_notify('wh_processed', TG_TABLE_SCHEMA || E'\n@versions\t' || v_base || ':' || CASE WHEN coalesce(v_alone, false) THEN '1' ELSE '0' END);
+  RETURN NULL;
+END;
+$$;
+--> statement-breakpoint
+CREATE TRIGGER wh_perspective_versions_notify
+  AFTER INSERT OR UPDATE OF state OR DELETE ON "__whizbang_schema__".wh_perspective_versions
+  FOR EACH ROW EXECUTE FUNCTION "__whizbang_schema__".wh_notify_versions();

@@ -18,9 +18,12 @@
  * SERVING version of the base (`live` and `ready` in `wh_perspective_versions`), resolved in the same statement as
  * the facts, so a check is atomic with respect to a cutover; the rule above runs per serving key (a registered
  * key's `event_types` say what it handles) and an event is processed only when every serving key processed it
- * (dead-lettered if any dead-lettered it). A base without registry rows is served by the name asked for. Bases
- * ever seen served by versions are remembered (per process): for them a payload, which names one key, re-checks
- * the waits it names instead of settling them, and the tracker's marks are not trusted without the database.
+ * (dead-lettered if any dead-lettered it). A base without registry rows is served by the name asked for. A
+ * completion's payload names one key: it settles the waits it names by itself only while that key is the base
+ * name and alone serves it — known from the registry and kept current by the registry's own notifications on the
+ * same channel, in commit order (`internal/servingVersions.ts`); otherwise it re-checks exactly those waits in the
+ * database. Bases ever seen served by versions are remembered (per process): for them the tracker's marks are not
+ * trusted without the database.
  *
  * **Wake-ups**: the layer holds one LISTEN connection on `wh_processed`, which `PgWorkCoordinator` notifies in
  * every completion (payload: the schema, then the committed events per perspective) and dead-letter transaction
@@ -46,6 +49,7 @@ import { Context, Deferred, Effect, Exit, Layer } from "effect"
 import { combine, type EventFacts, type Verdict, verdict } from "./internal/inquiryRule.js"
 import { ParkedWaits } from "./internal/parkedWaits.js"
 import * as ProcessedListener from "./internal/processedListener.js"
+import { ServingVersions } from "./internal/servingVersions.js"
 import * as Sql from "./sql/syncInquiry.js"
 import * as SyncInquiry from "./SyncInquiry.js"
 import { SyncInquiryPort, type SyncInquiryPortShape } from "./SyncInquiryPort.js"
@@ -182,10 +186,16 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       })
     })
 
-  // One sweep per notification for every wait parked on the database (only the waits it settles wake).
-  const parked = new ParkedWaits(signal, classify, (baseName, key) => key === baseName && !versioned.has(baseName))
+  // One sweep per notification for every wait parked on the database (only the waits it settles wake). A payload
+  // settles a wait by itself only for a base its own key alone serves, as the registry says at that moment.
+  const serving = new ServingVersions(client)
+  const parked = new ParkedWaits(signal, classify, (baseName, key) => key === baseName && serving.alone(baseName))
+  yield* serving.start(yield* Effect.scope)
   yield* parked.start(yield* Effect.scope)
-  yield* ProcessedListener.start(signal, (processed) => parked.notice(processed))
+  yield* ProcessedListener.start(signal, (processed) => {
+    serving.notice(processed)
+    parked.notice(processed)
+  })
 
   // First checks and safety-net polls of many waits: asks that arrive while a query runs are answered together by
   // the next one (per perspective), so concurrent waits do not flood the pool.
@@ -267,7 +277,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         Effect.catch((error) => Effect.as(Effect.logWarning("sync discovery failed", error), [] as ReadonlyArray<string>))
       ),
     changes: { current: signal.current, awaitChangeAfter: (generation) => signal.awaitChangeAfter(generation) },
-    awaitSettled: (perspectiveName, eventIds, generation, unanswered) => parked.park(perspectiveName, eventIds, generation, unanswered)
+    // Ids without a database answer yet need no care here: the payload's key is trusted only while it alone serves.
+    awaitSettled: (perspectiveName, eventIds, generation) => parked.park(perspectiveName, eventIds, generation)
   }
 
   return PgSyncInquiry.of({

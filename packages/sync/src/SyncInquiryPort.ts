@@ -74,7 +74,8 @@ export interface SyncInquiryPortShape {
    * `eventIds` for the perspective — processed or dead-lettered, by the same verdicts as `pendingEventIds` — and
    * returns the answer for `eventIds`. Waits it does not settle are not woken, so a signal costs one check for
    * all parked waits instead of one per wait. `unanswered`: of `eventIds`, those the wait has had no database
-   * answer about yet; a notification's payload alone does not settle them (the port asks first). Absent: the
+   * answer about yet (a port that cannot tell whether a payload's key alone serves the perspective asks before
+   * settling them; `PgSyncInquiry` can tell). Absent: the
    * awaiter wakes on every change and asks `pendingEventIds` itself.
    */
   readonly awaitSettled?:

@@ -137,17 +137,27 @@ describe("ParkedWaits", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.effect("an id the wait had no database answer about yet is not settled from a payload: it is asked first", () =>
-    Effect.gen(function* () {
-      const { signal, parked, asked } = yield* setup({})
-      const fiber = yield* Effect.forkChild(parked.park(p, ["e1"], 0, ["e1"]))
-      while (parked.size < 1) yield* Effect.yieldNow
-      notify(signal, parked, new Map([[p, new Set(["e1"])]]))
-      while (asked.length < 1) yield* Effect.yieldNow
-      expect(asked).toEqual([["e1"]])
-      expect(isRunning(fiber)).toBe(true) // the database (this fake) still says pending
-      yield* Fiber.interrupt(fiber)
-    }).pipe(Effect.scoped)
+  it.effect(
+    "a payload whose key does not alone serve the base (another version serves too) is asked about first, then settled on the other's",
+    () =>
+      Effect.gen(function* () {
+        const signal = new ChangeSignal()
+        const { asked, classify } = fakeDatabase({})
+        let alone = false
+        const parked = new ParkedWaits(signal, classify, (baseName, key) => key === baseName && alone)
+        yield* parked.start(yield* Effect.scope)
+        const fiber = yield* Effect.forkChild(parked.park(p, ["e1"], 0))
+        while (parked.size < 1) yield* Effect.yieldNow
+        notify(signal, parked, new Map([[p, new Set(["e1"])]]))
+        while (asked.length < 1) yield* Effect.yieldNow
+        expect(asked).toEqual([["e1"]])
+        expect(isRunning(fiber)).toBe(true) // the database (this fake) still says pending
+        // The other version went away (the registry's notice): the key alone serves; its payload settles at once.
+        alone = true
+        notify(signal, parked, new Map([[p, new Set(["e1"])]]))
+        expect(yield* Fiber.join(fiber)).toMatchObject({ pendingEventIds: [] })
+        expect(asked).toHaveLength(1)
+      }).pipe(Effect.scoped)
   )
 
   it.effect("a failing sweep leaves the waits parked (the next signal asks again)", () =>

@@ -186,6 +186,27 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
   )
 
   scenario(
+    "(f) a version made ready while a wait is parked: the registry's notice comes first, so the base's payload re-checks; v2's completion ends it",
+    Effect.gen(function* () {
+      const { awaiter, inquiry, sql, store } = yield* services
+      yield* register(sql, [
+        [v1, 1, "live"],
+        [v2, 2, "building"]
+      ])
+      const { e, s } = yield* appendOne(store)
+      const fiber = yield* Effect.forkChild(awaiter.waitForEvents(v1, [e], { timeout: "20 seconds" }))
+      yield* until(Effect.map(inquiry.parkedWaits, (w) => w.parked === 1))
+      yield* setState(sql, v2, "ready")
+      const { sweeps } = yield* inquiry.parkedWaits
+      yield* complete(sql, v1, s, e, true)
+      yield* until(Effect.map(inquiry.parkedWaits, (w) => w.sweeps > sweeps))
+      expect(isRunning(fiber)).toBe(true)
+      yield* complete(sql, v2, s, e, true)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", pending: [] })
+    })
+  )
+
+  scenario(
     "a base served by its version 1 alone (as the pipeline registers it) keeps the unversioned behaviour: settled from the payload without a sweep",
     Effect.gen(function* () {
       const { awaiter, inquiry, sql, store } = yield* services

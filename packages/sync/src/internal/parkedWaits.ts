@@ -11,9 +11,9 @@
  *
  * - **Perspective versions**: a payload names keys (`balance__v2`), a wait is for every serving version of its base
  *   name. Entries and notices are matched by base name, and a payload settles a wait directly only when
- *   `fastPath(base, key)` says that key alone serves the base (it never had versions) and the wait already had its
- *   first database answer about the id (which resolved the serving set after the event committed). Otherwise
- *   the notification re-classifies exactly the waits it names (a targeted sweep).
+ *   `fastPath(base, key)` says that key alone serves the base at this point of the notification stream (which
+ *   carries the registry's changes in commit order). Otherwise the notification re-classifies exactly the waits it
+ *   names (a targeted sweep).
  *
  * No lost wake-ups: a wait parks with the change counter it read before its last database check. Notifications
  * that arrived since (counter moved) are replayed from a ring of the recent ones; when one of them had no detail,
@@ -48,8 +48,6 @@ export type FastPath = (baseName: string, key: string) => boolean
 interface Parked {
   readonly perspectiveName: string
   readonly baseName: string
-  /** Ids the wait had no database answer about yet: a payload naming them asks the database first. */
-  readonly unanswered: ReadonlySet<string>
   readonly eventIds: ReadonlyArray<string>
   readonly generation: number
   readonly done: Deferred.Deferred<Settled>
@@ -115,7 +113,7 @@ export class ParkedWaits {
     const direct = this.fastPath(entry.baseName, key)
     for (const id of entry.eventIds) {
       if (!ids.has(id)) continue
-      if (direct && !entry.unanswered.has(id)) match.settled.add(id)
+      if (direct) match.settled.add(id)
       else match.sweep = true
     }
   }
@@ -155,17 +153,11 @@ export class ParkedWaits {
    * Parks until a notification after change `generation` settles at least one of `eventIds` for the perspective
    * (named in its payload, or by a sweep). Interrupting the wait unparks it.
    */
-  park(
-    perspectiveName: string,
-    eventIds: ReadonlyArray<string>,
-    generation: number,
-    unanswered: ReadonlyArray<string> = []
-  ): Effect.Effect<Settled> {
+  park(perspectiveName: string, eventIds: ReadonlyArray<string>, generation: number): Effect.Effect<Settled> {
     return Effect.suspend(() => {
       const entry: Parked = {
         perspectiveName,
         baseName: Perspective.parseKey(perspectiveName).baseName,
-        unanswered: new Set(unanswered),
         eventIds,
         generation,
         done: Deferred.makeUnsafe<Settled>()

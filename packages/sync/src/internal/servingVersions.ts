@@ -1,0 +1,94 @@
+/**
+ * What this process knows about which versions serve each base name: whether the base key alone serves it
+ * (`balance` live, no other version `live` or `ready`). Only then may a completion's payload for `balance` settle a
+ * wait for `balance` without asking the database.
+ *
+ * The knowledge comes from the registry and stays current through the `wh_processed` channel itself: a trigger on
+ * `wh_perspective_versions` notifies `@versions<TAB><base>:<1|0>` on every change of a version's state (migration
+ * 0005). Postgres delivers a listener's notifications in commit order, so by the time a completion's payload is
+ * handled, every version change committed before that completion has been applied here. A notification without
+ * detail (a (re)connect, when notifications may have been lost, or a dead letter) makes the knowledge unknown until
+ * the registry is read again; while unknown, nothing is alone (every payload re-checks in the database).
+ *
+ * @internal
+ */
+import type { PgClient } from "@whizbang/postgres"
+import { Deferred, Duration, Effect, Exit, type Scope } from "effect"
+import type { Processed } from "./processedListener.js"
+
+/** The line of a version change in a `wh_processed` payload. @internal */
+export const noticeKey = "@versions"
+
+/** Per base name with registry rows: whether the base key alone serves it. */
+const registryRead = `
+SELECT base_name,
+       count(*) FILTER (WHERE state IN ('live', 'ready')) > 0
+         AND coalesce(bool_and(perspective_name = base_name) FILTER (WHERE state IN ('live', 'ready')), false) AS alone
+FROM wh_perspective_versions
+GROUP BY base_name`
+
+/** @internal */
+export class ServingVersions {
+  private known = false
+  private readonly aloneByBase = new Map<string, boolean>()
+  /** A version change or a loss of detail arrived while the registry was being read: read it again. */
+  private dirty = false
+  private wake = Deferred.makeUnsafe<void>()
+
+  constructor(private readonly client: PgClient.PgClient["Service"]) {}
+
+  /** Whether the base key alone serves `baseName` now (a base without registry rows: yes). */
+  alone(baseName: string): boolean {
+    return this.known && (this.aloneByBase.get(baseName) ?? true)
+  }
+
+  /** A `wh_processed` notification, before its completions are matched to waits. */
+  notice(processed: Processed): void {
+    if (processed === undefined) {
+      this.known = false
+      this.dirty = true
+      Deferred.doneUnsafe(this.wake, Exit.void)
+      return
+    }
+    const changes = processed.get(noticeKey)
+    if (changes === undefined) return
+    this.dirty = true
+    for (const change of changes) {
+      const colon = change.lastIndexOf(":")
+      if (colon > 0) this.aloneByBase.set(change.slice(0, colon), change.slice(colon + 1) === "1")
+    }
+  }
+
+  /** The reader fiber: reads the registry whenever the knowledge became unknown, for as long as `scope` lives. */
+  start(scope: Scope.Scope): Effect.Effect<void> {
+    const read: Effect.Effect<boolean> = Effect.suspend(() => {
+      this.dirty = false
+      return this.client.query<{ base_name: string; alone: boolean }>(registryRead)
+    }).pipe(
+      Effect.map((rows) => {
+        // A change arrived during the read: its notice may be newer than this snapshot (or older): read again.
+        if (this.dirty) return false
+        this.aloneByBase.clear()
+        for (const row of rows) this.aloneByBase.set(row.base_name, row.alone)
+        this.known = true
+        return true
+      }),
+      Effect.catch((error) =>
+        Effect.as(Effect.logWarning("reading the perspective versions failed; payloads re-check in the database", error), false)
+      )
+    )
+    // Read again at once after a concurrent change, after a pause after a failure.
+    const readUntilKnown: Effect.Effect<void> = Effect.flatMap(read, (ok) =>
+      ok ? Effect.void : Effect.andThen(Effect.sleep(Duration.millis(this.dirty ? 0 : 500)), readUntilKnown)
+    )
+    const once = Effect.andThen(
+      Effect.suspend(() => Deferred.await(this.wake)),
+      Effect.suspend(() => {
+        // Replaced before reading: a loss of detail from now on asks for another read.
+        this.wake = Deferred.makeUnsafe<void>()
+        return readUntilKnown
+      })
+    )
+    return Effect.asVoid(Effect.forkIn(Effect.forever(once), scope))
+  }
+}
