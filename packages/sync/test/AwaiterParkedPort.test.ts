@@ -33,7 +33,7 @@ const parkedPort = Effect.gen(function* () {
         return Effect.map(classify(perspectiveName, ids), (c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered }))
       }),
     changes: { current: signal.current, awaitChangeAfter: (g) => signal.awaitChangeAfter(g) },
-    awaitSettled: (perspectiveName, ids, generation, unanswered) => parked.park(perspectiveName, ids, generation, unanswered)
+    awaitSettled: (perspectiveName, ids, generation) => parked.park(perspectiveName, ids, generation)
   }
   const notify = (perspectiveName: string, ids: ReadonlyArray<string>) => {
     for (const id of ids) pending.delete(id)
