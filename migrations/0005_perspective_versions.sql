@@ -18,6 +18,7 @@ CREATE TABLE "__whizbang_schema__"."wh_perspective_versions" (
 	"retire_after" timestamp with time zone,
 	"backfill_streams" integer DEFAULT 0 NOT NULL,
 	"backfill_events" bigint DEFAULT 0 NOT NULL,
+	"fingerprint" text,
 	CONSTRAINT "wh_perspective_versions_base_version_key" UNIQUE("base_name","version"),
 	CONSTRAINT "wh_perspective_versions_state_check" CHECK (state IN ('building', 'ready', 'live', 'retiring', 'retired'))
 );

@@ -34,6 +34,7 @@ export * as InstantCompletionStrategy from "./InstantCompletionStrategy.js"
 export * as NotificationListener from "./NotificationListener.js"
 /** @since 0.1.0 */
 export * as Perspective from "./Perspective.js"
+export * as PerspectiveFingerprint from "./PerspectiveFingerprint.js"
 /** @since 0.1.0 */
 export * as PerspectiveRegistry from "./PerspectiveRegistry.js"
 /** @since 0.1.0 */

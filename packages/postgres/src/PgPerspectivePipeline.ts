@@ -24,6 +24,7 @@ import {
   LifecycleStage,
   type NotificationListener,
   type Perspective,
+  PerspectiveFingerprint,
   type PerspectiveRewinder,
   type PerspectiveStore,
   type LifecycleStore,
@@ -144,7 +145,17 @@ export const layerPorts = (
           ...(config.snapshots ? { snapshots: config.snapshots } : {})
         }),
         PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)).pipe(
-          Layer.provideMerge(PgPerspectiveVersions.layerRegistration(config.perspectives))
+          Layer.provideMerge(
+            PgPerspectiveVersions.layerRegistration(
+              config.perspectives.map((p) => ({
+                name: p.name,
+                baseName: p.baseName,
+                version: p.version,
+                eventTypes: p.eventTypes,
+                fingerprint: PerspectiveFingerprint.of(p)
+              }))
+            )
+          )
         ),
         PgNotificationListener.layer,
         PgLifecycleStore.layer,

@@ -55,6 +55,11 @@ export interface Declared {
   readonly baseName: string
   readonly version: number
   readonly eventTypes: ReadonlyArray<string>
+  /**
+   * `PerspectiveFingerprint.of` the perspective (`PgPerspectivePipeline` gives it): registration warns when a known
+   * version's fingerprint changed, i.e. its logic or shape changed without a new version.
+   */
+  readonly fingerprint?: string | undefined
 }
 
 /**
@@ -191,10 +196,13 @@ export const register = (
           return Effect.asVoid(client.query(Sql.lockAppends))
         })
         for (const [baseName, versions] of byBase) {
-          const rows = yield* client.query<{ perspective_name: string; version: number; state: State; event_types: Array<string> }>(
-            Sql.versionsOfBase,
-            [baseName]
-          )
+          const rows = yield* client.query<{
+            perspective_name: string
+            version: number
+            state: State
+            event_types: Array<string>
+            fingerprint: string | null
+          }>(Sql.versionsOfBase, [baseName])
           let hasLive = rows.some((r) => r.state === "live")
           for (const d of [...versions].sort((a, b) => a.version - b.version)) {
             const row = rows.find((r) => r.perspective_name === d.name)
@@ -203,7 +211,14 @@ export const register = (
               const legacy = (yield* client.query<{ present: boolean }>(Sql.hasHistory, [d.name]))[0]?.present === true
               // A version processed before versions existed was routed by its appenders: its history is applied.
               if (!legacy) yield* holdAppends
-              yield* client.query(Sql.insertVersion, [d.name, baseName, d.version, hasLive ? "building" : "live", types])
+              yield* client.query(Sql.insertVersion, [
+                d.name,
+                baseName,
+                d.version,
+                hasLive ? "building" : "live",
+                types,
+                d.fingerprint ?? null
+              ])
               hasLive = true
               if (!legacy) yield* client.query(Sql.planBackfill, [d.name, types])
               added.push(d.name)
@@ -222,6 +237,16 @@ export const register = (
             }
             if (row.state === "retired") {
               yield* Effect.logWarning(`perspective ${d.name} is retired: this instance runs it, but it is no longer routed nor served`)
+            }
+            if (d.fingerprint !== undefined && row.fingerprint !== d.fingerprint) {
+              if (row.fingerprint !== null) {
+                yield* Effect.logWarning(
+                  `perspective ${d.name}: its model, initial value or handlers differ from those version ${d.version} was registered with; ` +
+                    `the rows built so far keep the old logic — declare version ${d.version + 1} to rebuild them ` +
+                    "(a different compiler or bundler changes a handler's source text too)"
+                )
+              }
+              yield* client.query(Sql.updateFingerprint, [d.name, d.fingerprint])
             }
           }
           yield* ensureBase(

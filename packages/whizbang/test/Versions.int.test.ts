@@ -2,7 +2,7 @@
 // retirement, rolling deploys and the typed errors.
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Effect, Fiber, Layer, Schema } from "effect"
+import { Effect, Fiber, Layer, Logger, Schema } from "effect"
 import { EventId, EventRegistry, EventStore, Perspective, PerspectiveWorker, PgClient, PgPerspectiveVersions, Whizbang } from "whizbang"
 import * as Fixtures from "./fixtures.js"
 
@@ -263,6 +263,40 @@ describe("perspective versions (Whizbang.layer)", () => {
           }).pipe(Effect.provide(app(url, [Fixtures.balance, v2])))
         )
         expect(built).toEqual([{ data: { total: 5, by: 2 } }])
+      })
+    )
+  )
+})
+
+describe("a perspective changed without a new version", () => {
+  it.live("registration warns that its rows keep the old logic, once per change", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const warnings: Array<string> = []
+        const capture = Logger.layer([
+          Logger.make((options) => {
+            if (options.logLevel === "Warn") warnings.push(String(options.message))
+          })
+        ])
+        const doubled = Perspective.make({
+          name: "balance",
+          events: [Fixtures.Deposited],
+          model: Schema.Struct({ total: Schema.Number }),
+          initial: { total: 0 },
+          apply: { Deposited: (m, e) => ({ total: m.total + 2 * e.payload.amount }) }
+        })
+        const start = (perspective: Perspective.Any) =>
+          Effect.scoped(Layer.build(app(url, [perspective], { versions: { interval: null } })).pipe(Effect.provide(capture)))
+        yield* start(Fixtures.balance)
+        yield* start(Fixtures.balance)
+        const before = warnings.length
+        yield* start(doubled)
+        const changed = warnings.slice(before)
+        yield* start(doubled)
+        expect(before).toBe(0)
+        expect(changed.filter((w) => w.includes("differ from those version 1 was registered with"))).toHaveLength(1)
+        expect(changed.join("\n")).toContain("declare version 2 to rebuild them")
+        expect(warnings.length).toBe(before + changed.length)
       })
     )
   )

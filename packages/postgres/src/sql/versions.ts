@@ -20,7 +20,7 @@ export const replaceView = (baseName: string, key: string) =>
 
 /** Params: $1 base name. The versions of a base, row-locked (registration and state changes run one at a time). */
 export const versionsOfBase = `
-SELECT perspective_name, version, state, event_types FROM wh_perspective_versions WHERE base_name = $1::text
+SELECT perspective_name, version, state, event_types, fingerprint FROM wh_perspective_versions WHERE base_name = $1::text
 ORDER BY version FOR UPDATE`
 
 /**
@@ -40,8 +40,11 @@ export const lockAppends = `LOCK TABLE wh_events IN SHARE MODE`
 
 /** Params: $1 key, $2 base, $3 version, $4 state, $5 event types. */
 export const insertVersion = `
-INSERT INTO wh_perspective_versions (perspective_name, base_name, version, state, event_types)
-VALUES ($1::text, $2::text, $3::int, $4::text, $5::text[])`
+INSERT INTO wh_perspective_versions (perspective_name, base_name, version, state, event_types, fingerprint)
+VALUES ($1::text, $2::text, $3::int, $4::text, $5::text[], $6::text)`
+
+/** Params: $1 key, $2 fingerprint (see `PerspectiveFingerprint` in core). */
+export const updateFingerprint = `UPDATE wh_perspective_versions SET fingerprint = $2::text WHERE perspective_name = $1::text`
 
 /**
  * Plans a new version's history: per stream with events of its types, the newest such event id now.
