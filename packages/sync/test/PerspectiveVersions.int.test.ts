@@ -68,6 +68,18 @@ const until = (condition: Effect.Effect<boolean>) =>
     return yield* Effect.die(new Error("condition not reached within 10 s"))
   })
 
+/** A wait for `e` on the base name, forked and parked on the database (its first check done). */
+const parkedWait = (
+  awaiter: PerspectiveSyncAwaiter.PerspectiveSyncAwaiter["Service"],
+  inquiry: PgSyncInquiry.PgSyncInquiry["Service"],
+  e: string
+) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.forkChild(awaiter.waitForEvents(v1, [e], { timeout: "20 seconds" }))
+    yield* until(Effect.map(inquiry.parkedWaits, (w) => w.parked === 1))
+    return fiber
+  })
+
 const appendOne = (store: EventStore.EventStore["Service"]) =>
   Effect.gen(function* () {
     const s = uuid()
@@ -98,8 +110,7 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
       const early = yield* awaiter.waitForEvents(v1, [e], { timeout: "300 millis", debuggerAwareTimeout: false })
       expect(early).toMatchObject({ _tag: "TimedOut", pending: [e] })
 
-      const fiber = yield* Effect.forkChild(awaiter.waitForEvents(v1, [e], { timeout: "20 seconds" }))
-      yield* until(Effect.map(inquiry.parkedWaits, (w) => w.parked === 1))
+      const fiber = yield* parkedWait(awaiter, inquiry, e)
       yield* complete(sql, v2, s, e, true)
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", pending: [] })
       expect(yield* inquiry.classify(v1, [e])).toEqual({ pending: [], processed: [e], deadLettered: [] })
@@ -172,8 +183,7 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
         [v2, 2, "ready"]
       ])
       const { e, s } = yield* appendOne(store)
-      const fiber = yield* Effect.forkChild(awaiter.waitForEvents(v1, [e], { timeout: "20 seconds" }))
-      yield* until(Effect.map(inquiry.parkedWaits, (w) => w.parked === 1))
+      const fiber = yield* parkedWait(awaiter, inquiry, e)
       const { sweeps } = yield* inquiry.parkedWaits
       // v1's payload names the event, but v2 serves too: the notification sweeps that wait instead of ending it.
       yield* complete(sql, v1, s, e, true)
@@ -194,8 +204,7 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
         [v2, 2, "building"]
       ])
       const { e, s } = yield* appendOne(store)
-      const fiber = yield* Effect.forkChild(awaiter.waitForEvents(v1, [e], { timeout: "20 seconds" }))
-      yield* until(Effect.map(inquiry.parkedWaits, (w) => w.parked === 1))
+      const fiber = yield* parkedWait(awaiter, inquiry, e)
       yield* setState(sql, v2, "ready")
       const { sweeps } = yield* inquiry.parkedWaits
       yield* complete(sql, v1, s, e, true)
@@ -211,8 +220,7 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
     Effect.gen(function* () {
       const { awaiter, inquiry, sql, store } = yield* services
       const { e, s } = yield* appendOne(store)
-      const fiber = yield* Effect.forkChild(awaiter.waitForEvents(v1, [e], { timeout: "20 seconds" }))
-      yield* until(Effect.map(inquiry.parkedWaits, (w) => w.parked === 1))
+      const fiber = yield* parkedWait(awaiter, inquiry, e)
       const { sweeps } = yield* inquiry.parkedWaits
       yield* complete(sql, v1, s, e, true)
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", pending: [] })
@@ -238,8 +246,7 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
       ])
       const { e, s } = yield* appendOne(store)
       yield* tracker.trackEvent({ eventId: e, streamId: s, eventType: "OrderPlaced", perspectiveName: v1 })
-      const fiber = yield* Effect.forkChild(awaiter.waitForEvents(v1, [e], { timeout: "20 seconds" }))
-      yield* until(Effect.map(inquiry.parkedWaits, (w) => w.parked === 1))
+      const fiber = yield* parkedWait(awaiter, inquiry, e)
       yield* complete(sql, v1, s, e, false)
       yield* tracker.markProcessedByPerspective([e], v1)
       // The mark is confirmed with the database, which still has v2 pending: the wait goes on.
