@@ -114,8 +114,10 @@ const target = (options: CutoverOptions) =>
   })
 
 /** A version error as the CLI's error: the same message, a reason that maps to an exit code. */
-const operationError = (e: VersionError.VersionError): OperationError => {
+const operationError = (e: VersionError.VersionError | PostgresError.PostgresConfigError): OperationError => {
   switch (e._tag) {
+    case "PostgresConfigError":
+      return invalidInput(e.option, e.message)
     case "UnknownPerspectiveVersion":
       return new OperationError({
         reason: new NotFound({ what: "perspective version", id: `${e.baseName}${e.version === undefined ? "" : ` v${e.version}`}` }),
@@ -132,22 +134,13 @@ const operationError = (e: VersionError.VersionError): OperationError => {
   }
 }
 
-const versionErrorTags = new Set([
-  "UnknownPerspectiveVersion",
-  "NothingToRollBack",
-  "VersionNotReady",
-  "VersionTableConflict",
-  "CutoverTimedOut",
-  "VersionWaitTimedOut"
-])
-
 const mapErrors = <A>(
-  effect: Effect.Effect<A, VersionError.VersionError | PostgresError.PostgresError, PgClient.PgClient>
+  effect: Effect.Effect<A, PgPerspectiveVersions.HandOverError | PostgresError.PostgresError, PgClient.PgClient>
 ): Effect.Effect<A, OperationError, PgClient.PgClient> =>
   orFailure(
     Effect.catchIf(
       effect,
-      (e): e is VersionError.VersionError => versionErrorTags.has(e._tag),
+      (e): e is PgPerspectiveVersions.HandOverError => e._tag !== "PostgresError",
       (e) => Effect.fail(operationError(e))
     )
   )

@@ -164,12 +164,12 @@ const analyzeAtMostEveryMillis = 2_000
 const heldBackPauseMillis = 50
 
 /**
- * What a cutover or rollback can fail with.
+ * What a cutover or rollback can fail with (a bad option is a `PostgresConfigError` naming it).
  *
  * @category errors
  * @since 0.3.0
  */
-export type HandOverError = Exclude<VersionError, VersionWaitTimedOut>
+export type HandOverError = Exclude<VersionError, VersionWaitTimedOut> | PostgresConfigError
 
 /**
  * Registers the declared versions (see the module notes) and sets up their tables and the views. Returns the
@@ -348,8 +348,23 @@ export const listWith = (options: ListOptions = {}): Effect.Effect<ReadonlyArray
  */
 export const list: Effect.Effect<ReadonlyArray<VersionInfo>, PostgresError, PgClient> = listWith()
 
-const millisOf = (input: Duration.Input | undefined, fallback: Duration.Duration) =>
-  Duration.toMillis(input === undefined ? fallback : Duration.fromInputUnsafe(input))
+const positiveInt = (option: string, value: unknown): Effect.Effect<void, PostgresConfigError> =>
+  value === undefined || (typeof value === "number" && Number.isInteger(value) && value > 0)
+    ? Effect.void
+    : Effect.fail(new PostgresConfigError({ option, message: `${option} must be a positive integer, got ${String(value)}` }))
+
+/** {@link CutoverOptions} checked (a bad value is a `PostgresConfigError` naming it, under `prefix`) and defaulted. */
+const decodeCutover = (options: CutoverOptions | undefined, prefix = "") =>
+  Effect.gen(function* () {
+    yield* positiveInt(`${prefix}maxLag`, options?.maxLag)
+    return {
+      maxLag: options?.maxLag ?? defaultMaxLag,
+      timeoutMillis: Duration.toMillis(
+        yield* DurationOptions.decode(`${prefix}timeout`, options?.timeout, "positive", Duration.seconds(30))
+      ),
+      graceSeconds: Duration.toSeconds(yield* DurationOptions.decode(`${prefix}grace`, options?.grace, "nonNegative", Duration.minutes(10)))
+    }
+  })
 
 const lockBase = (client: PgClient["Service"], baseName: string) =>
   client.query<{ perspective_name: string; version: number; state: State }>(Sql.versionsOfBase, [baseName])
@@ -421,9 +436,7 @@ const handOver = (
 ): Effect.Effect<CutoverResult, PostgresError | HandOverError> =>
   Effect.gen(function* () {
     const started = yield* Clock.currentTimeMillis
-    const maxLag = options.maxLag ?? defaultMaxLag
-    const timeoutMillis = millisOf(options.timeout, Duration.seconds(30))
-    const graceSeconds = millisOf(options.grace, Duration.minutes(10)) / 1000
+    const { maxLag, timeoutMillis, graceSeconds } = yield* decodeCutover(options)
     // 1. Ready: from this commit on, read-your-writes waits include the version.
     const before = yield* client.withTransaction(
       Effect.gen(function* () {
@@ -526,7 +539,7 @@ const handOver = (
  * `timeout` (default 10 minutes); returns it as then listed. For a deploy script or a test: the build loop of the
  * instances that run the version does the work. Fails at once, rather than waiting out the timeout, when it
  * cannot go live on its own: unknown (`UnknownPerspectiveVersion`), retired, or dead letters while it builds
- * (`VersionNotReady`); else `VersionWaitTimedOut` with its progress.
+ * (`VersionNotReady`); else `VersionWaitTimedOut` with its progress. A bad option is a `PostgresConfigError`.
  *
  * @category operations
  * @since 0.3.0
@@ -534,10 +547,14 @@ const handOver = (
 export const awaitLive = (
   key: string,
   options: { readonly timeout?: Duration.Input | undefined; readonly interval?: Duration.Input | undefined } = {}
-): Effect.Effect<VersionInfo, PostgresError | UnknownPerspectiveVersion | VersionNotReady | VersionWaitTimedOut, PgClient> =>
+): Effect.Effect<
+  VersionInfo,
+  PostgresError | PostgresConfigError | UnknownPerspectiveVersion | VersionNotReady | VersionWaitTimedOut,
+  PgClient
+> =>
   Effect.gen(function* () {
-    const timeoutMillis = millisOf(options.timeout, Duration.minutes(10))
-    const interval = Duration.millis(millisOf(options.interval, Duration.millis(100)))
+    const timeoutMillis = Duration.toMillis(yield* DurationOptions.decode("timeout", options.timeout, "positive", Duration.minutes(10)))
+    const interval = yield* DurationOptions.decode("interval", options.interval, "positive", Duration.millis(100))
     const started = yield* Clock.currentTimeMillis
     const { baseName } = Perspective.parseKey(key)
     while (true) {
@@ -671,7 +688,9 @@ export const buildStep = (
             CutoverTimedOut: (e) => Effect.logWarning(e.message),
             UnknownPerspectiveVersion: (e) => Effect.logWarning(e.message),
             NothingToRollBack: () => Effect.void,
-            VersionTableConflict: (e) => Effect.logWarning(e.message)
+            VersionTableConflict: (e) => Effect.logWarning(e.message),
+            // Checked at start-up by decodeOptions: cannot happen here.
+            PostgresConfigError: (e) => Effect.logWarning(e.message)
           })
         )
       }
@@ -705,23 +724,12 @@ export const decodeOptions = (
 > =>
   Effect.gen(function* () {
     const o = options ?? {}
-    const positiveInt = (name: string, value: unknown) =>
-      value === undefined || (typeof value === "number" && Number.isInteger(value) && value > 0)
-        ? Effect.void
-        : Effect.fail(
-            new PostgresConfigError({
-              option: `versions.${name}`,
-              message: `versions.${name} must be a positive integer, got ${String(value)}`
-            })
-          )
-    yield* positiveInt("chunkStreams", o.chunkStreams)
-    yield* positiveInt("maxPending", o.maxPending)
-    yield* positiveInt("cutover.maxLag", o.cutover?.maxLag)
+    yield* positiveInt("versions.chunkStreams", o.chunkStreams)
+    yield* positiveInt("versions.maxPending", o.maxPending)
     if (o.autoCutover !== undefined && typeof o.autoCutover !== "boolean") {
       return yield* new PostgresConfigError({ option: "versions.autoCutover", message: "versions.autoCutover must be a boolean" })
     }
-    yield* DurationOptions.decode("versions.cutover.timeout", o.cutover?.timeout, "positive", Duration.seconds(30))
-    yield* DurationOptions.decode("versions.cutover.grace", o.cutover?.grace, "nonNegative", Duration.minutes(10))
+    yield* decodeCutover(o.cutover, "versions.cutover.")
     const interval =
       o.interval === null ? null : yield* DurationOptions.decode("versions.interval", o.interval, "positive", Duration.seconds(1))
     return { interval, build: o }

@@ -201,7 +201,9 @@ describe("perspective versions (Whizbang.layer)", () => {
             const awaitTimedOut = yield* Effect.flip(
               PgPerspectiveVersions.awaitLive("balance__v2", { timeout: "50 millis", interval: "10 millis" })
             )
-            return { unknown, noVersion, nothing, notReady, list, awaitUnknown, awaitTimedOut }
+            const badLag = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2, { maxLag: -1 }))
+            const badTimeout = yield* Effect.flip(PgPerspectiveVersions.awaitLive("balance__v2", { timeout: -5 }))
+            return { unknown, noVersion, nothing, notReady, list, awaitUnknown, awaitTimedOut, badLag, badTimeout }
           }).pipe(Effect.provide(app(url, [Fixtures.balance, Fixtures.balanceVersion(2)], { versions: { interval: null } })))
         )
         expect(errors.unknown._tag).toBe("UnknownPerspectiveVersion")
@@ -215,6 +217,12 @@ describe("perspective versions (Whizbang.layer)", () => {
         expect(errors.awaitUnknown).toMatchObject({ _tag: "UnknownPerspectiveVersion", known: ["balance", "balance__v2"] })
         expect(errors.awaitTimedOut).toMatchObject({ _tag: "VersionWaitTimedOut", perspectiveName: "balance__v2", state: "building" })
         expect(errors.awaitTimedOut.message).toContain("balance__v2 is not live after 50 ms: building, 0% of its history applied")
+        expect(errors.badLag).toMatchObject({
+          _tag: "PostgresConfigError",
+          option: "maxLag",
+          message: "maxLag must be a positive integer, got -1"
+        })
+        expect(errors.badTimeout).toMatchObject({ _tag: "PostgresConfigError", option: "timeout" })
         const refused = (perspectives: ReadonlyArray<Perspective.Any>, config: Partial<Whizbang.Config> = {}) =>
           Effect.flip(Effect.scoped(Layer.build(app(url, perspectives, config))))
         const suffixed = { ...Fixtures.balance, name: "balance__v2", baseName: "balance__v2" }
