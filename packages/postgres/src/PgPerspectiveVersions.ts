@@ -626,8 +626,9 @@ export interface BuildOptions {
 /**
  * One round of the build loop for the versions this instance runs: gives planned history to the worker while the
  * version's backlog is below `maxPending`, cuts over to the newest declared version of a base once it is caught
- * up (`autoCutover`), retires versions past their grace period, and updates the gauges. Returns whether any
- * history is still planned (the loop runs again at once while there is).
+ * up (`autoCutover`), retires versions past their grace period, and updates the gauges. Returns the streams of
+ * history still planned for this instance's versions, the events it wrote as work, and the versions as listed at
+ * the start of the round.
  *
  * @category operations
  * @since 0.3.0
@@ -635,13 +636,18 @@ export interface BuildOptions {
 export const buildStep = (
   declared: ReadonlyArray<Declared>,
   options: BuildOptions
-): Effect.Effect<{ readonly planned: number; readonly written: number }, PostgresError, PgClient> =>
+): Effect.Effect<
+  { readonly planned: number; readonly written: number; readonly versions: ReadonlyArray<VersionInfo> },
+  PostgresError,
+  PgClient
+> =>
   Effect.gen(function* () {
     const client = yield* PgClient
     const chunk = options.chunkStreams ?? 200
     const maxPending = options.maxPending ?? 20_000
     const mine = new Map(declared.map((d) => [d.name, d]))
-    const versions = (yield* list).filter((v) => v.state !== "retired")
+    const listed = yield* list
+    const versions = listed.filter((v) => v.state !== "retired")
     let planned = 0
     let written = 0
     for (const v of versions) {
@@ -696,7 +702,7 @@ export const buildStep = (
       }
     }
     yield* retireDue
-    return { planned, written }
+    return { planned, written, versions: listed }
   })
 
 /**
@@ -766,17 +772,18 @@ export const layerBuilder = (
       const { interval, build } = yield* decodeOptions(options)
       if (interval === null || declared.length === 0) return
       const reported = new Map<string, number>()
-      const report = Effect.gen(function* () {
-        for (const v of yield* list) {
-          if (!declared.some((d) => d.name === v.perspectiveName) || v.historyStreams === 0) continue
-          const tenth = Math.floor(v.progress * 10)
-          if ((reported.get(v.perspectiveName) ?? -1) === tenth) continue
-          reported.set(v.perspectiveName, tenth)
-          yield* Effect.logInfo(
-            `perspective ${v.perspectiveName} (${v.state}): ${Math.round(v.progress * 100)}% of its history (${v.historyStreams - v.streamsToReplay}/${v.historyStreams} streams given to the worker, ${v.pendingEvents} events pending)`
-          )
-        }
-      })
+      const report = (versions: ReadonlyArray<VersionInfo>) =>
+        Effect.gen(function* () {
+          for (const v of versions) {
+            if (!declared.some((d) => d.name === v.perspectiveName) || v.historyStreams === 0) continue
+            const tenth = Math.floor(v.progress * 10)
+            if ((reported.get(v.perspectiveName) ?? -1) === tenth) continue
+            reported.set(v.perspectiveName, tenth)
+            yield* Effect.logInfo(
+              `perspective ${v.perspectiveName} (${v.state}): ${Math.round(v.progress * 100)}% of its history (${v.historyStreams - v.streamsToReplay}/${v.historyStreams} streams given to the worker, ${v.pendingEvents} events pending)`
+            )
+          }
+        })
       // History written since the planner statistics of the work table were last refreshed (see Sql.analyzeBuildTables).
       let unanalyzed = 0
       let analyzedAt = 0
@@ -789,7 +796,7 @@ export const layerBuilder = (
           unanalyzed = 0
           analyzedAt = now
         }
-        yield* report
+        yield* report(r.versions)
         // History left: at once again while writing; soon again while the backlog holds it back; else at `interval`.
         return r.planned === 0 ? ("idle" as const) : r.written > 0 ? ("writing" as const) : ("held" as const)
       }).pipe(

@@ -210,16 +210,19 @@ export const lifecycles: Effect.Effect<Lifecycles, PostgresError, PgClient> = Ef
 export const snapshot = (options: { readonly watchdog?: PgWatchdog.Options } = {}): Effect.Effect<Snapshot, PostgresError, PgClient> =>
   Effect.gen(function* () {
     const client = yield* PgClient
+    const deadInstanceAfter = Duration.toSeconds(options.watchdog?.deadInstanceAfter ?? Duration.seconds(30))
+    const running = yield* instances
+    const versions = yield* PgWatchdog.registeredVersions(options.watchdog ?? {})
     return {
       schema: client.schema,
       takenAt: new Date().toISOString(),
       perspectives: yield* perspectives,
-      instances: yield* instances,
+      instances: running,
       locks: yield* locks,
       lifecycles: yield* lifecycles,
       waiting: yield* PgWatchdog.blocked(options.watchdog ?? {}),
       stuck: yield* PgWatchdog.diagnose({ stuckAfter: Duration.seconds(30), ...options.watchdog }),
-      versions: yield* PgWatchdog.registeredVersions(options.watchdog ?? {}),
-      versionFindings: yield* PgWatchdog.diagnoseVersions(options.watchdog ?? {})
+      versions,
+      versionFindings: PgWatchdog.versionFindings(versions, running.filter((i) => i.heartbeatAgeSeconds < deadInstanceAfter).length)
     }
   })

@@ -355,9 +355,37 @@ export interface VersionFinding {
 }
 
 /**
- * Per perspective version not retired: `NoInstanceRunsVersion` when it has work or history waiting and no live
- * instance runs it (while some instance is live: a rolling deploy), else `VersionBuilding` with its progress while
- * it is building. Versions that are fine are left out. Needs the versions registry (migration 0005).
+ * What the watchdog says about these versions (pure): per version not retired, `NoInstanceRunsVersion` when it has
+ * work or history waiting and no live instance runs it (while some instance is live: a rolling deploy), else
+ * `VersionBuilding` with its progress while it is building. Versions that are fine are left out.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const versionFindings = (
+  versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>,
+  liveInstances: number
+): ReadonlyArray<VersionFinding> =>
+  versions.flatMap((v): Array<VersionFinding> => {
+    if (v.state === "retired") return []
+    const waiting = v.pendingEvents > 0 || v.streamsToReplay > 0
+    const reason =
+      !v.hasRunner && liveInstances > 0 && waiting ? noRunner(v, liveInstances) : v.state === "building" ? building(v) : undefined
+    if (reason === undefined) return []
+    return [
+      {
+        perspective: v.perspectiveName,
+        baseName: v.baseName,
+        version: v.version,
+        state: v.state,
+        reason: reason as VersionFinding["reason"],
+        message: describe(reason)
+      }
+    ]
+  })
+
+/**
+ * {@link versionFindings} of the registered versions (empty without the versions registry, migration 0005).
  *
  * @category constructors
  * @since 0.3.0
@@ -370,24 +398,7 @@ export const diagnoseVersions = (
     const deadInstanceAfterSeconds = Duration.toSeconds(options.deadInstanceAfter ?? Duration.seconds(30))
     const versions = yield* versionsRegistered(deadInstanceAfterSeconds)
     if (versions.length === 0) return []
-    const liveInstances = yield* countLive(client, deadInstanceAfterSeconds)
-    const findings: Array<VersionFinding> = []
-    for (const v of versions) {
-      if (v.state === "retired") continue
-      const waiting = v.pendingEvents > 0 || v.streamsToReplay > 0
-      const reason =
-        !v.hasRunner && liveInstances > 0 && waiting ? noRunner(v, liveInstances) : v.state === "building" ? building(v) : undefined
-      if (reason === undefined) continue
-      findings.push({
-        perspective: v.perspectiveName,
-        baseName: v.baseName,
-        version: v.version,
-        state: v.state,
-        reason: reason as VersionFinding["reason"],
-        message: describe(reason)
-      })
-    }
-    return findings
+    return versionFindings(versions, yield* countLive(client, deadInstanceAfterSeconds))
   }).pipe(Effect.withSpan("whizbang.watchdog.diagnose_versions"))
 
 const blockingTags: ReadonlySet<Reason["_tag"]> = new Set([
