@@ -4,8 +4,9 @@
 // processes, the test's side with `Whizbang.layerWithoutWorker`, which declares v1 only: an old appender).
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Effect, Fiber, Schedule } from "effect"
-import { PerspectiveStore, PgClient, PgPerspectiveVersions } from "whizbang"
+import { Effect, Fiber, Option, Schedule } from "effect"
+import { EventId, EventStore, PerspectiveStore, PgClient, PgPerspectiveVersions, SyncAwareLens, SyncFilter, SyncResult } from "whizbang"
+import * as Domain from "./support/domain.js"
 import * as Workers from "./support/workers.js"
 import * as Writer from "./support/writer.js"
 
@@ -53,6 +54,25 @@ describe("perspective versions through the front door", () => {
               }
             })
           )
+          // Read-your-writes through the lens the whole time (rebuild, cutover, rollback, cutover again): a deposit to
+          // a fresh account, wait, read; the row must hold it, whichever version serves.
+          const ryw = { n: 0, stale: 0, notFresh: 0, outcomes: {} as Record<string, number> }
+          let writing = true
+          const { balance } = yield* Domain.definitions
+          const writer = yield* Effect.forkChild(
+            Effect.gen(function* () {
+              while (writing) {
+                const id = EventId.unsafeMake()
+                const amount = 1 + (ryw.n % 97)
+                yield* EventStore.append(id, [Domain.Deposited.make({ accountId: id, amount, tag: `ryw.${ryw.n}` })])
+                const { row, sync } = yield* SyncAwareLens.getById(balance, id, SyncFilter.forStream(id))
+                ryw.n++
+                ryw.outcomes[sync._tag] = (ryw.outcomes[sync._tag] ?? 0) + 1
+                if (!SyncResult.isFresh(sync)) ryw.notFresh++
+                if (Option.getOrUndefined(row)?.data.total !== amount) ryw.stale++
+              }
+            })
+          )
           // Appends at a steady pace during the rebuild: 4 appenders, one event per append.
           const live = yield* Effect.forkChild(Writer.appendConcurrently({ streamIds, appenders: 4, perAppender: 500, batch: 1 }))
           const deploy = [
@@ -77,11 +97,18 @@ describe("perspective versions through the front door", () => {
           const afterBack = yield* store.getMany("balance", sample)
           const again = yield* PgPerspectiveVersions.cutover("balance", 2)
           const afterAgain = yield* store.getMany("balance", sample)
+          writing = false
+          yield* Fiber.join(writer)
+          yield* Workers.settle(
+            workers,
+            Effect.map(Writer.counts, (c) => c.work)
+          )
           const effects = workers.flatMap((w) => w.effects())
           const fired = new Map<string, number>()
           for (const id of effects) fired.set(id, (fired.get(id) ?? 0) + 1)
           return {
-            appended: history + appendedLive,
+            appended: history + appendedLive + ryw.n,
+            ryw,
             cutAt,
             reads,
             back,
@@ -105,10 +132,14 @@ describe("perspective versions through the front door", () => {
         }).pipe(Effect.provide(Writer.layer(url, schema)))
         const repeated = [...result.fired.values()].filter((n) => n > 1).length
         console.log(
-          `versions: ${result.appended} events; reads ${result.reads.total} (v1 ${result.reads.v1}, v2 ${result.reads.v2}, mixed ${result.reads.mixed}, errors ${result.reads.errors}); ` +
+          `versions: ${result.appended} events; read-your-writes ${result.ryw.n} (${JSON.stringify(result.ryw.outcomes)}, stale ${result.ryw.stale}); reads ${result.reads.total} (v1 ${result.reads.v1}, v2 ${result.reads.v2}, mixed ${result.reads.mixed}, errors ${result.reads.errors}); ` +
             `rollback ${result.back.millis} ms, cutover ${result.again.millis} ms; receptor firings ${[...result.fired.values()].reduce((a, b) => a + b, 0)} for ${result.fired.size} events, repeated ${repeated}`
         )
-        expect(result.counts).toEqual({ events: 22_000, work: 0, dead_letters: 0 })
+        expect(result.counts).toEqual({ events: 22_000 + result.ryw.n, work: 0, dead_letters: 0 })
+        // Read-your-writes across the rebuild, both cutovers and the rollback: every wait fresh (Synced, or
+        // NoPendingEvents when the event was applied before the wait's first check), no read stale.
+        expect(result.ryw.n).toBeGreaterThan(0)
+        expect(result.ryw).toMatchObject({ stale: 0, notFresh: 0 })
         expect(result.balanceV2).toBe(0)
         expect(result.balance).toBe(0)
         expect(result.activity).toBe(0)
@@ -116,7 +147,7 @@ describe("perspective versions through the front door", () => {
         expect(result.reads.mixed).toBe(0)
         expect(result.reads.v1).toBeGreaterThan(0)
         // Every event fired the receptor exactly once: the history was not replayed into it, new events fired once.
-        expect(result.fired.size).toBe(22_000)
+        expect(result.fired.size).toBe(22_000 + result.ryw.n)
         expect(repeated).toBe(0)
         expect(result.back).toMatchObject({ live: "balance", replaced: "balance__v2", switched: true })
         expect(result.afterBack.every((s) => s === "v1")).toBe(true)
