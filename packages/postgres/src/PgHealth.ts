@@ -5,6 +5,8 @@
  * Degraded when any of these holds (thresholds in {@link Options}):
  * - a perspective's lag (seconds since its oldest pending event) is above `maxLag` (a version still building its
  *   history is not judged by it: the watchdog reports its progress);
+ * - a perspective version cannot go on by itself (`Version`: no live instance runs it, or its dead letters keep it
+ *   from going live);
  * - a cursor is Failed (more than `maxFailedCursors`);
  * - no instance has heartbeated within `heartbeatMaxAge` (or, with `instanceId`, that instance has not);
  * - the watchdog finds a (stream, perspective) stuck, with its reason.
@@ -36,7 +38,7 @@ import * as PgWatchdog from "./PgWatchdog.js"
  * @since 0.1.0
  */
 export interface Reason {
-  readonly code: "Lag" | "FailedCursors" | "NoHeartbeat" | "Stuck" | "DatabaseUnavailable"
+  readonly code: "Lag" | "FailedCursors" | "NoHeartbeat" | "Stuck" | "Version" | "DatabaseUnavailable"
   readonly message: string
   readonly perspective?: string
   readonly streamId?: string
@@ -96,14 +98,17 @@ export const judge = (
     readonly perspectives: ReadonlyArray<PgStatus.PerspectiveSummary>
     readonly instances: ReadonlyArray<PgStatus.Instance>
     readonly stuck: ReadonlyArray<PgWatchdog.Stuck>
-    /** Keys of perspective versions still building: their backlog is their history, not lag of what is served. */
-    readonly building?: ReadonlyArray<string> | undefined
+    /**
+     * What the watchdog says about perspective versions (`PgWatchdog.versionFindings`): a version still building is
+     * not judged by `maxLag` (its backlog is its history); one that cannot go on by itself is a reason.
+     */
+    readonly versions?: ReadonlyArray<PgWatchdog.VersionFinding> | undefined
   },
   options: Options = {}
 ): ReadonlyArray<Reason> => {
   const reasons: Array<Reason> = []
   const maxLag = Duration.toSeconds(options.maxLag ?? Duration.seconds(60))
-  const building = new Set(input.building ?? [])
+  const building = new Set((input.versions ?? []).filter((f) => f.state === "building").map((f) => f.perspective))
   for (const p of input.perspectives) {
     if (p.pending > 0 && p.lagSeconds > maxLag && !building.has(p.perspective)) {
       reasons.push({
@@ -130,6 +135,9 @@ export const judge = (
       reasons.push({ code: "NoHeartbeat", message: `${who} has heartbeated in the last ${maxAge}s` })
     }
   }
+  for (const f of input.versions ?? []) {
+    if (!PgWatchdog.isInformational(f.reason)) reasons.push({ code: "Version", perspective: f.perspective, message: f.message })
+  }
   for (const s of input.stuck) {
     if (PgWatchdog.isInformational(s.reason)) continue
     reasons.push({
@@ -153,10 +161,8 @@ export const check = (options: Options = {}): Effect.Effect<Report, never, PgCli
     const perspectives = yield* PgStatus.perspectives
     const instances = yield* PgStatus.instances
     const stuck = yield* PgWatchdog.diagnose(options.watchdog)
-    const building = (yield* PgWatchdog.registeredVersions(options.watchdog))
-      .filter((v) => v.state === "building")
-      .map((v) => v.perspectiveName)
-    const reasons = judge({ perspectives, instances, stuck, building }, options)
+    const versions = yield* PgWatchdog.diagnoseVersions(options.watchdog)
+    const reasons = judge({ perspectives, instances, stuck, versions }, options)
     return {
       status: reasons.length === 0 ? ("healthy" as const) : ("degraded" as const),
       reasons,

@@ -12,12 +12,14 @@
  * | `LeaseHeldByDeadInstance` | the stream's lease is live but its holder's heartbeat is stale or missing; it frees at lease expiry |
  * | `FailingEvent` | the head event failed `attempts` times; it is retried after `backoffUntil`, then dead-lettered |
  * | `RewindPending` | the cursor is flagged RewindRequired (a late arrival) and waits out the rewind debounce, or for a worker to rewind it |
+ * | `VersionHasDeadLetters` | a version still building dead-lettered events: it never goes live until they are retried or discarded (`whizbang dead-letters`) |
  * | `VersionBuilding` | informational: the pair belongs to a version still replaying its history, whose backlog is expected (`PgHealth` ignores it) |
  * | `LeaseHeldByLiveInstance` | a live instance holds the lease but does not commit (slow apply, hung fiber) |
  * | `NotClaimed` | nobody holds the lease: no live worker handles this perspective, or all are saturated |
  *
  * {@link diagnoseVersions} says the same per perspective version, pairs or not (a version whose planned history waits
- * has no work rows yet): `NoInstanceRunsVersion` when no live instance runs it, else `VersionBuilding` with its progress.
+ * has no work rows yet): `NoInstanceRunsVersion` when no live instance runs it, else `VersionHasDeadLetters` or
+ * `VersionBuilding` with its progress.
  *
  * **When to use**: `PgWatchdog.layer()` in a service that runs workers: it logs a warning per stuck pair every
  * `interval` and keeps the lag gauges current. `PgHealth` and `whizbang status` call `diagnose` directly.
@@ -50,6 +52,13 @@ export type Reason =
       readonly version: number
       readonly state: PgPerspectiveVersions.State
       readonly liveInstances: number
+    }
+  | {
+      readonly _tag: "VersionHasDeadLetters"
+      readonly perspective: string
+      readonly baseName: string
+      readonly version: number
+      readonly deadLetters: number
     }
   | {
       readonly _tag: "VersionBuilding"
@@ -159,6 +168,8 @@ const describe = (reason: Reason): string => {
       return `no live instance runs perspective "${reason.perspective}" (${reason.liveInstances} live instance(s) run others); the work waits for one that does`
     case "NoInstanceRunsVersion":
       return `no live instance runs version ${reason.version} of perspective "${reason.baseName}" (${reason.perspective}, ${reason.state}; ${reason.liveInstances} live instance(s) run others): its work waits for an instance of a release that declares it (a rolling deploy)`
+    case "VersionHasDeadLetters":
+      return `version ${reason.version} of perspective "${reason.baseName}" (${reason.perspective}) dead-lettered ${reason.deadLetters} event(s): it does not go live until they are retried or discarded (whizbang dead-letters list -p ${reason.perspective})`
     case "VersionBuilding":
       return `version ${reason.version} of perspective "${reason.baseName}" (${reason.perspective}) is building: ${Math.round(reason.progress * 100)}% of its history applied`
     case "RewindPending":
@@ -179,13 +190,17 @@ const noRunner = (v: PgPerspectiveVersions.VersionInfo, liveInstances: number): 
   liveInstances
 })
 
-const building = (v: PgPerspectiveVersions.VersionInfo): Reason => ({
-  _tag: "VersionBuilding",
-  perspective: v.perspectiveName,
-  baseName: v.baseName,
-  version: v.version,
-  progress: v.progress
-})
+/** A building version: held back by its dead letters, else just building. */
+const building = (v: PgPerspectiveVersions.VersionInfo): Reason =>
+  v.deadLetters > 0
+    ? {
+        _tag: "VersionHasDeadLetters",
+        perspective: v.perspectiveName,
+        baseName: v.baseName,
+        version: v.version,
+        deadLetters: v.deadLetters
+      }
+    : { _tag: "VersionBuilding", perspective: v.perspectiveName, baseName: v.baseName, version: v.version, progress: v.progress }
 
 /**
  * Classifies one diagnosis row (pure; the precedence is the table in the module docs).
@@ -350,14 +365,15 @@ export interface VersionFinding {
   readonly baseName: string
   readonly version: number
   readonly state: PgPerspectiveVersions.State
-  readonly reason: Extract<Reason, { readonly _tag: "NoInstanceRunsVersion" | "VersionBuilding" }>
+  readonly reason: Extract<Reason, { readonly _tag: "NoInstanceRunsVersion" | "VersionHasDeadLetters" | "VersionBuilding" }>
   readonly message: string
 }
 
 /**
  * What the watchdog says about these versions (pure): per version not retired, `NoInstanceRunsVersion` when it has
  * work or history waiting and no live instance runs it (while some instance is live: a rolling deploy), else
- * `VersionBuilding` with its progress while it is building. Versions that are fine are left out.
+ * `VersionHasDeadLetters` while it is building with dead letters (it would never go live), else `VersionBuilding` with
+ * its progress while it is building. Versions that are fine are left out.
  *
  * @category constructors
  * @since 0.3.0
@@ -405,6 +421,7 @@ const blockingTags: ReadonlySet<Reason["_tag"]> = new Set([
   "StreamLocked",
   "NoInstanceRunsPerspective",
   "NoInstanceRunsVersion",
+  "VersionHasDeadLetters",
   "RewindPending"
 ])
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import * as PgHealth from "../src/PgHealth.js"
 import type * as PgStatus from "../src/PgStatus.js"
+import type * as PgWatchdog from "../src/PgWatchdog.js"
 
 const perspective = (lagSeconds: number): PgStatus.PerspectiveSummary => ({
   perspective: "balance",
@@ -45,10 +46,25 @@ describe("PgHealth options", () => {
 
   it("a version still building its history is not judged by maxLag (its backlog is the build); a serving one is", () => {
     const lagging = [{ ...perspective(600), perspective: "balance__v2" }, perspective(600)]
-    const codes = PgHealth.judge(
-      { perspectives: lagging, instances: [], stuck: [], building: ["balance__v2"] },
-      { heartbeatMaxAge: null }
-    ).map((r) => [r.code, r.perspective])
-    expect(codes).toEqual([["Lag", "balance"]])
+    const finding = (reason: PgWatchdog.VersionFinding["reason"]): PgWatchdog.VersionFinding => ({
+      perspective: "balance__v2",
+      baseName: "balance",
+      version: 2,
+      state: "building",
+      reason,
+      message: reason._tag
+    })
+    const judge = (f: PgWatchdog.VersionFinding) =>
+      PgHealth.judge({ perspectives: lagging, instances: [], stuck: [], versions: [f] }, { heartbeatMaxAge: null }).map((r) => [
+        r.code,
+        r.perspective
+      ])
+    const base = { perspective: "balance__v2", baseName: "balance", version: 2 }
+    expect(judge(finding({ _tag: "VersionBuilding", ...base, progress: 0.5 }))).toEqual([["Lag", "balance"]])
+    // A version its dead letters keep from going live needs an operator: the service is degraded by it.
+    expect(judge(finding({ _tag: "VersionHasDeadLetters", ...base, deadLetters: 1 }))).toEqual([
+      ["Lag", "balance"],
+      ["Version", "balance__v2"]
+    ])
   })
 })

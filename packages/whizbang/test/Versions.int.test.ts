@@ -3,7 +3,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
 import { Effect, Fiber, Layer, Logger, Schema } from "effect"
-import { EventId, EventRegistry, EventStore, Perspective, PerspectiveWorker, PgClient, PgPerspectiveVersions, Whizbang } from "whizbang"
+import {
+  EventId,
+  EventRegistry,
+  EventStore,
+  Perspective,
+  PerspectiveWorker,
+  PgClient,
+  PgHealth,
+  PgPerspectiveVersions,
+  PgWatchdog,
+  Whizbang
+} from "whizbang"
 import * as Fixtures from "./fixtures.js"
 
 const events = EventRegistry.make([Fixtures.Deposited])
@@ -341,13 +352,26 @@ describe("a version that cannot apply its history", () => {
             const versions = yield* PgPerspectiveVersions.list
             const refused = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2))
             const awaited = yield* Effect.flip(PgPerspectiveVersions.awaitLive("balance__v2"))
-            return { versions, refused, awaited, served: yield* sql<{ data: unknown }>("SELECT data FROM wh_per_balance") }
+            const findings = yield* PgWatchdog.diagnoseVersions()
+            const health = yield* PgHealth.check({ heartbeatMaxAge: null })
+            return {
+              versions,
+              refused,
+              awaited,
+              findings,
+              health,
+              served: yield* sql<{ data: unknown }>("SELECT data FROM wh_per_balance")
+            }
           }).pipe(Effect.provide(app(url, [Fixtures.balance, picky], { options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 } })))
         )
         expect(result.versions.find((v) => v.perspectiveName === "balance__v2")).toMatchObject({ state: "building", deadLetters: 1 })
         expect(result.refused.message).toContain("balance__v2 dead-lettered 1 event(s)")
         // awaitLive does not wait out its 10-minute default: this version cannot go live on its own.
         expect(result.awaited).toMatchObject({ _tag: "VersionNotReady", perspectiveName: "balance__v2", deadLetters: 1 })
+        // The watchdog names why it waits, and the service is degraded by it (an operator must act).
+        expect(result.findings).toMatchObject([{ perspective: "balance__v2", reason: { _tag: "VersionHasDeadLetters", deadLetters: 1 } }])
+        expect(result.findings[0]?.message).toContain("does not go live until they are retried or discarded")
+        expect(result.health.status).toBe("degraded")
         expect(result.served).toEqual([{ data: { total: 15 } }])
       })
     )
