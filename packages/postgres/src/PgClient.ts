@@ -21,6 +21,8 @@
  * - The options are validated before the pool exists (`decodeOptions`): the URL must name a host and a database,
  *   since pg would otherwise fill them from `PGHOST`/`PGDATABASE` and a service could migrate a database nobody named.
  * - LISTEN connections (`PgListener`) come from `connect`, outside the pool: `maxConnections` is all for statements.
+ * - The perspective worker runs its statements on a pool of its own (`dedicated`, sized by the worker:
+ *   `maxConcurrentDrainConsumers + 2`), so a burst of requests on this pool never queues the worker behind it.
  *
  * @since 0.1.0
  */
@@ -94,6 +96,12 @@ export interface Shape {
   readonly drizzle: <A>(f: (db: NodePgDatabase) => PromiseLike<A>) => Effect.Effect<A, PostgresError>
   /** Runs `effect` in a transaction (a savepoint when already inside one). */
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | PostgresError, R>
+  /**
+   * A client with a pool of its own (same URL, schema, timeouts and application name), ended with the current
+   * scope: for a background loop that must not queue behind request traffic (the perspective worker). Its
+   * transactions are its own: a statement of this client never runs on a transaction of the other, and back.
+   */
+  readonly dedicated: (options: { readonly maxConnections: number }) => Effect.Effect<Shape, never, Scope.Scope>
 }
 
 /**
@@ -109,8 +117,10 @@ export class PgClient extends Context.Service<PgClient, Shape>()("@whizbang/post
  * @since 0.1.0
  */
 export const make = (options: Options): Effect.Effect<Shape, PostgresConfigError, Scope.Scope> =>
+  Effect.flatMap(decodeOptions(options), (decoded) => fromDecoded(decoded))
+
+const fromDecoded = (decoded: ConnectionOptions.Decoded): Effect.Effect<Shape, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const decoded = yield* decodeOptions(options)
     const schema = decoded.schema
     const config: pg.PoolConfig = {
       connectionString: decoded.connectionString,
@@ -162,7 +172,10 @@ export const make = (options: Options): Effect.Effect<Shape, PostgresConfigError
       catch: (cause) => fromCause(cause)
     })
 
-    return PgClient.of({ schema, tables: Tables.make(schema), pool, connect, query, drizzle, withTransaction })
+    const dedicated = (own: { readonly maxConnections: number }) =>
+      fromDecoded({ ...decoded, maxConnections: Math.max(1, Math.floor(own.maxConnections)) })
+
+    return PgClient.of({ schema, tables: Tables.make(schema), pool, connect, query, drizzle, withTransaction, dedicated })
   })
 
 /**

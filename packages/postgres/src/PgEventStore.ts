@@ -7,6 +7,10 @@
  * Validation and encoding are `AppendRequest.prepare` from `@whizbang/core`, shared with the in-memory store,
  * so both accept and refuse exactly the same input; both pass `EventStoreContract`.
  *
+ * Workers are woken by `NOTIFY wh_work`: an append inside a caller's transaction notifies in that transaction's
+ * commit; any other append commits without one and the store notifies right after (one notification in flight per
+ * process, so concurrent appends never queue on Postgres's notification lock at commit).
+ *
  * **Gotchas**: tables must exist — provide `PgMigrator.layer` (or run migrations) before appending.
  *
  * @since 0.1.0
@@ -15,6 +19,8 @@ import { AppendRequest, type Envelope, EventStore, EventStoreError, EventRegistr
 import { Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
+import * as Transaction from "./internal/transaction.js"
+import * as WorkWakeUp from "./internal/workWakeUp.js"
 import * as AppendSql from "./sql/appendEvents.js"
 import * as ReadSql from "./sql/readStream.js"
 
@@ -59,6 +65,7 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
     const routing = options.routing ?? (() => [])
     const partitionCount = options.partitionCount ?? 10_000
     const lifecycleTypes = options.lifecycleTypes ?? (() => false)
+    const wakeWorkers = WorkWakeUp.make(client)
 
     const append: EventStore.EventStore["Service"]["append"] = (streamId, events, appendOptions) =>
       Effect.gen(function* () {
@@ -73,6 +80,9 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
           }
         }
         const supplied = prepared.events.filter((e) => e.supplied).map((e) => e.eventId)
+        // Inside a caller's transaction the work is visible only at its commit: the NOTIFY rides in it. Otherwise
+        // the append commits without one and the workers are woken after the commit (see WorkWakeUp).
+        const inTransaction = (yield* Transaction.currentClient(client.pool))._tag === "Some"
         const rows = yield* client
           .query<{ outcome: string; version: string; ids: ReadonlyArray<string> | null }>(AppendSql.appendEvents, [
             streamId,
@@ -88,7 +98,8 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
             routedTypes,
             routedPerspectives,
             partitionCount,
-            batchTypes.filter(lifecycleTypes)
+            batchTypes.filter(lifecycleTypes),
+            inTransaction
           ])
           .pipe(
             // A supplied id stored by a concurrent append to another stream since the function's check.
@@ -107,6 +118,8 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
         }
         if (row.outcome === "duplicate") return yield* new EventStoreError.DuplicateEventId({ eventIds: row.ids ?? supplied })
         const ids = row.ids ?? []
+        // Even with no route of its own: the registry may have routed the events to versions this process does not know.
+        if (!inTransaction) yield* wakeWorkers
         return { streamId, nextExpectedVersion: before + ids.length, events: AppendRequest.envelopes(prepared, ids, before) }
       })
 

@@ -131,11 +131,31 @@ export const layerPorts = (
   | PostgresConfigError
   | VersionTableConflict,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
+> => ports(config, false)
+
+/**
+ * The ports; `workerPool`: the coordinator runs on a pool of its own of `maxConcurrentDrainConsumers + 2`
+ * connections (each consumer's fetch or completion, plus the claim loop and a lease renewal), so the worker never
+ * waits for a connection behind the service's requests.
+ */
+const ports = (
+  config: Config,
+  workerPool: boolean
+): Layer.Layer<
+  Ports,
+  | WorkerOptions.InvalidWorkerOptions
+  | DefinitionErrors.InvalidPerspectiveName
+  | EventRegistry.InvalidEventDefinition
+  | PostgresError
+  | PostgresConfigError
+  | VersionTableConflict,
+  PgClient | SchemaReady | InstanceProvider.InstanceProvider
 > =>
   Layer.unwrap(
     Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
       Layer.mergeAll(
         PgWorkCoordinator.layer({
+          ...(workerPool ? { connections: options.maxConcurrentDrainConsumers + 2 } : {}),
           lease: options.lease,
           debugMode: options.debugMode,
           maxPerspectiveEventAttempts: options.maxPerspectiveEventAttempts,
@@ -200,7 +220,7 @@ export const layer = (
         )
       )
     ),
-    Layer.provideMerge(layerPorts(config)),
+    Layer.provideMerge(ports(config, true)),
     Layer.provideMerge(
       Layer.unwrap(
         Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>

@@ -5,7 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { EventId, EventStore, PerspectiveStore, type WorkCoordinator } from "@whizbang/core"
 import { PgClient, PgInstanceRegistry } from "@whizbang/postgres"
 import { TestDatabase } from "@whizbang/testing"
-import { Deferred, Duration, Effect, Exit, Queue, Ref } from "effect"
+import { Deferred, Duration, Effect, Exit, Queue, Ref, Schedule } from "effect"
 import { inject } from "vitest"
 import * as Bank from "./fixtures/bank.js"
 import { type Node, type NodeConfig, startNode } from "./fixtures/instances.js"
@@ -358,7 +358,11 @@ describe("many instances on one database", () => {
       expect(pid).toBeDefined()
       yield* sql(a, "select pg_terminate_backend($1)", [pid])
       const second = yield* appendAndAwait(10_000)
-      const pids = yield* listenPids
+      // The wake-up that applied it may come before the new LISTEN shows in pg_stat_activity: wait for it (bounded).
+      const pids = yield* listenPids.pipe(
+        Effect.repeat({ until: (found) => found.length > 0, schedule: Schedule.spaced(Duration.millis(20)) }),
+        Effect.timeoutOrElse({ duration: 5_000, orElse: () => listenPids })
+      )
       expect(pids).toHaveLength(1)
       expect(pids[0]).not.toBe(pid)
       // Every connection of the database dies (as in a Postgres restart); the worker recovers on its own.
@@ -368,6 +372,50 @@ describe("many instances on one database", () => {
         `NOTIFY to processed: ${first.millis} ms; after listener kill ${second.millis} ms; after all connections killed ${third.millis} ms`
       )
       yield* expectFolded(a, [first.stream, second.stream, third.stream], 1)
+    })
+  )
+
+  scenario("workers are woken after the commit: appends of their own and appends inside a caller's transaction", (url) =>
+    Effect.gen(function* () {
+      const processed = yield* Queue.unbounded<string>()
+      // With a 60 s safety-net poll, only a notification wakes the worker this fast.
+      const slow = { pollingInterval: Duration.minutes(1), notifyHealthyPollingInterval: Duration.minutes(1) }
+      const worker = yield* startNode({
+        url,
+        options: slow,
+        hooks: { onPerspectiveEventProcessed: (g) => Effect.asVoid(Queue.offer(processed, `${g.streamId}:${g.perspectiveName}`)) }
+      })
+      // The writer runs no perspective (an old deploy): the registry routes its events to the worker's.
+      const writer = yield* startNode({ url, perspectives: [], options: slow })
+      const applied = (stream: string) =>
+        Effect.gen(function* () {
+          const seen = new Set<string>()
+          while (!(seen.has(`${stream}:balance`) && seen.has(`${stream}:activity`))) seen.add(yield* Queue.take(processed))
+        }).pipe(Effect.timeoutOrElse({ duration: 10_000, orElse: () => Effect.die(new Error(`${stream} not processed within 10 s`)) }))
+      // 20 appends of their own in a burst (one wake-up in flight at a time): every one is applied.
+      const burst = newStreams(20)
+      yield* writer
+        .run(
+          Effect.flatMap(Effect.service(EventStore.EventStore), (store) =>
+            Effect.forEach(burst, (id) => store.append(id, [Bank.Deposited.make({ accountId: id, amount: 1 })]), {
+              concurrency: "unbounded",
+              discard: true
+            })
+          )
+        )
+        .pipe(Effect.orDie)
+      yield* Effect.forEach(burst, applied, { discard: true })
+      // Inside a caller's transaction: the work is visible only at its commit, and the wake-up rides in it.
+      const [inTx] = newStreams(1)
+      yield* writer
+        .run(
+          Effect.flatMap(Effect.all([Effect.service(EventStore.EventStore), Effect.service(PgClient.PgClient)]), ([store, client]) =>
+            client.withTransaction(store.append(inTx!, [Bank.Deposited.make({ accountId: inTx!, amount: 1 })]))
+          )
+        )
+        .pipe(Effect.orDie)
+      yield* applied(inTx!)
+      yield* expectFolded(worker, [...burst, inTx!], 1)
     })
   )
 

@@ -87,8 +87,9 @@ export interface Config extends PgPerspectivePipeline.Config {
   /** This process's instance id (a UUID); default: a new one per process. */
   readonly instanceId?: string
   /**
-   * Pool size for statements, an integer >= 1; default 10. The two LISTEN connections (worker wake-ups,
-   * read-your-writes) are opened outside the pool.
+   * Pool size for statements, an integer >= 1; default 10. The worker runs on a pool of its own
+   * (`options.maxConcurrentDrainConsumers + 2` connections), so requests never queue it; the two LISTEN connections
+   * (worker wake-ups, read-your-writes) are opened outside both pools.
    */
   readonly maxConnections?: number
   readonly streamLocks?: PerspectiveStreamLockOptions.Input

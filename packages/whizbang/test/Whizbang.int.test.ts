@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Deferred, Duration, Effect, Fiber, Layer, Option } from "effect"
 import {
   EventId,
   EventStore,
@@ -110,5 +110,61 @@ describe("Whizbang.layer", () => {
         expect(yield* names({ serviceName: "orders-api", applicationName: "orders-api-7" })).toContain("orders-api-7")
       })
     )
+  )
+
+  it.live(
+    "the worker has connections of its own: with every connection of the service's pool held by requests, new events are still applied",
+    () =>
+      withDatabase((url) =>
+        Effect.gen(function* () {
+          const id = EventId.unsafeMake()
+          const applied = yield* Deferred.make<void>()
+          const hooks = {
+            onPerspectiveEventProcessed: (group: { readonly streamId: string }) =>
+              group.streamId === id ? Deferred.succeed(applied, undefined).pipe(Effect.asVoid) : Effect.void
+          }
+          yield* Effect.gen(function* () {
+            const client = yield* Effect.service(PgClient.PgClient)
+            const release = yield* Deferred.make<void>()
+            // Both connections of the pool are taken by transactions that wait (requests stuck on a slow call).
+            const holders = []
+            for (let k = 0; k < 2; k++) {
+              const held = yield* Deferred.make<void>()
+              holders.push(
+                yield* Effect.forkChild(client.withTransaction(Effect.andThen(Deferred.succeed(held, undefined), Deferred.await(release))))
+              )
+              yield* Deferred.await(held)
+            }
+            // Another instance (no worker, its own runtime: nothing memoized is shared) appends; this instance's
+            // worker must apply it while its pool is full.
+            const writer = Effect.scoped(
+              Effect.flatMap(EventStore.EventStore, (store) =>
+                store.append(id, [Fixtures.Deposited.make({ accountId: id, amount: 7 })])
+              ).pipe(
+                Effect.provide(
+                  Layer.unwrap(
+                    Effect.map(Fixtures.definitions, ({ events, perspectives }) =>
+                      Whizbang.layerWithoutWorker({
+                        databaseUrl: url,
+                        schema: "umbrella",
+                        events,
+                        perspectives,
+                        watchdog: { interval: null }
+                      })
+                    )
+                  )
+                )
+              )
+            )
+            yield* Effect.promise(() => Effect.runPromise(writer))
+            // Less than the pool's connect timeout (10 s): a worker queued behind the held connections would miss it.
+            // The requests end either way, so a failure is reported at once.
+            yield* Deferred.await(applied).pipe(Effect.timeout(Duration.seconds(8)), Effect.ensuring(Deferred.succeed(release, undefined)))
+            yield* Fiber.joinAll(holders)
+            const models = yield* Effect.service(PerspectiveStore.PerspectiveStore)
+            expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ total: 7 })
+          }).pipe(Effect.provide(app(url, { maxConnections: 2, hooks })))
+        })
+      )
   )
 })

@@ -1,0 +1,41 @@
+/**
+ * Wakes the workers after appends committed outside a caller's transaction: `NOTIFY wh_work` sent after the
+ * commit, at most one in flight per process. A wake-up asked for while one is in flight is sent once more after it
+ * (a worker woken by the first may have claimed before the later commit), so every commit is followed by a
+ * notification. A failed notification is logged at debug level: the workers' safety-net poll covers it.
+ *
+ * Why not in the append's own commit: Postgres takes a database-wide lock for every committing transaction that
+ * notified, which queues concurrent appends behind each other's commit (see migration 0006).
+ *
+ * @internal
+ */
+import { Effect } from "effect"
+import type { PgClient } from "../PgClient.js"
+
+/** Returns `wake`: ask for a notification after a commit (never waits for it). @internal */
+export const make = (client: PgClient["Service"]): Effect.Effect<void> => {
+  let inFlight = false
+  let again = false
+  const send: Effect.Effect<void> = Effect.suspend(() => {
+    again = false
+    return client.query("SELECT pg_notify('wh_work', $1)", [client.schema]).pipe(
+      Effect.catch((error) => Effect.logDebug("waking the workers failed; their safety-net poll covers it", error)),
+      // Checking `again` and clearing `inFlight` is one synchronous step, so no request is left behind.
+      Effect.andThen(
+        Effect.suspend(() => {
+          if (again) return send
+          inFlight = false
+          return Effect.void
+        })
+      )
+    )
+  })
+  return Effect.suspend(() => {
+    if (inFlight) {
+      again = true
+      return Effect.void
+    }
+    inFlight = true
+    return Effect.asVoid(Effect.forkDetach(send))
+  })
+}
