@@ -115,14 +115,12 @@ export type Ports =
   | LifecycleStore.LifecycleStore
 
 /**
- * Everything but the worker: for processes that only append and read (the worker runs elsewhere).
+ * The layer of the ports, as {@link layerPorts} builds it.
  *
- * @category layers
- * @since 0.1.0
+ * @category models
+ * @since 0.3.0
  */
-export const layerPorts = (
-  config: Config
-): Layer.Layer<
+export type PortsLayer = Layer.Layer<
   Ports,
   | WorkerOptions.InvalidWorkerOptions
   | DefinitionErrors.InvalidPerspectiveName
@@ -131,26 +129,22 @@ export const layerPorts = (
   | PostgresConfigError
   | VersionTableConflict,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider
-> => ports(config, false)
+>
+
+/**
+ * Everything but the worker: for processes that only append and read (the worker runs elsewhere).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerPorts = (config: Config): PortsLayer => ports(config, false)
 
 /**
  * The ports; `workerPool`: the coordinator runs on a pool of its own of `maxConcurrentDrainConsumers + 2`
  * connections (each consumer's fetch or completion, plus the claim loop and a lease renewal), so the worker never
  * waits for a connection behind the service's requests.
  */
-const ports = (
-  config: Config,
-  workerPool: boolean
-): Layer.Layer<
-  Ports,
-  | WorkerOptions.InvalidWorkerOptions
-  | DefinitionErrors.InvalidPerspectiveName
-  | EventRegistry.InvalidEventDefinition
-  | PostgresError
-  | PostgresConfigError
-  | VersionTableConflict,
-  PgClient | SchemaReady | InstanceProvider.InstanceProvider
-> =>
+const ports = (config: Config, workerPool: boolean): PortsLayer =>
   Layer.unwrap(
     Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
       Layer.mergeAll(
