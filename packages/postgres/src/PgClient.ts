@@ -100,8 +100,9 @@ export interface Shape {
    * A client with a pool of its own (same URL, schema, timeouts and application name), ended with the current
    * scope: for a background loop that must not queue behind request traffic (the perspective worker). Its
    * transactions are its own: a statement of this client never runs on a transaction of the other, and back.
+   * `maxConnections` must be an integer >= 1 (else a `PostgresConfigError` naming it).
    */
-  readonly dedicated: (options: { readonly maxConnections: number }) => Effect.Effect<Shape, never, Scope.Scope>
+  readonly dedicated: (options: { readonly maxConnections: number }) => Effect.Effect<Shape, PostgresConfigError, Scope.Scope>
 }
 
 /**
@@ -173,7 +174,9 @@ const fromDecoded = (decoded: ConnectionOptions.Decoded): Effect.Effect<Shape, n
     })
 
     const dedicated = (own: { readonly maxConnections: number }) =>
-      fromDecoded({ ...decoded, maxConnections: Math.max(1, Math.floor(own.maxConnections)) })
+      Effect.flatMap(ConnectionOptions.decodePoolSize("maxConnections", own.maxConnections), (maxConnections) =>
+        fromDecoded({ ...decoded, maxConnections })
+      )
 
     return PgClient.of({ schema, tables: Tables.make(schema), pool, connect, query, drizzle, withTransaction, dedicated })
   })

@@ -34,7 +34,7 @@ import {
   WorkerOptions
 } from "@whizbang/core"
 import { type Duration, Effect, Layer } from "effect"
-import type { PgClient } from "./PgClient.js"
+import { PgClient } from "./PgClient.js"
 import type { DuplicateInstanceError, PostgresConfigError, PostgresError } from "./PostgresError.js"
 import type { SchemaReady } from "./SchemaReady.js"
 import * as PgEventStore from "./PgEventStore.js"
@@ -139,6 +139,19 @@ export type PortsLayer = Layer.Layer<
  */
 export const layerPorts = (config: Config): PortsLayer => ports(config, false)
 
+/** `layer` on a pool of its own of `connections` (`PgClient.dedicated`); undefined: on the service's pool. */
+const ownPool = <A, E, R>(layer: Layer.Layer<A, E, R>, connections: number | undefined) =>
+  connections === undefined
+    ? layer
+    : layer.pipe(
+        Layer.provide(
+          Layer.effect(
+            PgClient,
+            Effect.flatMap(PgClient, (shared) => shared.dedicated({ maxConnections: connections }))
+          )
+        )
+      )
+
 /**
  * The ports; `workerPool`: the coordinator runs on a pool of its own of `maxConcurrentDrainConsumers + 2`
  * connections (each consumer's fetch or completion, plus the claim loop and a lease renewal), so the worker never
@@ -148,16 +161,18 @@ const ports = (config: Config, workerPool: boolean): PortsLayer =>
   Layer.unwrap(
     Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
       Layer.mergeAll(
-        PgWorkCoordinator.layer({
-          ...(workerPool ? { connections: options.maxConcurrentDrainConsumers + 2 } : {}),
-          lease: options.lease,
-          debugMode: options.debugMode,
-          maxPerspectiveEventAttempts: options.maxPerspectiveEventAttempts,
-          abandonStaleInstanceThreshold: options.abandonStaleInstanceThreshold,
-          affinityGrace: config.affinityGrace,
-          ...(config.failureBackoff ? { failureBackoff: config.failureBackoff } : {}),
-          ...(config.snapshots ? { snapshots: config.snapshots } : {})
-        }),
+        ownPool(
+          PgWorkCoordinator.layer({
+            lease: options.lease,
+            debugMode: options.debugMode,
+            maxPerspectiveEventAttempts: options.maxPerspectiveEventAttempts,
+            abandonStaleInstanceThreshold: options.abandonStaleInstanceThreshold,
+            affinityGrace: config.affinityGrace,
+            ...(config.failureBackoff ? { failureBackoff: config.failureBackoff } : {}),
+            ...(config.snapshots ? { snapshots: config.snapshots } : {})
+          }),
+          workerPool ? options.maxConcurrentDrainConsumers + 2 : undefined
+        ),
         PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)).pipe(
           Layer.provideMerge(
             PgPerspectiveVersions.layerRegistration(

@@ -67,13 +67,6 @@ export interface Options {
   readonly affinityGrace?: Duration.Input | undefined
   /** Snapshots written in the completion transaction (every 100 applied events, newest 5 kept, by default). */
   readonly snapshots?: PgPerspectiveSnapshots.Input
-  /**
-   * `layer` only: the coordinator's statements (claims, fetches, completions, lease renewals) run on a pool of
-   * their own of this many connections (`PgClient.dedicated`), so requests on the service's pool never queue the
-   * worker behind them. An integer >= 1; default: the `PgClient`'s pool. `PgPerspectivePipeline.layer` (and
-   * `Whizbang.layer`) set `maxConcurrentDrainConsumers + 2`.
-   */
-  readonly connections?: number | undefined
 }
 
 interface PendingRow {
@@ -421,11 +414,5 @@ export const layer = (
 ): Layer.Layer<WorkCoordinator.WorkCoordinator, PostgresConfigError, PgClient | InstanceProvider.InstanceProvider | SchemaReady> =>
   Layer.effect(
     WorkCoordinator.WorkCoordinator,
-    Effect.gen(function* () {
-      yield* SchemaReady
-      const { connections } = yield* CoordinatorOptions.validate(options, WorkerOptions.defaults)
-      if (connections === undefined) return yield* make(options)
-      const own = yield* Effect.flatMap(PgClient, (shared) => shared.dedicated({ maxConnections: connections }))
-      return yield* make(options).pipe(Effect.provideService(PgClient, own))
-    })
+    Effect.flatMap(Effect.service(SchemaReady), () => make(options))
   )

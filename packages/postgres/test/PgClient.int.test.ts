@@ -47,6 +47,32 @@ describe("PgClient", () => {
     )
   )
 
+  it.live("dedicated: a pool of its own on the same schema, outside the other's transactions; a bad size is a typed error", () =>
+    withClient((client) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const own = yield* client.dedicated({ maxConnections: 2 })
+          expect(own.pool).not.toBe(client.pool)
+          expect(own.pool.options.max).toBe(2)
+          // The shared client's uncommitted row is not visible to the dedicated one: it never joins that transaction.
+          const seen = yield* client.withTransaction(
+            Effect.andThen(
+              client.query("INSERT INTO t (id) VALUES (7)"),
+              Effect.map(own.query<{ n: number }>("SELECT count(*)::int AS n FROM t WHERE id = 7"), (r) => r[0]!.n)
+            )
+          )
+          expect(seen).toBe(0)
+          expect((yield* own.query<{ n: number }>("SELECT count(*)::int AS n FROM t WHERE id = 7"))[0]!.n).toBe(1)
+          for (const maxConnections of [0, 1.5, Number.NaN]) {
+            const error = yield* Effect.flip(client.dedicated({ maxConnections }))
+            expect(error._tag).toBe("PostgresConfigError")
+            expect(error.option).toBe("maxConnections")
+          }
+        })
+      )
+    )
+  )
+
   it.live("rolls back on failure and surfaces the effect's own error", () =>
     withClient((client) =>
       Effect.gen(function* () {

@@ -133,6 +133,38 @@ describe("PgEventStore: one round trip, ids and late arrivals", () => {
       })
     )
 
+    it.effect("p_notify = false: the append's work rows notify nobody at its commit; true: once; later inserts still notify", () =>
+      Effect.gen(function* () {
+        const client = yield* PgClient.PgClient
+        // One session that listens and appends: Postgres delivers a session's own notifications before its COMMIT
+        // completes, so what a statement notified has arrived when the statement's promise resolves.
+        const session = yield* Effect.acquireRelease(client.connect, (c) => Effect.promise(() => c.end()))
+        const received: Array<string> = []
+        session.on("notification", (n) => void (n.channel === "wh_work" && received.push(n.payload ?? "")))
+        const run = (text: string, params: ReadonlyArray<unknown> = []) => Effect.promise(() => session.query(text, [...params]))
+        yield* run("LISTEN wh_work")
+        const append = (notify: boolean) =>
+          run(
+            `SELECT outcome FROM wh_append_events($1::uuid, NULL, ARRAY[$2::uuid], ARRAY[false], ARRAY['ItemAdded'], ARRAY['{}'::jsonb],
+               NULL, NULL, 'now', '{}'::jsonb, ARRAY['ItemAdded'], ARRAY['cart_summary'], 16, ARRAY[]::text[], $3::boolean)`,
+            [EventId.unsafeMake(), EventId.unsafeMake(), notify]
+          )
+        yield* append(false)
+        expect(received).toEqual([])
+        yield* append(true)
+        expect(received).toEqual(["whizbang"])
+        // In one transaction: the deferred append, then another insert of work rows, which notifies as before.
+        yield* run("BEGIN")
+        yield* append(false)
+        yield* run(
+          "INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number) VALUES (gen_random_uuid(), $1, 'cart_summary', $2, 0)",
+          [EventId.unsafeMake(), EventId.unsafeMake()]
+        )
+        yield* run("COMMIT")
+        expect(received).toEqual(["whizbang", "whizbang"])
+      }).pipe(Effect.scoped)
+    )
+
     it.effect("wh_next_event_id in SQL and EventId.successor agree", () =>
       Effect.gen(function* () {
         const client = yield* PgClient.PgClient

@@ -40,6 +40,24 @@ const schemaExists = (url: string, schema: string) =>
     })
   )
 
+/** Runs `body` in another instance without a worker (`layerWithoutWorker`), in its own runtime: nothing memoized is shared. */
+const elsewhere = (url: string, body: Effect.Effect<unknown, unknown, EventStore.EventStore | PgClient.PgClient>) =>
+  Effect.promise(() =>
+    Effect.runPromise(
+      Effect.scoped(
+        Effect.orDie(body).pipe(
+          Effect.provide(
+            Layer.unwrap(
+              Effect.map(Fixtures.definitions, ({ events, perspectives }) =>
+                Whizbang.layerWithoutWorker({ databaseUrl: url, schema: "umbrella", events, perspectives, watchdog: { interval: null } })
+              )
+            )
+          )
+        )
+      )
+    )
+  )
+
 const withDatabase = <A, E>(body: (url: string) => Effect.Effect<A, E, never>) =>
   Effect.scoped(Effect.flatMap(Effect.service(TestDatabase.TestDatabase), ({ url }) => body(url)).pipe(Effect.provide(TestDatabase.layer)))
 
@@ -137,26 +155,10 @@ describe("Whizbang.layer", () => {
             }
             // Another instance (no worker, its own runtime: nothing memoized is shared) appends; this instance's
             // worker must apply it while its pool is full.
-            const writer = Effect.scoped(
-              Effect.flatMap(EventStore.EventStore, (store) =>
-                store.append(id, [Fixtures.Deposited.make({ accountId: id, amount: 7 })])
-              ).pipe(
-                Effect.provide(
-                  Layer.unwrap(
-                    Effect.map(Fixtures.definitions, ({ events, perspectives }) =>
-                      Whizbang.layerWithoutWorker({
-                        databaseUrl: url,
-                        schema: "umbrella",
-                        events,
-                        perspectives,
-                        watchdog: { interval: null }
-                      })
-                    )
-                  )
-                )
-              )
+            yield* elsewhere(
+              url,
+              Effect.flatMap(EventStore.EventStore, (store) => store.append(id, [Fixtures.Deposited.make({ accountId: id, amount: 7 })]))
             )
-            yield* Effect.promise(() => Effect.runPromise(writer))
             // Less than the pool's connect timeout (10 s): a worker queued behind the held connections would miss it.
             // The requests end either way, so a failure is reported at once.
             yield* Deferred.await(applied).pipe(Effect.timeout(Duration.seconds(8)), Effect.ensuring(Deferred.succeed(release, undefined)))
@@ -164,6 +166,59 @@ describe("Whizbang.layer", () => {
             const models = yield* Effect.service(PerspectiveStore.PerspectiveStore)
             expect(Option.getOrThrow(yield* models.getById("balance", id)).data).toEqual({ total: 7 })
           }).pipe(Effect.provide(app(url, { maxConnections: 2, hooks })))
+        })
+      )
+  )
+
+  it.live(
+    "workers are woken after appends commit: two writer instances append concurrently, one inside its own transaction; a worker polling once a minute applies every event",
+    () =>
+      withDatabase((url) =>
+        Effect.gen(function* () {
+          const streams = Array.from({ length: 10 }, () => EventId.unsafeMake())
+          const perWriter = 20
+          const expected = 2 * perWriter + 1
+          // Two milestones: the writers' own appends all applied, then the one made inside a transaction.
+          const ownApplied = yield* Deferred.make<void>()
+          const allApplied = yield* Deferred.make<void>()
+          let seen = 0
+          const hooks = {
+            onPerspectiveEventProcessed: (group: { readonly eventIds: ReadonlyArray<string> }) =>
+              Effect.suspend(() => {
+                seen += group.eventIds.length
+                return Effect.asVoid(
+                  Effect.all([
+                    seen >= 2 * perWriter ? Deferred.succeed(ownApplied, undefined) : Effect.void,
+                    seen >= expected ? Deferred.succeed(allApplied, undefined) : Effect.void
+                  ])
+                )
+              })
+          }
+          const slow = { pollingInterval: Duration.minutes(1), notifyHealthyPollingInterval: Duration.minutes(1) }
+          yield* Effect.gen(function* () {
+            const writer = (body: Effect.Effect<unknown, unknown, EventStore.EventStore | PgClient.PgClient>) => elsewhere(url, body)
+            const appends = (k: number) =>
+              Effect.flatMap(EventStore.EventStore, (store) =>
+                Effect.forEach(
+                  Array.from({ length: perWriter }, (_, i) => streams[(k + i) % streams.length]!),
+                  (id) => store.append(id, [Fixtures.Deposited.make({ accountId: id, amount: 1 })]),
+                  { concurrency: 4, discard: true }
+                )
+              )
+            const inTransaction = Effect.gen(function* () {
+              const store = yield* EventStore.EventStore
+              const client = yield* PgClient.PgClient
+              yield* client.withTransaction(store.append(streams[0]!, [Fixtures.Deposited.make({ accountId: streams[0]!, amount: 1 })]))
+            })
+            yield* Effect.all([writer(appends(0)), writer(appends(1))], { concurrency: "unbounded" })
+            // Far below the minute-long poll: only the wake-ups after the commits can have made the worker apply them.
+            yield* Deferred.await(ownApplied).pipe(Effect.timeout(Duration.seconds(10)))
+            yield* writer(inTransaction)
+            yield* Deferred.await(allApplied).pipe(Effect.timeout(Duration.seconds(10)))
+            const models = yield* Effect.service(PerspectiveStore.PerspectiveStore)
+            const rows = yield* models.getMany("balance", streams)
+            expect([...rows.values()].reduce((sum, row) => sum + (row.data as { total: number }).total, 0)).toBe(expected)
+          }).pipe(Effect.provide(app(url, { options: slow, hooks })))
         })
       )
   )

@@ -61,15 +61,18 @@ const decodeApplicationName = (input: unknown): Effect.Effect<string, PostgresCo
   return Effect.succeed(input)
 }
 
+/** A pool size: an integer >= 1, else a `PostgresConfigError` naming `option`. */
+export const decodePoolSize = (option: string, input: unknown): Effect.Effect<number, PostgresConfigError> =>
+  typeof input === "number" && Number.isSafeInteger(input) && input >= 1
+    ? Effect.succeed(input)
+    : fail(option, `must be an integer >= 1, got ${String(input)}`)
+
 export const decode = (input: Input, names: Names = { url: "url" }): Effect.Effect<Decoded, PostgresConfigError> =>
   Effect.gen(function* () {
     const connectionString = yield* decodeUrl(names.url, input.url)
     const schema = yield* Identifier.validateSchema(input.schema ?? "whizbang", "schema")
-    const max = input.maxConnections ?? 10
     // LISTEN connections are opened outside the pool (see PgListener), so one pooled connection can serve everything.
-    if (typeof max !== "number" || !Number.isSafeInteger(max) || max < 1) {
-      return yield* fail("maxConnections", `must be an integer >= 1, got ${String(max)}`)
-    }
+    const max = yield* decodePoolSize("maxConnections", input.maxConnections ?? 10)
     const connectTimeoutMillis = Duration.toMillis(
       yield* DurationOption.decode("connectTimeout", input.connectTimeout, "positive", Duration.seconds(10))
     )

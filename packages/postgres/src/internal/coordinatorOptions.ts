@@ -23,7 +23,6 @@ export interface Input {
   readonly abandonStaleInstanceThreshold?: Duration.Input | undefined
   readonly affinityGrace?: Duration.Input | undefined
   readonly snapshots?: PgPerspectiveSnapshots.Input
-  readonly connections?: number | undefined
 }
 
 /** The numbers the SQL takes. */
@@ -35,8 +34,6 @@ export interface Validated {
   readonly abandonStaleInstanceThresholdSeconds: number
   readonly affinityGraceMillis: number
   readonly snapshots: PgPerspectiveSnapshots.Options
-  /** The coordinator's own pool size; undefined: the shared pool. */
-  readonly connections: number | undefined
 }
 
 /** 1 s, doubling, capped at 60 s. */
@@ -80,9 +77,6 @@ export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions):
     }
     const grace = yield* DurationOption.decode("affinityGrace", options.affinityGrace, "nonNegative", defaultAffinityGrace)
     const snapshots = yield* PgPerspectiveSnapshots.decode(options.snapshots)
-    if (options.connections !== undefined && !positiveInt(options.connections)) {
-      return yield* invalid("connections", `must be a positive integer, got ${String(options.connections)}`)
-    }
     return {
       leaseSeconds: Duration.toSeconds(lease),
       debugMode,
@@ -91,7 +85,6 @@ export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions):
       abandonStaleInstanceThresholdSeconds: Duration.toSeconds(threshold),
       // The claim SQL takes whole milliseconds.
       affinityGraceMillis: Math.ceil(Duration.toMillis(grace)),
-      snapshots,
-      connections: options.connections
+      snapshots
     }
   })
