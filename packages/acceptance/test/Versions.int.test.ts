@@ -4,7 +4,7 @@
 // processes, the test's side with `Whizbang.layerWithoutWorker`, which declares v1 only: an old appender).
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Effect, Fiber, Option, Schedule } from "effect"
+import { Duration, Effect, Fiber, Option, Schedule } from "effect"
 import { EventId, EventStore, PerspectiveStore, PgClient, PgPerspectiveVersions, SyncAwareLens, SyncFilter, SyncResult } from "whizbang"
 import * as Domain from "./support/domain.js"
 import * as Workers from "./support/workers.js"
@@ -56,7 +56,15 @@ describe("perspective versions through the front door", () => {
           )
           // Read-your-writes through the lens the whole time (rebuild, cutover, rollback, cutover again): a deposit to
           // a fresh account, wait, read; the row must hold it, whichever version serves.
-          const ryw = { n: 0, stale: 0, notFresh: 0, outcomes: {} as Record<string, number> }
+          const ryw = {
+            n: 0,
+            stale: 0,
+            notFresh: 0,
+            outcomes: {} as Record<string, number>,
+            // What each wait that was not fresh saw: its outcome, how long it took, and which version was live after it.
+            misses: [] as Array<{ tag: string; millis: number; pending: number; live: string | undefined }>,
+            slowest: 0
+          }
           let writing = true
           const { balance } = yield* Domain.definitions
           const writer = yield* Effect.forkChild(
@@ -68,7 +76,16 @@ describe("perspective versions through the front door", () => {
                 const { row, sync } = yield* SyncAwareLens.getById(balance, id, SyncFilter.forStream(id))
                 ryw.n++
                 ryw.outcomes[sync._tag] = (ryw.outcomes[sync._tag] ?? 0) + 1
-                if (!SyncResult.isFresh(sync)) ryw.notFresh++
+                ryw.slowest = Math.max(ryw.slowest, Duration.toMillis(sync.elapsed))
+                if (!SyncResult.isFresh(sync)) {
+                  ryw.notFresh++
+                  ryw.misses.push({
+                    tag: sync._tag,
+                    millis: Duration.toMillis(sync.elapsed),
+                    pending: sync.pending.length,
+                    live: (yield* liveVersionOf("balance"))?.perspectiveName
+                  })
+                }
                 if (Option.getOrUndefined(row)?.data.total !== amount) ryw.stale++
               }
             })
@@ -132,14 +149,14 @@ describe("perspective versions through the front door", () => {
         }).pipe(Effect.provide(Writer.layer(url, schema)))
         const repeated = [...result.fired.values()].filter((n) => n > 1).length
         console.log(
-          `versions: ${result.appended} events; read-your-writes ${result.ryw.n} (${JSON.stringify(result.ryw.outcomes)}, stale ${result.ryw.stale}); reads ${result.reads.total} (v1 ${result.reads.v1}, v2 ${result.reads.v2}, mixed ${result.reads.mixed}, errors ${result.reads.errors}); ` +
+          `versions: ${result.appended} events; read-your-writes ${result.ryw.n} (${JSON.stringify(result.ryw.outcomes)}, stale ${result.ryw.stale}, slowest wait ${Math.round(result.ryw.slowest)} ms); reads ${result.reads.total} (v1 ${result.reads.v1}, v2 ${result.reads.v2}, mixed ${result.reads.mixed}, errors ${result.reads.errors}); ` +
             `rollback ${result.back.millis} ms, cutover ${result.again.millis} ms; receptor firings ${[...result.fired.values()].reduce((a, b) => a + b, 0)} for ${result.fired.size} events, repeated ${repeated}`
         )
         expect(result.counts).toEqual({ events: 22_000 + result.ryw.n, work: 0, dead_letters: 0 })
         // Read-your-writes across the rebuild, both cutovers and the rollback: every wait fresh (Synced, or
         // NoPendingEvents when the event was applied before the wait's first check), no read stale.
         expect(result.ryw.n).toBeGreaterThan(0)
-        expect(result.ryw).toMatchObject({ stale: 0, notFresh: 0 })
+        expect(result.ryw).toMatchObject({ stale: 0, notFresh: 0, misses: [] })
         expect(result.balanceV2).toBe(0)
         expect(result.balance).toBe(0)
         expect(result.activity).toBe(0)

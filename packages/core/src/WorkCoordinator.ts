@@ -75,6 +75,11 @@ export interface PendingEvent {
    * version fires for them). Absent: `true`.
    */
   readonly fires?: boolean
+  /**
+   * `true` when the pair has pending rows after the returned ones that the request's `backgroundLimit` held back
+   * (as when it filled `limit`, the worker drains the pair again). Absent: `false`.
+   */
+  readonly more?: boolean
 }
 
 /**
@@ -111,6 +116,14 @@ export interface Shape extends CompletionStrategy.CompletionReporter<WorkCoordin
     readonly streamIds: ReadonlyArray<string>
     /** Most events per (stream, perspective). Default: all. */
     readonly limit?: number
+    /**
+     * Most events of background work in the whole fetch: work whose `PostPerspective` receptors do not fire
+     * (`PendingEvent.fires` false: a perspective version's history and the events routed to a version being
+     * built), taken as whole (stream, perspective) batches until the budget is spent. Live work is never held back by
+     * it, so a rebuild cannot make a cycle long enough to delay live events. A coordinator without background work
+     * ignores it. Default: no limit.
+     */
+    readonly backgroundLimit?: number
     /** Only these perspectives' work is returned (as for `claimWork`). Absent: every perspective. */
     readonly perspectiveNames?: ReadonlyArray<string>
     /**

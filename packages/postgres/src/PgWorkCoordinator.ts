@@ -80,6 +80,8 @@ interface PendingRow {
   readonly rewind_required: boolean
   /** False: work of a version not live at append, or replayed history (no PostPerspective receptors). */
   readonly fires: boolean
+  /** The pair has pending rows after this one that the fetch's background budget held back. */
+  readonly more: boolean
   /** This row carries its event's columns (null on the event's other rows). */
   readonly event_first: boolean
   readonly event_type: string | null
@@ -136,7 +138,8 @@ const toPendingEvents = (rows: ReadonlyArray<PendingRow>, modelsLoaded: boolean)
       rewindRequired: r.rewind_required,
       streamVersion: e.stream_version ?? 0,
       cursorLastEventId: r.cursor_last_event_id,
-      fires: r.fires
+      fires: r.fires,
+      more: r.more
     }
     if (pairModel !== undefined) event.storedModel = pairModel
     out.push(event)
@@ -365,7 +368,7 @@ export const make = (
             Effect.withSpan("whizbang.claim", { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": maxStreams } }),
             Effect.annotateLogs({ "whizbang.instance_id": instanceId })
           ),
-      fetchPendingEvents: ({ limit, perspectiveNames, streamIds, withModels }) =>
+      fetchPendingEvents: ({ backgroundLimit, limit, perspectiveNames, streamIds, withModels }) =>
         streamIds.length === 0 || perspectiveNames?.length === 0
           ? Effect.succeed([])
           : client
@@ -373,7 +376,8 @@ export const make = (
                 instanceId,
                 streamIds,
                 limit ?? 2_147_483_647,
-                perspectiveNames === undefined ? null : [...perspectiveNames]
+                perspectiveNames === undefined ? null : [...perspectiveNames],
+                backgroundLimit ?? 2_147_483_647
               ])
               .pipe(
                 Effect.map((rows) => toPendingEvents(rows, withModels === true && perspectiveNames !== undefined)),

@@ -218,6 +218,61 @@ describe("claims", () => {
   )
 
   scenario(
+    "live work first: a stream with live work is claimed before older background work (a version's history), background fills the queue only up to two batches, and a fetch spends a bounded budget on it, saying which pairs have more",
+    (url) =>
+      Effect.gen(function* () {
+        const writer = yield* startWriter(url)
+        const store = Context.get(writer, EventStore.EventStore)
+        const client = Context.get(writer, PgClient.PgClient)
+        const { instanceId } = Context.get(writer, InstanceProvider.InstanceProvider)
+        const coordinator = yield* PgWorkCoordinator.make().pipe(Effect.provide(writer))
+        // Five streams of history (appended first, so older event ids), made background work as a version's build
+        // writes it (fires = false); then one live event on a sixth stream.
+        const history = Array.from({ length: 5 }, () => EventId.unsafeMake()).sort()
+        for (const id of history) yield* Effect.orDie(store.append(id, deposits(id, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])))
+        yield* Effect.orDie(client.query("update wh_perspective_events set fires = false where stream_id = any($1::uuid[])", [history]))
+        const live = EventId.unsafeMake()
+        yield* Effect.orDie(store.append(live, deposits(live, [1])))
+        const perspectiveNames = ["balance"]
+
+        // With two batches of streams already queued (exclude), only live work is claimed.
+        const queued = Array.from({ length: 4 }, () => EventId.unsafeMake())
+        expect(
+          yield* Effect.orDie(coordinator.claimWork({ instanceId, maxStreams: 2, leaseSeconds: 30, exclude: queued, perspectiveNames }))
+        ).toEqual([live])
+        // One stream at a time: the live one, although every history event is older.
+        expect(yield* Effect.orDie(coordinator.claimWork({ instanceId, maxStreams: 1, leaseSeconds: 30, perspectiveNames }))).toEqual([
+          live
+        ])
+        const claimed = yield* Effect.orDie(
+          coordinator.claimWork({ instanceId, maxStreams: 10, leaseSeconds: 30, exclude: [live], perspectiveNames })
+        )
+        expect([...claimed].sort()).toEqual(history)
+
+        // A budget of 15 background events: the first history pair whole, the second cut after 5 (and says so),
+        // none of the others; the live event regardless.
+        const fetched = yield* Effect.orDie(
+          coordinator.fetchPendingEvents({ instanceId, streamIds: [live, ...history], limit: 100, perspectiveNames, backgroundLimit: 15 })
+        )
+        const byStream = (id: string) => fetched.filter((e) => e.streamId === id)
+        expect(byStream(live).map((e) => [e.fires, e.more])).toEqual([[true, false]])
+        expect(byStream(history[0]!)).toHaveLength(10)
+        expect(byStream(history[0]!).every((e) => e.fires === false && e.more === false)).toBe(true)
+        expect(byStream(history[1]!)).toHaveLength(5)
+        expect(byStream(history[1]!).every((e) => e.more === true)).toBe(true)
+        expect(history.slice(2).flatMap(byStream)).toEqual([])
+        // In event order within the pair: the cut keeps a prefix.
+        const cut = byStream(history[1]!).map((e) => e.eventId)
+        expect(cut).toEqual([...cut].sort())
+        // Without a budget, everything.
+        const all = yield* Effect.orDie(
+          coordinator.fetchPendingEvents({ instanceId, streamIds: [live, ...history], limit: 100, perspectiveNames })
+        )
+        expect(all).toHaveLength(51)
+      })
+  )
+
+  scenario(
     "the claim stays on the work index with 100k pending rows, whether streams interleave or come in bursts",
     (url) =>
       Effect.gen(function* () {
@@ -250,6 +305,8 @@ describe("claims", () => {
             const text = JSON.stringify(plan.Plan)
             console.log(`claim of 300 streams over 100,000 pending rows (${layout}): ${plan["Execution Time"].toFixed(1)} ms`)
             expect(text).toContain("wh_perspective_events_claim_idx")
+            // The search for background work (none here) walks its own, empty, index.
+            expect(text).toContain("wh_perspective_events_background_claim_idx")
             expect(text).not.toMatch(/"Node Type":"Seq Scan"[^}]*"Relation Name":"wh_perspective_events"/)
             expect(plan["Execution Time"]).toBeLessThan(2000)
             expect(yield* Effect.orDie(client.query<{ n: number }>("select count(*)::int as n from wh_active_streams"))).toEqual([

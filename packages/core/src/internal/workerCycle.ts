@@ -148,6 +148,13 @@ const batchSizeMetric = Metric.histogram("whizbang_batch_size", {
 const dedupHitsMetric = Metric.counter("whizbang_dedup_hits", { description: "re-delivered events dropped by the dedup cache" })
 const failuresMetric = Metric.counter("whizbang_apply_failures", { description: "failed applies (decode, apply, unknown perspective)" })
 
+/**
+ * A cycle applies at most this many `perspectiveBatchSize`s of background work (a perspective version's history):
+ * enough to rebuild at full speed (2,000 events per cycle by default), few enough that live events sharing the
+ * cycle commit within a fraction of a second.
+ */
+const backgroundBatches = 20
+
 export const runCycle = (
   deps: CycleDeps,
   streamIds: ReadonlyArray<string>
@@ -156,7 +163,14 @@ export const runCycle = (
   return Effect.gen(function* () {
     const limit = deps.options.perspectiveBatchSize
     const pending = yield* deps.coordinator
-      .fetchPendingEvents({ instanceId: deps.instanceId, streamIds, limit, perspectiveNames: deps.perspectives.names, withModels: true })
+      .fetchPendingEvents({
+        instanceId: deps.instanceId,
+        streamIds,
+        limit,
+        backgroundLimit: limit * backgroundBatches,
+        perspectiveNames: deps.perspectives.names,
+        withModels: true
+      })
       .pipe(Effect.withSpan("whizbang.fetch", { attributes: { "whizbang.streams": streamIds.length } }))
     yield* Metric.update(batchSizeMetric, pending.length)
     const groups = new Map<string, Array<WorkCoordinator.PendingEvent>>()
@@ -216,7 +230,8 @@ export const runCycle = (
         flagged.push({ streamId: all[0]!.streamId, perspectiveName: all[0]!.perspectiveName })
         continue
       }
-      if (all.length >= limit) more.add(all[0]!.streamId)
+      const filled = all.length >= limit || all.at(-1)!.more === true
+      if (filled) more.add(all[0]!.streamId)
       const blockedAt = all.findIndex((r) => r.blocked === true)
       const rows = blockedAt === -1 ? all : all.slice(0, blockedAt)
       if (rows.length === 0) continue
@@ -251,9 +266,7 @@ export const runCycle = (
           // A pair that filled its batch has more pending work, which this worker drains next: it is still
           // being processed and catching up, not completed.
           status:
-            all.length >= limit && failure === undefined
-              ? PerspectiveStatus.Processing | PerspectiveStatus.CatchingUp
-              : PerspectiveStatus.Completed,
+            filled && failure === undefined ? PerspectiveStatus.Processing | PerspectiveStatus.CatchingUp : PerspectiveStatus.Completed,
           cursorAtFetch: rows[0]!.cursorLastEventId,
           model:
             last === undefined || outcome === undefined

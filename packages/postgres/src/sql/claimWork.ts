@@ -14,8 +14,13 @@
  * A pair flagged RewindRequired stays claimable: the rewinder decides whether its debounce is over, and the worker
  * holds back a stream whose cycle could do nothing (see `PerspectiveWorker`).
  *
- * Oldest first: the walk follows `wh_perspective_events_claim_idx` (event id; UUIDv7, so append time), so the
- * oldest pending heads are taken first, and the claimed streams come back in that order. The head test is a
+ * Live work first, then oldest first. Live work (`fires`: events of the live versions) is walked on
+ * `wh_perspective_events_claim_idx`, background work (a version's history and the events routed to a version being
+ * built) on `wh_perspective_events_background_claim_idx` (both event id, UUIDv7, so append time; partial indexes, so
+ * neither walk passes the other's rows). Streams with live heads come back first, so a rebuild's history, whose
+ * event ids are older than any live event, never queues live work behind it; and background streams are claimed
+ * only to fill the instance's queue up to $2 streams (queued and in-cycle streams, $6, count), so the worker never
+ * holds more than about one batch of background streams ahead of the live work it claims next. The head test is a
  * correlated `ORDER BY .. LIMIT 1` probe of the (stream, perspective, event) key, written `<=` (a pending row is
  * never below its head, so it means `=`): `NOT EXISTS` becomes a hash anti-join over the whole work table, and `=`
  * is estimated so selective that the planner scans every pending row instead of walking the index and stopping.
@@ -39,6 +44,39 @@
  * $7 the perspective names the instance runs (null: every perspective), $8 heads scanned per wanted stream
  * (the number of perspectives, at least 1: a stream has at most one head per perspective).
  */
+/**
+ * The claimable heads of one tier of work, oldest first: `pe.fires` (live work: the live versions' events, whose
+ * receptors fire) or `NOT pe.fires` (background work: a version's history and the events routed to a version
+ * being built); each walks its own partial index.
+ */
+const headsOf = (tier: 0 | 1, fires: string, limit: string) => `
+  SELECT pe.stream_id, pe.partition_number, pe.event_id, ${tier} AS tier
+  FROM wh_perspective_events pe
+  CROSS JOIN me
+  LEFT JOIN wh_active_streams a ON a.stream_id = pe.stream_id
+  LEFT JOIN wh_perspective_cursors c ON c.stream_id = pe.stream_id AND c.perspective_name = pe.perspective_name
+  WHERE pe.processed_at IS NULL AND ${fires}
+    AND ($7::text[] IS NULL OR pe.perspective_name = ANY($7::text[]))
+    AND (pe.scheduled_for IS NULL OR pe.scheduled_for <= now())
+    AND NOT (pe.stream_id = ANY($6::uuid[]))
+    AND pe.event_id <= (
+      SELECT h.event_id FROM wh_perspective_events h
+      WHERE h.stream_id = pe.stream_id AND h.perspective_name = pe.perspective_name AND h.processed_at IS NULL
+      ORDER BY h.event_id LIMIT 1
+    )
+    AND NOT coalesce(c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > now(), false)
+    AND (a.stream_id IS NULL OR a.instance_id IS NULL OR a.instance_id = $1::uuid OR a.lease_expiry <= now()
+         OR a.instance_id IN (SELECT instance_id FROM stale))
+    AND (a.instance_id = $1::uuid
+         OR (NOT me.registered AND me.n = 0)
+         OR (me.registered AND $7::text[] IS NULL AND pe.partition_number % me.n = me.rank)
+         OR (me.registered AND $7::text[] IS NOT NULL AND EXISTS (
+               SELECT 1 FROM ranks r WHERE r.perspective_name = pe.perspective_name AND r.n > 0 AND pe.partition_number % r.n = r.rank))
+         OR coalesce(pe.scheduled_for, pe.created_at) <= now() - make_interval(secs => $5::int / 1000.0))
+  ORDER BY pe.event_id
+  LIMIT ${limit}
+`
+
 export const claimWork = `
 WITH live AS (
   SELECT instance_id, perspective_names
@@ -61,36 +99,14 @@ ranks AS (
 stale AS (
   SELECT instance_id FROM wh_service_instances WHERE last_heartbeat_at <= now() - make_interval(secs => $4::int)
 ),
+live_heads AS (${headsOf(0, "pe.fires", "$2::int * greatest($8::int, 1)")}),
+background_heads AS (${headsOf(1, "NOT pe.fires", "greatest(2 * $2::int - cardinality($6::uuid[]), 0) * greatest($8::int, 1)")}),
 heads AS (
-  SELECT pe.stream_id, pe.partition_number, pe.event_id
-  FROM wh_perspective_events pe
-  CROSS JOIN me
-  LEFT JOIN wh_active_streams a ON a.stream_id = pe.stream_id
-  LEFT JOIN wh_perspective_cursors c ON c.stream_id = pe.stream_id AND c.perspective_name = pe.perspective_name
-  WHERE pe.processed_at IS NULL
-    AND ($7::text[] IS NULL OR pe.perspective_name = ANY($7::text[]))
-    AND (pe.scheduled_for IS NULL OR pe.scheduled_for <= now())
-    AND NOT (pe.stream_id = ANY($6::uuid[]))
-    AND pe.event_id <= (
-      SELECT h.event_id FROM wh_perspective_events h
-      WHERE h.stream_id = pe.stream_id AND h.perspective_name = pe.perspective_name AND h.processed_at IS NULL
-      ORDER BY h.event_id LIMIT 1
-    )
-    AND NOT coalesce(c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > now(), false)
-    AND (a.stream_id IS NULL OR a.instance_id IS NULL OR a.instance_id = $1::uuid OR a.lease_expiry <= now()
-         OR a.instance_id IN (SELECT instance_id FROM stale))
-    AND (a.instance_id = $1::uuid
-         OR (NOT me.registered AND me.n = 0)
-         OR (me.registered AND $7::text[] IS NULL AND pe.partition_number % me.n = me.rank)
-         OR (me.registered AND $7::text[] IS NOT NULL AND EXISTS (
-               SELECT 1 FROM ranks r WHERE r.perspective_name = pe.perspective_name AND r.n > 0 AND pe.partition_number % r.n = r.rank))
-         OR coalesce(pe.scheduled_for, pe.created_at) <= now() - make_interval(secs => $5::int / 1000.0))
-  ORDER BY pe.event_id
-  LIMIT $2::int * greatest($8::int, 1)
+  SELECT * FROM live_heads UNION ALL SELECT * FROM background_heads
 ),
 picked AS (
   SELECT stream_id, min(partition_number) AS partition_number, min(position) AS oldest
-  FROM (SELECT h.*, row_number() OVER (ORDER BY h.event_id) AS position FROM heads h) ranked
+  FROM (SELECT h.*, row_number() OVER (ORDER BY h.tier, h.event_id) AS position FROM heads h) ranked
   GROUP BY stream_id
   ORDER BY min(position)
   LIMIT $2::int

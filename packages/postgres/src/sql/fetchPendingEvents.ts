@@ -53,8 +53,15 @@ const modelColumn = (modelTables: ReadonlyArray<string> | undefined) =>
  * JSON array `[data]` (null: no row yet), read in the same snapshot as the cursor it is applied after — one round
  * trip instead of one more per perspective. Without `modelTables` the column is null.
  *
+ * Background work yields to live work ($5): rows that fire no receptors (`fires` false: a building version's history
+ * and the new events routed to it) count against a budget of $5 rows for the whole fetch, spent on whole
+ * (stream, perspective) prefixes in (stream, perspective, event) order; a pair stops at its first row over the
+ * budget, and its rows say so (`more`; a pair cut at its first row returns nothing and is claimed again). Live
+ * work is never held back, so a rebuild's history cannot make a cycle long enough to delay the live version's
+ * events behind it (the cycle's completion is what a read-your-writes wait waits for).
+ *
  * Params: $1 instance id, $2 stream ids, $3 limit per (stream, perspective), $4 perspective names (null: all;
- * required with `modelTables`).
+ * required with `modelTables`), $5 most rows of background work.
  */
 export const fetchPendingEvents = (modelTables?: ReadonlyArray<string>): string => `
 WITH wanted AS (
@@ -99,14 +106,29 @@ marked AS (
   SELECT p.*, (p.flagged_before OR (p.stream_id, p.perspective_name) IN (SELECT l.stream_id, l.perspective_name FROM late l)) AS rewind_required
   FROM pending p
 ),
-chosen AS (
-  SELECT m.*, row_number() OVER (PARTITION BY m.event_id) = 1 AS event_first
+candidates AS (
+  SELECT m.*,
+         sum(CASE WHEN m.fires OR m.rewind_required THEN 0 ELSE 1 END)
+           OVER (ORDER BY m.stream_id, m.perspective_name, m.event_id ROWS UNBOUNDED PRECEDING) AS background_seen
   FROM marked m
   WHERE (m.rewind_required AND m.position = 1)
      OR (NOT m.rewind_required AND NOT m.locked AND m.position <= $3::int)
+),
+admitted AS (
+  SELECT c.*,
+         bool_and(c.fires OR c.background_seen <= $5::int)
+           OVER (PARTITION BY c.stream_id, c.perspective_name ORDER BY c.event_id ROWS UNBOUNDED PRECEDING) AS admitted,
+         bool_and(c.fires OR c.background_seen <= $5::int) OVER (PARTITION BY c.stream_id, c.perspective_name) AS whole
+  FROM candidates c
+),
+chosen AS (
+  SELECT a.*, row_number() OVER (PARTITION BY a.event_id) = 1 AS event_first
+  FROM admitted a
+  WHERE a.admitted
 )
 SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts, w.cursor_last_event_id, w.fires,
        (w.scheduled_for IS NOT NULL AND w.scheduled_for > now()) AS blocked, w.rewind_required, w.event_first,
+       NOT w.whole AS more,
        e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version,
        ${modelColumn(modelTables)} AS model
 FROM chosen w
