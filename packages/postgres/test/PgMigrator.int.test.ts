@@ -53,6 +53,23 @@ describe("PgMigrator", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("the append function plans its statements once per connection, whatever migration last replaced it", () =>
+    Effect.gen(function* () {
+      const c = yield* client("svc_plans")
+      yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
+      // The 14-argument function holds the statements; the 15-argument one (p_notify) wraps it.
+      const rows = yield* c.query<{ args: number; config: ReadonlyArray<string> | null }>(
+        `SELECT p.pronargs::int AS args, p.proconfig AS config FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname = $1 AND p.proname = 'wh_append_events' ORDER BY p.pronargs`,
+        ["svc_plans"]
+      )
+      expect(rows).toEqual([
+        { args: 14, config: ["plan_cache_mode=force_generic_plan"] },
+        { args: 15, config: null }
+      ])
+    }).pipe(Effect.scoped)
+  )
+
   it.live("two instances migrating concurrently apply each migration exactly once", () =>
     Effect.gen(function* () {
       const [a, b] = yield* Effect.all([client("svc_race"), client("svc_race")])
