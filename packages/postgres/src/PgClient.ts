@@ -21,6 +21,9 @@
  * - The options are validated before the pool exists (`decodeOptions`): the URL must name a host and a database,
  *   since pg would otherwise fill them from `PGHOST`/`PGDATABASE` and a service could migrate a database nobody named.
  * - LISTEN connections (`PgListener`) come from `connect`, outside the pool: `maxConnections` is all for statements.
+ * - Statements of a fixed text that run all the time (the worker's cycle, read-your-writes checks, appends) are
+ *   prepared once per connection (`QueryOptions.prepared`); `preparedStatements: false` turns that off for poolers
+ *   that cannot keep them.
  * - The perspective worker runs its statements on a pool of its own (`dedicated`, sized by the worker:
  *   `maxConcurrentDrainConsumers + 2`), so a burst of requests on this pool never queues the worker behind it.
  *
@@ -32,6 +35,7 @@ import pg from "pg"
 import * as Identifier from "./Identifier.js"
 import * as Connection from "./internal/connection.js"
 import * as ConnectionOptions from "./internal/connectionOptions.js"
+import * as StatementName from "./internal/statementName.js"
 import * as Transaction from "./internal/transaction.js"
 import { fromCause, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import * as Tables from "./Tables.js"
@@ -55,6 +59,29 @@ export interface Options {
   readonly idleTimeout?: Duration.Input | undefined
   /** Shown in `pg_stat_activity.application_name`; 1 to 63 printable ASCII characters; default `whizbang`. */
   readonly applicationName?: string | undefined
+  /**
+   * Run the statements asked for as prepared (`query(sql, params, { prepared: true })`: the worker's and the
+   * read-your-writes inquiry's, each parsed and planned once per connection instead of at every call); default
+   * `true`. Set `false` behind a pooler that cannot keep prepared statements (PgBouncer in transaction mode before
+   * 1.21, or without `max_prepared_statements`).
+   */
+  readonly preparedStatements?: boolean | undefined
+}
+
+/**
+ * Options of one statement.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface QueryOptions {
+  /**
+   * Prepare the statement (named after its text) on the connection the first time it runs there, and run it by name
+   * afterwards: Postgres parses it once per connection and may keep its plan. For statements whose text is one of a
+   * fixed set (never text built from data), since a connection keeps every statement it prepared. Ignored when the
+   * client was made with `preparedStatements: false`.
+   */
+  readonly prepared?: boolean | undefined
 }
 
 /**
@@ -90,7 +117,8 @@ export interface Shape {
   /** Runs one statement; every value is a bound parameter (`$1`, `$2`, ...). */
   readonly query: <Row extends object = Record<string, unknown>>(
     sql: string,
-    params?: ReadonlyArray<unknown>
+    params?: ReadonlyArray<unknown>,
+    options?: QueryOptions
   ) => Effect.Effect<ReadonlyArray<Row>, PostgresError>
   /** Runs a drizzle query on the current transaction's connection, or on the pool outside one. */
   readonly drizzle: <A>(f: (db: NodePgDatabase) => PromiseLike<A>) => Effect.Effect<A, PostgresError>
@@ -143,8 +171,16 @@ const fromDecoded = (decoded: ConnectionOptions.Decoded): Effect.Effect<Shape, n
     )
     const poolDb = makeDrizzle(pool)
 
-    const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>) =>
-      Transaction.withConnection(pool, (connection) => Connection.run<Row>(connection, config, sql, params))
+    const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) =>
+      Transaction.withConnection(pool, (connection) =>
+        Connection.run<Row>(
+          connection,
+          config,
+          sql,
+          params,
+          decoded.preparedStatements && options?.prepared === true ? StatementName.of(sql) : undefined
+        )
+      )
 
     const drizzle = <A>(f: (db: NodePgDatabase) => PromiseLike<A>) =>
       Effect.flatMap(Transaction.currentClient(pool), (client) =>
@@ -213,9 +249,10 @@ export const layerConfig = (
  */
 export const query = <Row extends object = Record<string, unknown>>(
   sql: string,
-  params?: ReadonlyArray<unknown>
+  params?: ReadonlyArray<unknown>,
+  options?: QueryOptions
 ): Effect.Effect<ReadonlyArray<Row>, PostgresError, PgClient> =>
-  Effect.flatMap(Effect.service(PgClient), (client) => client.query<Row>(sql, params))
+  Effect.flatMap(Effect.service(PgClient), (client) => client.query<Row>(sql, params, options))
 
 /**
  * `withTransaction` of the `PgClient` in context.

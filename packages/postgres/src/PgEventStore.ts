@@ -17,12 +17,15 @@
  */
 import { AppendRequest, type Envelope, EventStore, EventStoreError, EventRegistry } from "@whizbang/core"
 import { Effect, Layer } from "effect"
-import { PgClient } from "./PgClient.js"
+import { PgClient, type QueryOptions } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import * as Transaction from "./internal/transaction.js"
 import * as WorkWakeUp from "./internal/workWakeUp.js"
 import * as AppendSql from "./sql/appendEvents.js"
 import * as ReadSql from "./sql/readStream.js"
+
+/** Appends and reads have a fixed text: prepared once per connection. */
+const preparedStatement: QueryOptions = { prepared: true }
 
 /**
  * Options of the Postgres event store.
@@ -84,23 +87,27 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
         // the append commits without one and the workers are woken after the commit (see WorkWakeUp).
         const inTransaction = (yield* Transaction.currentClient(client.pool))._tag === "Some"
         const rows = yield* client
-          .query<{ outcome: string; version: string; ids: ReadonlyArray<string> | null }>(AppendSql.appendEvents, [
-            streamId,
-            prepared.expectedVersion === "any" ? null : prepared.expectedVersion === "noStream" ? 0 : prepared.expectedVersion,
-            prepared.events.map((e) => e.eventId),
-            prepared.events.map((e) => e.supplied),
-            prepared.events.map((e) => e.eventType),
-            prepared.events.map((e) => JSON.stringify(e.encodedPayload)),
-            prepared.correlationId ?? null,
-            prepared.causationId,
-            prepared.timestamp,
-            JSON.stringify(prepared.scope),
-            routedTypes,
-            routedPerspectives,
-            partitionCount,
-            batchTypes.filter(lifecycleTypes),
-            inTransaction
-          ])
+          .query<{ outcome: string; version: string; ids: ReadonlyArray<string> | null }>(
+            AppendSql.appendEvents,
+            [
+              streamId,
+              prepared.expectedVersion === "any" ? null : prepared.expectedVersion === "noStream" ? 0 : prepared.expectedVersion,
+              prepared.events.map((e) => e.eventId),
+              prepared.events.map((e) => e.supplied),
+              prepared.events.map((e) => e.eventType),
+              prepared.events.map((e) => JSON.stringify(e.encodedPayload)),
+              prepared.correlationId ?? null,
+              prepared.causationId,
+              prepared.timestamp,
+              JSON.stringify(prepared.scope),
+              routedTypes,
+              routedPerspectives,
+              partitionCount,
+              batchTypes.filter(lifecycleTypes),
+              inTransaction
+            ],
+            preparedStatement
+          )
           .pipe(
             // A supplied id stored by a concurrent append to another stream since the function's check.
             Effect.catchIf(
@@ -127,7 +134,7 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
       Effect.gen(function* () {
         const { afterVersion, limit } = yield* EventStore.checkRead(streamId, readOptions)
         const rows = yield* client
-          .query<EventRow>(ReadSql.readStream, [streamId, afterVersion, limit ?? null])
+          .query<EventRow>(ReadSql.readStream, [streamId, afterVersion, limit ?? null], preparedStatement)
           .pipe(Effect.mapError(unavailable))
         return yield* Effect.forEach(rows, (row) =>
           registry.decode(row.event_type, row.payload, row.event_id).pipe(
@@ -148,7 +155,9 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
 
     const streamVersion: EventStore.EventStore["Service"]["streamVersion"] = (streamId) =>
       EventStore.checkRead(streamId).pipe(
-        Effect.flatMap(() => client.query<{ version: string }>(AppendSql.streamVersion, [streamId]).pipe(Effect.mapError(unavailable))),
+        Effect.flatMap(() =>
+          client.query<{ version: string }>(AppendSql.streamVersion, [streamId], preparedStatement).pipe(Effect.mapError(unavailable))
+        ),
         Effect.map(([row]) => Number(row?.version ?? 0))
       )
 

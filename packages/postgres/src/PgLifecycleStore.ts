@@ -17,10 +17,12 @@
  */
 import { LifecycleStore } from "@whizbang/core"
 import { Effect, Layer } from "effect"
-import { PgClient } from "./PgClient.js"
+import { PgClient, type QueryOptions } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
 import * as Sql from "./sql/lifecycle.js"
+
+const prepared: QueryOptions = { prepared: true }
 
 interface Row {
   readonly event_id: string
@@ -45,7 +47,7 @@ export const make: Effect.Effect<LifecycleStore.LifecycleStore["Service"], never
   (client) =>
     LifecycleStore.LifecycleStore.of({
       claimCompleted: ({ eventIds, instanceId, reclaimAfterSeconds }) =>
-        client.query<Row>(Sql.claimCompleted, [instanceId, eventIds ?? null, reclaimAfterSeconds]).pipe(
+        client.query<Row>(Sql.claimCompleted, [instanceId, eventIds ?? null, reclaimAfterSeconds], prepared).pipe(
           Effect.map((rows) =>
             rows.map((r) => ({
               eventId: r.event_id,
@@ -60,7 +62,8 @@ export const make: Effect.Effect<LifecycleStore.LifecycleStore["Service"], never
           ),
           Effect.mapError(storeError("claimCompleted"))
         ),
-      complete: (eventIds) => Effect.asVoid(client.query(Sql.completePending, [eventIds])).pipe(Effect.mapError(storeError("complete")))
+      complete: (eventIds) =>
+        Effect.asVoid(client.query(Sql.completePending, [eventIds], prepared)).pipe(Effect.mapError(storeError("complete")))
     })
 )
 

@@ -10,11 +10,14 @@ import { Effect, Layer, Option } from "effect"
 import { type DefinitionErrors, Perspective, PerspectiveStore } from "@whizbang/core"
 import { ddlLock, ensureBase } from "./internal/versionTables.js"
 import { writeModels } from "./internal/writeModels.js"
-import { PgClient } from "./PgClient.js"
+import { PgClient, type QueryOptions } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
 import type { VersionTableConflict } from "./VersionError.js"
 import * as Rows from "./sql/perspectiveRows.js"
+
+/** Reads by registered perspective name: a text per perspective, prepared once per connection. */
+const prepared: QueryOptions = { prepared: true }
 
 interface RowRecord {
   readonly id: string
@@ -98,19 +101,19 @@ export const make = Effect.gen(function* () {
       ),
     getById: (name, id) =>
       checked(name).pipe(
-        Effect.andThen(client.query<RowRecord>(Rows.selectRows(name), [[id]]).pipe(Effect.mapError(storeError("getById")))),
+        Effect.andThen(client.query<RowRecord>(Rows.selectRows(name), [[id]], prepared).pipe(Effect.mapError(storeError("getById")))),
         Effect.map((rows) => Option.fromNullishOr(rows[0]).pipe(Option.map(toRow)))
       ),
     getMany: (name, ids) =>
       checked(name).pipe(
-        Effect.andThen(client.query<RowRecord>(Rows.selectRows(name), [ids]).pipe(Effect.mapError(storeError("getMany")))),
+        Effect.andThen(client.query<RowRecord>(Rows.selectRows(name), [ids], prepared).pipe(Effect.mapError(storeError("getMany")))),
         Effect.map((rows) => new Map(rows.map((r) => [r.id, toRow(r)])))
       ),
     query: (name, query = {}) =>
       checked(name).pipe(
         Effect.andThen(
           client
-            .query<RowRecord>(Rows.queryRows(name), [JSON.stringify(query.where ?? {}), query.limit ?? 1000, query.offset ?? 0])
+            .query<RowRecord>(Rows.queryRows(name), [JSON.stringify(query.where ?? {}), query.limit ?? 1000, query.offset ?? 0], prepared)
             .pipe(Effect.mapError(storeError("query")))
         ),
         Effect.map((rows) => rows.map(toRow))

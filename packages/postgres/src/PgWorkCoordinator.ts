@@ -17,8 +17,9 @@
  */
 import { type CompletionStrategy, InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
 import { type Duration, Effect, Layer, Metric } from "effect"
+import { PreparedTexts } from "./internal/preparedTexts.js"
 import { modelWriteParts } from "./internal/writeModels.js"
-import { PgClient } from "./PgClient.js"
+import { PgClient, type QueryOptions } from "./PgClient.js"
 import * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
 import type { PostgresConfigError, PostgresError } from "./PostgresError.js"
@@ -147,6 +148,9 @@ const toPendingEvents = (rows: ReadonlyArray<PendingRow>, modelsLoaded: boolean)
   return out
 }
 
+// The statements of every cycle and poll have a fixed text (or one per perspective set): prepared once per connection.
+const prepared: QueryOptions = { prepared: true }
+
 // Telemetry: dead letters counted here, where they are written (names listed in Telemetry.ts).
 const deadLettersMetric = Metric.counter("whizbang_dead_letters", { description: "work rows moved to wh_dead_letters" })
 
@@ -220,9 +224,11 @@ export const make = (
     const maxAttempts = valid.maxPerspectiveEventAttempts
     const backoff = valid.failureBackoff
 
+    const completionTexts = new PreparedTexts(32)
+
     const fence = (streamIds: ReadonlyArray<string>) =>
       Effect.map(
-        client.query<{ stream_id: string }>(Complete.fenceStreams, [instanceId, streamIds, leaseSeconds, bootToken]),
+        client.query<{ stream_id: string }>(Complete.fenceStreams, [instanceId, streamIds, leaseSeconds, bootToken], prepared),
         (rows) => new Set(rows.map((r) => r.stream_id))
       )
 
@@ -232,14 +238,11 @@ export const make = (
       const commit = Effect.gen(function* () {
         // Leases, then cursors (before any model row: the lock order of purge and rewind, and a lock taken later
         // waits for this commit), in one round trip.
-        const fenced = yield* client.query<CursorFence & { kind: "lease" | "cursor" }>(Complete.fenceAll, [
-          instanceId,
-          streams,
-          leaseSeconds,
-          bootToken,
-          completions.map((c) => c.streamId),
-          completions.map((c) => c.perspectiveName)
-        ])
+        const fenced = yield* client.query<CursorFence & { kind: "lease" | "cursor" }>(
+          Complete.fenceAll,
+          [instanceId, streams, leaseSeconds, bootToken, completions.map((c) => c.streamId), completions.map((c) => c.perspectiveName)],
+          prepared
+        )
         const owned = new Set(fenced.flatMap((r) => (r.kind === "lease" ? [r.stream_id] : [])))
         const cursors = fenced.filter((r) => r.kind === "cursor")
         const lost = streams.filter((s) => !owned.has(s))
@@ -260,12 +263,12 @@ export const make = (
             reason: `${conflicts.length} pair(s) were stream-locked or rebuilt after the fetch (${conflicts.slice(0, 3).join("; ")}${conflicts.length > 3 ? "; ..." : ""}); their work is delivered again`
           })
         }
-        const models = modelWriteParts(
-          completions.flatMap((c) =>
-            c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]
-          ),
-          12
+        const writes = completions.flatMap((c) =>
+          c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]
         )
+        // Both parts of each perspective of the batch, in name order: one statement text per set of perspectives.
+        const models = modelWriteParts(writes, 12, [...new Set(writes.map((w) => w.perspectiveName))].sort())
+        const text = Complete.finishCompletion(debugMode, models)
         const advanced = completions.filter((c) => c.lastEventId !== undefined)
         const existing = advanced.filter((c) => byPair.has(pairKey(c.streamId, c.perspectiveName)))
         const fresh = advanced.filter((c) => !byPair.has(pairKey(c.streamId, c.perspectiveName)))
@@ -275,20 +278,24 @@ export const make = (
           models: ReadonlyArray<{ p: string; id: string; v: number | null }>
           created: number
           removed: number
-        }>(Complete.finishCompletion(debugMode, models), [
-          existing.map((c) => c.streamId),
-          existing.map((c) => c.perspectiveName),
-          existing.map((c) => c.lastEventId),
-          existing.map((c) => c.status),
-          fresh.map((c) => c.streamId),
-          fresh.map((c) => c.perspectiveName),
-          fresh.map((c) => c.lastEventId),
-          fresh.map((c) => c.status),
-          workIds,
-          instanceId,
-          streams,
-          ...models.params
-        ])
+        }>(
+          text,
+          [
+            existing.map((c) => c.streamId),
+            existing.map((c) => c.perspectiveName),
+            existing.map((c) => c.lastEventId),
+            existing.map((c) => c.status),
+            fresh.map((c) => c.streamId),
+            fresh.map((c) => c.perspectiveName),
+            fresh.map((c) => c.lastEventId),
+            fresh.map((c) => c.status),
+            workIds,
+            instanceId,
+            streams,
+            ...models.params
+          ],
+          completionTexts.preparable(text) ? prepared : undefined
+        )
         if ((finished?.created ?? 0) < fresh.length) {
           return yield* new WorkCoordinator.WorkCoordinatorError({
             operation: "reportCompletions",
@@ -318,20 +325,24 @@ export const make = (
         const owned = yield* fence(unique(failures.map((f) => f.streamId)))
         const mine = failures.filter((f) => owned.has(f.streamId))
         if (mine.length === 0) return
-        const updated = yield* client.query<{ work_id: string; exhausted: boolean }>(Fail.recordFailures, [
-          mine.map((f) => f.workId),
-          mine.map((f) => f.error),
-          backoff.initialMillis,
-          backoff.multiplier,
-          backoff.maxMillis,
-          maxAttempts,
-          mine.map((f) => f.countsAttempt !== false)
-        ])
-        yield* client.query(Fail.flagFailedCursors, [
-          mine.map((f) => f.streamId),
-          mine.map((f) => f.perspectiveName),
-          mine.map((f) => f.error)
-        ])
+        const updated = yield* client.query<{ work_id: string; exhausted: boolean }>(
+          Fail.recordFailures,
+          [
+            mine.map((f) => f.workId),
+            mine.map((f) => f.error),
+            backoff.initialMillis,
+            backoff.multiplier,
+            backoff.maxMillis,
+            maxAttempts,
+            mine.map((f) => f.countsAttempt !== false)
+          ],
+          prepared
+        )
+        yield* client.query(
+          Fail.flagFailedCursors,
+          [mine.map((f) => f.streamId), mine.map((f) => f.perspectiveName), mine.map((f) => f.error)],
+          prepared
+        )
         const exhausted = updated.filter((r) => r.exhausted).map((r) => r.work_id)
         if (exhausted.length > 0) {
           yield* client.query(Fail.deadLetter, [exhausted])
@@ -349,20 +360,24 @@ export const make = (
     return WorkCoordinator.WorkCoordinator.of({
       claimWork: ({ exclude, leaseSeconds: lease, maxStreams, perspectiveNames }) =>
         client
-          .query<{ stream_id: string }>(Claim.claimWork, [
-            instanceId,
-            maxStreams,
-            lease,
-            staleSeconds,
-            graceMilliseconds,
-            exclude ?? [],
-            perspectiveNames === undefined ? null : [...perspectiveNames],
-            perspectiveNames?.length ?? 4
-          ])
+          .query<{ stream_id: string }>(
+            Claim.claimWork,
+            [
+              instanceId,
+              maxStreams,
+              lease,
+              staleSeconds,
+              graceMilliseconds,
+              exclude ?? [],
+              perspectiveNames === undefined ? null : [...perspectiveNames],
+              perspectiveNames?.length ?? 4
+            ],
+            prepared
+          )
           .pipe(
             // An empty poll also drops this instance's leases on streams with no work left (a claim that raced
             // the stream's last completion can leave one behind).
-            Effect.tap((rows) => (rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId]) : Effect.void)),
+            Effect.tap((rows) => (rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId], prepared) : Effect.void)),
             Effect.map((rows) => rows.map((r) => r.stream_id)),
             Effect.mapError(coordinatorError("claimWork")),
             Effect.withSpan("whizbang.claim", { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": maxStreams } }),
@@ -372,13 +387,17 @@ export const make = (
         streamIds.length === 0 || perspectiveNames?.length === 0
           ? Effect.succeed([])
           : client
-              .query<PendingRow>(fetchStatement(withModels === true ? perspectiveNames : undefined), [
-                instanceId,
-                streamIds,
-                limit ?? 2_147_483_647,
-                perspectiveNames === undefined ? null : [...perspectiveNames],
-                backgroundLimit ?? 2_147_483_647
-              ])
+              .query<PendingRow>(
+                fetchStatement(withModels === true ? perspectiveNames : undefined),
+                [
+                  instanceId,
+                  streamIds,
+                  limit ?? 2_147_483_647,
+                  perspectiveNames === undefined ? null : [...perspectiveNames],
+                  backgroundLimit ?? 2_147_483_647
+                ],
+                prepared
+              )
               .pipe(
                 Effect.map((rows) => toPendingEvents(rows, withModels === true && perspectiveNames !== undefined)),
                 Effect.mapError(coordinatorError("fetchPendingEvents"))
@@ -398,7 +417,7 @@ export const make = (
       renewStreamLeases: ({ leaseSeconds: lease, streamIds }) =>
         streamIds.length === 0
           ? Effect.succeed([])
-          : client.query<{ stream_id: string }>(Claim.renewStreamLeases, [instanceId, streamIds, lease]).pipe(
+          : client.query<{ stream_id: string }>(Claim.renewStreamLeases, [instanceId, streamIds, lease], prepared).pipe(
               Effect.map((rows) => rows.map((r) => r.stream_id)),
               Effect.mapError(coordinatorError("renewStreamLeases"))
             ),

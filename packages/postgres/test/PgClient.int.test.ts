@@ -73,6 +73,27 @@ describe("PgClient", () => {
     )
   )
 
+  it.live("prepared statements: parsed once per connection when asked, never when turned off; a bad setting is a typed error", () =>
+    Effect.gen(function* () {
+      // One connection, so the statement and the look-up share the session that prepared it.
+      const prepared = (preparedStatements: boolean | undefined) =>
+        Effect.gen(function* () {
+          const client = yield* PgClient.make({ url: db.url, schema: "client_test", maxConnections: 1, preparedStatements })
+          const sql = "SELECT $1::int * 2 AS n"
+          const runs = yield* Effect.forEach([1, 2, 3], (n) => client.query<{ n: number }>(sql, [n], { prepared: true }))
+          expect(runs.map(([row]) => row?.n)).toEqual([2, 4, 6])
+          // A statement not asked to be prepared is not, whatever the setting.
+          yield* client.query("SELECT $1::int + 0 AS n", [1])
+          return yield* client.query<{ statement: string }>("SELECT statement FROM pg_prepared_statements ORDER BY statement")
+        }).pipe(Effect.scoped)
+      expect((yield* prepared(undefined)).map((r) => r.statement)).toEqual(["SELECT $1::int * 2 AS n"])
+      expect(yield* prepared(false)).toEqual([])
+      const refused = yield* Effect.flip(Effect.scoped(PgClient.make({ url: db.url, preparedStatements: "yes" as unknown as boolean })))
+      expect(refused).toMatchObject({ _tag: "PostgresConfigError", option: "preparedStatements" })
+      expect(refused.message).toContain('preparedStatements must be true or false, got "yes"')
+    })
+  )
+
   it.live("rolls back on failure and surfaces the effect's own error", () =>
     withClient((client) =>
       Effect.gen(function* () {

@@ -54,6 +54,9 @@ import * as Sql from "./sql/syncInquiry.js"
 import * as SyncInquiry from "./SyncInquiry.js"
 import { SyncInquiryPort, type SyncInquiryPortShape } from "./SyncInquiryPort.js"
 
+/** The inquiry's statements have a fixed text: prepared once per connection. */
+const prepared: PgClient.QueryOptions = { prepared: true }
+
 type PostgresError = PgError.PostgresError
 
 /**
@@ -133,7 +136,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const out: Record<Verdict, Array<string>> = { pending: ids.filter((id) => !EventId.isUuid(id)), processed: [], deadLettered: [] }
       if (valid.length === 0) return out as Classified
       const baseName = baseOf(perspectiveName)
-      const rows = yield* client.query<EventFacts>(Sql.eventFacts, [baseName, perspectiveName, valid])
+      const rows = yield* client.query<EventFacts>(Sql.eventFacts, [baseName, perspectiveName, valid], prepared)
       const keys = new Set<string>()
       const verdicts = new Map<string, Array<Verdict>>()
       for (const row of rows) {
@@ -155,13 +158,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     streamId !== undefined && !EventId.isUuid(streamId)
       ? Effect.succeed([])
       : Effect.map(
-          client.query<{ event_id: string }>(Sql.pendingEvents, [
-            baseOf(perspectiveName),
-            perspectiveName,
-            streamId ?? null,
-            eventTypes ?? [],
-            limit
-          ]),
+          client.query<{ event_id: string }>(
+            Sql.pendingEvents,
+            [baseOf(perspectiveName), perspectiveName, streamId ?? null, eventTypes ?? [], limit],
+            prepared
+          ),
           (rows) => rows.map((r) => r.event_id)
         )
 

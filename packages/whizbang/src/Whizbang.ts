@@ -92,6 +92,12 @@ export interface Config extends PgPerspectivePipeline.Config {
    * (worker wake-ups, read-your-writes) are opened outside both pools.
    */
   readonly maxConnections?: number
+  /**
+   * Prepare the statements that run all the time (worker cycles, read-your-writes checks, appends) once per
+   * connection; default `true`. Set `false` behind a pooler that cannot keep prepared statements (PgBouncer in
+   * transaction mode before 1.21, or without `max_prepared_statements`).
+   */
+  readonly preparedStatements?: boolean
   readonly streamLocks?: PerspectiveStreamLockOptions.Input
   /** Rewinds after late arrivals (debounce, start-up scan); snapshot options come from `snapshots`. */
   readonly rewind?: Omit<PgPerspectiveRewinder.Options, "snapshots">
@@ -200,7 +206,8 @@ export const layerInfrastructure = (
           url: config.databaseUrl as string | Redacted.Redacted<string>,
           schema: config.schema,
           maxConnections: config.maxConnections,
-          applicationName: applicationName(config)
+          applicationName: applicationName(config),
+          preparedStatements: config.preparedStatements
         })
       )
     )

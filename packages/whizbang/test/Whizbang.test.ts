@@ -51,6 +51,7 @@ describe("Whizbang.validate", () => {
         [{ applicationName: "x".repeat(64) }, "PostgresConfigError", "applicationName"],
         [{ serviceName: "é".repeat(70) }, "PostgresConfigError", "applicationName"],
         [{ serviceName: " " }, "PostgresConfigError", "serviceName"],
+        [{ preparedStatements: "no" as unknown as boolean }, "PostgresConfigError", "preparedStatements"],
         [{ instanceId: "not-a-uuid" }, "PostgresConfigError", "instanceId"],
         [{ failureBackoff: { initial: -1, multiplier: 2, max: 10 } }, "PostgresConfigError", "failureBackoff.initial"],
         [{ failureBackoff: { initial: Number.NaN } }, "PostgresConfigError", "failureBackoff.initial"],

@@ -55,13 +55,19 @@ export const run = <Row>(
   conn: Connection,
   cancelConfig: pg.ClientConfig,
   sql: string,
-  params?: ReadonlyArray<unknown>
+  params?: ReadonlyArray<unknown>,
+  name?: string
 ): Effect.Effect<ReadonlyArray<Row>, PostgresError> =>
   Effect.tryPromise({
     try: (signal) => {
       // No values -> simple query protocol (multi-statement text and $$ bodies are allowed); with values every
-      // one of them is a bound parameter.
-      const running = params === undefined || params.length === 0 ? conn.client.query(sql) : conn.client.query(sql, [...params])
+      // one of them is a bound parameter; with a name, a prepared statement (parsed once per connection).
+      const running =
+        params === undefined || params.length === 0
+          ? conn.client.query(sql)
+          : name === undefined
+            ? conn.client.query(sql, [...params])
+            : conn.client.query({ name, text: sql, values: [...params] })
       conn.settled = running.then(noop, noop)
       signal.addEventListener(
         "abort",

@@ -12,6 +12,7 @@ export interface Decoded {
   readonly connectTimeoutMillis: number
   readonly idleTimeoutMillis: number
   readonly applicationName: string
+  readonly preparedStatements: boolean
 }
 
 export interface Input {
@@ -21,6 +22,7 @@ export interface Input {
   readonly connectTimeout?: Duration.Input | undefined
   readonly idleTimeout?: Duration.Input | undefined
   readonly applicationName?: unknown
+  readonly preparedStatements?: unknown
 }
 
 /** The option names to report; the umbrella calls the URL `databaseUrl`. */
@@ -80,5 +82,9 @@ export const decode = (input: Input, names: Names = { url: "url" }): Effect.Effe
       yield* DurationOption.decode("idleTimeout", input.idleTimeout, "positive", Duration.seconds(30))
     )
     const applicationName = yield* decodeApplicationName(input.applicationName)
-    return { connectionString, schema, maxConnections: max, connectTimeoutMillis, idleTimeoutMillis, applicationName }
+    const preparedStatements = input.preparedStatements ?? true
+    if (typeof preparedStatements !== "boolean") {
+      return yield* fail("preparedStatements", `must be true or false, got ${JSON.stringify(preparedStatements)}`)
+    }
+    return { connectionString, schema, maxConnections: max, connectTimeoutMillis, idleTimeoutMillis, applicationName, preparedStatements }
   })

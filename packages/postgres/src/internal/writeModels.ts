@@ -65,7 +65,9 @@ export const writeModels = (
  * The same writes as parts of a larger statement (the completion's `finishCompletion`): one upsert CTE and one delete
  * CTE per perspective, numbered from parameter `firstParam`, and a select-list expression that runs them and returns
  * the written rows as JSON (`[{ p, id, v }]`, `v` null for a deleted row). The perspective name is a validated
- * identifier (see `perspectiveRows`), so it is spliced as a literal.
+ * identifier (see `perspectiveRows`), so it is spliced as a literal. With `everyPerspective` (in a fixed order, a
+ * superset of the writes' perspectives), every one of them gets both CTEs, empty or not, so every batch has the same
+ * statement text (a prepared statement); without it, only the parts the writes need.
  */
 export interface ModelWriteParts {
   readonly ctes: ReadonlyArray<string>
@@ -73,13 +75,19 @@ export interface ModelWriteParts {
   readonly versions: string
 }
 
-export const modelWriteParts = (writes: ReadonlyArray<ModelRowWrite>, firstParam: number): ModelWriteParts => {
-  const byPerspective = new Map<string, Array<ModelRowWrite>>()
+export const modelWriteParts = (
+  writes: ReadonlyArray<ModelRowWrite>,
+  firstParam: number,
+  everyPerspective?: ReadonlyArray<string>
+): ModelWriteParts => {
+  const byPerspective = new Map<string, Array<ModelRowWrite>>((everyPerspective ?? []).map((name) => [name, []]))
   for (const w of writes) {
     const list = byPerspective.get(w.perspectiveName)
     if (list === undefined) byPerspective.set(w.perspectiveName, [w])
     else list.push(w)
   }
+  // With `everyPerspective`, both parts of each of them, empty or not: one statement text for every batch.
+  const always = everyPerspective !== undefined
   const ctes: Array<string> = []
   const params: Array<unknown> = []
   const selects: Array<string> = []
@@ -88,7 +96,7 @@ export const modelWriteParts = (writes: ReadonlyArray<ModelRowWrite>, firstParam
   for (const [name, list] of byPerspective) {
     const upserts = list.filter((w) => w.action === "none")
     const deletes = list.filter((w) => w.action !== "none")
-    if (upserts.length > 0) {
+    if (always || upserts.length > 0) {
       const numbered = Rows.upsertRows(name).replace(/\$([1-5])\b/g, (_, n: string) => `$${next + Number(n) - 1}`)
       ctes.push(`model_up_${index} AS (${numbered})`)
       selects.push(`SELECT '${name}'::text AS p, u.id, u.version AS v FROM model_up_${index} u`)
@@ -101,7 +109,7 @@ export const modelWriteParts = (writes: ReadonlyArray<ModelRowWrite>, firstParam
       )
       next += 5
     }
-    if (deletes.length > 0) {
+    if (always || deletes.length > 0) {
       ctes.push(`model_del_${index} AS (${Rows.deleteRows(name).replace("$1", () => `$${next}`)} RETURNING id)`)
       // Read like the upserts (so it runs in the same place of the statement); a null version marks a deleted row.
       selects.push(`SELECT '${name}'::text AS p, d.id, NULL::int AS v FROM model_del_${index} d`)

@@ -57,7 +57,8 @@ export const validate = (config: Config): Effect.Effect<void, Errors> =>
         url: config.databaseUrl,
         schema: config.schema,
         maxConnections: config.maxConnections,
-        applicationName: applicationName(config)
+        applicationName: applicationName(config),
+        preparedStatements: config.preparedStatements
       },
       "databaseUrl"
     )
