@@ -111,6 +111,39 @@ describe("Whizbang.layer", () => {
       )
   )
 
+  it.live(
+    "preparedStatements: on by default the service's appends and reads run prepared; off, nothing is prepared, and a write is still read back synced",
+    () =>
+      withDatabase((url) =>
+        Effect.gen(function* () {
+          // maxConnections 1: the append, the read and the look-up share the one session of the service's pool.
+          const run = (config: Partial<Whizbang.Config>) =>
+            Effect.scoped(
+              Effect.gen(function* () {
+                const id = EventId.unsafeMake()
+                yield* EventStore.append(id, [Fixtures.Deposited.make({ accountId: id, amount: 7 })])
+                const { row, sync } = yield* SyncAwareLens.getById(
+                  Fixtures.balance,
+                  id,
+                  SyncFilter.forStream(id).withTimeout(Duration.seconds(10))
+                )
+                const client = yield* Effect.service(PgClient.PgClient)
+                const [prepared] = yield* client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements")
+                return {
+                  fresh: sync._tag === "Synced" || sync._tag === "NoPendingEvents",
+                  total: Option.getOrThrow(row).data.total,
+                  prepared: prepared!.n
+                }
+              }).pipe(Effect.provide(app(url, { maxConnections: 1, ...config })))
+            )
+          const on = yield* run({})
+          expect(on).toMatchObject({ fresh: true, total: 7 })
+          expect(on.prepared).toBeGreaterThan(0)
+          expect(yield* run({ preparedStatements: false })).toEqual({ fresh: true, total: 7, prepared: 0 })
+        })
+      )
+  )
+
   it.live("applicationName is shown in pg_stat_activity: the service name by default, else as given", () =>
     withDatabase((url) =>
       Effect.gen(function* () {

@@ -150,8 +150,8 @@ const failuresMetric = Metric.counter("whizbang_apply_failures", { description: 
 
 /**
  * A cycle applies at most this many `perspectiveBatchSize`s of background work (a perspective version's history):
- * enough to rebuild at full speed (2,000 events per cycle by default), few enough that live events sharing the
- * cycle commit within a fraction of a second.
+ * 2,000 events per cycle by default. Measured (bench scenario v, 200,000 events): 500 kept the live version's lag
+ * lowest but rebuilt at a third of the speed, 5,000 rebuilt faster with a longer lag; 2,000 trades between them.
  */
 const backgroundBatches = 20
 

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { sql } from "drizzle-orm"
-import { index, integer, text, timestamp, unique, uuid } from "drizzle-orm/pg-core"
+import { boolean, index, integer, text, timestamp, unique, uuid } from "drizzle-orm/pg-core"
 import { SCHEMA_PLACEHOLDER, serviceSchema } from "./serviceSchema.js"
 
 /**
@@ -30,13 +30,16 @@ export const makePerspectiveEvents = (schema: string) =>
       partitionNumber: integer("partition_number").notNull(),
       /** Debug mode keeps processed rows and stamps them instead of deleting. */
       processedAt: timestamp("processed_at", { withTimezone: true }),
+      /** Live work (PostPerspective receptors fire for it); false: background work, a version's history (migration 0005). */
+      fires: boolean("fires").notNull().default(true),
       createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow()
     },
     (t) => [
       unique("wh_perspective_events_stream_perspective_event_key").on(t.streamId, t.perspectiveName, t.eventId),
-      // Claiming walks pending work oldest-first (event ids are UUIDv7, so time-ordered); the partial index keeps
-      // debug-mode processed rows out of that walk.
-      index("wh_perspective_events_claim_idx").on(t.eventId).where(sql`processed_at IS NULL`),
+      // Claiming walks pending work oldest-first (event ids are UUIDv7, so time-ordered), live work before
+      // background work, each on its own partial index (migration 0007); debug-mode processed rows are in neither.
+      index("wh_perspective_events_claim_idx").on(t.eventId).where(sql`processed_at IS NULL AND fires`),
+      index("wh_perspective_events_background_claim_idx").on(t.eventId).where(sql`processed_at IS NULL AND NOT fires`),
       // Lease renewal and orphan reclaim look rows up by owner.
       index("wh_perspective_events_instance_idx").on(t.instanceId, t.leaseExpiry)
     ]

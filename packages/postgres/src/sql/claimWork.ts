@@ -19,8 +19,8 @@
  * built) on `wh_perspective_events_background_claim_idx` (both event id, UUIDv7, so append time; partial indexes, so
  * neither walk passes the other's rows). Streams with live heads come back first, so a rebuild's history, whose
  * event ids are older than any live event, never queues live work behind it; and background streams are claimed
- * only to fill the instance's queue up to $2 streams (queued and in-cycle streams, $6, count), so the worker never
- * holds more than about one batch of background streams ahead of the live work it claims next. The head test is a
+ * only to fill the instance's queue up to 2 x $2 streams (queued and in-cycle streams, $6, count), so the worker
+ * never holds more than about two batches of background streams ahead of the live work it claims next. The head test is a
  * correlated `ORDER BY .. LIMIT 1` probe of the (stream, perspective, event) key, written `<=` (a pending row is
  * never below its head, so it means `=`): `NOT EXISTS` becomes a hash anti-join over the whole work table, and `=`
  * is estimated so selective that the planner scans every pending row instead of walking the index and stopping.
