@@ -65,8 +65,18 @@ if (tier !== "unit") steps.push(["integration tiers", turbo(["test:int"], ["--co
 let passed = 0
 let failed = 0
 let skipped = 0
+// The failures again, last, so that the tail of a long log names them.
+const failures = []
 for (const report of reports.filter((file) => existsSync(file))) {
   const totals = JSON.parse(readFileSync(report, "utf8"))
+  for (const file of totals.testResults ?? []) {
+    const where = Path.relative(root, file.name ?? "")
+    if (file.status === "failed" && (file.assertionResults ?? []).length === 0) failures.push(`${where}: ${firstLines(file.message)}`)
+    for (const test of file.assertionResults ?? []) {
+      if (test.status === "failed")
+        failures.push(`${where} > ${test.fullName ?? test.title}: ${firstLines((test.failureMessages ?? []).join("\n"))}`)
+    }
+  }
   passed += totals.numPassedTests ?? 0
   // A file that failed to load counts as a failure even though it holds no failed test.
   const brokenFiles = (totals.testResults ?? []).filter((file) => file.status === "failed" && file.assertionResults.length === 0).length
@@ -79,5 +89,15 @@ if (failedSteps.length > 0 && failed === 0) {
   console.error(`failed without a failing test: ${failedSteps.join("; ")} (see the output above)`)
   failed = failedSteps.length
 }
+if (failures.length > 0) console.error(`failed tests:\n${failures.map((failure) => `- ${failure}`).join("\n")}`)
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`)
 process.exit(failed > 0 || failedSteps.length > 0 ? 1 : 0)
+
+/** The first lines of a failure message: enough to name the assertion, short enough for a log's tail. */
+function firstLines(message) {
+  return String(message ?? "")
+    .split("\n")
+    .filter((line) => line.trim() !== "" && !line.trim().startsWith("at "))
+    .slice(0, 6)
+    .join("\n    ")
+}

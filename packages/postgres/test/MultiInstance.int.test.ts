@@ -387,11 +387,31 @@ describe("many instances on one database", () => {
       })
       // The writer runs no perspective (an old deploy): the registry routes its events to the worker's.
       const writer = yield* startNode({ url, perspectives: [], options: slow })
+      // One record for every wait: streams are applied in any order, and a wait must not drop another's.
+      const seen = new Set<string>()
       const applied = (stream: string) =>
         Effect.gen(function* () {
-          const seen = new Set<string>()
           while (!(seen.has(`${stream}:balance`) && seen.has(`${stream}:activity`))) seen.add(yield* Queue.take(processed))
-        }).pipe(Effect.timeoutOrElse({ duration: 10_000, orElse: () => Effect.die(new Error(`${stream} not processed within 10 s`)) }))
+        }).pipe(
+          Effect.timeoutOrElse({
+            duration: 10_000,
+            orElse: () =>
+              Effect.flatMap(
+                Effect.all([
+                  sql(
+                    worker,
+                    "select perspective_name, fires, processed_at, attempts, instance_id, lease_expiry, scheduled_for, now() from wh_perspective_events where stream_id = $1",
+                    [stream]
+                  ),
+                  sql(worker, "select count(*) from wh_events where stream_id = $1", [stream]),
+                  sql(worker, "select * from wh_active_streams where stream_id = $1", [stream]),
+                  worker.worker.stats,
+                  worker.worker.isIdle
+                ]),
+                (state) => Effect.die(new Error(`${stream} not processed within 10 s: ${JSON.stringify(state)}`))
+              )
+          })
+        )
       // 20 appends of their own in a burst (one wake-up in flight at a time): every one is applied.
       const burst = newStreams(20)
       yield* writer
