@@ -55,6 +55,8 @@ type Message =
       readonly at: number
       readonly rss: number
       readonly heap: number
+      readonly heapTotal?: number
+      readonly external?: number
       readonly applied: number
       readonly cpuMs?: number
     }
@@ -78,7 +80,14 @@ type Message =
 /** A worker process and what it reported so far (times are epoch ms, memory in bytes). */
 export interface Worker {
   readonly child: ChildProcess
-  readonly memory: Array<{ readonly at: number; readonly rss: number; readonly heap: number }>
+  /** `heap`: heap used; `heapTotal`: the heap V8 holds; `external`: buffers outside the heap (pg's socket data). */
+  readonly memory: Array<{
+    readonly at: number
+    readonly rss: number
+    readonly heap: number
+    readonly heapTotal?: number
+    readonly external?: number
+  }>
   readonly steps: Array<{ readonly at: number; readonly cpuMs: number }>
   /** When started with `waitForGo`: modules loaded, waiting for {@link go}. */
   loaded: { readonly at: number; readonly cpuMs: number } | undefined
@@ -162,7 +171,7 @@ export const start = async (
         resolve(worker)
       } else {
         if (m.applied > worker.progress.applied) worker.progress = { applied: m.applied, at: m.at }
-        worker.memory.push({ at: m.at, rss: m.rss, heap: m.heap })
+        worker.memory.push({ at: m.at, rss: m.rss, heap: m.heap, heapTotal: m.heapTotal ?? 0, external: m.external ?? 0 })
         if (m.kind === "ready") {
           worker.ready = { at: m.at, rss: m.rss, cpuMs: m.cpuMs ?? 0 }
           if (!waitForGo) resolve(worker)

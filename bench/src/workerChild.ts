@@ -3,7 +3,8 @@
  * parent's database, so its CPU and memory are the worker's only, and several of them use several cores. Talks to the
  * parent over IPC (`process.send`):
  * - `{ kind: "ready", at, rss, heap, applied, cpuMs }` once it polls;
- * - `{ kind: "memory", at, rss, heap, applied }` every 100 ms (`process.memoryUsage()`, bytes; pairs committed so far);
+ * - `{ kind: "memory", at, rss, heap, heapTotal, external, applied }` every 100 ms (`process.memoryUsage()`, bytes;
+ *   pairs committed so far);
  * - `{ kind: "step", at, applied, cpuMs }` each time the count of committed (event, perspective) pairs crosses a
  *   multiple of `<step>` (`at`: that commit's time, epoch ms; `cpuMs`: this process's CPU time so far; 0: never);
  * - `{ kind: "settled", at, rss, heap, applied, cpuMs, started, lastCommit }` when the parent sends
@@ -35,7 +36,7 @@ let started = 0
 let lastCommit = 0
 const memory = () => {
   const m = process.memoryUsage()
-  return { at: now(), rss: m.rss, heap: m.heapUsed, applied }
+  return { at: now(), rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, applied }
 }
 const cpuMs = () => {
   const u = process.cpuUsage()

@@ -38,6 +38,10 @@ export interface Run {
   readonly costRatio: number
   readonly readyRssMb: number
   readonly peakRssMb: number
+  /** Peaks over the run: heap used, the heap V8 held, and memory outside the heap (buffers). */
+  readonly peakHeapMb: number
+  readonly peakHeapTotalMb: number
+  readonly peakExternalMb: number
   readonly endRssMb: number
   readonly endHeapMb: number
   /** After a full GC at the end: what the worker still holds. */
@@ -93,6 +97,9 @@ export const once = (serverUrl: string, events: number, streams: number, log: (s
         costRatio: tenths[9]!.msPer1000 / tenths[0]!.msPer1000,
         readyRssMb: mb(worker.ready!.rss),
         peakRssMb: mb(Math.max(...worker.memory.map((m) => m.rss))),
+        peakHeapMb: mb(Math.max(...worker.memory.map((m) => m.heap))),
+        peakHeapTotalMb: mb(Math.max(...worker.memory.map((m) => m.heapTotal ?? 0))),
+        peakExternalMb: mb(Math.max(...worker.memory.map((m) => m.external ?? 0))),
         endRssMb: mb(last.rss),
         endHeapMb: mb(last.heap),
         settledRssMb: settled === undefined ? Number.NaN : mb(settled.rss),
@@ -172,6 +179,7 @@ export const table = (result: Result, profile: Profile): Table => {
       ],
       ["worker process RSS when ready (before any work), MB", Stats.fmtSpread(s((r) => r.readyRssMb))],
       ["worker process RSS, peak over the run, MB", Stats.fmtSpread(s((r) => r.peakRssMb))],
+      ["worker process heap used / heap held / external, peaks over the run, MB", `${Stats.fmtSpread(s((r) => r.peakHeapMb))} / ${Stats.fmtSpread(s((r) => r.peakHeapTotalMb))} / ${Stats.fmtSpread(s((r) => r.peakExternalMb))}`],
       ["worker process RSS at the end, MB", Stats.fmtSpread(s((r) => r.endRssMb))],
       ["worker process heap used at the end, MB", Stats.fmtSpread(s((r) => r.endHeapMb))],
       ["worker process after a full GC at the end: RSS, MB", Stats.fmtSpread(s((r) => r.settledRssMb))],

@@ -140,8 +140,10 @@ describe("PgEventStore: one round trip, ids and late arrivals", () => {
         // completes, so what a statement notified has arrived when the statement's promise resolves.
         const session = yield* Effect.acquireRelease(client.connect, (c) => Effect.promise(() => c.end()))
         const received: Array<string> = []
-        session.on("notification", (n) => void (n.channel === "wh_work" && received.push(n.payload ?? "")))
         const run = (text: string, params: ReadonlyArray<unknown> = []) => Effect.promise(() => session.query(text, [...params]))
+        // Only this session's own notifications: other tests append to the same database meanwhile.
+        const pid = (yield* run("SELECT pg_backend_pid() AS pid")).rows[0].pid as number
+        session.on("notification", (n) => void (n.channel === "wh_work" && n.processId === pid && received.push(n.payload ?? "")))
         yield* run("LISTEN wh_work")
         const append = (notify: boolean) =>
           run(
