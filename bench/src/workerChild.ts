@@ -30,7 +30,10 @@ const withV2 = perspectiveSet === "with-v2"
 const report = new Set((reportArg ?? "").split(",").filter((k) => k !== ""))
 let commits: Array<{ readonly perspective: string; readonly ids: ReadonlyArray<string>; readonly at: number }> = []
 const now = () => performance.timeOrigin + performance.now()
-const send = (message: object) => process.send?.(message)
+// With a callback, a send after the parent disconnected (the end of a run) is dropped instead of an EPIPE crash.
+const send = (message: object) => {
+  if (process.connected) process.send?.(message, undefined, {}, () => undefined)
+}
 let applied = 0
 let started = 0
 let lastCommit = 0

@@ -6,7 +6,9 @@
  * safety-net poll. `maxConcurrentDrainConsumers` consumer loops take drain signals — at once when idle, batched
  * with the sliding window only while every other consumer is busy (see `SlidingWindowBatcher`) — skip
  * streams another consumer is processing (the per-stream gate), and run a cycle: fetch, dedup, apply, commit.
- * A stream whose group filled `perspectiveBatchSize` is drained again at once, up to `drainLoopMaxIterations`.
+ * A stream whose group filled `perspectiveBatchSize` is drained again at once, up to `drainLoopMaxIterations` —
+ * unless other claimed streams are waiting for a consumer: then its rest is claimed again after them (a rebuild's
+ * history never keeps a consumer from live work for more than one cycle).
  *
  * Only the registered perspectives' work is claimed and fetched (a rolling deploy leaves the rest to instances that
  * run it). A stream whose cycle could not move at all (a flagged pair waiting out its rewind debounce, a rewind
@@ -377,6 +379,9 @@ export const make = (config: Config) =>
             else stalled.delete(id)
           }
           batch = result.more.length >= options.drainLoopRefetchMinBatch || (result.more.length > 0 && iteration === 0) ? result.more : []
+          // Streams claimed and waiting for a consumer (in the drain queue or an open batch) go first: a deep
+          // stream's or a rebuild's next pass is claimed again after them, so no stream waits out several passes.
+          if (batch.length > 0 && queued.size > gate.size) break
         }
         // Whatever is left is claimed again by the next poll; ask for it now.
         if (batch.length > 0) yield* Queue.offer(wake, undefined)

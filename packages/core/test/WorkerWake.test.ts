@@ -90,4 +90,72 @@ describe("PerspectiveWorker wake-up and batching (default options)", () => {
       )
     })
   )
+
+  it.effect("a deep stream's next pass waits for a stream claimed meanwhile: that one is applied in the next cycle", () =>
+    Effect.gen(function* () {
+      const deep = EventId.unsafeMake()
+      const late = EventId.unsafeMake()
+      const ports = yield* Deferred.make<{
+        readonly worker: PerspectiveWorker.Shape
+        readonly store: EventStore.EventStore["Service"]
+      }>()
+      const done = yield* Deferred.make<void>()
+      let cycles = 0
+      let appendedIn = -1
+      let appliedIn = -1
+      yield* Effect.gen(function* () {
+        const worker = yield* PerspectiveWorker.PerspectiveWorker
+        const store = yield* EventStore.EventStore
+        yield* worker.awaitPolls(1)
+        yield* Deferred.succeed(ports, { worker, store })
+        // 500 events on one stream: passes of perspectiveBatchSize (100) on one consumer.
+        yield* store.append(
+          deep,
+          Array.from({ length: 500 }, () => Counted.make({ id: deep }))
+        )
+        // One consumer batches what was already waiting with its sliding window: the test clock moves it.
+        yield* Deferred.await(done).pipe(Effect.raceFirst(Effect.forever(TestClock.adjust(Duration.millis(1)))))
+        // Without the yield the deep stream's second pass runs first, and the late stream waits a cycle more.
+        expect(appliedIn - appendedIn).toBe(1)
+        const rows = yield* (yield* PerspectiveStore.PerspectiveStore).getMany("count", [deep, late])
+        expect(rows.get(late)?.data).toEqual({ n: 1 })
+        // Nothing is left behind: the deep stream's rest is claimed again and applied.
+        yield* worker.awaitIdle.pipe(Effect.raceFirst(Effect.forever(TestClock.adjust(Duration.millis(10)))))
+        expect((yield* (yield* PerspectiveStore.PerspectiveStore).getMany("count", [deep])).get(deep)?.data).toEqual({ n: 500 })
+      }).pipe(
+        Effect.provide(
+          MemoryPipeline.layer({
+            events,
+            perspectives: [count],
+            options: { maxConcurrentDrainConsumers: 1, perspectiveBatchSize: 100, drainLoopMaxIterations: 5 },
+            hooks: {
+              onBatchCycleComplete: (summary) =>
+                Effect.sync(() => {
+                  if (summary.streams > 0) cycles++
+                }),
+              onPerspectiveEventProcessed: (group) =>
+                Effect.gen(function* () {
+                  if (group.streamId === late) {
+                    appliedIn = cycles
+                    yield* Deferred.succeed(done, undefined)
+                  }
+                  if (group.streamId !== deep || appendedIn >= 0) return
+                  // After the deep stream's first pass, another stream gets work, and the claim loop claims it while
+                  // the consumer is still on the deep one: the second poll begins after the append.
+                  appendedIn = cycles
+                  const { store, worker } = yield* Deferred.await(ports)
+                  yield* Effect.orDie(store.append(late, [Counted.make({ id: late })]))
+                  const { polls } = yield* worker.stats
+                  yield* worker.requestImmediatePoll
+                  yield* worker.awaitPolls(polls + 1)
+                  yield* worker.requestImmediatePoll
+                  yield* worker.awaitPolls(polls + 2)
+                })
+            }
+          })
+        ),
+        Effect.scoped
+      )
+    })
+  )
 })
