@@ -179,7 +179,10 @@ export const table = (result: Result, profile: Profile): Table => {
       ],
       ["worker process RSS when ready (before any work), MB", Stats.fmtSpread(s((r) => r.readyRssMb))],
       ["worker process RSS, peak over the run, MB", Stats.fmtSpread(s((r) => r.peakRssMb))],
-      ["worker process heap used / heap held / external, peaks over the run, MB", `${Stats.fmtSpread(s((r) => r.peakHeapMb))} / ${Stats.fmtSpread(s((r) => r.peakHeapTotalMb))} / ${Stats.fmtSpread(s((r) => r.peakExternalMb))}`],
+      [
+        "worker process heap used / heap held / external, peaks over the run, MB",
+        `${Stats.fmtSpread(s((r) => r.peakHeapMb))} / ${Stats.fmtSpread(s((r) => r.peakHeapTotalMb))} / ${Stats.fmtSpread(s((r) => r.peakExternalMb))}`
+      ],
       ["worker process RSS at the end, MB", Stats.fmtSpread(s((r) => r.endRssMb))],
       ["worker process heap used at the end, MB", Stats.fmtSpread(s((r) => r.endHeapMb))],
       ["worker process after a full GC at the end: RSS, MB", Stats.fmtSpread(s((r) => r.settledRssMb))],
