@@ -85,6 +85,15 @@ export interface QueryOptions {
 }
 
 /**
+ * `{ prepared: true }`: the options of a statement of fixed text that runs all the time
+ * (`client.query(sql, params, PgClient.prepared)`).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export const prepared: QueryOptions = { prepared: true }
+
+/**
  * Validates the options without connecting: the URL must be a `postgres://` (or `postgresql://`) URL naming a
  * host and a database (no fallback to `PGHOST`/`PGDATABASE`), the schema a valid identifier, `maxConnections`
  * an integer >= 1, the timeouts finite positive durations, `applicationName` printable ASCII of at most 63

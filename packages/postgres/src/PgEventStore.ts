@@ -17,15 +17,12 @@
  */
 import { AppendRequest, type Envelope, EventStore, EventStoreError, EventRegistry } from "@whizbang/core"
 import { Effect, Layer } from "effect"
-import { PgClient, type QueryOptions } from "./PgClient.js"
+import { PgClient, prepared as preparedStatement } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import * as Transaction from "./internal/transaction.js"
 import * as WorkWakeUp from "./internal/workWakeUp.js"
 import * as AppendSql from "./sql/appendEvents.js"
 import * as ReadSql from "./sql/readStream.js"
-
-/** Appends and reads have a fixed text: prepared once per connection. */
-const preparedStatement: QueryOptions = { prepared: true }
 
 /**
  * Options of the Postgres event store.

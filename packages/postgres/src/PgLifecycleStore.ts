@@ -17,12 +17,10 @@
  */
 import { LifecycleStore } from "@whizbang/core"
 import { Effect, Layer } from "effect"
-import { PgClient, type QueryOptions } from "./PgClient.js"
+import { PgClient, prepared } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
 import * as Sql from "./sql/lifecycle.js"
-
-const prepared: QueryOptions = { prepared: true }
 
 interface Row {
   readonly event_id: string

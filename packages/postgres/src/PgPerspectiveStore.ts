@@ -10,14 +10,11 @@ import { Effect, Layer, Option } from "effect"
 import { type DefinitionErrors, Perspective, PerspectiveStore } from "@whizbang/core"
 import { ddlLock, ensureBase } from "./internal/versionTables.js"
 import { writeModels } from "./internal/writeModels.js"
-import { PgClient, type QueryOptions } from "./PgClient.js"
+import { PgClient, prepared } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
 import type { VersionTableConflict } from "./VersionError.js"
 import * as Rows from "./sql/perspectiveRows.js"
-
-/** Reads by registered perspective name: a text per perspective, prepared once per connection. */
-const prepared: QueryOptions = { prepared: true }
 
 interface RowRecord {
   readonly id: string

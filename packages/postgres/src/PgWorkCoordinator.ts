@@ -19,7 +19,7 @@ import { type CompletionStrategy, InstanceProvider, WorkCoordinator, WorkerOptio
 import { type Duration, Effect, Layer, Metric } from "effect"
 import { PreparedTexts } from "./internal/preparedTexts.js"
 import { modelWriteParts } from "./internal/writeModels.js"
-import { PgClient, type QueryOptions } from "./PgClient.js"
+import { PgClient, prepared } from "./PgClient.js"
 import * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
 import type { PostgresConfigError, PostgresError } from "./PostgresError.js"
@@ -147,9 +147,6 @@ const toPendingEvents = (rows: ReadonlyArray<PendingRow>, modelsLoaded: boolean)
   }
   return out
 }
-
-// The statements of every cycle and poll have a fixed text (or one per perspective set): prepared once per connection.
-const prepared: QueryOptions = { prepared: true }
 
 // Telemetry: dead letters counted here, where they are written (names listed in Telemetry.ts).
 const deadLettersMetric = Metric.counter("whizbang_dead_letters", { description: "work rows moved to wh_dead_letters" })

@@ -54,9 +54,6 @@ import * as Sql from "./sql/syncInquiry.js"
 import * as SyncInquiry from "./SyncInquiry.js"
 import { SyncInquiryPort, type SyncInquiryPortShape } from "./SyncInquiryPort.js"
 
-/** The inquiry's statements have a fixed text: prepared once per connection. */
-const prepared: PgClient.QueryOptions = { prepared: true }
-
 type PostgresError = PgError.PostgresError
 
 /**
@@ -136,7 +133,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const out: Record<Verdict, Array<string>> = { pending: ids.filter((id) => !EventId.isUuid(id)), processed: [], deadLettered: [] }
       if (valid.length === 0) return out as Classified
       const baseName = baseOf(perspectiveName)
-      const rows = yield* client.query<EventFacts>(Sql.eventFacts, [baseName, perspectiveName, valid], prepared)
+      const rows = yield* client.query<EventFacts>(Sql.eventFacts, [baseName, perspectiveName, valid], PgClient.prepared)
       const keys = new Set<string>()
       const verdicts = new Map<string, Array<Verdict>>()
       for (const row of rows) {
@@ -161,7 +158,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           client.query<{ event_id: string }>(
             Sql.pendingEvents,
             [baseOf(perspectiveName), perspectiveName, streamId ?? null, eventTypes ?? [], limit],
-            prepared
+            PgClient.prepared
           ),
           (rows) => rows.map((r) => r.event_id)
         )
