@@ -29,7 +29,8 @@ describe("resume latency in one process", () => {
               const [id] = (yield* store.append(s, [Orders.placed(s, 1)])).events.map((e) => e.eventId)
               const result = yield* awaiter.waitForEvents("order_summary", [id!], { timeout: "10 seconds" })
               resumed.push({ id: id!, at: Latency.now() })
-              expect(result._tag).toBe("Synced")
+              // NoPendingEvents: the worker had applied the event before the wait's first check (also fresh).
+              expect(["Synced", "NoPendingEvents"]).toContain(result._tag)
             })
           )
         }
