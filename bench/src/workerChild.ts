@@ -22,6 +22,8 @@
 import { InstanceProvider, PerspectiveRewinder, PerspectiveWorker } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
 import { Cause, Effect, Layer, Logger, LogLevel, References } from "effect"
+import { writeFileSync } from "node:fs"
+import { Session } from "node:inspector"
 import * as Domain from "./Domain.js"
 
 const [url, schema, options, stepArg, waitForGo, perspectiveSet, reportArg] = process.argv.slice(2)
@@ -77,8 +79,29 @@ const layer = PgPerspectivePipeline.layer({
 
 // The parent ends the run by disconnecting (or dies): so does this process.
 process.on("disconnect", () => process.exit(0))
-process.on("message", (m: { readonly kind?: string }) => {
+// `BENCH_WORKER_HEAP_PROF=<dir>` (profiling only): V8's sampling heap profiler over the whole run, counting objects
+// that were collected too (so it shows where the allocations come from), written as a .heapprofile on "settle".
+const heapProfile = process.env.BENCH_WORKER_HEAP_PROF
+const heapSession = heapProfile === undefined ? undefined : new Session()
+if (heapSession !== undefined) {
+  heapSession.connect()
+  heapSession.post("HeapProfiler.startSampling", {
+    samplingInterval: 16384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true
+  } as object)
+}
+const writeHeapProfile = () =>
+  new Promise<void>((resolve) => {
+    if (heapSession === undefined) return resolve()
+    heapSession.post("HeapProfiler.stopSampling", (error, result) => {
+      if (error === null) writeFileSync(`${heapProfile}/worker-${process.pid}.heapprofile`, JSON.stringify(result.profile))
+      resolve()
+    })
+  })
+process.on("message", async (m: { readonly kind?: string }) => {
   if (m.kind !== "settle") return
+  await writeHeapProfile()
   const gc = (globalThis as { gc?: () => void }).gc
   gc?.()
   gc?.()

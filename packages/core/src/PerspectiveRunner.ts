@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
 import * as Perspective from "./Perspective.js"
 
 /**
@@ -60,6 +60,20 @@ export interface PerspectiveRunner {
 const byEventId = (a: Perspective.EventEnvelope, b: Perspective.EventEnvelope) =>
   a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0
 
+/** A fold's result: the model after the applied events, the last action, and the event that stopped it. */
+interface Folded<M> {
+  readonly model: M
+  readonly action: Perspective.Action
+  readonly applied: ReadonlyArray<string>
+  readonly failure: Perspective.ApplyFailed | undefined
+}
+
+// The worker hands events over in event-id order: then they need no sorted copy.
+const inEventIdOrder = (events: ReadonlyArray<Perspective.EventEnvelope>) => {
+  for (let i = 1; i < events.length; i++) if (events[i - 1]!.eventId > events[i]!.eventId) return false
+  return true
+}
+
 /**
  * Builds the runner of a perspective.
  *
@@ -77,9 +91,29 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
       reason: `${reason} (stream ${streamId})`
     })
 
-  // Folds `events` from `start`, stopping at the first failing apply, or — when `checkEach` — at the first
-  // event whose resulting model the schema cannot encode (that event is the one to blame).
-  const fold = (start: M, events: ReadonlyArray<Perspective.EventEnvelope>, streamId: string, checkEach: boolean) =>
+  // Folds `events` from `start`, stopping at the first failing apply. Plain code: the fast path below runs it for
+  // every pair, and an Effect per fold cost as much as the fold.
+  const fold = (start: M, events: ReadonlyArray<Perspective.EventEnvelope>): Folded<M> => {
+    let model = start
+    let action: Perspective.Action = "none"
+    const applied: Array<string> = []
+    let failure: Perspective.ApplyFailed | undefined
+    for (const event of events) {
+      const step = Perspective.applyEventResult(perspective, model, event)
+      if (step._tag === "Failure") {
+        failure = step.failure
+        break
+      }
+      model = step.success.model
+      action = step.success.action
+      applied.push(event.eventId)
+    }
+    return { model, action, applied, failure }
+  }
+
+  // The same fold, also stopping at the first event whose resulting model the schema cannot encode (that event is
+  // the one to blame). Only run when the model of the plain fold did not encode.
+  const foldEncodingEach = (start: M, events: ReadonlyArray<Perspective.EventEnvelope>, streamId: string) =>
     Effect.gen(function* () {
       let model = start
       let encoded: unknown
@@ -92,14 +126,12 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
           failure = step.failure
           break
         }
-        if (checkEach) {
-          const checked = yield* Effect.result(encode(step.success.model))
-          if (checked._tag === "Failure") {
-            failure = schemaFailure(event, streamId, `the model returned for this event does not encode: ${checked.failure.message}`)
-            break
-          }
-          encoded = checked.success
+        const checked = yield* Effect.result(encode(step.success.model))
+        if (checked._tag === "Failure") {
+          failure = schemaFailure(event, streamId, `the model returned for this event does not encode: ${checked.failure.message}`)
+          break
         }
+        encoded = checked.success
         model = step.success.model
         action = step.success.action
         applied.push(event.eventId)
@@ -107,11 +139,13 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
       return { model, encoded, action, applied, failure }
     })
 
+  const initial = Effect.succeed(Result.succeed(perspective.initial))
+
   const run = (streamId: string, stored: unknown, events: ReadonlyArray<Perspective.EventEnvelope>) =>
     Effect.gen(function* () {
-      const ordered = [...events].sort(byEventId)
+      const ordered = inEventIdOrder(events) ? events : [...events].sort(byEventId)
       const empty = { perspectiveName: perspective.name, streamId, model: stored, action: "none" as const, appliedEventIds: [] }
-      const decoded = yield* Effect.result(stored === undefined ? Effect.succeed(perspective.initial) : decode(stored))
+      const decoded = yield* stored === undefined ? initial : Effect.result(decode(stored))
       if (decoded._tag === "Failure") {
         // No event is at fault, but the pair cannot move: the failure is reported on the first event (cursor
         // Failed, retried with backoff) flagged `storedModelUnreadable`, so it consumes no attempts and nothing is
@@ -128,14 +162,15 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
       }
       // Fast path: encode once after the fold. Only if that fails is the fold redone encoding after every event
       // (folds are pure), so the event that produced the unencodable model is blamed and the prefix commits.
-      let result = yield* fold(decoded.success, ordered, streamId, false)
+      let result: Folded<M> = fold(decoded.success, ordered)
       let encoded: unknown
       if (result.applied.length > 0) {
         const once = yield* Effect.result(encode(result.model))
         if (once._tag === "Success") encoded = once.success
         else {
-          result = yield* fold(decoded.success, ordered, streamId, true)
-          encoded = result.encoded
+          const checked = yield* foldEncodingEach(decoded.success, ordered, streamId)
+          result = checked
+          encoded = checked.encoded
         }
       }
       const last = result.applied.at(-1)

@@ -12,8 +12,9 @@
  * SAVEPOINT: its failure rolls back only its own work, and the outer transaction may recover and commit.
  *
  * **Gotchas**
- * - Each connection's `search_path` is the service schema alone (set as a startup option, so it holds before
- *   the first statement). An `options=` parameter in the URL overrides it: don't put one there.
+ * - Each connection's `search_path` is the service schema alone, and JIT compilation is off unless `jit: true`
+ *   (both set as startup options, so they hold before the first statement). An `options=` parameter in the URL
+ *   overrides them: don't put one there.
  * - Statements of one transaction share a connection: running them concurrently (`Effect.all` with
  *   concurrency) queues them, and concurrent nested transactions on one transaction are not supported.
  * - An interrupted `query` is cancelled on the server; a `drizzle` callback is a plain promise and is not.
@@ -66,6 +67,13 @@ export interface Options {
    * 1.21, or without `max_prepared_statements`).
    */
   readonly preparedStatements?: boolean | undefined
+  /**
+   * Let Postgres JIT-compile this pool's statements; default `false` (`jit=off` for its sessions, set at connect).
+   * Whizbang's statements are short; the planner's estimates for its registry listing (a few ms of work) passed
+   * `jit_above_cost`, and compiling took 370-560 ms each time the build loop ran it, every second. Set `true` to keep
+   * the server's setting, e.g. for analytical queries of your own through this client.
+   */
+  readonly jit?: boolean | undefined
 }
 
 /**
@@ -166,7 +174,7 @@ const fromDecoded = (decoded: ConnectionOptions.Decoded): Effect.Effect<Shape, n
       connectionTimeoutMillis: decoded.connectTimeoutMillis,
       idleTimeoutMillis: decoded.idleTimeoutMillis,
       application_name: decoded.applicationName,
-      options: `-c search_path=${Identifier.quote(schema)}`
+      options: `-c search_path=${Identifier.quote(schema)}${decoded.jit ? "" : " -c jit=off"}`
     }
     const pool = yield* Effect.acquireRelease(
       Effect.sync(() => {

@@ -146,7 +146,9 @@ export const buildProgressGauge = Metric.gauge("whizbang_version_build_progress"
 })
 
 /**
- * Pending events of each version, by perspective key.
+ * Pending events of each version, by perspective key, set by the build loop every round. A version neither building
+ * nor with history planned (live, retiring) is counted up to 1,000: the gauge reads 1,000 for any larger backlog
+ * (`whizbang_lag_events` from status has the full count per perspective).
  *
  * @category metrics
  * @since 0.3.0
@@ -156,6 +158,12 @@ export const versionLagGauge = Metric.gauge("whizbang_version_lag_events", {
 })
 
 const defaultMaxLag = 1_000
+
+/**
+ * The build loop counts the pending events of a version that is neither building nor has history planned (a live
+ * or retiring one) up to this many: `whizbang_version_lag_events` reads this for any larger backlog.
+ */
+const buildLoopLagCountCap = 1_000
 
 /** The build loop refreshes the work table's statistics after this much history, at most every 2 seconds. */
 const analyzeAfterRows = 2_000
@@ -339,6 +347,19 @@ export const listWith = (options: ListOptions = {}): Effect.Effect<ReadonlyArray
     const now = yield* Clock.currentTimeMillis
     return rows.map(toInfo(now))
   })
+
+/**
+ * The build loop's listing, every round: as {@link list}, except that a version neither building nor with history
+ * planned has its pending events counted up to {@link buildLoopLagCountCap} and no `lagSeconds` (0): counting a live
+ * version's whole backlog every round was most of the loop's database time under load.
+ */
+const listForBuild = Effect.gen(function* () {
+  const client = yield* PgClient
+  const deadAfter = Duration.toSeconds(WorkerOptions.defaults.abandonStaleInstanceThreshold)
+  const rows = yield* client.query<ListedRow>(Sql.listVersionsForBuild, [deadAfter, buildLoopLagCountCap])
+  const now = yield* Clock.currentTimeMillis
+  return rows.map(toInfo(now))
+})
 
 /**
  * {@link listWith} the default options.
@@ -628,7 +649,8 @@ export interface BuildOptions {
  * version's backlog is below `maxPending`, cuts over to the newest declared version of a base once it is caught
  * up (`autoCutover`), retires versions past their grace period, and updates the gauges. Returns the streams of
  * history still planned for this instance's versions, the events it wrote as work, and the versions as listed at
- * the start of the round.
+ * the start of the round (a version neither building nor with history planned: pending events counted up to 1,000,
+ * `lagSeconds` 0; {@link list} counts them all).
  *
  * @category operations
  * @since 0.3.0
@@ -646,7 +668,7 @@ export const buildStep = (
     const chunk = options.chunkStreams ?? 200
     const maxPending = options.maxPending ?? 20_000
     const mine = new Map(declared.map((d) => [d.name, d]))
-    const listed = yield* list
+    const listed = yield* listForBuild
     const versions = listed.filter((v) => v.state !== "retired")
     let planned = 0
     let written = 0

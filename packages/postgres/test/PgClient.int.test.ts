@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PgClient, PostgresError } from "@whizbang/postgres"
 import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
+import pg from "pg"
 import { type FreshDatabase, freshDatabase } from "./fixtures/freshDatabase.js"
 
 let db: FreshDatabase
@@ -32,6 +33,27 @@ describe("PgClient", () => {
         const [path] = yield* client.query<{ search_path: string }>("SHOW search_path")
         expect(path!.search_path).toBe('"client_test"')
         expect(yield* ids(client)).toEqual([])
+      })
+    )
+  )
+
+  it.live("binds arrays element for element, whichever encoding a value takes", () =>
+    withClient((client) =>
+      Effect.gen(function* () {
+        // Every kind of text an array element can hold: quotes, backslashes, braces, commas, the word NULL, an
+        // empty string, JSON text, non-ASCII, and (pg's own encoding) control characters and emoji.
+        const texts = ['q"uote', "back\\slash", "{brace}", "a,b", "NULL", "", '{"k":"v\\n"}', "é漢", null]
+        const other = ["line\nbreak", "tab\t", "\u{1f600}", null]
+        const ints = [1, -2, 3]
+        const json = [JSON.stringify({ s: 'say "hi"\n', n: [1, 2] }), JSON.stringify("x\\y")]
+        for (const options of [undefined, PgClient.prepared]) {
+          const [row] = yield* client.query<{ t: Array<string | null>; o: Array<string | null>; n: Array<number>; j: Array<unknown> }>(
+            "SELECT $1::text[] AS t, $2::text[] AS o, $3::int[] AS n, $4::jsonb[] AS j",
+            [texts, other, ints, json],
+            options
+          )
+          expect(row).toEqual({ t: texts, o: other, n: ints, j: json.map((j) => JSON.parse(j)) })
+        }
       })
     )
   )
@@ -91,6 +113,34 @@ describe("PgClient", () => {
       const refused = yield* Effect.flip(Effect.scoped(PgClient.make({ url: db.url, preparedStatements: "yes" as unknown as boolean })))
       expect(refused).toMatchObject({ _tag: "PostgresConfigError", option: "preparedStatements" })
       expect(refused.message).toContain('preparedStatements must be true or false, got "yes"')
+    })
+  )
+
+  it.live("JIT compilation is off for the pool's sessions (and its dedicated pools) unless jit: true; a bad setting is a typed error", () =>
+    Effect.gen(function* () {
+      const jitOf = (jit: boolean | undefined) =>
+        Effect.gen(function* () {
+          const client = yield* PgClient.make({ url: db.url, schema: "client_test", maxConnections: 1, jit })
+          const own = yield* client.dedicated({ maxConnections: 1 })
+          const [pooled] = yield* client.query<{ jit: string }>("SHOW jit")
+          const [dedicated] = yield* own.query<{ jit: string }>("SHOW jit")
+          const [transaction] = yield* client.withTransaction(client.query<{ jit: string }>("SHOW jit"))
+          return [pooled!.jit, dedicated!.jit, transaction!.jit]
+        }).pipe(Effect.scoped)
+      expect(yield* jitOf(undefined)).toEqual(["off", "off", "off"])
+      expect(yield* jitOf(false)).toEqual(["off", "off", "off"])
+      // true keeps the server's own setting (this database's default).
+      const server = yield* Effect.promise(async () => {
+        const raw = new pg.Client({ connectionString: db.url })
+        await raw.connect()
+        const { rows } = await raw.query<{ jit: string }>("SHOW jit")
+        await raw.end()
+        return rows[0]!.jit
+      })
+      expect(yield* jitOf(true)).toEqual([server, server, server])
+      const refused = yield* Effect.flip(Effect.scoped(PgClient.make({ url: db.url, jit: "no" as unknown as boolean })))
+      expect(refused).toMatchObject({ _tag: "PostgresConfigError", option: "jit" })
+      expect(refused.message).toContain('jit must be true or false, got "no"')
     })
   )
 

@@ -133,4 +133,34 @@ layer(PgTestDatabase.layer({ schema: "versions_ops", maxConnections: 4 }))((it) 
       expect(snapshot.versionFindings.find((f) => f.perspective === "rates__v2")?.message).toMatch(/is building: \d+% of its history/)
     })
   )
+
+  it.effect("the build loop counts a live version's backlog up to 1,000 (list counts it all) and a building version's in full", () =>
+    Effect.gen(function* () {
+      // Its own event type: no history of the other cases is planned for these versions.
+      const tally = [1, 2].map((version) => ({ ...declared("tally", version), eventTypes: ["Tallied"] }))
+      yield* PgPerspectiveVersions.register(tally)
+      // 1,200 pending work rows for each version, in two statements (one event per stream).
+      for (const perspective of ["tally", "tally__v2"]) {
+        yield* sql(
+          `with e as (
+             insert into wh_events (event_id, stream_id, stream_version, event_type, payload)
+             select gen_random_uuid(), gen_random_uuid(), 1, 'Tallied', '{}' from generate_series(1, 1200)
+             returning event_id, stream_id)
+           insert into wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
+           select gen_random_uuid(), e.stream_id, $1, e.event_id, 0 from e`,
+          [perspective]
+        )
+      }
+      const round = yield* PgPerspectiveVersions.buildStep(tally, {
+        partitionCount: 1,
+        autoCutover: false
+      })
+      const pending = (versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>) =>
+        Object.fromEntries(versions.filter((v) => v.baseName === "tally").map((v) => [v.perspectiveName, v.pendingEvents]))
+      expect(pending(round.versions)).toEqual({ tally: 1000, tally__v2: 1200 })
+      expect(pending(yield* PgPerspectiveVersions.list)).toEqual({ tally: 1200, tally__v2: 1200 })
+      const live = round.versions.find((v) => v.perspectiveName === "tally")!
+      expect(live.lagSeconds).toBe(0)
+    })
+  )
 })

@@ -98,6 +98,11 @@ export interface Config extends PgPerspectivePipeline.Config {
    * transaction mode before 1.21, or without `max_prepared_statements`).
    */
   readonly preparedStatements?: boolean
+  /**
+   * Let Postgres JIT-compile the service's statements; default `false` (off for its sessions): Whizbang's statements
+   * are short, and compiling one cost far more than running it (see `PgClient`'s `jit`).
+   */
+  readonly jit?: boolean
   readonly streamLocks?: PerspectiveStreamLockOptions.Input
   /** Rewinds after late arrivals (debounce, start-up scan); snapshot options come from `snapshots`. */
   readonly rewind?: Omit<PgPerspectiveRewinder.Options, "snapshots">
@@ -207,7 +212,8 @@ export const layerInfrastructure = (
           schema: config.schema,
           maxConnections: config.maxConnections,
           applicationName: applicationName(config),
-          preparedStatements: config.preparedStatements
+          preparedStatements: config.preparedStatements,
+          jit: config.jit
         })
       )
     )

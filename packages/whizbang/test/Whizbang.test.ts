@@ -52,6 +52,7 @@ describe("Whizbang.validate", () => {
         [{ serviceName: "é".repeat(70) }, "PostgresConfigError", "applicationName"],
         [{ serviceName: " " }, "PostgresConfigError", "serviceName"],
         [{ preparedStatements: "no" as unknown as boolean }, "PostgresConfigError", "preparedStatements"],
+        [{ jit: "off" as unknown as boolean }, "PostgresConfigError", "jit"],
         [{ instanceId: "not-a-uuid" }, "PostgresConfigError", "instanceId"],
         [{ failureBackoff: { initial: -1, multiplier: 2, max: 10 } }, "PostgresConfigError", "failureBackoff.initial"],
         [{ failureBackoff: { initial: Number.NaN } }, "PostgresConfigError", "failureBackoff.initial"],

@@ -82,6 +82,13 @@ interface GroupFailure {
   readonly countsAttempt?: false
 }
 
+/** Whether `ids` are exactly the event ids of `rows`, in the same order. */
+const inOrder = (ids: ReadonlyArray<string>, rows: ReadonlyArray<WorkCoordinator.PendingEvent>): boolean => {
+  if (ids.length !== rows.length) return false
+  for (let i = 0; i < ids.length; i++) if (ids[i] !== rows[i]!.eventId) return false
+  return true
+}
+
 const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.PendingEvent>, stored: unknown, decodedById: DecodeCache) =>
   Effect.gen(function* () {
     const { streamId, perspectiveName } = rows[0]!
@@ -115,6 +122,10 @@ const applyGroup = (deps: CycleDeps, rows: ReadonlyArray<WorkCoordinator.Pending
       return { skipped, applied: [], failure: unknown, outcome: undefined, envelopes: [] }
     }
     const outcome = yield* runner.success.run(streamId, stored, envelopes)
+    // Nearly always every candidate is applied, in fetch order: then no lookup is built.
+    if (outcome.failure === undefined && inOrder(outcome.appliedEventIds, candidates)) {
+      return { skipped, applied: candidates, failure, outcome, envelopes }
+    }
     const byEvent = new Map(candidates.map((r) => [r.eventId, r]))
     const applied = outcome.appliedEventIds.map((id) => byEvent.get(id)!)
     if (outcome.failure !== undefined) {
@@ -175,8 +186,9 @@ export const runCycle = (
     yield* Metric.update(batchSizeMetric, pending.length)
     const groups = new Map<string, Array<WorkCoordinator.PendingEvent>>()
     for (const row of pending) {
-      const group = groups.get(groupKey(row))
-      if (group === undefined) groups.set(groupKey(row), [row])
+      const key = groupKey(row)
+      const group = groups.get(key)
+      if (group === undefined) groups.set(key, [row])
       else group.push(row)
     }
     // Models: the fetch carries them when the coordinator loads them with it (one round trip); the pairs it did not
@@ -249,8 +261,9 @@ export const runCycle = (
           },
           // One span per (stream, perspective): capturing a stack trace for each costs more than the apply itself.
           { captureStackTrace: false }
-        ),
-        Effect.annotateLogs({ "whizbang.stream_id": streamId, "whizbang.perspective": perspectiveName })
+        )
+        // No log annotations here: nothing inside an apply logs, and copying the annotations for every pair
+        // cost allocations; the failure's own log below carries the stream, perspective and event.
       )
       deduped += skipped.length
       // Counted per perspective here, added to the metrics once per cycle below (a metric update per group costs).

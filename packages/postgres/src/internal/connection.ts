@@ -5,6 +5,7 @@
 import { Effect } from "effect"
 import pg from "pg"
 import { fromCause, type PostgresError } from "../PostgresError.js"
+import { encodeParam } from "./arrayLiteral.js"
 
 export interface Connection {
   readonly client: pg.PoolClient
@@ -66,8 +67,8 @@ export const run = <Row>(
         params === undefined || params.length === 0
           ? conn.client.query(sql)
           : name === undefined
-            ? conn.client.query(sql, [...params])
-            : conn.client.query({ name, text: sql, values: [...params] })
+            ? conn.client.query(sql, params.map(encodeParam))
+            : conn.client.query({ name, text: sql, values: params.map(encodeParam) })
       conn.settled = running.then(noop, noop)
       signal.addEventListener(
         "abort",

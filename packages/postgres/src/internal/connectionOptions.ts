@@ -13,6 +13,7 @@ export interface Decoded {
   readonly idleTimeoutMillis: number
   readonly applicationName: string
   readonly preparedStatements: boolean
+  readonly jit: boolean
 }
 
 export interface Input {
@@ -23,6 +24,7 @@ export interface Input {
   readonly idleTimeout?: Duration.Input | undefined
   readonly applicationName?: unknown
   readonly preparedStatements?: unknown
+  readonly jit?: unknown
 }
 
 /** The option names to report; the umbrella calls the URL `databaseUrl`. */
@@ -86,5 +88,16 @@ export const decode = (input: Input, names: Names = { url: "url" }): Effect.Effe
     if (typeof preparedStatements !== "boolean") {
       return yield* fail("preparedStatements", `must be true or false, got ${JSON.stringify(preparedStatements)}`)
     }
-    return { connectionString, schema, maxConnections: max, connectTimeoutMillis, idleTimeoutMillis, applicationName, preparedStatements }
+    const jit = input.jit ?? false
+    if (typeof jit !== "boolean") return yield* fail("jit", `must be true or false, got ${JSON.stringify(jit)}`)
+    return {
+      connectionString,
+      schema,
+      maxConnections: max,
+      connectTimeoutMillis,
+      idleTimeoutMillis,
+      applicationName,
+      preparedStatements,
+      jit
+    }
   })

@@ -58,7 +58,8 @@ export const validate = (config: Config): Effect.Effect<void, Errors> =>
         schema: config.schema,
         maxConnections: config.maxConnections,
         applicationName: applicationName(config),
-        preparedStatements: config.preparedStatements
+        preparedStatements: config.preparedStatements,
+        jit: config.jit
       },
       "databaseUrl"
     )
