@@ -115,28 +115,18 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
   // the one to blame). Only run when the model of the plain fold did not encode.
   const foldEncodingEach = (start: M, events: ReadonlyArray<Perspective.EventEnvelope>, streamId: string) =>
     Effect.gen(function* () {
-      let model = start
-      let encoded: unknown
-      let action: Perspective.Action = "none"
-      const applied: Array<string> = []
-      let failure: Perspective.ApplyFailed | undefined
+      let done: Folded<M> & { readonly encoded?: unknown } = { model: start, action: "none", applied: [], failure: undefined }
       for (const event of events) {
-        const step = Perspective.applyEventResult(perspective, model, event)
-        if (step._tag === "Failure") {
-          failure = step.failure
-          break
-        }
-        const checked = yield* Effect.result(encode(step.success.model))
+        const step = fold(done.model, [event])
+        if (step.failure !== undefined) return { ...done, failure: step.failure }
+        const checked = yield* Effect.result(encode(step.model))
         if (checked._tag === "Failure") {
-          failure = schemaFailure(event, streamId, `the model returned for this event does not encode: ${checked.failure.message}`)
-          break
+          const why = `the model returned for this event does not encode: ${checked.failure.message}`
+          return { ...done, failure: schemaFailure(event, streamId, why) }
         }
-        encoded = checked.success
-        model = step.success.model
-        action = step.success.action
-        applied.push(event.eventId)
+        done = { ...step, applied: [...done.applied, event.eventId], encoded: checked.success }
       }
-      return { model, encoded, action, applied, failure }
+      return done
     })
 
   const initial = Effect.succeed(Result.succeed(perspective.initial))
