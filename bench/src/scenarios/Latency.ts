@@ -5,6 +5,7 @@
  * Samples from the first 10% of the window are dropped (warm-up).
  */
 import type { WorkerOptions } from "@whizbang/core"
+import * as CycleProfiler from "../CycleProfiler.js"
 import * as Domain from "../Domain.js"
 import type { Profile } from "../Profile.js"
 import * as PG from "../Postgres.js"
@@ -28,6 +29,8 @@ export interface Run {
   readonly achievedRate: number
   readonly latency: Stats.Latency
   readonly problems: ReadonlyArray<string>
+  /** With `--profile-cycles`: the worker's spans over the append window (see `CycleProfiler.report`). */
+  readonly cycles?: string | undefined
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -48,6 +51,7 @@ export const once = (
     let sent = 0
     let failed = 0
     let inFlight = 0
+    let window = { from: 0, to: 0 }
     try {
       const { elapsed } = await Whizbang.withInstances(
         url,
@@ -63,6 +67,7 @@ export const once = (
         },
         async ({ observed, store }) => {
           const start = performance.now()
+          CycleProfiler.reset()
           const end = start + seconds * 1000
           while (performance.now() < end) {
             const due = Math.floor(((performance.now() - start) / 1000) * rate) - sent
@@ -80,6 +85,7 @@ export const once = (
             await sleep(1)
           }
           const elapsed = (performance.now() - start) / 1000
+          window = { from: start, to: performance.now() }
           while (inFlight > 0) await sleep(1)
           await Whizbang.untilApplied(observed, sent * 2, 60_000)
           return { elapsed }
@@ -95,7 +101,8 @@ export const once = (
       }
       const problems = Domain.verify(Domain.expected(sent, streams), await Whizbang.readModels(db))
       if (failed > 0) problems.push(`${failed} appends failed`)
-      return { options: optionsName, rate, achievedRate: sent / elapsed, latency: Stats.latency(samples), problems } satisfies Run
+      const cycles = CycleProfiler.enabled ? CycleProfiler.report(`whizbang ${optionsName} @${rate}/s`, window.from, window.to) : undefined
+      return { options: optionsName, rate, achievedRate: sent / elapsed, latency: Stats.latency(samples), problems, cycles } satisfies Run
     } finally {
       await db.end()
     }
@@ -124,6 +131,7 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
         log(
           `latency ${set.name} @${rate}/s (rep ${rep}): achieved ${Stats.fmt(r.achievedRate)}/s p50 ${Stats.fmt(r.latency.p50, 1)} ms p99 ${Stats.fmt(r.latency.p99, 1)} ms`
         )
+        if (r.cycles !== undefined) log(r.cycles)
         runs.push(r)
       }
     }
