@@ -2,7 +2,7 @@
 // for a rewind; such a worker is idle and `status` says why each waits), only the perspectives it runs (a rolling
 // deploy dead-letters nothing), oldest first, and on an index with 100k+ pending rows.
 import { describe, expect, it } from "@effect/vitest"
-import { EventId, EventStore, InstanceProvider, PerspectiveStore } from "@whizbang/core"
+import { EventId, EventStore, InstanceProvider, PerspectiveStatus, PerspectiveStore } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgStatus, PgWatchdog, PgWorkCoordinator, SchemaReady } from "@whizbang/postgres"
 import { TestDatabase } from "@whizbang/testing"
 import { Context, Duration, Effect, Layer } from "effect"
@@ -187,6 +187,60 @@ describe("claims", () => {
         expect((yield* next.run(PgStatus.snapshot()).pipe(Effect.orDie)).waiting).toEqual([])
       }),
     90_000
+  )
+
+  scenario("a claim commits without waiting for its WAL flush (its own transaction only); the completion waits for it", (url) =>
+    Effect.gen(function* () {
+      const writer = yield* startWriter(url)
+      const client = Context.get(writer, PgClient.PgClient)
+      // A deferred constraint trigger runs at commit: it records the synchronous_commit the committing transaction has.
+      yield* Effect.orDie(
+        client.query(`
+          CREATE TABLE commit_settings (at timestamptz DEFAULT clock_timestamp(), tbl text, setting text);
+          CREATE FUNCTION record_commit_setting() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN
+            INSERT INTO commit_settings (tbl, setting) VALUES (TG_TABLE_NAME, current_setting('synchronous_commit'));
+            RETURN NULL;
+          END $$;
+          CREATE CONSTRAINT TRIGGER commit_setting AFTER INSERT OR DELETE ON wh_active_streams
+            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION record_commit_setting();
+          CREATE CONSTRAINT TRIGGER commit_setting AFTER INSERT OR UPDATE ON wh_perspective_cursors
+            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION record_commit_setting();`)
+      )
+      const server = (yield* Effect.orDie(client.query<{ s: string }>("SELECT current_setting('synchronous_commit') AS s")))[0]!.s
+      const store = Context.get(writer, EventStore.EventStore)
+      const id = EventId.unsafeMake()
+      yield* Effect.orDie(store.append(id, deposits(id, [5])))
+      const coordinator = yield* PgWorkCoordinator.make().pipe(Effect.provide(writer))
+      const { instanceId } = Context.get(writer, InstanceProvider.InstanceProvider)
+      const claimed = yield* Effect.orDie(
+        coordinator.claimWork({ instanceId, maxStreams: 10, leaseSeconds: 30, perspectiveNames: ["balance"] })
+      )
+      expect(claimed).toEqual([id])
+      const settings = () =>
+        Effect.orDie(client.query<{ tbl: string; setting: string }>("SELECT tbl, setting FROM commit_settings ORDER BY at"))
+      expect(yield* settings()).toEqual([{ tbl: "wh_active_streams", setting: "off" }])
+      // The session's own setting is untouched afterwards (the claim set it for its transaction only).
+      const after = (yield* Effect.orDie(client.query<{ s: string }>("SELECT current_setting('synchronous_commit') AS s")))[0]!.s
+      expect(after).toBe(server)
+      // The completion (model, cursor, work rows) commits with the server's setting.
+      const [row] = yield* Effect.orDie(coordinator.fetchPendingEvents({ instanceId, streamIds: [id], perspectiveNames: ["balance"] }))
+      yield* Effect.orDie(
+        coordinator.reportCompletions([
+          {
+            workIds: [row!.workId],
+            streamId: id,
+            perspectiveName: "balance",
+            lastEventId: row!.eventId,
+            status: PerspectiveStatus.PerspectiveStatus.Completed,
+            cursorAtFetch: row!.cursorLastEventId
+          }
+        ])
+      )
+      const cursorCommits = (yield* settings()).filter((r) => r.tbl === "wh_perspective_cursors")
+      expect(cursorCommits.length).toBeGreaterThan(0)
+      expect(new Set(cursorCommits.map((r) => r.setting))).toEqual(new Set([server]))
+    })
   )
 
   scenario("claims take the oldest pending work first, and return the streams in that order", (url) =>
