@@ -271,8 +271,9 @@ export const runCycle = (
       if (skipped.length > 0) dedupedBy.set(perspectiveName, (dedupedBy.get(perspectiveName) ?? 0) + skipped.length)
       const last = applied.at(-1)
       if (applied.length > 0 || skipped.length > 0) {
+        const ids = applied.map(dedupKey)
         const completion: CompletionStrategy.PerspectiveCompletion = {
-          workIds: [...skipped, ...applied].map((r) => r.workId),
+          workIds: skipped.length === 0 ? ids : [...skipped, ...applied].map((r) => r.workId),
           streamId,
           perspectiveName,
           lastEventId: last?.eventId,
@@ -294,13 +295,12 @@ export const runCycle = (
         }
         moved.add(streamId)
         yield* strategy.reportCompletion(completion, deps.coordinator)
-        const ids = applied.map(dedupKey)
         marked.push(...ids)
         yield* deps.cache.markInFlight(ids)
         if (applied.length > 0) {
           const silent = applied.some((r) => r.fires === false)
-          const quiet = new Set(applied.filter((r) => r.fires === false).map((r) => r.eventId))
-          const firing = silent ? envelopes.filter((e) => !quiet.has(e.eventId)) : envelopes
+          const quiet = silent ? new Set(applied.filter((r) => r.fires === false).map((r) => r.eventId)) : undefined
+          const firing = quiet === undefined ? envelopes : envelopes.filter((e) => !quiet.has(e.eventId))
           processed.push({ streamId, perspectiveName, eventIds: applied.map((r) => r.eventId), envelopes, firing })
         }
       }
