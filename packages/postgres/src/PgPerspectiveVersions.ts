@@ -337,13 +337,18 @@ export interface ListOptions {
  */
 export const listWith = (options: ListOptions = {}): Effect.Effect<ReadonlyArray<VersionInfo>, PostgresError, PgClient> =>
   Effect.gen(function* () {
-    const client = yield* PgClient
     const deadAfter = Duration.toSeconds(
       options.deadInstanceAfter === undefined
         ? WorkerOptions.defaults.abandonStaleInstanceThreshold
         : Duration.fromInputUnsafe(options.deadInstanceAfter)
     )
-    const rows = yield* client.query<ListedRow>(Sql.listVersions, [deadAfter])
+    return yield* listed(Sql.listVersions, [deadAfter])
+  })
+
+/** The versions a listing statement returns, as `VersionInfo`s. */
+const listed = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<VersionInfo>, PostgresError, PgClient> =>
+  Effect.gen(function* () {
+    const rows = yield* (yield* PgClient).query<ListedRow>(sql, params)
     const now = yield* Clock.currentTimeMillis
     return rows.map(toInfo(now))
   })
@@ -353,13 +358,10 @@ export const listWith = (options: ListOptions = {}): Effect.Effect<ReadonlyArray
  * planned has its pending events counted up to {@link buildLoopLagCountCap} and no `lagSeconds` (0): counting a live
  * version's whole backlog every round was most of the loop's database time under load.
  */
-const listForBuild = Effect.gen(function* () {
-  const client = yield* PgClient
-  const deadAfter = Duration.toSeconds(WorkerOptions.defaults.abandonStaleInstanceThreshold)
-  const rows = yield* client.query<ListedRow>(Sql.listVersionsForBuild, [deadAfter, buildLoopLagCountCap])
-  const now = yield* Clock.currentTimeMillis
-  return rows.map(toInfo(now))
-})
+const listForBuild = listed(Sql.listVersionsForBuild, [
+  Duration.toSeconds(WorkerOptions.defaults.abandonStaleInstanceThreshold),
+  buildLoopLagCountCap
+])
 
 /**
  * {@link listWith} the default options.

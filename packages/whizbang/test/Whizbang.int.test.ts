@@ -144,6 +144,27 @@ describe("Whizbang.layer", () => {
       )
   )
 
+  it.live("jit: off for the service's sessions by default, the server's own setting with jit: true", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        // pg_settings names where the session's value comes from: "client" is the connection's startup option.
+        const jitOf = (config: Partial<Whizbang.Config>) =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              const client = yield* Effect.service(PgClient.PgClient)
+              const [row] = yield* client.query<{ setting: string; source: string }>(
+                "SELECT setting, source FROM pg_settings WHERE name = 'jit'"
+              )
+              return row!
+            }).pipe(Effect.provide(app(url, config)))
+          )
+        expect(yield* jitOf({})).toEqual({ setting: "off", source: "client" })
+        expect(yield* jitOf({ jit: false })).toEqual({ setting: "off", source: "client" })
+        expect((yield* jitOf({ jit: true })).source).not.toBe("client")
+      })
+    )
+  )
+
   it.live("applicationName is shown in pg_stat_activity: the service name by default, else as given", () =>
     withDatabase((url) =>
       Effect.gen(function* () {

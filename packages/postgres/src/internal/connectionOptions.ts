@@ -71,6 +71,12 @@ export const decodePoolSize = (option: string, input: unknown): Effect.Effect<nu
     ? Effect.succeed(input)
     : fail(option, `must be an integer >= 1, got ${String(input)}`)
 
+/** A boolean option: `fallback` when absent, else true or false, or a `PostgresConfigError` naming `option`. */
+const decodeFlag = (option: string, input: unknown, fallback: boolean): Effect.Effect<boolean, PostgresConfigError> => {
+  const value = input ?? fallback
+  return typeof value === "boolean" ? Effect.succeed(value) : fail(option, `must be true or false, got ${JSON.stringify(value)}`)
+}
+
 export const decode = (input: Input, names: Names = { url: "url" }): Effect.Effect<Decoded, PostgresConfigError> =>
   Effect.gen(function* () {
     const connectionString = yield* decodeUrl(names.url, input.url)
@@ -84,12 +90,8 @@ export const decode = (input: Input, names: Names = { url: "url" }): Effect.Effe
       yield* DurationOption.decode("idleTimeout", input.idleTimeout, "positive", Duration.seconds(30))
     )
     const applicationName = yield* decodeApplicationName(input.applicationName)
-    const preparedStatements = input.preparedStatements ?? true
-    if (typeof preparedStatements !== "boolean") {
-      return yield* fail("preparedStatements", `must be true or false, got ${JSON.stringify(preparedStatements)}`)
-    }
-    const jit = input.jit ?? false
-    if (typeof jit !== "boolean") return yield* fail("jit", `must be true or false, got ${JSON.stringify(jit)}`)
+    const preparedStatements = yield* decodeFlag("preparedStatements", input.preparedStatements, true)
+    const jit = yield* decodeFlag("jit", input.jit, false)
     return {
       connectionString,
       schema,

@@ -35,8 +35,9 @@
  * perspective (an overloaded or stuck owner-by-rank gets help), and an instance that is not registered while no
  * instance is (the registry is not in use) takes everything it runs.
  *
- * A claim that took streams commits without waiting for its WAL flush (`synchronous_commit` off for the transaction
- * it runs in: its own, as the worker runs it; a caller that wraps it in a transaction gets that for the whole of it): a lease lost in a server crash is only claimed again, and a completion commits only where its lease
+ * A claim that took streams commits without waiting for its WAL flush: `synchronous_commit` is off for the
+ * transaction it runs in (its own, as the worker runs it; a caller that wraps it in a transaction gets that for the
+ * whole of it). A lease lost in a server crash is only claimed again, and a completion commits only where its lease
  * still holds (the fence), so nothing depends on a claim being durable. With `fsync` on, claims at 1,000 appends/s
  * waited on the WAL behind every append's commit.
  *
