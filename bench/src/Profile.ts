@@ -108,7 +108,7 @@ const modesArg = (args: ReadonlyArray<string>): ReadonlyArray<"in-process" | "cr
 
 /**
  * The profile named by `--profile`, with overrides: --reps, --events, --streams, --peer-events, --scale-events,
- * --scale-streams, --latency-seconds, --instances 1,2 (Whizbang instance counts), --baseline-loops 1,2, --peers none,
+ * --scale-streams, --latency-seconds, --latency-rates 200,1000 (scenario b), --instances 1,2 (Whizbang instance counts), --baseline-loops 1,2, --peers none,
  * --in-process (scenario a's Whizbang instances in the bench process instead of one process each),
  * --ryw-rates 200,1000, --ryw-iterations N, --ryw-modes in-process,cross-process (scenario c), --rebuild-events N,
  * --rebuild-streams N, --rebuild-rate N (scenario v's live appends/s), --rebuild-analyze-ms N (scenario v, diagnosis:
@@ -132,7 +132,11 @@ export const fromArgs = (args: ReadonlyArray<string>): Profile => {
       peers: stringArg(args, "peers") === "none" ? [] : base.throughput.peers,
       workerProcesses: !args.includes("--in-process")
     },
-    latency: { ...base.latency, seconds: numberArg(args, "latency-seconds") ?? base.latency.seconds },
+    latency: {
+      ...base.latency,
+      rates: listArg(args, "latency-rates") ?? base.latency.rates,
+      seconds: numberArg(args, "latency-seconds") ?? base.latency.seconds
+    },
     scale: {
       events: numberArg(args, "scale-events") ?? base.scale.events,
       streams: numberArg(args, "scale-streams") ?? base.scale.streams

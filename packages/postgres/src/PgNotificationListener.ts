@@ -1,13 +1,15 @@
 /**
  * LISTEN on the `wh_work` channel (fired by the `wh_notify_work` trigger when work rows are inserted) and publish
  * a wake-up for notifications of this service's schema, through `PgListener` (one connection, reconnected with
- * capped backoff; a wake-up after every reconnect, and the worker's safety-net poll covers any gap).
+ * capped backoff; a wake-up after every reconnect, and the worker's safety-net poll covers any gap). Appends of
+ * this process wake it directly, without waiting for their notification, which it then skips (`localWakeUps`).
  *
  * @since 0.1.0
  */
 import { NotificationListener } from "@whizbang/core"
 import { Effect, Layer, PubSub, Stream } from "effect"
-import type { PgClient } from "./PgClient.js"
+import * as LocalWakeUps from "./internal/localWakeUps.js"
+import { PgClient } from "./PgClient.js"
 import * as PgListener from "./PgListener.js"
 
 /**
@@ -28,7 +30,14 @@ export const layer: Layer.Layer<NotificationListener.NotificationListener, never
   NotificationListener.NotificationListener,
   Effect.gen(function* () {
     const wakeUps = yield* PubSub.sliding<NotificationListener.WakeUp>(16)
-    yield* PgListener.fork(channel, () => void Effect.runFork(PubSub.publish(wakeUps, { category: "perspective" })))
+    const client = yield* PgClient
+    const wake = () => void Effect.runFork(PubSub.publish(wakeUps, { category: "perspective" }))
+    yield* Effect.acquireRelease(
+      Effect.sync(() => LocalWakeUps.subscribe((schema) => schema === client.schema && wake())),
+      (unsubscribe) => Effect.sync(unsubscribe)
+    )
+    // This process's appends woke it already (above); their notification names the process.
+    yield* PgListener.fork(channel, (detail) => !LocalWakeUps.fromThisProcess(detail) && wake())
     return NotificationListener.NotificationListener.of({ wakeUps: Stream.fromPubSub(wakeUps) })
   })
 )

@@ -5,22 +5,22 @@
  *   work is spread over the live instances by partition, and abandoned instances' leases count as free.
  * - `renewStreamLeases` extends the leases of streams still being applied (long applies).
  * - `fetchPendingEvents` returns the events of many streams in one query, in event-id order.
- * - `reportCompletions` commits in ONE transaction: the lease check (fencing), the stream-lock check on the
- *   cursors, the read-model rows, the cursors, and the deletion of exactly the applied work rows (kept, marked
- *   processed, in debug mode). If any stream's lease was lost, or any pair's cursor is stream-locked or moved
- *   since the fetch (purge, rewind, bootstrap), the whole transaction rolls back and fails: the work is
- *   delivered again and applied on top of what the lock holder left.
+ * - `reportCompletions` commits in ONE statement and transaction (`wh_complete_work`, one round trip): the lease
+ *   check (fencing), the stream-lock check on the cursors, the read-model rows, the cursors, the deletion of
+ *   exactly the applied work rows (kept, marked processed, in debug mode), the `wh_processed` notifications and
+ *   the due snapshots. If any stream's lease was lost, or any pair's cursor is stream-locked or moved since the
+ *   fetch (purge, rewind, bootstrap), all of it rolls back and fails: the work is delivered again and applied on
+ *   top of what the lock holder left. Called inside a caller's transaction, a refusal aborts that transaction.
  * - `reportFailures` records attempts, backoff and the cursor's Failed flag, and moves rows that reached
  *   `maxPerspectiveEventAttempts` to `wh_dead_letters`, in one transaction.
  *
  * @since 0.1.0
  */
-import { type CompletionStrategy, InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
+import { InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
 import { type Duration, Effect, Layer, Metric } from "effect"
-import { PreparedTexts } from "./internal/preparedTexts.js"
-import { modelWriteParts } from "./internal/writeModels.js"
 import { PgClient, prepared } from "./PgClient.js"
-import * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
+import type * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
+import * as PerspectiveTable from "./PerspectiveTable.js"
 import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
 import type { PostgresConfigError, PostgresError } from "./PostgresError.js"
 import * as CoordinatorOptions from "./internal/coordinatorOptions.js"
@@ -158,44 +158,6 @@ const unique = <A>(items: Iterable<A>) => [...new Set(items)]
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
-const pairKey = (streamId: string, perspectiveName: string) => `${streamId}|${perspectiveName}`
-
-interface CursorFence {
-  readonly stream_id: string
-  readonly perspective_name: string
-  readonly last_event_id: string | null
-  readonly locked: boolean
-  readonly stream_lock_instance_id: string | null
-  readonly stream_lock_reason: string | null
-}
-
-/** Why a completion may not commit over its pair's cursor, or undefined when it may. */
-const cursorConflict = (completion: CompletionStrategy.PerspectiveCompletion, cursor: CursorFence | undefined): string | undefined => {
-  if (cursor?.locked === true) {
-    return `stream lock held by ${cursor.stream_lock_instance_id} (${cursor.stream_lock_reason ?? "no reason"})`
-  }
-  if (completion.cursorAtFetch === undefined) return undefined
-  const now = cursor?.last_event_id ?? null
-  return now === completion.cursorAtFetch
-    ? undefined
-    : `cursor moved since the fetch (${completion.cursorAtFetch ?? "none"} -> ${cursor === undefined ? "deleted" : (now ?? "none")})`
-}
-
-/** A snapshot of each upserted pair whose applied-event count (row version) crossed a multiple of `every`. */
-const dueSnapshots = (
-  every: number,
-  completions: ReadonlyArray<CompletionStrategy.PerspectiveCompletion>,
-  versions: ReadonlyArray<{ readonly perspectiveName: string; readonly streamId: string; readonly version: number }>
-): Array<PgPerspectiveSnapshots.Snapshot> => {
-  const after = new Map(versions.map((v) => [`${v.streamId}|${v.perspectiveName}`, v.version]))
-  return completions.flatMap((c) => {
-    const version = after.get(`${c.streamId}|${c.perspectiveName}`)
-    if (c.model === undefined || c.lastEventId === undefined || version === undefined) return []
-    if (!PgPerspectiveSnapshots.isDue(every, version - c.model.eventsApplied, version)) return []
-    return [{ streamId: c.streamId, perspectiveName: c.perspectiveName, eventId: c.lastEventId, data: c.model.data }]
-  })
-}
-
 /**
  * Builds the coordinator for the instance in context.
  *
@@ -221,8 +183,6 @@ export const make = (
     const maxAttempts = valid.maxPerspectiveEventAttempts
     const backoff = valid.failureBackoff
 
-    const completionTexts = new PreparedTexts(32)
-
     const fence = (streamIds: ReadonlyArray<string>) =>
       Effect.map(
         client.query<{ stream_id: string }>(Complete.fenceStreams, [instanceId, streamIds, leaseSeconds, bootToken], prepared),
@@ -231,89 +191,50 @@ export const make = (
 
     const reportCompletions: WorkCoordinator.WorkCoordinator["Service"]["reportCompletions"] = (completions) => {
       if (completions.length === 0) return Effect.void
-      const streams = unique(completions.map((c) => c.streamId))
-      const commit = Effect.gen(function* () {
-        // Leases, then cursors (before any model row: the lock order of purge and rewind, and a lock taken later
-        // waits for this commit), in one round trip.
-        const fenced = yield* client.query<CursorFence & { kind: "lease" | "cursor" }>(
-          Complete.fenceAll,
-          [instanceId, streams, leaseSeconds, bootToken, completions.map((c) => c.streamId), completions.map((c) => c.perspectiveName)],
+      const writes = completions.flatMap((c) => (c.model === undefined ? [] : [{ pair: c, model: c.model }]))
+      // Fences, model rows, cursors, work rows, lease release, notifications and snapshots: one round trip, one
+      // transaction (the statement's own). A refusal raises `refusedState` and rolls all of it back.
+      return client
+        .query(
+          Complete.completeWork,
+          [
+            instanceId,
+            leaseSeconds,
+            bootToken,
+            unique(completions.map((c) => c.streamId)),
+            completions.map((c) => c.streamId),
+            completions.map((c) => c.perspectiveName),
+            completions.map((c) => c.cursorAtFetch !== undefined),
+            completions.map((c) => c.cursorAtFetch ?? null),
+            completions.map((c) => c.lastEventId ?? null),
+            completions.map((c) => c.status),
+            completions.flatMap((c) => c.workIds),
+            writes.map((w) => PerspectiveTable.ofVersion(w.pair.perspectiveName)),
+            writes.map((w) => w.pair.perspectiveName),
+            writes.map((w) => w.pair.streamId),
+            writes.map((w) => w.pair.lastEventId ?? null),
+            writes.map((w) => (w.model.action === "none" ? JSON.stringify(w.model.data) : null)),
+            writes.map((w) => JSON.stringify(w.model.metadata ?? {})),
+            writes.map((w) => JSON.stringify(w.model.scope ?? {})),
+            writes.map((w) => w.model.eventsApplied),
+            writes.map((w) => w.model.action !== "none"),
+            debugMode,
+            snapshots.every,
+            snapshots.keep,
+            Complete.processedNoticeChunk
+          ],
           prepared
         )
-        const owned = new Set(fenced.flatMap((r) => (r.kind === "lease" ? [r.stream_id] : [])))
-        const cursors = fenced.filter((r) => r.kind === "cursor")
-        const lost = streams.filter((s) => !owned.has(s))
-        if (lost.length > 0) {
-          return yield* new WorkCoordinator.WorkCoordinatorError({
-            operation: "reportCompletions",
-            reason: `lease lost on ${lost.length} stream(s) (${lost.slice(0, 3).join(", ")}${lost.length > 3 ? ", ..." : ""}); their work is redone by the new owner`
-          })
-        }
-        const byPair = new Map(cursors.map((c) => [pairKey(c.stream_id, c.perspective_name), c]))
-        const conflicts = completions.flatMap((c) => {
-          const why = cursorConflict(c, byPair.get(pairKey(c.streamId, c.perspectiveName)))
-          return why === undefined ? [] : [`(${c.streamId}, ${c.perspectiveName}): ${why}`]
-        })
-        if (conflicts.length > 0) {
-          return yield* new WorkCoordinator.WorkCoordinatorError({
-            operation: "reportCompletions",
-            reason: `${conflicts.length} pair(s) were stream-locked or rebuilt after the fetch (${conflicts.slice(0, 3).join("; ")}${conflicts.length > 3 ? "; ..." : ""}); their work is delivered again`
-          })
-        }
-        const writes = completions.flatMap((c) =>
-          c.model === undefined ? [] : [{ ...c.model, perspectiveName: c.perspectiveName, streamId: c.streamId }]
+        .pipe(
+          Effect.asVoid,
+          Effect.catchTag("PostgresError", (e) =>
+            Effect.fail(
+              e.reason._tag === "Unknown" && e.reason.code === Complete.refusedState
+                ? new WorkCoordinator.WorkCoordinatorError({ operation: "reportCompletions", reason: e.message })
+                : coordinatorError("reportCompletions")(e)
+            )
+          )
         )
-        // Both parts of each perspective of the batch, in name order: one statement text per set of perspectives.
-        const models = modelWriteParts(writes, 12, [...new Set(writes.map((w) => w.perspectiveName))].sort())
-        const text = Complete.finishCompletion(debugMode, models)
-        const advanced = completions.filter((c) => c.lastEventId !== undefined)
-        const existing = advanced.filter((c) => byPair.has(pairKey(c.streamId, c.perspectiveName)))
-        const fresh = advanced.filter((c) => !byPair.has(pairKey(c.streamId, c.perspectiveName)))
-        const workIds = completions.flatMap((c) => c.workIds)
-        // Model rows, cursors, work rows, lease release and the wh_processed notification in one round trip.
-        const [finished] = yield* client.query<{
-          models: ReadonlyArray<{ p: string; id: string; v: number | null }>
-          created: number
-          removed: number
-        }>(
-          text,
-          [
-            existing.map((c) => c.streamId),
-            existing.map((c) => c.perspectiveName),
-            existing.map((c) => c.lastEventId),
-            existing.map((c) => c.status),
-            fresh.map((c) => c.streamId),
-            fresh.map((c) => c.perspectiveName),
-            fresh.map((c) => c.lastEventId),
-            fresh.map((c) => c.status),
-            workIds,
-            instanceId,
-            streams,
-            ...models.params
-          ],
-          completionTexts.preparable(text) ? prepared : undefined
-        )
-        if ((finished?.created ?? 0) < fresh.length) {
-          return yield* new WorkCoordinator.WorkCoordinatorError({
-            operation: "reportCompletions",
-            reason: `${fresh.length - (finished?.created ?? 0)} cursor(s) were created by a bootstrap after the fetch; their work is delivered again`
-          })
-        }
-        if ((finished?.removed ?? 0) < new Set(workIds).size) {
-          return yield* new WorkCoordinator.WorkCoordinatorError({
-            operation: "reportCompletions",
-            reason: `${new Set(workIds).size - (finished?.removed ?? 0)} work row(s) were already covered by a rewind or bootstrap; the batch is redone from the rebuilt models`
-          })
-        }
-        // Snapshots last: a rollback above never leaves one for a model that was not committed.
-        const versions = (finished?.models ?? []).flatMap((m) =>
-          m.v === null ? [] : [{ perspectiveName: m.p, streamId: m.id, version: m.v }]
-        )
-        yield* PgPerspectiveSnapshots.write(client, dueSnapshots(snapshots.every, completions, versions), snapshots.keep)
-      })
-      return client
-        .withTransaction(commit)
-        .pipe(Effect.catchTag("PostgresError", (e) => Effect.fail(coordinatorError("reportCompletions")(e))))
     }
 
     const reportFailures: WorkCoordinator.WorkCoordinator["Service"]["reportFailures"] = (failures) => {
@@ -377,7 +298,11 @@ export const make = (
             Effect.tap((rows) => (rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId], prepared) : Effect.void)),
             Effect.map((rows) => rows.map((r) => r.stream_id)),
             Effect.mapError(coordinatorError("claimWork")),
-            Effect.withSpan("whizbang.claim", { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": maxStreams } }),
+            Effect.withSpan(
+              "whizbang.claim",
+              { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": maxStreams } },
+              { captureStackTrace: false }
+            ),
             Effect.annotateLogs({ "whizbang.instance_id": instanceId })
           ),
       fetchPendingEvents: ({ backgroundLimit, limit, perspectiveNames, streamIds, withModels }) =>

@@ -3,13 +3,15 @@ import { EventId, EventStore, InstanceProvider, PerspectiveStatus, PerspectiveSt
 import { PgClient, PgListener, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Deferred, Effect, Exit, Layer } from "effect"
+import pg from "pg"
 import * as Bank from "./fixtures/bank.js"
 
 const Completed = PerspectiveStatus.PerspectiveStatus.Completed
 const config = { events: Bank.events, perspectives: Bank.perspectives, options: {} }
 
-// The completion commits model rows, cursors, work rows and the lease release in one statement: every part must
-// still land, including a model row deleted by its perspective next to one upserted in the same batch.
+// The completion commits model rows, cursors, work rows and the lease release in one statement (`wh_complete_work`):
+// every part must still land, including a model row deleted by its perspective next to one upserted in the same
+// batch, and a refusal must leave none of them.
 describe("the completion statement", () => {
   it.live(
     "upserts one perspective's row and deletes the other's, advances both cursors, removes the work, releases the stream",
@@ -58,6 +60,88 @@ describe("the completion statement", () => {
           "select (select count(*) from wh_perspective_events)::int as work, (select count(*) from wh_active_streams)::int as leases"
         )
         expect(left).toEqual({ work: 0, leases: 0 })
+      }).pipe(
+        Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+        Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+        Effect.scoped
+      ),
+    60_000
+  )
+
+  it.live(
+    "is one round trip (no BEGIN or COMMIT of its own), and a refusal after the writes rolls every part back",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const coordinator = yield* WorkCoordinator.WorkCoordinator
+        const models = yield* PerspectiveStore.PerspectiveStore
+        const client = yield* PgClient.PgClient
+        /** Claims and fetches one stream's pending work; its completions as a cycle would report them. */
+        const cycle = (stream: string) =>
+          Effect.gen(function* () {
+            const claimed = yield* coordinator.claimWork({ instanceId: "", maxStreams: 10, leaseSeconds: 30 })
+            expect(claimed).toEqual([stream])
+            const pending = yield* coordinator.fetchPendingEvents({ instanceId: "", streamIds: claimed })
+            return pending.map((p) => ({
+              workIds: [p.workId],
+              streamId: stream,
+              perspectiveName: p.perspectiveName,
+              lastEventId: p.eventId,
+              status: Completed,
+              cursorAtFetch: p.cursorLastEventId,
+              model: {
+                data: { balance: 5, audits: 0, count: 1, lastEventId: p.eventId, order: [] },
+                action: "none" as const,
+                metadata: {},
+                scope: {},
+                eventsApplied: 1
+              }
+            }))
+          })
+        // Every statement the driver sends while the completion runs (any connection of this process).
+        const sent: Array<string> = []
+        const original = pg.Client.prototype.query
+        const counting = Effect.acquireRelease(
+          Effect.sync(() => {
+            pg.Client.prototype.query = function (this: pg.Client, ...args: Array<unknown>) {
+              const config = args[0]
+              sent.push(typeof config === "string" ? config : String((config as { text?: string }).text))
+              return (original as (...a: Array<unknown>) => unknown).apply(this, args)
+            } as typeof original
+          }),
+          () => Effect.sync(() => void (pg.Client.prototype.query = original))
+        )
+
+        const first = EventId.unsafeMake()
+        yield* store.append(first, [Bank.Deposited.make({ accountId: first, amount: 5 })])
+        const done = yield* cycle(first)
+        yield* Effect.scoped(Effect.andThen(counting, coordinator.reportCompletions(done)))
+        expect(sent.map((t) => t.trim().slice(0, 23))).toEqual(["SELECT wh_complete_work"])
+        expect((yield* models.getMany("balance", [first])).get(first)?.version).toBe(1)
+
+        // A rewind deleted one of the work rows after the fetch: the completion is refused after it wrote the models
+        // and cursors, and none of it stays, the lease included.
+        const second = EventId.unsafeMake()
+        yield* store.append(second, [Bank.Deposited.make({ accountId: second, amount: 5 })])
+        const refused = yield* cycle(second)
+        yield* client.query("delete from wh_perspective_events where work_id = $1", [refused[0]!.workIds[0]])
+        const error = yield* Effect.flip(coordinator.reportCompletions(refused))
+        expect(error).toBeInstanceOf(WorkCoordinator.WorkCoordinatorError)
+        expect(error.reason).toMatch(/^1 work row\(s\) were already covered by a rewind or bootstrap/)
+        expect((yield* models.getMany("balance", [second])).size).toBe(0)
+        expect((yield* models.getMany("activity", [second])).size).toBe(0)
+        const [left] = yield* client.query<{ cursors: number; work: number; leases: number }>(
+          `select (select count(*) from wh_perspective_cursors where stream_id = $1)::int as cursors,
+                  (select count(*) from wh_perspective_events where stream_id = $1)::int as work,
+                  (select count(*) from wh_active_streams where stream_id = $1)::int as leases`,
+          [second]
+        )
+        expect(left).toEqual({ cursors: 0, work: 1, leases: 1 })
+
+        // A lost lease is refused before anything is written.
+        yield* client.query("update wh_active_streams set lease_expiry = now() - interval '1 second' where stream_id = $1", [second])
+        const lost = yield* Effect.flip(coordinator.reportCompletions(refused.slice(1)))
+        expect(lost.reason).toBe(`lease lost on 1 stream(s) (${second}); their work is redone by the new owner`)
       }).pipe(
         Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
         Effect.provide(PgTestDatabase.layer({ schema: "bank" })),

@@ -182,7 +182,7 @@ export const runCycle = (
         perspectiveNames: deps.perspectives.names,
         withModels: true
       })
-      .pipe(Effect.withSpan("whizbang.fetch", { attributes: { "whizbang.streams": streamIds.length } }))
+      .pipe(Effect.withSpan("whizbang.fetch", { attributes: { "whizbang.streams": streamIds.length } }, { captureStackTrace: false }))
     yield* Metric.update(batchSizeMetric, pending.length)
     const groups = new Map<string, Array<WorkCoordinator.PendingEvent>>()
     for (const row of pending) {
@@ -219,7 +219,7 @@ export const runCycle = (
             models.set(name, byStream)
           }),
         { concurrency: deps.options.maxConcurrentPerspectives, discard: true }
-      ).pipe(Effect.withSpan("whizbang.load", { attributes: { "whizbang.perspectives": wanted.size } }))
+      ).pipe(Effect.withSpan("whizbang.load", { attributes: { "whizbang.perspectives": wanted.size } }, { captureStackTrace: false }))
     }
 
     const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make()
@@ -328,7 +328,9 @@ export const runCycle = (
     }
     for (const [perspective, n] of appliedBy) yield* Metric.update(Metric.withAttributes(eventsAppliedMetric, { perspective }), n)
     for (const [perspective, n] of dedupedBy) yield* Metric.update(Metric.withAttributes(dedupHitsMetric, { perspective }), n)
-    yield* strategy.flush(deps.coordinator).pipe(Effect.withSpan("whizbang.flush", { attributes: { "whizbang.groups": groups.size } }))
+    yield* strategy
+      .flush(deps.coordinator)
+      .pipe(Effect.withSpan("whizbang.flush", { attributes: { "whizbang.groups": groups.size } }, { captureStackTrace: false }))
     yield* deps.cache.activateRetention
     // Amortised: eviction costs O(evicted + 1), so every cycle keeps the cache at one TTL's worth of work.
     yield* deps.cache.evictExpired
@@ -339,7 +341,7 @@ export const runCycle = (
     return { processed, failures, deduped, more: [...more], stalled }
   }).pipe(
     Effect.onError(() => Effect.suspend(() => deps.cache.removeRange(marked))),
-    Effect.withSpan("whizbang.cycle", { attributes: { "whizbang.instance_id": deps.instanceId } }),
+    Effect.withSpan("whizbang.cycle", { attributes: { "whizbang.instance_id": deps.instanceId } }, { captureStackTrace: false }),
     Effect.annotateLogs({ "whizbang.instance_id": deps.instanceId })
   )
 }

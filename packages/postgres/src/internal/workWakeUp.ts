@@ -7,18 +7,23 @@
  * Why not in the append's own commit: Postgres takes a database-wide lock for every committing transaction that
  * notified, which queues concurrent appends behind each other's commit (see migration 0006).
  *
+ * This process's own listeners are woken at once, without waiting for the notification (see `localWakeUps`): the
+ * payload names the process, and they skip it when it arrives.
+ *
  * @internal
  */
 import { Effect } from "effect"
 import type { PgClient } from "../PgClient.js"
+import * as LocalWakeUps from "./localWakeUps.js"
 
 /** Returns `wake`: ask for a notification after a commit (never waits for it). @internal */
 export const make = (client: PgClient["Service"]): Effect.Effect<void> => {
   let inFlight = false
   let again = false
+  const payload = `${client.schema}\n${LocalWakeUps.processToken}`
   const send: Effect.Effect<void> = Effect.suspend(() => {
     again = false
-    return client.query("SELECT pg_notify('wh_work', $1)", [client.schema]).pipe(
+    return client.query("SELECT pg_notify('wh_work', $1)", [payload]).pipe(
       Effect.catch((error) => Effect.logDebug("waking the workers failed; their safety-net poll covers it", error)),
       // Checking `again` and clearing `inFlight` is one synchronous step, so no request is left behind.
       Effect.andThen(
@@ -31,6 +36,7 @@ export const make = (client: PgClient["Service"]): Effect.Effect<void> => {
     )
   })
   return Effect.suspend(() => {
+    LocalWakeUps.publish(client.schema)
     if (inFlight) {
       again = true
       return Effect.void

@@ -35,7 +35,7 @@ const modelColumn = (modelTables: ReadonlyArray<string> | undefined) =>
  * runs it (a rolling deploy), never failed here.
  *
  * Each row carries its cursor's `last_event_id` as read by this statement (`cursor_last_event_id`, null without a
- * cursor): the completion commits only if the cursor is still there (see `completeWork.fenceCursors`), so a
+ * cursor): the completion commits only if the cursor is still there (see `completeWork.completeWork`), so a
  * purge, rewind or bootstrap that ran in between is never overwritten.
  *
  * Cost: the work rows are reached from the requested stream ids (`wanted`) through the (stream, perspective, event)
