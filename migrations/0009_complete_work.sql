@@ -48,7 +48,15 @@ CREATE OR REPLACE FUNCTION "__whizbang_schema__".wh_complete_work(
   p_notice_chunk integer
 ) RETURNS void
   LANGUAGE plpgsql
+  -- Every statement looks rows up by key, for a handful of keys: planned once per connection, and always through
+  -- the indexes. Without the enable_* settings, a plan made while a table was empty or never analysed (a fresh
+  -- database, the first completions after a deploy) joined the cursors and the work rows by sequential scans, and
+  -- kept doing so as they grew until autovacuum analysed them (measured in bench scenario g: 0.48 ms for the cursor
+  -- fence, 0.30 ms for the work-row removal, against 0.02-0.03 ms by index).
   SET plan_cache_mode = force_generic_plan
+  SET enable_seqscan = off
+  SET enable_hashjoin = off
+  SET enable_mergejoin = off
 AS $$
 DECLARE
   v_lost uuid[];
@@ -76,7 +84,9 @@ BEGIN
     UPDATE "__whizbang_schema__".wh_active_streams SET lease_expiry = now() + make_interval(secs => p_lease_seconds)
     WHERE stream_id IN (
       SELECT a.stream_id FROM "__whizbang_schema__".wh_active_streams a
-      WHERE a.stream_id = ANY(p_streams) AND a.instance_id = p_instance_id AND a.lease_expiry > now()
+      -- Looked up by stream (IS TRUE keeps the instance test out of the index choice: the instance index holds
+      -- every lease the instance ever had, dead ones included, until vacuum).
+      WHERE a.stream_id = ANY(p_streams) AND (a.instance_id = p_instance_id) IS TRUE AND a.lease_expiry > now()
         AND (p_boot_token IS NULL OR NOT EXISTS (
           SELECT 1 FROM "__whizbang_schema__".wh_service_instances i
           WHERE i.instance_id = p_instance_id AND i.metadata->>'bootToken' IS DISTINCT FROM p_boot_token
@@ -200,7 +210,7 @@ BEGIN
 
   -- 6. Streams left without work of the perspectives this instance runs (none recorded: every perspective).
   DELETE FROM "__whizbang_schema__".wh_active_streams a
-  WHERE a.stream_id = ANY(p_streams) AND a.instance_id = p_instance_id
+  WHERE a.stream_id = ANY(p_streams) AND (a.instance_id = p_instance_id) IS TRUE
     AND NOT EXISTS (
       SELECT 1 FROM "__whizbang_schema__".wh_perspective_events pe
       WHERE pe.stream_id = a.stream_id AND pe.processed_at IS NULL

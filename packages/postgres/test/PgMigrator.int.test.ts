@@ -53,19 +53,36 @@ describe("PgMigrator", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.live("the append function plans its statements once per connection, whatever migration last replaced it", () =>
+  it.live("the append and completion functions plan their statements once per connection, whatever migration last replaced them", () =>
     Effect.gen(function* () {
       const c = yield* client("svc_plans")
       yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
-      // The 14-argument function holds the statements; the 15-argument one (p_notify) wraps it.
-      const rows = yield* c.query<{ args: number; config: ReadonlyArray<string> | null }>(
-        `SELECT p.pronargs::int AS args, p.proconfig AS config FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-          WHERE n.nspname = $1 AND p.proname = 'wh_append_events' ORDER BY p.pronargs`,
+      // Both appends hold their statements since migration 0010 (the 15-argument one, with p_notify, no longer wraps
+      // the 14-argument one, which stays for older deploys); the completion's are always planned through the indexes.
+      const rows = yield* c.query<{ name: string; args: number; config: ReadonlyArray<string> | null }>(
+        `SELECT p.proname AS name, p.pronargs::int AS args, p.proconfig AS config FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE n.nspname = $1 AND p.proname IN ('wh_append_events', 'wh_complete_work') ORDER BY p.proname, p.pronargs`,
         ["svc_plans"]
       )
       expect(rows).toEqual([
-        { args: 14, config: ["plan_cache_mode=force_generic_plan"] },
-        { args: 15, config: null }
+        { name: "wh_append_events", args: 14, config: ["plan_cache_mode=force_generic_plan"] },
+        { name: "wh_append_events", args: 15, config: ["plan_cache_mode=force_generic_plan"] },
+        {
+          name: "wh_complete_work",
+          args: 24,
+          config: ["plan_cache_mode=force_generic_plan", "enable_seqscan=off", "enable_hashjoin=off", "enable_mergejoin=off"]
+        }
+      ])
+      // Work rows carry no index on (instance_id, lease_expiry) since 0010: leases are per stream.
+      const indexes = yield* c.query<{ name: string }>(
+        "SELECT indexname AS name FROM pg_indexes WHERE schemaname = $1 AND tablename = 'wh_perspective_events' ORDER BY indexname",
+        ["svc_plans"]
+      )
+      expect(indexes.map((i) => i.name)).toEqual([
+        "wh_perspective_events_background_claim_idx",
+        "wh_perspective_events_claim_idx",
+        "wh_perspective_events_pkey",
+        "wh_perspective_events_stream_perspective_event_key"
       ])
     }).pipe(Effect.scoped)
   )

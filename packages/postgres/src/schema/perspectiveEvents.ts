@@ -39,9 +39,8 @@ export const makePerspectiveEvents = (schema: string) =>
       // Claiming walks pending work oldest-first (event ids are UUIDv7, so time-ordered), live work before
       // background work, each on its own partial index (migration 0007); debug-mode processed rows are in neither.
       index("wh_perspective_events_claim_idx").on(t.eventId).where(sql`processed_at IS NULL AND fires`),
-      index("wh_perspective_events_background_claim_idx").on(t.eventId).where(sql`processed_at IS NULL AND NOT fires`),
-      // Lease renewal and orphan reclaim look rows up by owner.
-      index("wh_perspective_events_instance_idx").on(t.instanceId, t.leaseExpiry)
+      index("wh_perspective_events_background_claim_idx").on(t.eventId).where(sql`processed_at IS NULL AND NOT fires`)
+      // (instance_id, lease_expiry) had an index until migration 0010: leases are per stream (wh_active_streams).
     ]
   )
 
