@@ -9,6 +9,14 @@ import * as Bank from "./fixtures/bank.js"
 const Completed = PerspectiveStatus.PerspectiveStatus.Completed
 const config = { events: Bank.events, perspectives: Bank.perspectives, options: {} }
 
+/** Runs a scenario on the pipeline's ports (no worker) over a fresh database. */
+const onPorts = <A, E, R>(scenario: Effect.Effect<A, E, R>) =>
+  scenario.pipe(
+    Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+    Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+    Effect.scoped
+  )
+
 // The completion commits model rows, cursors, work rows and the lease release in one statement (`wh_complete_work`):
 // every part must still land, including a model row deleted by its perspective next to one upserted in the same
 // batch, and a refusal must leave none of them.
@@ -60,11 +68,7 @@ describe("the completion statement", () => {
           "select (select count(*) from wh_perspective_events)::int as work, (select count(*) from wh_active_streams)::int as leases"
         )
         expect(left).toEqual({ work: 0, leases: 0 })
-      }).pipe(
-        Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
-        Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
-        Effect.scoped
-      ),
+      }).pipe(onPorts),
     60_000
   )
 
@@ -142,11 +146,7 @@ describe("the completion statement", () => {
         yield* client.query("update wh_active_streams set lease_expiry = now() - interval '1 second' where stream_id = $1", [second])
         const lost = yield* Effect.flip(coordinator.reportCompletions(refused.slice(1)))
         expect(lost.reason).toBe(`lease lost on 1 stream(s) (${second}); their work is redone by the new owner`)
-      }).pipe(
-        Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
-        Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
-        Effect.scoped
-      ),
+      }).pipe(onPorts),
     60_000
   )
 
@@ -215,9 +215,7 @@ describe("the completion statement", () => {
       }).pipe(
         // The listener's scope closes before the database is dropped.
         Effect.scoped,
-        Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
-        Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
-        Effect.scoped
+        onPorts
       ),
     60_000
   )
