@@ -1,8 +1,9 @@
 /**
  * The perspective worker: keeps every registered perspective's read models current.
  *
- * A claim loop leases streams with pending work (`WorkCoordinator.claimWork`) and feeds their ids to the drain
- * channel; it wakes on a NOTIFY wake-up, on {@link PerspectiveWorker} `requestImmediatePoll`, or on the
+ * A claim loop leases streams with pending work (`WorkCoordinator.claimWork`, or `claimAndFetch` when the
+ * coordinator has it: then the claim also fetches their events, which their next cycle uses instead of fetching)
+ * and feeds their ids to the drain channel; it wakes on a NOTIFY wake-up, on {@link PerspectiveWorker} `requestImmediatePoll`, or on the
  * safety-net poll. `maxConcurrentDrainConsumers` consumer loops take drain signals — at once when idle, batched
  * with the sliding window only while every other consumer is busy (see `SlidingWindowBatcher`) — skip
  * streams another consumer is processing (the per-stream gate), and run a cycle: fetch, dedup, apply, commit.
@@ -33,7 +34,7 @@ import type * as DefinitionErrors from "./DefinitionErrors.js"
 import * as EventRegistry from "./EventRegistry.js"
 import { InstanceProvider } from "./InstanceProvider.js"
 import { afterCycle, completeLifecycles, type LifecycleDeps } from "./internal/lifecycle.js"
-import { type ProcessedGroup, runCycle } from "./internal/workerCycle.js"
+import { fetchOptions, type ProcessedGroup, runCycle } from "./internal/workerCycle.js"
 import { LifecycleStore } from "./LifecycleStore.js"
 import { NotificationListener } from "./NotificationListener.js"
 import type * as Perspective from "./Perspective.js"
@@ -43,7 +44,7 @@ import { PerspectiveStore } from "./PerspectiveStore.js"
 import * as ProcessedEventCache from "./ProcessedEventCache.js"
 import * as Receptor from "./Receptor.js"
 import * as SlidingWindowBatcher from "./SlidingWindowBatcher.js"
-import { WorkCoordinator } from "./WorkCoordinator.js"
+import { type PendingEvent, WorkCoordinator } from "./WorkCoordinator.js"
 import * as WorkerOptions from "./WorkerOptions.js"
 
 /**
@@ -270,6 +271,8 @@ export const make = (config: Config) =>
     const state = yield* SubscriptionRef.make<State>({ polls: 0, emptyPolls: 0, idle: true, eventsApplied: 0, failures: 0, deduped: 0 })
     const gate = new Set<string>()
     const queued = new Set<string>()
+    // Events the claim fetched for streams not yet in a cycle (`claimAndFetch`), used by their next cycle only.
+    const prefetched = new Map<string, ReadonlyArray<PendingEvent>>()
     let busy = 0
     const pollMillis = Option.isSome(listener)
       ? Math.max(Duration.toMillis(options.pollingInterval), Duration.toMillis(options.notifyHealthyPollingInterval))
@@ -284,19 +287,28 @@ export const make = (config: Config) =>
       const now = yield* Clock.currentTimeMillis
       for (const [id, until] of stalled) if (until + forgetAfterMillis < now) stalled.delete(id)
       const held = [...stalled].filter(([, until]) => until > now).map(([id]) => id)
-      const claimed = yield* coordinator
-        .claimWork({
-          instanceId,
-          maxStreams: options.maxStreamsPerBatch,
-          leaseSeconds,
-          perspectiveNames: perspectives.names,
-          exclude: [...queued, ...held]
-        })
-        .pipe(
-          Effect.catchCause((cause) =>
-            Effect.as(Effect.logWarning("claiming work failed; retrying on the next poll", cause), [] as ReadonlyArray<string>)
-          )
+      const request = {
+        instanceId,
+        maxStreams: options.maxStreamsPerBatch,
+        leaseSeconds,
+        perspectiveNames: perspectives.names,
+        exclude: [...queued, ...held]
+      }
+      // A coordinator that can fetches what it claims in the same call: the claimed streams' first cycle starts
+      // with their events (one round trip less between an append and its read models).
+      const claimed = yield* (
+        coordinator.claimAndFetch === undefined
+          ? coordinator.claimWork(request)
+          : Effect.map(coordinator.claimAndFetch({ ...request, ...fetchOptions(deps) }), ({ pending, streams }) => {
+              for (const id of streams) prefetched.set(id, [])
+              for (const row of pending) (prefetched.get(row.streamId) as Array<PendingEvent> | undefined)?.push(row)
+              return streams
+            })
+      ).pipe(
+        Effect.catchCause((cause) =>
+          Effect.as(Effect.logWarning("claiming work failed; retrying on the next poll", cause), [] as ReadonlyArray<string>)
         )
+      )
       const previous = yield* SubscriptionRef.get(state)
       // A poll is empty only when nothing was claimed AND nothing is queued or in a cycle (committing, firing
       // receptors) — re-tries of streams that could not move last time excepted: they are not work found.
@@ -348,8 +360,15 @@ export const make = (config: Config) =>
     const processStreams = (streamIds: ReadonlyArray<string>): Effect.Effect<void> =>
       Effect.gen(function* () {
         let batch = streamIds
+        // The claim's fetch serves the first pass only; later passes fetch what is pending then.
+        const claimedWith = new Map<string, ReadonlyArray<PendingEvent>>()
+        for (const id of streamIds) {
+          const rows = prefetched.get(id)
+          if (rows !== undefined) claimedWith.set(id, rows)
+          prefetched.delete(id)
+        }
         for (let iteration = 0; iteration < options.drainLoopMaxIterations && batch.length > 0; iteration++) {
-          const result = yield* withLeaseRenewal(batch, runCycle(deps, batch))
+          const result = yield* withLeaseRenewal(batch, runCycle(deps, batch, iteration === 0 ? claimedWith : undefined))
           yield* SubscriptionRef.update(state, (s) => ({
             ...s,
             eventsApplied: s.eventsApplied + result.processed.reduce((n, g) => n + g.eventIds.length, 0),
@@ -418,6 +437,9 @@ export const make = (config: Config) =>
                 gate.delete(id)
                 queued.delete(id)
               })
+              // Never left for a later cycle: by then those events may be applied (a stream skipped above was in
+              // another consumer's cycle, which used its own).
+              for (const id of items) prefetched.delete(id)
             })
           )
         )

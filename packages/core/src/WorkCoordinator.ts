@@ -133,6 +133,14 @@ export interface Shape extends CompletionStrategy.CompletionReporter<WorkCoordin
      */
     readonly withModels?: boolean
   }) => Effect.Effect<ReadonlyArray<PendingEvent>, WorkCoordinatorError>
+  /**
+   * `claimWork` and the first `fetchPendingEvents` of every stream it claimed, in one call (one round trip in
+   * Postgres): `pending` holds the claimed streams' events as that fetch would return them. Optional: the worker
+   * claims and fetches separately when a coordinator has none (the in-memory one).
+   */
+  readonly claimAndFetch?: (
+    request: Parameters<Shape["claimWork"]>[0] & Omit<Parameters<Shape["fetchPendingEvents"]>[0], "streamIds">
+  ) => Effect.Effect<{ readonly streams: ReadonlyArray<string>; readonly pending: ReadonlyArray<PendingEvent> }, WorkCoordinatorError>
   /** Extends the instance's leases on these rows; returns how many were renewed. */
   readonly renewLeases: (request: {
     readonly instanceId: string

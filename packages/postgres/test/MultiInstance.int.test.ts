@@ -88,6 +88,7 @@ const holding =
     return {
       ...inner,
       claimWork: (request) => Effect.andThen(freezeClaims ? gate : Effect.void, inner.claimWork(request)),
+      claimAndFetch: (request) => Effect.andThen(freezeClaims ? gate : Effect.void, inner.claimAndFetch!(request)),
       reportCompletions: (completions) =>
         Effect.gen(function* () {
           if (holdNext) {

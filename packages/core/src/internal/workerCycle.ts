@@ -166,23 +166,43 @@ const failuresMetric = Metric.counter("whizbang_apply_failures", { description: 
  */
 const backgroundBatches = 20
 
+/** The fetch options of every cycle (and of a claim that fetches what it claims: `WorkCoordinator.claimAndFetch`). */
+export const fetchOptions = (deps: Pick<CycleDeps, "options" | "perspectives">) => ({
+  limit: deps.options.perspectiveBatchSize,
+  backgroundLimit: deps.options.perspectiveBatchSize * backgroundBatches,
+  perspectiveNames: deps.perspectives.names,
+  withModels: true
+})
+
+/**
+ * One cycle over these streams. `prefetched`: the events of some of them as their claim fetched them
+ * (`WorkCoordinator.claimAndFetch`, the cycle right after the claim); only the other streams are fetched.
+ */
 export const runCycle = (
   deps: CycleDeps,
-  streamIds: ReadonlyArray<string>
+  streamIds: ReadonlyArray<string>,
+  prefetched?: ReadonlyMap<string, ReadonlyArray<WorkCoordinator.PendingEvent>>
 ): Effect.Effect<CycleResult, WorkCoordinator.WorkCoordinatorError | PerspectiveStore.PerspectiveStoreError> => {
   const marked: Array<string> = []
   return Effect.gen(function* () {
-    const limit = deps.options.perspectiveBatchSize
-    const pending = yield* deps.coordinator
-      .fetchPendingEvents({
-        instanceId: deps.instanceId,
-        streamIds,
-        limit,
-        backgroundLimit: limit * backgroundBatches,
-        perspectiveNames: deps.perspectives.names,
-        withModels: true
-      })
-      .pipe(Effect.withSpan("whizbang.fetch", { attributes: { "whizbang.streams": streamIds.length } }, { captureStackTrace: false }))
+    const toFetch = prefetched === undefined ? streamIds : streamIds.filter((id) => !prefetched.has(id))
+    // The span covers the events' arrival either way (`whizbang.prefetched`: streams whose claim fetched them).
+    const pending = yield* (
+      toFetch.length === 0
+        ? Effect.succeed<ReadonlyArray<WorkCoordinator.PendingEvent>>([])
+        : deps.coordinator.fetchPendingEvents({ instanceId: deps.instanceId, streamIds: toFetch, ...fetchOptions(deps) })
+    ).pipe(
+      Effect.map((fetched) =>
+        prefetched === undefined || toFetch.length === streamIds.length
+          ? fetched
+          : [...streamIds.flatMap((id) => prefetched.get(id) ?? []), ...fetched]
+      ),
+      Effect.withSpan(
+        "whizbang.fetch",
+        { attributes: { "whizbang.streams": streamIds.length, "whizbang.prefetched": streamIds.length - toFetch.length } },
+        { captureStackTrace: false }
+      )
+    )
     yield* Metric.update(batchSizeMetric, pending.length)
     const groups = new Map<string, Array<WorkCoordinator.PendingEvent>>()
     for (const row of pending) {
@@ -242,7 +262,7 @@ export const runCycle = (
         flagged.push({ streamId: all[0]!.streamId, perspectiveName: all[0]!.perspectiveName })
         continue
       }
-      const filled = all.length >= limit || all.at(-1)!.more === true
+      const filled = all.length >= deps.options.perspectiveBatchSize || all.at(-1)!.more === true
       if (filled) more.add(all[0]!.streamId)
       const blockedAt = all.findIndex((r) => r.blocked === true)
       const rows = blockedAt === -1 ? all : all.slice(0, blockedAt)

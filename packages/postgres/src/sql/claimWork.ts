@@ -1,3 +1,5 @@
+import { fetchParts } from "./fetchPendingEvents.js"
+
 /**
  * Claims streams for an instance: the lease lives on `wh_active_streams` (stream affinity), so every work row of a
  * claimed stream is processed by one instance at a time, whatever its perspective. Re-claiming a stream the
@@ -83,8 +85,9 @@ const headsOf = (tier: 0 | 1, fires: string, limit: string) => `
   LIMIT ${limit}
 `
 
-export const claimWork = `
-WITH live AS (
+/** The claim's CTEs (without the leading WITH): `claimed` returns the streams claimed, `picked` their order. */
+const claimCtes = `
+live AS (
   SELECT instance_id, perspective_names
   FROM wh_service_instances
   WHERE last_heartbeat_at > now() - make_interval(secs => $4::int)
@@ -128,8 +131,44 @@ claimed AS (
        OR a.instance_id IN (SELECT instance_id FROM wh_service_instances WHERE last_heartbeat_at <= now() - make_interval(secs => $4::int))
   RETURNING a.stream_id
 ),
-no_wal_wait AS (SELECT set_config('synchronous_commit', 'off', true) AS setting)
+no_wal_wait AS (SELECT set_config('synchronous_commit', 'off', true) AS setting)`
+
+export const claimWork = `
+WITH ${claimCtes}
 SELECT c.stream_id FROM claimed c JOIN picked p ON p.stream_id = c.stream_id CROSS JOIN no_wal_wait ORDER BY p.oldest`
+
+/**
+ * The claim and the first fetch of what it claimed in ONE statement (a cycle's claim and fetch used to be two round
+ * trips in a row). The claim is {@link claimWork} ($1-$8); the fetch is `fetchPendingEvents` over the streams it
+ * claimed, without the lease check (the leases are this statement's own), with $9 the limit per (stream,
+ * perspective), $7 the perspective names and $10 the background budget. Rows: the claimed streams first (`part` 0,
+ * in claim order, every other column null), then the fetched rows (`part` 1, the fetch's columns, in stream,
+ * perspective and event id order). The fetch's late-arrival flags commit with the claim, without waiting for their
+ * WAL flush: one lost in a server crash is set again by the next fetch.
+ */
+export const claimAndFetch = (modelTables?: ReadonlyArray<string>): string => {
+  const fetch = fetchParts(modelTables, {
+    wanted: "SELECT stream_id FROM claimed",
+    leased: false,
+    limit: "$9",
+    names: "$7",
+    background: "$10"
+  })
+  return `
+WITH ${claimCtes},${fetch.ctes}
+SELECT 0 AS part, c.stream_id, p.oldest AS claim_order, NULL::uuid AS work_id, NULL::text AS perspective_name,
+       NULL::uuid AS event_id, NULL::int AS attempts, NULL::uuid AS cursor_last_event_id, NULL::boolean AS fires,
+       NULL::boolean AS blocked, NULL::boolean AS rewind_required, NULL::boolean AS event_first, NULL::boolean AS more,
+       NULL::text AS event_type, NULL::jsonb AS payload, NULL::jsonb AS metadata, NULL::jsonb AS scope,
+       NULL::int AS stream_version, NULL::jsonb AS model
+FROM claimed c JOIN picked p ON p.stream_id = c.stream_id CROSS JOIN no_wal_wait
+UNION ALL
+SELECT 1, f.stream_id, NULL, f.work_id, f.perspective_name, f.event_id, f.attempts, f.cursor_last_event_id, f.fires,
+       f.blocked, f.rewind_required, f.event_first, f.more, f.event_type, f.payload, f.metadata, f.scope,
+       f.stream_version, f.model
+FROM (${fetch.rows}) f
+ORDER BY part, claim_order, stream_id, perspective_name, event_id`
+}
 
 /**
  * Drops the instance's leases on streams with no pending work of the perspectives it runs (its registered

@@ -1,9 +1,11 @@
 /** The `model` column: the pair's stored row, looked up on the pair's first row only, in its perspective's table. */
-const modelColumn = (modelTables: ReadonlyArray<string> | undefined) =>
+const modelColumn = (modelTables: ReadonlyArray<string> | undefined, names: string) =>
   modelTables === undefined || modelTables.length === 0
     ? "NULL::jsonb"
     : `CASE WHEN w.position = 1 THEN CASE w.perspective_name ${modelTables
-        .map((table, i) => `WHEN ($4::text[])[${i + 1}] THEN (SELECT jsonb_build_array(m.data) FROM ${table} m WHERE m.id = w.stream_id)`)
+        .map(
+          (table, i) => `WHEN (${names}::text[])[${i + 1}] THEN (SELECT jsonb_build_array(m.data) FROM ${table} m WHERE m.id = w.stream_id)`
+        )
         .join(" ")} END END`
 
 /**
@@ -63,9 +65,42 @@ const modelColumn = (modelTables: ReadonlyArray<string> | undefined) =>
  * Params: $1 instance id, $2 stream ids, $3 limit per (stream, perspective), $4 perspective names (null: all;
  * required with `modelTables`), $5 most rows of background work.
  */
-export const fetchPendingEvents = (modelTables?: ReadonlyArray<string>): string => `
-WITH wanted AS (
-  SELECT DISTINCT s.id AS stream_id FROM unnest($2::uuid[]) AS s(id)
+export const fetchPendingEvents = (modelTables?: ReadonlyArray<string>): string => {
+  const parts = fetchParts(modelTables, {
+    wanted: "SELECT DISTINCT s.id AS stream_id FROM unnest($2::uuid[]) AS s(id)",
+    leased: true,
+    limit: "$3",
+    names: "$4",
+    background: "$5"
+  })
+  return `WITH ${parts.ctes}${parts.rows}
+ORDER BY stream_id, perspective_name, event_id`
+}
+
+/**
+ * Where a fetch's parts take their inputs: `wanted` the streams (a query of `stream_id`), `leased` whether each
+ * must hold a live lease of instance $1 (false: the caller just claimed them in the same statement), and the
+ * parameters of the per-pair limit, the perspective names and the background budget.
+ */
+interface FetchInputs {
+  readonly wanted: string
+  readonly leased: boolean
+  readonly limit: string
+  readonly names: string
+  readonly background: string
+}
+
+/**
+ * The fetch as parts a claim can run on what it claimed (`claimWork.claimAndFetch`): its CTEs (without the leading
+ * WITH) and the query of its rows (unordered; the fetch orders them by stream, perspective and event id).
+ */
+export const fetchParts = (
+  modelTables: ReadonlyArray<string> | undefined,
+  inputs: FetchInputs
+): { readonly ctes: string; readonly rows: string } => ({
+  ctes: `
+wanted AS (
+  ${inputs.wanted}
 ),
 pending AS (
   SELECT pe.work_id, pe.stream_id, pe.perspective_name, pe.event_id, pe.attempts, pe.scheduled_for, pe.created_at,
@@ -77,11 +112,11 @@ pending AS (
            AS locked,
          pe.fires
   FROM wanted w
-  JOIN wh_active_streams a ON a.stream_id = w.stream_id AND a.instance_id = $1::uuid AND a.lease_expiry > now()
+  ${inputs.leased ? "JOIN wh_active_streams a ON a.stream_id = w.stream_id AND a.instance_id = $1::uuid AND a.lease_expiry > now()" : ""}
   JOIN wh_perspective_events pe ON pe.stream_id = w.stream_id
   LEFT JOIN wh_perspective_cursors c ON c.stream_id = pe.stream_id AND c.perspective_name = pe.perspective_name
   WHERE pe.processed_at IS NULL
-    AND ($4::text[] IS NULL OR pe.perspective_name = ANY($4::text[]))
+    AND (${inputs.names}::text[] IS NULL OR pe.perspective_name = ANY(${inputs.names}::text[]))
 ),
 late AS (
   SELECT p.stream_id, p.perspective_name, (array_agg(p.event_id ORDER BY p.event_id))[1] AS trigger_id, max(p.created_at) AS arrived_at
@@ -112,25 +147,26 @@ candidates AS (
            OVER (ORDER BY m.stream_id, m.perspective_name, m.event_id ROWS UNBOUNDED PRECEDING) AS background_seen
   FROM marked m
   WHERE (m.rewind_required AND m.position = 1)
-     OR (NOT m.rewind_required AND NOT m.locked AND m.position <= $3::int)
+     OR (NOT m.rewind_required AND NOT m.locked AND m.position <= ${inputs.limit}::int)
 ),
 admitted AS (
   SELECT c.*,
-         bool_and(c.fires OR c.background_seen <= $5::int)
+         bool_and(c.fires OR c.background_seen <= ${inputs.background}::int)
            OVER (PARTITION BY c.stream_id, c.perspective_name ORDER BY c.event_id ROWS UNBOUNDED PRECEDING) AS admitted,
-         bool_and(c.fires OR c.background_seen <= $5::int) OVER (PARTITION BY c.stream_id, c.perspective_name) AS whole
+         bool_and(c.fires OR c.background_seen <= ${inputs.background}::int) OVER (PARTITION BY c.stream_id, c.perspective_name) AS whole
   FROM candidates c
 ),
 chosen AS (
   SELECT a.*, row_number() OVER (PARTITION BY a.event_id) = 1 AS event_first
   FROM admitted a
   WHERE a.admitted
-)
+)`,
+  rows: `
 SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts, w.cursor_last_event_id, w.fires,
        (w.scheduled_for IS NOT NULL AND w.scheduled_for > now()) AS blocked, w.rewind_required, w.event_first,
        NOT w.whole AS more,
        e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version,
-       ${modelColumn(modelTables)} AS model
+       ${modelColumn(modelTables, inputs.names)} AS model
 FROM chosen w
-LEFT JOIN wh_events e ON e.event_id = CASE WHEN w.event_first THEN w.event_id END
-ORDER BY w.stream_id, w.perspective_name, w.event_id`
+LEFT JOIN wh_events e ON e.event_id = CASE WHEN w.event_first THEN w.event_id END`
+})

@@ -1,0 +1,111 @@
+// A claim that fetches what it claimed in the same statement: the same streams and events as a claim followed by a
+// fetch, and the worker's cycle right after a claim sends no fetch of its own.
+import { describe, expect, it } from "@effect/vitest"
+import {
+  EventId,
+  EventStore,
+  InstanceProvider,
+  PerspectiveRewinder,
+  PerspectiveStore,
+  PerspectiveWorker,
+  WorkCoordinator
+} from "@whizbang/core"
+import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
+import { PgTestDatabase } from "@whizbang/testing"
+import { Effect, Layer } from "effect"
+import pg from "pg"
+import * as Bank from "./fixtures/bank.js"
+
+const config = { events: Bank.events, perspectives: Bank.perspectives, options: {} }
+const names = Bank.perspectives.map((p) => p.name)
+const fetchOptions = { limit: 100, backgroundLimit: 2_000, perspectiveNames: names, withModels: true }
+
+/** Every statement text the driver sends while `effect` runs (any connection of this process). */
+const recording = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+  const sent: Array<string> = []
+  const original = pg.Client.prototype.query
+  return Effect.acquireUseRelease(
+    Effect.sync(() => {
+      pg.Client.prototype.query = function (this: pg.Client, ...args: Array<unknown>) {
+        const config = args[0]
+        sent.push(typeof config === "string" ? config : String((config as { text?: string }).text))
+        return (original as (...a: Array<unknown>) => unknown).apply(this, args)
+      } as typeof original
+    }),
+    () => Effect.map(effect, (result) => ({ result, sent })),
+    () => Effect.sync(() => void (pg.Client.prototype.query = original))
+  )
+}
+
+describe("claim and fetch in one statement", () => {
+  it.live("returns the streams and events a claim and then a fetch return, models included, excluded streams left alone", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const coordinator = yield* WorkCoordinator.WorkCoordinator
+      const models = yield* PerspectiveStore.PerspectiveStore
+      const client = yield* PgClient.PgClient
+      const streams = Array.from({ length: 3 }, () => EventId.unsafeMake())
+      for (const [i, id] of streams.entries()) {
+        yield* store.append(
+          id,
+          Array.from({ length: i + 1 }, (_, k) => Bank.Deposited.make({ accountId: id, amount: k + 1 }))
+        )
+      }
+      yield* models.writeBatch([{ perspectiveName: "balance", streamId: streams[1]!, data: { balance: 7, audits: 0 }, action: "none" }])
+      const request = { instanceId: "", maxStreams: 10, leaseSeconds: 30, perspectiveNames: names, exclude: [streams[2]!] }
+
+      const together = yield* coordinator.claimAndFetch!({ ...request, ...fetchOptions })
+      yield* client.query("DELETE FROM wh_active_streams")
+      const claimed = yield* coordinator.claimWork(request)
+      const fetched = yield* coordinator.fetchPendingEvents({ instanceId: "", streamIds: claimed, ...fetchOptions })
+
+      expect([...together.streams].sort()).toEqual([streams[0]!, streams[1]!].sort())
+      expect(together.streams).toEqual(claimed)
+      const order = (rows: ReadonlyArray<WorkCoordinator.PendingEvent>) =>
+        [...rows].sort((a, b) =>
+          `${a.streamId}${a.perspectiveName}${a.eventId}`.localeCompare(`${b.streamId}${b.perspectiveName}${b.eventId}`)
+        )
+      expect(order(together.pending)).toEqual(order(fetched))
+      expect(together.pending).toHaveLength(2 * (1 + 2))
+      expect(together.pending.find((r) => r.streamId === streams[1] && r.perspectiveName === "balance")?.storedModel).toEqual({
+        data: { balance: 7, audits: 0 }
+      })
+      // Nothing left to claim: an empty claim, which also drops this instance's idle leases.
+      yield* client.query("UPDATE wh_active_streams SET instance_id = NULL")
+      yield* client.query("DELETE FROM wh_perspective_events WHERE stream_id <> $1", [streams[2]!])
+      const none = yield* coordinator.claimAndFetch!({ ...request, ...fetchOptions })
+      expect(none).toEqual({ streams: [], pending: [] })
+    }).pipe(
+      Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+      Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+      Effect.scoped
+    )
+  )
+
+  it.live("the worker applies a claimed stream without a fetch of its own", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const worker = yield* PerspectiveWorker.PerspectiveWorker
+      const models = yield* PerspectiveStore.PerspectiveStore
+      yield* worker.awaitIdle
+      const id = EventId.unsafeMake()
+      const { sent } = yield* recording(
+        Effect.andThen(store.append(id, [Bank.Deposited.make({ accountId: id, amount: 5 })]), worker.awaitIdle)
+      )
+      expect((yield* models.getMany("balance", [id])).get(id)?.data).toEqual({ balance: 5, audits: 0 })
+      // The fetch on its own takes stream ids as a parameter; the claim's fetch takes what the claim claimed.
+      expect(sent.filter((t) => t.includes("FROM unnest($2::uuid[]) AS s(id)"))).toEqual([])
+      expect(sent.filter((t) => t.includes("SELECT stream_id FROM claimed")).length).toBeGreaterThan(0)
+    }).pipe(
+      Effect.provide(
+        PgPerspectivePipeline.layer(config).pipe(
+          Layer.provide(PerspectiveRewinder.layerUnsupported),
+          Layer.provide(InstanceProvider.layerMemory()),
+          Layer.orDie
+        )
+      ),
+      Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+      Effect.scoped
+    )
+  )
+})
