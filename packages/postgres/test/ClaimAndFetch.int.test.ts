@@ -13,29 +13,12 @@ import {
 import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Effect, Layer } from "effect"
-import pg from "pg"
 import * as Bank from "./fixtures/bank.js"
+import { recording } from "./fixtures/recording.js"
 
 const config = { events: Bank.events, perspectives: Bank.perspectives, options: {} }
 const names = Bank.perspectives.map((p) => p.name)
 const fetchOptions = { limit: 100, backgroundLimit: 2_000, perspectiveNames: names, withModels: true }
-
-/** Every statement text the driver sends while `effect` runs (any connection of this process). */
-const recording = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
-  const sent: Array<string> = []
-  const original = pg.Client.prototype.query
-  return Effect.acquireUseRelease(
-    Effect.sync(() => {
-      pg.Client.prototype.query = function (this: pg.Client, ...args: Array<unknown>) {
-        const config = args[0]
-        sent.push(typeof config === "string" ? config : String((config as { text?: string }).text))
-        return (original as (...a: Array<unknown>) => unknown).apply(this, args)
-      } as typeof original
-    }),
-    () => Effect.map(effect, (result) => ({ result, sent })),
-    () => Effect.sync(() => void (pg.Client.prototype.query = original))
-  )
-}
 
 describe("claim and fetch in one statement", () => {
   it.live("returns the streams and events a claim and then a fetch return, models included, excluded streams left alone", () =>

@@ -3,8 +3,8 @@ import { EventId, EventStore, InstanceProvider, PerspectiveStatus, PerspectiveSt
 import { PgClient, PgListener, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Deferred, Effect, Exit, Layer } from "effect"
-import pg from "pg"
 import * as Bank from "./fixtures/bank.js"
+import { recording } from "./fixtures/recording.js"
 
 const Completed = PerspectiveStatus.PerspectiveStatus.Completed
 const config = { events: Bank.events, perspectives: Bank.perspectives, options: {} }
@@ -102,24 +102,10 @@ describe("the completion statement", () => {
               }
             }))
           })
-        // Every statement the driver sends while the completion runs (any connection of this process).
-        const sent: Array<string> = []
-        const original = pg.Client.prototype.query
-        const counting = Effect.acquireRelease(
-          Effect.sync(() => {
-            pg.Client.prototype.query = function (this: pg.Client, ...args: Array<unknown>) {
-              const config = args[0]
-              sent.push(typeof config === "string" ? config : String((config as { text?: string }).text))
-              return (original as (...a: Array<unknown>) => unknown).apply(this, args)
-            } as typeof original
-          }),
-          () => Effect.sync(() => void (pg.Client.prototype.query = original))
-        )
-
         const first = EventId.unsafeMake()
         yield* store.append(first, [Bank.Deposited.make({ accountId: first, amount: 5 })])
         const done = yield* cycle(first)
-        yield* Effect.scoped(Effect.andThen(counting, coordinator.reportCompletions(done)))
+        const { sent } = yield* recording(coordinator.reportCompletions(done))
         expect(sent.map((t) => t.trim().slice(0, 23))).toEqual(["SELECT wh_complete_work"])
         expect((yield* models.getMany("balance", [first])).get(first)?.version).toBe(1)
 
