@@ -3,7 +3,9 @@
 // as the README composes it (the database comes from @whizbang/testing).
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Effect } from "effect"
+import { Duration, Effect, Option } from "effect"
+import { EventStore, SyncAwareLens, SyncFilter } from "whizbang"
+import * as Domain from "./support/domain.js"
 import * as Workers from "./support/workers.js"
 import * as Writer from "./support/writer.js"
 
@@ -41,5 +43,40 @@ describe("the front door", () => {
       expect(result.activity).toBe(0)
       expect(result.reports.every((r) => r.idle)).toBe(true)
     }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped)
+  )
+
+  it.live(
+    "(b) worker processes that poll once a minute are woken by another process's appends: 4 writers, every read-your-writes wait answered well before a poll",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* TestDatabase.TestDatabase
+        const schema = "front_b"
+        // Only the NOTIFY after each append (it names the appending process, which the workers are not) can wake them
+        // in time: their safety-net poll comes after the 10 s each wait allows.
+        const slow = { pollingInterval: "1 minute", notifyHealthyPollingInterval: "1 minute" }
+        const outcomes = yield* Effect.gen(function* () {
+          yield* Workers.start({ url, schema, options: slow })
+          yield* Workers.start({ url, schema, options: slow })
+          const { balance } = yield* Domain.definitions
+          const store = yield* EventStore.EventStore
+          return yield* Effect.forEach(
+            Writer.streams(20),
+            (accountId, i) =>
+              Effect.gen(function* () {
+                yield* store.append(accountId, [Domain.Deposited.make({ accountId, amount: i + 1, tag: `b${i}` })])
+                const { row, sync } = yield* SyncAwareLens.getById(
+                  balance,
+                  accountId,
+                  SyncFilter.forStream(accountId).withTimeout(Duration.seconds(10))
+                )
+                return { outcome: sync._tag, total: Option.map(row, (r) => r.data.total), expected: i + 1 }
+              }),
+            { concurrency: 4 }
+          )
+        }).pipe(Effect.provide(Writer.layer(url, schema)))
+        expect(outcomes.filter((o) => o.outcome !== "Synced" && o.outcome !== "NoPendingEvents")).toEqual([])
+        expect(outcomes.map((o) => o.total)).toEqual(outcomes.map((o) => Option.some(o.expected)))
+      }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
+    60_000
   )
 })

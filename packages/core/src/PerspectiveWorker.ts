@@ -300,8 +300,9 @@ export const make = (config: Config) =>
         coordinator.claimAndFetch === undefined
           ? coordinator.claimWork(request)
           : Effect.map(coordinator.claimAndFetch({ ...request, ...fetchOptions(deps) }), ({ pending, streams }) => {
-              for (const id of streams) prefetched.set(id, [])
-              for (const row of pending) (prefetched.get(row.streamId) as Array<PendingEvent> | undefined)?.push(row)
+              const byStream = new Map(streams.map((id) => [id, [] as Array<PendingEvent>]))
+              for (const row of pending) byStream.get(row.streamId)?.push(row)
+              for (const [id, rows] of byStream) prefetched.set(id, rows)
               return streams
             })
       ).pipe(

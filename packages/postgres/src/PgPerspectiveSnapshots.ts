@@ -81,14 +81,6 @@ export interface Snapshot {
 }
 
 /**
- * `true` when going from `before` to `after` applied events crosses a multiple of `every`.
- *
- * @category predicates
- * @since 0.1.0
- */
-export const isDue = (every: number, before: number, after: number): boolean => Math.floor(after / every) > Math.floor(before / every)
-
-/**
  * Writes snapshots and prunes their pairs to the newest `keep`, in two statements whatever the count.
  *
  * @category combinators
