@@ -49,10 +49,45 @@ export interface Run {
   readonly settledHeapMb: number
   /** How the worker process ran (plain node, or through tsx). */
   readonly workerRuns: string
+  /** The tables every completion rewrites (cursors, read models), from `pg_stat_user_tables` at the end. */
+  readonly updates: Rewritten
   readonly problems: ReadonlyArray<string>
 }
 
 const mb = (bytes: number) => bytes / 2 ** 20
+
+/** How the rows every completion rewrites were updated: in place (HOT) or not, and what the tables hold at the end. */
+export interface Rewritten {
+  readonly updates: number
+  readonly hotPercent: number
+  /** Tables with their indexes and TOAST, MB. */
+  readonly cursorsMb: number
+  readonly modelsMb: number
+}
+
+/** Call once the worker process has exited: its backends report their last counters when they end. */
+const rewrittenTables = async (db: ReturnType<typeof PG.pool>): Promise<Rewritten> => {
+  const others = "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+  for (let tries = 0; tries < 100 && (await db.query<{ n: number }>(others)).rows[0]!.n > db.totalCount - 1; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  const { rows } = await db.query<{ name: string; upd: string; hot: string; bytes: string }>(
+    `SELECT relname AS name, n_tup_upd AS upd, n_tup_hot_upd AS hot, pg_total_relation_size(relid) AS bytes
+       FROM pg_stat_user_tables WHERE relname = 'wh_perspective_cursors' OR relname LIKE 'wh\\_per\\_%\\_\\_v%'`
+  )
+  const sum = (f: (r: (typeof rows)[number]) => string, which: (name: string) => boolean) =>
+    rows.filter((r) => which(r.name)).reduce((n, r) => n + Number(f(r)), 0)
+  const all = () => true
+  const isCursors = (name: string) => name === "wh_perspective_cursors"
+  const isModel = (name: string) => !isCursors(name)
+  const updates = sum((r) => r.upd, all)
+  return {
+    updates,
+    hotPercent: updates === 0 ? Number.NaN : (100 * sum((r) => r.hot, all)) / updates,
+    cursorsMb: mb(sum((r) => r.bytes, isCursors)),
+    modelsMb: mb(sum((r) => r.bytes, isModel))
+  }
+}
 
 export const once = (serverUrl: string, events: number, streams: number, log: (s: string) => void) =>
   PG.withFreshDatabase(serverUrl, "scale", async (url) => {
@@ -90,6 +125,8 @@ export const once = (serverUrl: string, events: number, streams: number, log: (s
       const last = worker.memory.at(-1)!
       const settled = await WorkerProcess.settle(worker)
       const problems = Domain.verify(Domain.expected(total, streams), await Whizbang.readModels(db))
+      await WorkerProcess.stop(worker)
+      const updates = await rewrittenTables(db)
       return {
         events: total,
         streams,
@@ -105,6 +142,7 @@ export const once = (serverUrl: string, events: number, streams: number, log: (s
         settledRssMb: settled === undefined ? Number.NaN : mb(settled.rss),
         settledHeapMb: settled === undefined ? Number.NaN : mb(settled.heap),
         workerRuns: entry.how,
+        updates,
         problems
       } satisfies Run
     } finally {
@@ -187,6 +225,11 @@ export const table = (result: Result, profile: Profile): Table => {
       ["worker process heap used at the end, MB", Stats.fmtSpread(s((r) => r.endHeapMb))],
       ["worker process after a full GC at the end: RSS, MB", Stats.fmtSpread(s((r) => r.settledRssMb))],
       ["worker process after a full GC at the end: heap used, MB", Stats.fmtSpread(s((r) => r.settledHeapMb))],
+      ["cursor and read-model updates in place (HOT), %", Stats.fmtSpread(s((r) => r.updates.hotPercent))],
+      [
+        "cursors / read-model tables at the end, with indexes, MB",
+        `${Stats.fmtSpread(s((r) => r.updates.cursorsMb))} / ${Stats.fmtSpread(s((r) => r.updates.modelsMb))}`
+      ],
       ["read models = folds", result.runs.every((r) => r.problems.length === 0) ? "yes" : "NO"]
     ],
     notes: [

@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS ${table(name)} (
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
   version bigint NOT NULL DEFAULT 1
-)`
+) WITH (fillfactor = 70)`
 
 /** Params: parallel arrays $1 ids, $2 data, $3 metadata, $4 scope, $5 events applied. Returns each row's new version. */
 export const upsertRows = (name: string) => `
