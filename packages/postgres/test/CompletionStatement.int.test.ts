@@ -4,6 +4,7 @@ import { PgClient, PgListener, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Deferred, Effect, Exit, Layer } from "effect"
 import * as Bank from "./fixtures/bank.js"
+import { explained } from "./fixtures/explained.js"
 import { recording } from "./fixtures/recording.js"
 
 const Completed = PerspectiveStatus.PerspectiveStatus.Completed
@@ -132,6 +133,58 @@ describe("the completion statement", () => {
         yield* client.query("update wh_active_streams set lease_expiry = now() - interval '1 second' where stream_id = $1", [second])
         const lost = yield* Effect.flip(coordinator.reportCompletions(refused.slice(1)))
         expect(lost.reason).toBe(`lease lost on 1 stream(s) (${second}); their work is redone by the new owner`)
+      }).pipe(onPorts),
+    60_000
+  )
+
+  it.live(
+    "compares no pair with every other: a completion of 300 streams and 600 pairs, some with cursors and some without",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* EventStore.EventStore
+        const coordinator = yield* WorkCoordinator.WorkCoordinator
+        const models = yield* PerspectiveStore.PerspectiveStore
+        const streams = Array.from({ length: 300 }, () => EventId.unsafeMake())
+        /** Appends one deposit to each stream, then claims, fetches and completes all of their work in ONE completion. */
+        const round = (ids: ReadonlyArray<string>) =>
+          Effect.gen(function* () {
+            for (const id of ids) yield* store.append(id, [Bank.Deposited.make({ accountId: id, amount: 1 })])
+            const claimed = yield* coordinator.claimWork({ instanceId: "", maxStreams: ids.length, leaseSeconds: 30 })
+            expect(claimed).toHaveLength(ids.length)
+            const pending = yield* coordinator.fetchPendingEvents({ instanceId: "", streamIds: claimed })
+            expect(pending).toHaveLength(2 * ids.length)
+            return pending.map((p) => ({
+              workIds: [p.workId],
+              streamId: p.streamId,
+              perspectiveName: p.perspectiveName,
+              lastEventId: p.eventId,
+              status: Completed,
+              cursorAtFetch: p.cursorLastEventId,
+              model: {
+                data: { balance: 1, audits: 0, count: 1, lastEventId: p.eventId, order: [] },
+                action: "none" as const,
+                metadata: {},
+                scope: {},
+                eventsApplied: 1
+              }
+            }))
+          })
+        // The first 100 streams get their cursors and rows; then all 300 are completed together.
+        yield* coordinator.reportCompletions(yield* round(streams.slice(0, 100)))
+        const completions = yield* round(streams)
+        const { plans, setupErrors } = yield* explained("SELECT wh_complete_work", coordinator.reportCompletions(completions))
+        expect(setupErrors).toEqual([])
+        // The function's own plan and one per statement it ran (fences, writes, cursors, work rows, release, notify, snapshots).
+        expect(plans.length).toBeGreaterThan(8)
+        // A join of two sets of pairs planned as a nested loop filters pairs x pairs rows (359,400 before
+        // migration 0012); by key, a join filters none.
+        const filtered = plans.flatMap((plan) => [...plan.matchAll(/Rows Removed by Join Filter: (\d+)/g)].map((m) => Number(m[1])))
+        expect(filtered.filter((n) => n > completions.length)).toEqual([])
+        const written = yield* models.getMany("balance", streams)
+        expect([...written.values()].map((r) => r.version).sort()).toEqual([
+          ...Array.from({ length: 200 }, () => 1),
+          ...Array.from({ length: 100 }, () => 2)
+        ])
       }).pipe(onPorts),
     60_000
   )
