@@ -28,18 +28,20 @@ const cancelBackend = (config: pg.ClientConfig, processId: number | undefined): 
     .finally(() => client.end().catch(noop))
 }
 
+// `Effect.callback` with a one-parameter registration: no AbortController per statement (a tryPromise creates one,
+// about 2 % of a busy process's CPU with its listener); the returned cleanup runs only on interruption.
 export const acquire = (pool: pg.Pool): Effect.Effect<Connection, PostgresError> =>
-  Effect.tryPromise({
-    try: (signal) => {
-      const connecting = pool.connect()
-      // Interrupted while connecting: hand the client back as soon as it arrives.
-      signal.addEventListener("abort", () => connecting.then((client) => client.release(), noop), { once: true })
-      return connecting.then((client): Connection => {
+  Effect.callback<Connection, PostgresError>((resume) => {
+    const connecting = pool.connect()
+    connecting.then(
+      (client) => {
         client.on("error", onClientError)
-        return { client, settled: Promise.resolve() }
-      })
-    },
-    catch: (cause) => fromCause(cause)
+        resume(Effect.succeed({ client, settled: Promise.resolve() }))
+      },
+      (cause) => resume(Effect.fail(fromCause(cause)))
+    )
+    // Interrupted while connecting: hand the client back as soon as it arrives.
+    return Effect.sync(() => void connecting.then((client) => client.release(), noop))
   })
 
 export const release = (conn: Connection, destroy: boolean): Effect.Effect<void> =>
@@ -59,26 +61,29 @@ export const run = <Row>(
   params?: ReadonlyArray<unknown>,
   name?: string
 ): Effect.Effect<ReadonlyArray<Row>, PostgresError> =>
-  Effect.tryPromise({
-    try: (signal) => {
+  Effect.callback<ReadonlyArray<Row>, PostgresError>((resume) => {
+    let running: Promise<pg.QueryResult>
+    try {
       // No values -> simple query protocol (multi-statement text and $$ bodies are allowed); with values every
       // one of them is a bound parameter; with a name, a prepared statement (parsed once per connection).
-      const running =
+      running =
         params === undefined || params.length === 0
           ? conn.client.query(sql)
           : name === undefined
             ? conn.client.query(sql, params.map(encodeParam))
             : conn.client.query({ name, text: sql, values: params.map(encodeParam) })
-      conn.settled = running.then(noop, noop)
-      signal.addEventListener(
-        "abort",
-        () => {
-          const processId = (conn.client as unknown as { readonly processID?: number }).processID
-          conn.settled = Promise.allSettled([running, cancelBackend(cancelConfig, processId)]).then(noop)
-        },
-        { once: true }
-      )
-      return running.then((result) => result.rows as ReadonlyArray<Row>)
-    },
-    catch: (cause) => fromCause(cause, sql)
+    } catch (cause) {
+      resume(Effect.fail(fromCause(cause, sql)))
+      return
+    }
+    conn.settled = running.then(noop, noop)
+    running.then(
+      (result) => resume(Effect.succeed(result.rows as ReadonlyArray<Row>)),
+      (cause) => resume(Effect.fail(fromCause(cause, sql)))
+    )
+    // Interrupted: cancel the statement on the server; the next statement or the release waits for both.
+    return Effect.sync(() => {
+      const processId = (conn.client as unknown as { readonly processID?: number }).processID
+      conn.settled = Promise.allSettled([running, cancelBackend(cancelConfig, processId)]).then(noop)
+    })
   })
