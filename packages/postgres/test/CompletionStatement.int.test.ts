@@ -18,6 +18,24 @@ const onPorts = <A, E, R>(scenario: Effect.Effect<A, E, R>) =>
     Effect.scoped
   )
 
+/** Each pending row's completion as a cycle reports it: one work row, its event last, a row for either perspective. */
+const completionsOf = (pending: ReadonlyArray<WorkCoordinator.PendingEvent>) =>
+  pending.map((p) => ({
+    workIds: [p.workId],
+    streamId: p.streamId,
+    perspectiveName: p.perspectiveName,
+    lastEventId: p.eventId,
+    status: Completed,
+    cursorAtFetch: p.cursorLastEventId,
+    model: {
+      data: { balance: 5, audits: 0, count: 1, lastEventId: p.eventId, order: [] },
+      action: "none" as const,
+      metadata: {},
+      scope: {},
+      eventsApplied: 1
+    }
+  }))
+
 // The completion commits model rows, cursors, work rows and the lease release in one statement (`wh_complete_work`):
 // every part must still land, including a model row deleted by its perspective next to one upserted in the same
 // batch, and a refusal must leave none of them.
@@ -87,21 +105,7 @@ describe("the completion statement", () => {
             const claimed = yield* coordinator.claimWork({ instanceId: "", maxStreams: 10, leaseSeconds: 30 })
             expect(claimed).toEqual([stream])
             const pending = yield* coordinator.fetchPendingEvents({ instanceId: "", streamIds: claimed })
-            return pending.map((p) => ({
-              workIds: [p.workId],
-              streamId: stream,
-              perspectiveName: p.perspectiveName,
-              lastEventId: p.eventId,
-              status: Completed,
-              cursorAtFetch: p.cursorLastEventId,
-              model: {
-                data: { balance: 5, audits: 0, count: 1, lastEventId: p.eventId, order: [] },
-                action: "none" as const,
-                metadata: {},
-                scope: {},
-                eventsApplied: 1
-              }
-            }))
+            return completionsOf(pending)
           })
         const first = EventId.unsafeMake()
         yield* store.append(first, [Bank.Deposited.make({ accountId: first, amount: 5 })])
@@ -153,21 +157,7 @@ describe("the completion statement", () => {
             expect(claimed).toHaveLength(ids.length)
             const pending = yield* coordinator.fetchPendingEvents({ instanceId: "", streamIds: claimed })
             expect(pending).toHaveLength(2 * ids.length)
-            return pending.map((p) => ({
-              workIds: [p.workId],
-              streamId: p.streamId,
-              perspectiveName: p.perspectiveName,
-              lastEventId: p.eventId,
-              status: Completed,
-              cursorAtFetch: p.cursorLastEventId,
-              model: {
-                data: { balance: 1, audits: 0, count: 1, lastEventId: p.eventId, order: [] },
-                action: "none" as const,
-                metadata: {},
-                scope: {},
-                eventsApplied: 1
-              }
-            }))
+            return completionsOf(pending)
           })
         // The first 100 streams get their cursors and rows; then all 300 are completed together.
         yield* coordinator.reportCompletions(yield* round(streams.slice(0, 100)))
