@@ -14,6 +14,7 @@ import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Effect, Layer } from "effect"
 import * as Bank from "./fixtures/bank.js"
+import { explained } from "./fixtures/explained.js"
 import { recording } from "./fixtures/recording.js"
 
 const config = { events: Bank.events, perspectives: Bank.perspectives, options: {} }
@@ -63,6 +64,42 @@ describe("claim and fetch in one statement", () => {
       Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
       Effect.scoped
     )
+  )
+
+  it.live(
+    "reads the work rows and events of the streams it claims, never a scan of the queue or of every event",
+    () =>
+      Effect.gen(function* () {
+        const coordinator = yield* WorkCoordinator.WorkCoordinator
+        const client = yield* PgClient.PgClient
+        // 20,000 streams with 2 pending events each (one per perspective: 80,000 work rows), planned on fresh statistics,
+        // of which a claim takes 300: a join of the claimed streams with the work rows, or of the late-arrival candidates
+        // with the events, may be planned as a scan of the whole table (PostgreSQL 17 did, at this size).
+        yield* client.query(
+          `INSERT INTO wh_events (event_id, stream_id, stream_version, event_type, payload)
+         SELECT gen_random_uuid(), s.id, v, 'Deposited', jsonb_build_object('accountId', s.id, 'amount', v)
+         FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, 20000)) s, generate_series(1, 2) v`
+        )
+        yield* client.query(
+          `INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
+         SELECT gen_random_uuid(), e.stream_id, p.name, e.event_id, 0 FROM wh_events e, unnest($1::text[]) AS p(name)`,
+          [names]
+        )
+        yield* client.query("ANALYZE wh_events; ANALYZE wh_perspective_events; ANALYZE wh_perspective_cursors")
+        const request = { instanceId: "", maxStreams: 300, leaseSeconds: 30, perspectiveNames: names }
+        const { result, plans, setupErrors } = yield* explained("WITH live", coordinator.claimAndFetch!({ ...request, ...fetchOptions }))
+        expect(setupErrors).toEqual([])
+        expect(result.streams).toHaveLength(300)
+        expect(result.pending).toHaveLength(1_200)
+        expect(plans.length).toBeGreaterThan(0)
+        const scans = plans.flatMap((plan) => [...plan.matchAll(/Seq Scan on (wh_perspective_events|wh_events)\b/g)].map((m) => m[1]))
+        expect(scans).toEqual([])
+      }).pipe(
+        Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+        Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+        Effect.scoped
+      ),
+    60_000
   )
 
   it.live("the worker applies a claimed stream without a fetch of its own", () =>

@@ -113,15 +113,23 @@ pending AS (
          pe.fires
   FROM wanted w
   ${inputs.leased ? "JOIN wh_active_streams a ON a.stream_id = w.stream_id AND a.instance_id = $1::uuid AND a.lease_expiry > now()" : ""}
-  JOIN wh_perspective_events pe ON pe.stream_id = w.stream_id
+  -- Each wanted stream's work rows are looked up by stream (the (stream, perspective, event) key): the fetch costs
+  -- what it returns, never a scan of the queue, whose deleted rows stay until VACUUM. OFFSET 0 keeps the planner
+  -- from flattening the lookup into a join, which PostgreSQL 17 ran as a hash join over a sequential scan of the
+  -- whole work table for 300 streams.
+  CROSS JOIN LATERAL (
+    SELECT pe.* FROM wh_perspective_events pe
+    WHERE pe.stream_id = w.stream_id AND pe.processed_at IS NULL
+      AND (${inputs.names}::text[] IS NULL OR pe.perspective_name = ANY(${inputs.names}::text[]))
+    OFFSET 0
+  ) pe
   LEFT JOIN wh_perspective_cursors c ON c.stream_id = pe.stream_id AND c.perspective_name = pe.perspective_name
-  WHERE pe.processed_at IS NULL
-    AND (${inputs.names}::text[] IS NULL OR pe.perspective_name = ANY(${inputs.names}::text[]))
 ),
 late AS (
   SELECT p.stream_id, p.perspective_name, (array_agg(p.event_id ORDER BY p.event_id))[1] AS trigger_id, max(p.created_at) AS arrived_at
   FROM pending p
-  JOIN wh_events e ON e.event_id = p.event_id
+  -- By primary key for each candidate row (as above: never a scan of every stored event).
+  CROSS JOIN LATERAL (SELECT e.created_at FROM wh_events e WHERE e.event_id = p.event_id OFFSET 0) e
   WHERE p.cursor_last_event_id IS NOT NULL AND p.event_id < p.cursor_last_event_id AND p.created_at <= e.created_at
   GROUP BY p.stream_id, p.perspective_name
 ),
