@@ -58,34 +58,33 @@ const mb = (bytes: number) => bytes / 2 ** 20
 
 /** How the rows every completion rewrites were updated: in place (HOT) or not, and what the tables hold at the end. */
 export interface Rewritten {
-  readonly updates: number
   readonly hotPercent: number
   /** Tables with their indexes and TOAST, MB. */
   readonly cursorsMb: number
   readonly modelsMb: number
 }
 
-/** Call once the worker process has exited: its backends report their last counters when they end. */
+/**
+ * Call once the worker process has exited. Its backends report their last counters as they end, a moment after
+ * its sockets close: wait (up to 5 s) until none of them is left.
+ */
 const rewrittenTables = async (db: ReturnType<typeof PG.pool>): Promise<Rewritten> => {
-  const others = "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-  for (let tries = 0; tries < 100 && (await db.query<{ n: number }>(others)).rows[0]!.n > db.totalCount - 1; tries++) {
+  const workerBackends = `SELECT count(*)::int AS n FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name = 'bench-worker-process'`
+  for (let tries = 0; tries < 100 && (await db.query<{ n: number }>(workerBackends)).rows[0]!.n > 0; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  const { rows } = await db.query<{ name: string; upd: string; hot: string; bytes: string }>(
-    `SELECT relname AS name, n_tup_upd AS upd, n_tup_hot_upd AS hot, pg_total_relation_size(relid) AS bytes
+  const { rows } = await db.query<{ hot_percent: number | null; cursors: string; models: string }>(
+    `SELECT 100.0 * sum(n_tup_hot_upd) / nullif(sum(n_tup_upd), 0) AS hot_percent,
+            coalesce(sum(pg_total_relation_size(relid)) FILTER (WHERE relname = 'wh_perspective_cursors'), 0) AS cursors,
+            coalesce(sum(pg_total_relation_size(relid)) FILTER (WHERE relname <> 'wh_perspective_cursors'), 0) AS models
        FROM pg_stat_user_tables WHERE relname = 'wh_perspective_cursors' OR relname LIKE 'wh\\_per\\_%\\_\\_v%'`
   )
-  const sum = (f: (r: (typeof rows)[number]) => string, which: (name: string) => boolean) =>
-    rows.filter((r) => which(r.name)).reduce((n, r) => n + Number(f(r)), 0)
-  const all = () => true
-  const isCursors = (name: string) => name === "wh_perspective_cursors"
-  const isModel = (name: string) => !isCursors(name)
-  const updates = sum((r) => r.upd, all)
+  const row = rows[0]!
   return {
-    updates,
-    hotPercent: updates === 0 ? Number.NaN : (100 * sum((r) => r.hot, all)) / updates,
-    cursorsMb: mb(sum((r) => r.bytes, isCursors)),
-    modelsMb: mb(sum((r) => r.bytes, isModel))
+    hotPercent: row.hot_percent === null ? Number.NaN : Number(row.hot_percent),
+    cursorsMb: mb(Number(row.cursors)),
+    modelsMb: mb(Number(row.models))
   }
 }
 
