@@ -230,14 +230,14 @@ export const make = (config: Config) =>
     const perspectives = yield* PerspectiveRegistry.make(config.perspectives)
     const cache = yield* ProcessedEventCache.make({
       retention: options.lease,
-      // As many as the work rows this worker can have in flight at once (each consumer's batch: up to
-      // maxStreamsPerBatch streams x perspectiveBatchSize rows per perspective): a re-delivery can only concern
-      // recent rows, and one TTL of work at high throughput is millions of rows (hundreds of MB).
-      maxRetained:
-        options.maxConcurrentDrainConsumers *
-        options.maxStreamsPerBatch *
-        options.perspectiveBatchSize *
-        Math.max(1, config.perspectives.length),
+      // Acknowledged work is kept for the lease (the reference's retention), but at most one full cycle's rows
+      // (maxStreamsPerBatch streams x perspectiveBatchSize rows per perspective). The database cannot hand this
+      // worker a row again once its completion is acknowledged: a stream's next fetch starts after its cycle's
+      // completion, and a claim skips streams queued or in a cycle here. So retention only guards against
+      // coordinators that do re-deliver, and a recent cycle's rows are what such a re-delivery concerns. Each
+      // retained id keeps a string and a map entry alive, and V8 sizes the heap to what survives: 240,000 of them
+      // (the earlier bound, every consumer's full cycle) held half of the worker's heap and about 100 MB of RSS.
+      maxRetained: options.maxStreamsPerBatch * options.perspectiveBatchSize * Math.max(1, config.perspectives.length),
       ...(config.dedupObserver ? { observer: config.dedupObserver } : {})
     })
     const hooks = config.hooks ?? {}

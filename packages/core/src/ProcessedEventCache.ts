@@ -77,6 +77,14 @@ export interface ProcessedEventCache {
   ) => Effect.Effect<ReadonlyArray<string>>
   /** Starts the TTL of every in-flight entry; returns how many. */
   readonly activateRetention: Effect.Effect<number>
+  /**
+   * Starts the TTL of these entries only, those still in flight (the ones one delivery acknowledged: another
+   * delivery's entries stay in flight until their own acknowledgement); returns how many. Ids not in flight are
+   * ignored.
+   *
+   * @since 0.3.0
+   */
+  readonly activateRetentionOf: (ids: Iterable<string>) => Effect.Effect<number>
   /** Removes retained entries past their TTL (never in-flight ones); returns how many. Costs O(evicted + 1). */
   readonly evictExpired: Effect.Effect<number>
   readonly remove: (id: string) => Effect.Effect<boolean>
@@ -153,6 +161,16 @@ const makeValid = (options: Options): Effect.Effect<ProcessedEventCache> =>
         inFlight.clear()
         return Effect.as(notify(observer.retentionActivated, count, count > 0), count)
       }),
+      activateRetentionOf: (ids) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          let count = 0
+          for (const id of ids) {
+            if (!inFlight.delete(id)) continue
+            retained.set(id, now)
+            count++
+          }
+          return Effect.as(notify(observer.retentionActivated, count, count > 0), count)
+        }),
       evictExpired: Effect.flatMap(Clock.currentTimeMillis, (now) => {
         // A Map iterates in insertion order, and every insertion into `retained` is stamped with the current time
         // (a key is deleted before it is re-added), so the oldest entries come first: stop at the first live one.

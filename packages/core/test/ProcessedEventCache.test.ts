@@ -87,6 +87,23 @@ describe("ProcessedEventCache", () => {
     })
   )
 
+  it.effect("activating retention of some ids starts their TTL only: the others stay in flight, never expiring", () =>
+    Effect.gen(function* () {
+      const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(100), maxRetained: 1 })
+      yield* cache.markInFlight(["mine", "theirs"])
+      // "never": not in flight, ignored; "mine" twice counts once.
+      expect(yield* cache.activateRetentionOf(["mine", "never", "mine"])).toBe(1)
+      yield* TestClock.adjust(Duration.seconds(100))
+      expect(yield* cache.contains("mine")).toBe(false)
+      expect(yield* cache.contains("theirs")).toBe(true)
+      expect(yield* cache.contains("never")).toBe(false)
+      expect(yield* cache.evictExpired).toBe(1)
+      expect(yield* cache.count).toBe(1)
+      expect(yield* cache.activateRetentionOf(["theirs"])).toBe(1)
+      expect(yield* cache.contains("theirs")).toBe(true)
+    })
+  )
+
   it.effect("activating retention starts the TTL for in-flight entries only; retained keep their start", () =>
     Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(100) })

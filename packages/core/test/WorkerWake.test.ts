@@ -91,6 +91,37 @@ describe("PerspectiveWorker wake-up and batching (default options)", () => {
     })
   )
 
+  it.effect("the worker retains at most one full cycle's work ids (maxStreamsPerBatch x perspectiveBatchSize x perspectives)", () =>
+    Effect.gen(function* () {
+      const evictions: Array<number> = []
+      const cycles = yield* Queue.unbounded<PerspectiveWorker.CycleSummary>()
+      yield* Effect.gen(function* () {
+        const worker = yield* PerspectiveWorker.PerspectiveWorker
+        yield* worker.awaitPolls(1)
+        const store = yield* EventStore.EventStore
+        // Five streams one after another, each applied (and its completion acknowledged) before the next.
+        for (let i = 0; i < 5; i++) {
+          const id = EventId.unsafeMake()
+          yield* store.append(id, [Counted.make({ id }), Counted.make({ id })])
+          yield* Queue.take(cycles) // after the cycle's completion, retention and eviction
+        }
+        // The bound is 2 x 2 x 1 = 4 ids: of the 10 acknowledged, the 6 oldest went, all well within the 300 s TTL.
+        expect(evictions.reduce((a, b) => a + b, 0)).toBe(6)
+      }).pipe(
+        Effect.provide(
+          MemoryPipeline.layer({
+            events,
+            perspectives: [count],
+            options: { maxStreamsPerBatch: 2, perspectiveBatchSize: 2 },
+            hooks: { onBatchCycleComplete: (s) => (s.eventsApplied > 0 ? Queue.offer(cycles, s) : Effect.void) },
+            dedupObserver: { evicted: (n) => Effect.sync(() => evictions.push(n)) }
+          })
+        ),
+        Effect.scoped
+      )
+    })
+  )
+
   it.effect("a deep stream's next pass waits for a stream claimed meanwhile: that one is applied in the next cycle", () =>
     Effect.gen(function* () {
       const deep = EventId.unsafeMake()

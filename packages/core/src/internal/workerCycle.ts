@@ -351,7 +351,8 @@ export const runCycle = (
     yield* strategy
       .flush(deps.coordinator)
       .pipe(Effect.withSpan("whizbang.flush", { attributes: { "whizbang.groups": groups.size } }, { captureStackTrace: false }))
-    yield* deps.cache.activateRetention
+    // Only this cycle's own work was acknowledged: other consumers' work stays in flight until their flush.
+    yield* deps.cache.activateRetentionOf(marked)
     // Amortised: eviction costs O(evicted + 1), so every cycle keeps the cache at one TTL's worth of work.
     yield* deps.cache.evictExpired
     const rewound = flagged.length > 0 ? yield* rewind(deps, flagged) : []
