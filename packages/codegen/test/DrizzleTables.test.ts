@@ -15,13 +15,15 @@ afterAll(removeProjects)
 // drizzle-orm is a dependency of @whizbang/postgres (and of any project using the generated tables), not of codegen.
 const pgCore = pathToFileURL(createRequire(new URL("../../postgres/package.json", import.meta.url)).resolve("drizzle-orm/pg-core")).href
 
-// The column list only: the runtime table's storage parameters (`WITH (fillfactor = 70)`) follow it, and drizzle
-// tables have none to compare.
-const columnList = (ddl: string) => ddl.replace(/\)\s*WITH\s*\([^)]*\)\s*$/, ")")
+// The text inside the column list only: the runtime table's storage parameters (`WITH (fillfactor = 70)`) follow
+// it, and drizzle tables have none to compare.
+const columnList = (ddl: string) => {
+  const table = ddl.replace(/\)\s*WITH\s*\([^)]*\)\s*$/, ")")
+  return table.slice(table.indexOf("(") + 1, table.lastIndexOf(")"))
+}
 
 const columns = (ddl: string) =>
   columnList(ddl)
-    .slice(columnList(ddl).indexOf("(") + 1, columnList(ddl).lastIndexOf(")"))
     .split(/,\s*\n/)
     .map((line) => {
       const text = line

@@ -3,7 +3,8 @@
  * not applied twice.
  *
  * - **InFlight**: added right after apply. Never expires: it guards until the database confirms the completion.
- * - **Retained**: {@link ProcessedEventCache.activateRetention} (called after the coordinator acknowledged a flush)
+ * - **Retained**: {@link ProcessedEventCache.activateRetentionOf} (the worker calls it with a cycle's own work once
+ *   the coordinator acknowledged its flush) or {@link ProcessedEventCache.activateRetention} (every in-flight entry)
  *   starts the TTL (default 300 s, the lease duration) for in-flight entries only; entries already retained keep
  *   their start. A retained entry stops matching once its TTL has passed, even before
  *   {@link ProcessedEventCache.evictExpired} removes it.
@@ -134,6 +135,17 @@ const makeValid = (options: Options): Effect.Effect<ProcessedEventCache> =>
         return notify(observer.markedInFlight, added, added.length > 0)
       })
 
+    const activateRetentionOf = (ids: Iterable<string>) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        let count = 0
+        for (const id of ids) {
+          if (!inFlight.delete(id)) continue
+          retained.set(id, now)
+          count++
+        }
+        return Effect.as(notify(observer.retentionActivated, count, count > 0), count)
+      })
+
     const removeRange = (ids: Iterable<string>) =>
       Effect.suspend(() => {
         const gone: Array<string> = []
@@ -155,22 +167,9 @@ const makeValid = (options: Options): Effect.Effect<ProcessedEventCache> =>
             ? Effect.as(observer.deduped(seen, perspectiveName, streamId), fresh)
             : Effect.succeed(fresh)
         }),
-      activateRetention: Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const count = inFlight.size
-        for (const id of inFlight) retained.set(id, now)
-        inFlight.clear()
-        return Effect.as(notify(observer.retentionActivated, count, count > 0), count)
-      }),
-      activateRetentionOf: (ids) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          let count = 0
-          for (const id of ids) {
-            if (!inFlight.delete(id)) continue
-            retained.set(id, now)
-            count++
-          }
-          return Effect.as(notify(observer.retentionActivated, count, count > 0), count)
-        }),
+      // Every in-flight entry: the set itself is the list of ids (deleting the entry being visited is safe).
+      activateRetention: activateRetentionOf(inFlight),
+      activateRetentionOf,
       evictExpired: Effect.flatMap(Clock.currentTimeMillis, (now) => {
         // A Map iterates in insertion order, and every insertion into `retained` is stamped with the current time
         // (a key is deleted before it is re-added), so the oldest entries come first: stop at the first live one.
