@@ -73,7 +73,8 @@ export const full: Profile = {
   readYourWrites: { rates: [200, 1_000], iterations: 10_000, streams: 2_000, modes: ["in-process", "cross-process"] }
 }
 
-const numberArg = (args: ReadonlyArray<string>, name: string) => {
+/** A `--name N` flag as a positive integer (undefined when absent). */
+export const numberArg = (args: ReadonlyArray<string>, name: string) => {
   const i = args.indexOf(`--${name}`)
   if (i === -1) return undefined
   const n = Number(args[i + 1])

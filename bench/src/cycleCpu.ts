@@ -68,7 +68,12 @@ const rows = (cycle: number): Array<WorkCoordinator.PendingEvent> => {
 const program = Effect.gen(function* () {
   const options = yield* WorkerOptions.decode({})
   const perspectives = yield* PerspectiveRegistry.make(Domain.perspectives)
-  const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(300) })
+  // The worker's own bound (PerspectiveWorker: one full cycle's rows): an unbounded cache keeps every id of the
+  // run, a map the worker never holds.
+  const cache = yield* ProcessedEventCache.make({
+    retention: Duration.seconds(300),
+    maxRetained: options.maxStreamsPerBatch * options.perspectiveBatchSize * Domain.perspectives.length
+  })
   const rewinder = yield* PerspectiveRewinder.PerspectiveRewinder
   let pending: Array<WorkCoordinator.PendingEvent> = []
   const coordinator: WorkCoordinator.Shape = {

@@ -82,6 +82,23 @@ const checkStorable = (eventType: string, encoded: unknown, maxBytes: number): E
   return Effect.succeed(JSON.parse(json) as unknown)
 }
 
+const all = { errors: "all" } as const
+
+/**
+ * A definition's payload decoder and encoder, built once per registry: building them is most of what a decode
+ * cost when it was done per call (1.65 µs of 2.1 µs per decode of the bench's `Deposited` payload; 0.46 µs with
+ * the decoder built once), and the worker decodes every event it applies.
+ */
+interface Codecs {
+  readonly decode: ReturnType<typeof Schema.decodeUnknownEffect<Schema.Codec<unknown, unknown>>>
+  readonly encode: ReturnType<typeof Schema.encodeUnknownEffect<Schema.Codec<unknown, unknown>>>
+}
+
+const codecsOf = (definition: EventDefinition.Any): Codecs => {
+  const payload = definition.payload as Schema.Codec<unknown, unknown>
+  return { decode: Schema.decodeUnknownEffect(payload), encode: Schema.encodeUnknownEffect(payload) }
+}
+
 /**
  * Fails with the registry's first problem (an invalid or repeated type name, a bad option); layers that take a
  * registry run it when they are built.
@@ -107,6 +124,7 @@ export const make = (definitions: ReadonlyArray<EventDefinition.Any>, options: R
     )
   }
   const byType = new Map<string, EventDefinition.Any>()
+  const codecs = new Map<string, Codecs>()
   for (const definition of definitions) {
     if (!validTypeName.test(definition.type)) {
       problems.push(
@@ -117,11 +135,18 @@ export const make = (definitions: ReadonlyArray<EventDefinition.Any>, options: R
       )
     } else if (byType.has(definition.type)) {
       problems.push(new InvalidEventDefinition({ eventType: definition.type, detail: "defined twice" }))
-    } else byType.set(definition.type, definition)
+    } else {
+      byType.set(definition.type, definition)
+      codecs.set(definition.type, codecsOf(definition))
+    }
   }
   const get = (eventType: string): Effect.Effect<EventDefinition.Any, UnknownEventType> => {
     const definition = byType.get(eventType)
     return definition === undefined ? Effect.fail(new UnknownEventType({ eventType })) : Effect.succeed(definition)
+  }
+  const codecsFor = (eventType: string): Effect.Effect<Codecs, UnknownEventType> => {
+    const found = codecs.get(eventType)
+    return found === undefined ? Effect.fail(new UnknownEventType({ eventType })) : Effect.succeed(found)
   }
   return {
     definitions: byType,
@@ -129,29 +154,23 @@ export const make = (definitions: ReadonlyArray<EventDefinition.Any>, options: R
     maxPayloadBytes,
     get,
     encode: (eventType, payload) =>
-      get(eventType).pipe(
-        Effect.flatMap((definition) =>
-          Schema.encodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(payload, { errors: "all" })
-        ),
-        Effect.catchTag("SchemaError", (error) => Effect.fail(new InvalidEventPayload({ eventType, detail: error.message }))),
-        Effect.flatMap((encoded) => checkStorable(eventType, encoded, maxPayloadBytes)),
-        // What is stored must decode again: JSON turns NaN into null and drops undefined, which would make an
-        // event unreadable later. Refuse it now instead.
-        Effect.tap((stored) =>
-          get(eventType).pipe(
-            Effect.flatMap((definition) => Schema.decodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(stored)),
-            Effect.catchTag("SchemaError", (error) =>
-              Effect.fail(new InvalidEventPayload({ eventType, detail: `does not survive storage as JSON: ${error.message}` }))
+      Effect.flatMap(codecsFor(eventType), ({ decode, encode }) =>
+        encode(payload, all).pipe(
+          Effect.mapError((error) => new InvalidEventPayload({ eventType, detail: error.message })),
+          Effect.flatMap((encoded) => checkStorable(eventType, encoded, maxPayloadBytes)),
+          // What is stored must decode again: JSON turns NaN into null and drops undefined, which would make an
+          // event unreadable later. Refuse it now instead.
+          Effect.tap((stored) =>
+            Effect.mapError(
+              decode(stored),
+              (error) => new InvalidEventPayload({ eventType, detail: `does not survive storage as JSON: ${error.message}` })
             )
           )
         )
       ),
     decode: (eventType, json, eventId) =>
-      get(eventType).pipe(
-        Effect.flatMap((definition) =>
-          Schema.decodeUnknownEffect(definition.payload as Schema.Codec<unknown, unknown>)(json, { errors: "all" })
-        ),
-        Effect.catchTag("SchemaError", (error) => Effect.fail(new InvalidEventPayload({ eventType, eventId, detail: error.message })))
+      Effect.flatMap(codecsFor(eventType), ({ decode }) =>
+        Effect.mapError(decode(json, all), (error) => new InvalidEventPayload({ eventType, eventId, detail: error.message }))
       )
   }
 }

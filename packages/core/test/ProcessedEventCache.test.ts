@@ -152,6 +152,37 @@ describe("ProcessedEventCache", () => {
     })
   )
 
+  it.effect("the bound counts each retained entry once, whether it was removed, re-applied or retained again", () =>
+    Effect.gen(function* () {
+      const cache = yield* ProcessedEventCache.make({ retention: Duration.seconds(300), maxRetained: 2 })
+      yield* cache.markInFlight(["a", "b", "c", "d"])
+      yield* cache.activateRetentionOf(["a", "b", "c", "d"])
+      yield* cache.removeRange(["b"]) // gone: it no longer counts against the bound
+      yield* TestClock.adjust(Duration.seconds(1))
+      yield* cache.markInFlight(["a"]) // applied again, then retained again: now the newest
+      yield* cache.activateRetentionOf(["a"])
+      // Retained: c, d (oldest) and a: one over the bound, so only c goes.
+      expect(yield* cache.evictExpired).toBe(1)
+      expect([yield* cache.contains("a"), yield* cache.contains("b"), yield* cache.contains("c"), yield* cache.contains("d")]).toEqual([
+        true,
+        false,
+        false,
+        true
+      ])
+      expect(yield* cache.evictExpired).toBe(0)
+      // Many cycles later (the queue's consumed front is dropped along the way), the bound still holds exactly.
+      for (let cycle = 0; cycle < 50; cycle++) {
+        const ids = Array.from({ length: 100 }, (_, i) => `w${cycle}-${i}`)
+        yield* cache.markInFlight(ids)
+        yield* cache.activateRetentionOf(ids)
+        yield* cache.evictExpired
+      }
+      expect(yield* cache.count).toBe(2)
+      expect(yield* cache.contains("w49-99")).toBe(true)
+      expect(yield* cache.contains("w49-97")).toBe(false)
+    })
+  )
+
   it.effect("removal (for rewinds) clears entries in either phase", () =>
     Effect.gen(function* () {
       const cache = yield* ProcessedEventCache.make()
