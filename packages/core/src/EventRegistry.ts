@@ -85,9 +85,9 @@ const checkStorable = (eventType: string, encoded: unknown, maxBytes: number): E
 const all = { errors: "all" } as const
 
 /**
- * A definition's payload decoder and encoder, built once per registry: building them is most of what a decode
- * cost when it was done per call (1.65 µs of 2.1 µs per decode of the bench's `Deposited` payload; 0.46 µs with
- * the decoder built once), and the worker decodes every event it applies.
+ * A definition's payload decoder and encoder, built once per registry: building them was most of what a decode cost
+ * when it was done per call (the bench's `Deposited` payload: 1.65 µs per decode built at the call, 0.46 µs built
+ * once, medians of 4 runs), and the worker decodes every event it applies.
  */
 interface Codecs {
   readonly decode: ReturnType<typeof Schema.decodeUnknownEffect<Schema.Codec<unknown, unknown>>>
