@@ -140,14 +140,14 @@ export const make = (definitions: ReadonlyArray<EventDefinition.Any>, options: R
       codecs.set(definition.type, codecsOf(definition))
     }
   }
-  const get = (eventType: string): Effect.Effect<EventDefinition.Any, UnknownEventType> => {
-    const definition = byType.get(eventType)
-    return definition === undefined ? Effect.fail(new UnknownEventType({ eventType })) : Effect.succeed(definition)
-  }
-  const codecsFor = (eventType: string): Effect.Effect<Codecs, UnknownEventType> => {
-    const found = codecs.get(eventType)
-    return found === undefined ? Effect.fail(new UnknownEventType({ eventType })) : Effect.succeed(found)
-  }
+  const lookup =
+    <A>(byEventType: ReadonlyMap<string, A>) =>
+    (eventType: string): Effect.Effect<A, UnknownEventType> => {
+      const found = byEventType.get(eventType)
+      return found === undefined ? Effect.fail(new UnknownEventType({ eventType })) : Effect.succeed(found)
+    }
+  const get = lookup(byType)
+  const codecsFor = lookup(codecs)
   return {
     definitions: byType,
     problems,
