@@ -113,67 +113,67 @@ export const make = <M, E>(perspective: Perspective.Perspective<M, E>): Perspect
 
   // The same fold, also stopping at the first event whose resulting model the schema cannot encode (that event is
   // the one to blame). Only run when the model of the plain fold did not encode.
-  const foldEncodingEach = (start: M, events: ReadonlyArray<Perspective.EventEnvelope>, streamId: string) =>
-    Effect.gen(function* () {
-      let done: Folded<M> & { readonly encoded?: unknown } = { model: start, action: "none", applied: [], failure: undefined }
-      for (const event of events) {
-        const step = fold(done.model, [event])
-        if (step.failure !== undefined) return { ...done, failure: step.failure }
-        const checked = yield* Effect.result(encode(step.model))
-        if (checked._tag === "Failure") {
-          const why = `the model returned for this event does not encode: ${checked.failure.message}`
-          return { ...done, failure: schemaFailure(event, streamId, why) }
-        }
-        done = { ...step, applied: [...done.applied, event.eventId], encoded: checked.success }
+  const foldEncodingEach = Effect.fnUntraced(function* (start: M, events: ReadonlyArray<Perspective.EventEnvelope>, streamId: string) {
+    let done: Folded<M> & { readonly encoded?: unknown } = { model: start, action: "none", applied: [], failure: undefined }
+    for (const event of events) {
+      const step = fold(done.model, [event])
+      if (step.failure !== undefined) return { ...done, failure: step.failure }
+      const checked = yield* Effect.result(encode(step.model))
+      if (checked._tag === "Failure") {
+        const why = `the model returned for this event does not encode: ${checked.failure.message}`
+        return { ...done, failure: schemaFailure(event, streamId, why) }
       }
-      return done
-    })
+      done = { ...step, applied: [...done.applied, event.eventId], encoded: checked.success }
+    }
+    return done
+  })
 
   const initial = Effect.succeed(Result.succeed(perspective.initial))
 
-  const run = (streamId: string, stored: unknown, events: ReadonlyArray<Perspective.EventEnvelope>) =>
-    Effect.gen(function* () {
-      const ordered = inEventIdOrder(events) ? events : [...events].sort(byEventId)
-      const empty = { perspectiveName: perspective.name, streamId, model: stored, action: "none" as const, appliedEventIds: [] }
-      const decoded = yield* stored === undefined ? initial : Effect.result(decode(stored))
-      if (decoded._tag === "Failure") {
-        // No event is at fault, but the pair cannot move: the failure is reported on the first event (cursor
-        // Failed, retried with backoff) flagged `storedModelUnreadable`, so it consumes no attempts and nothing is
-        // dead-lettered for it; the pair waits until the schema is fixed or the perspective rebuilt.
-        return {
-          ...empty,
-          storedModelUnreadable: true as const,
-          failure: schemaFailure(
-            ordered[0],
-            streamId,
-            `the stored model no longer decodes with the perspective's schema (no event is at fault; fix the schema or rebuild the perspective): ${decoded.failure.message}`
-          )
-        }
-      }
-      // Fast path: encode once after the fold. Only if that fails is the fold redone encoding after every event
-      // (folds are pure), so the event that produced the unencodable model is blamed and the prefix commits.
-      let result: Folded<M> = fold(decoded.success, ordered)
-      let encoded: unknown
-      if (result.applied.length > 0) {
-        const once = yield* Effect.result(encode(result.model))
-        if (once._tag === "Success") encoded = once.success
-        else {
-          const checked = yield* foldEncodingEach(decoded.success, ordered, streamId)
-          result = checked
-          encoded = checked.encoded
-        }
-      }
-      const last = result.applied.at(-1)
-      if (last === undefined) return { ...empty, ...(result.failure === undefined ? {} : { failure: result.failure }) }
+  // `Effect.fnUntraced`, not a function returning `Effect.gen`: it runs once per (stream, perspective) of a cycle,
+  // and on Node 20 every fresh generator closure costs about 2.3 µs (a new prototype and hidden class each time).
+  const run = Effect.fnUntraced(function* (streamId: string, stored: unknown, events: ReadonlyArray<Perspective.EventEnvelope>) {
+    const ordered = inEventIdOrder(events) ? events : [...events].sort(byEventId)
+    const empty = { perspectiveName: perspective.name, streamId, model: stored, action: "none" as const, appliedEventIds: [] }
+    const decoded = yield* stored === undefined ? initial : Effect.result(decode(stored))
+    if (decoded._tag === "Failure") {
+      // No event is at fault, but the pair cannot move: the failure is reported on the first event (cursor
+      // Failed, retried with backoff) flagged `storedModelUnreadable`, so it consumes no attempts and nothing is
+      // dead-lettered for it; the pair waits until the schema is fixed or the perspective rebuilt.
       return {
         ...empty,
-        model: encoded,
-        action: result.action,
-        appliedEventIds: result.applied,
-        lastEventId: last,
-        ...(result.failure === undefined ? {} : { failure: result.failure })
-      } satisfies RunOutcome
-    })
+        storedModelUnreadable: true as const,
+        failure: schemaFailure(
+          ordered[0],
+          streamId,
+          `the stored model no longer decodes with the perspective's schema (no event is at fault; fix the schema or rebuild the perspective): ${decoded.failure.message}`
+        )
+      }
+    }
+    // Fast path: encode once after the fold. Only if that fails is the fold redone encoding after every event
+    // (folds are pure), so the event that produced the unencodable model is blamed and the prefix commits.
+    let result: Folded<M> = fold(decoded.success, ordered)
+    let encoded: unknown
+    if (result.applied.length > 0) {
+      const once = yield* Effect.result(encode(result.model))
+      if (once._tag === "Success") encoded = once.success
+      else {
+        const checked = yield* foldEncodingEach(decoded.success, ordered, streamId)
+        result = checked
+        encoded = checked.encoded
+      }
+    }
+    const last = result.applied.at(-1)
+    if (last === undefined) return { ...empty, ...(result.failure === undefined ? {} : { failure: result.failure }) }
+    return {
+      ...empty,
+      model: encoded,
+      action: result.action,
+      appliedEventIds: result.applied,
+      lastEventId: last,
+      ...(result.failure === undefined ? {} : { failure: result.failure })
+    } satisfies RunOutcome
+  })
 
   return { perspectiveName: perspective.name, eventTypes: perspective.eventTypes, run }
 }
