@@ -1,51 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Schema, Tracer } from "effect"
+import { Duration, Effect, Tracer } from "effect"
 import type * as CompletionStrategy from "../src/CompletionStrategy.js"
-import * as EventDefinition from "../src/EventDefinition.js"
-import * as EventRegistry from "../src/EventRegistry.js"
 import { runCycle } from "../src/internal/workerCycle.js"
-import * as Perspective from "../src/Perspective.js"
 import * as PerspectiveRegistry from "../src/PerspectiveRegistry.js"
 import * as PerspectiveRewinder from "../src/PerspectiveRewinder.js"
 import type * as PerspectiveStore from "../src/PerspectiveStore.js"
 import * as ProcessedEventCache from "../src/ProcessedEventCache.js"
-import type * as WorkCoordinator from "../src/WorkCoordinator.js"
 import * as WorkerOptions from "../src/WorkerOptions.js"
-
-const Added = EventDefinition.make("Added", { payload: Schema.Struct({ n: Schema.Number }), streamId: () => "s" })
-const events = EventRegistry.make([Added])
-const total = Perspective.make({
-  name: "total",
-  events: [Added],
-  model: Schema.Struct({ sum: Schema.Number }),
-  initial: { sum: 0 },
-  apply: { Added: (m, e) => ({ sum: m.sum + e.payload.n }) }
-})
-
-const row = (workId: string, streamId: string, n: number): WorkCoordinator.PendingEvent => ({
-  workId,
-  streamId,
-  perspectiveName: "total",
-  eventId: `0000000${workId}`,
-  eventType: "Added",
-  payload: { n },
-  attempts: 0,
-  cursorLastEventId: null,
-  storedModel: null
-})
+import { coordinatorOf, events, row, total } from "./fixtures/sumCycle.js"
 
 /** One cycle over two streams (three events); returns the completions it reported. */
 const cycle = Effect.gen(function* () {
   const completed: Array<CompletionStrategy.PerspectiveCompletion> = []
-  const pending = [row("1", "a", 1), row("2", "a", 2), row("3", "b", 5)]
-  const coordinator: WorkCoordinator.Shape = {
-    claimWork: () => Effect.succeed([]),
-    fetchPendingEvents: () => Effect.succeed(pending),
-    renewLeases: () => Effect.succeed(0),
-    renewStreamLeases: () => Effect.succeed([]),
-    reportCompletions: (cs) => Effect.sync(() => void completed.push(...cs)),
-    reportFailures: () => Effect.void
-  }
+  const pending = [row("1", "a", 1, null), row("2", "a", 2, null), row("3", "b", 5, null)]
+  const coordinator = coordinatorOf(() => Effect.succeed(pending), completed)
   yield* runCycle(
     {
       instanceId: "i",

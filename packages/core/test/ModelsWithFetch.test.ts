@@ -1,43 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Schema } from "effect"
+import { Duration, Effect } from "effect"
 import type * as CompletionStrategy from "../src/CompletionStrategy.js"
-import * as EventDefinition from "../src/EventDefinition.js"
-import * as EventRegistry from "../src/EventRegistry.js"
 import { runCycle } from "../src/internal/workerCycle.js"
-import * as Perspective from "../src/Perspective.js"
 import * as PerspectiveRegistry from "../src/PerspectiveRegistry.js"
 import * as PerspectiveRewinder from "../src/PerspectiveRewinder.js"
 import type * as PerspectiveStore from "../src/PerspectiveStore.js"
 import * as ProcessedEventCache from "../src/ProcessedEventCache.js"
-import type * as WorkCoordinator from "../src/WorkCoordinator.js"
 import * as WorkerOptions from "../src/WorkerOptions.js"
-
-const Added = EventDefinition.make("Added", { payload: Schema.Struct({ n: Schema.Number }), streamId: () => "s" })
-const events = EventRegistry.make([Added])
-const total = Perspective.make({
-  name: "total",
-  events: [Added],
-  model: Schema.Struct({ sum: Schema.Number }),
-  initial: { sum: 0 },
-  apply: { Added: (m, e) => ({ sum: m.sum + e.payload.n }) }
-})
-
-const row = (
-  workId: string,
-  streamId: string,
-  n: number,
-  storedModel?: { readonly data: unknown } | null
-): WorkCoordinator.PendingEvent => ({
-  workId,
-  streamId,
-  perspectiveName: "total",
-  eventId: `0000000${workId}`,
-  eventType: "Added",
-  payload: { n },
-  attempts: 0,
-  cursorLastEventId: null,
-  ...(storedModel === undefined ? {} : { storedModel })
-})
+import { coordinatorOf, events, row, total } from "./fixtures/sumCycle.js"
 
 // A coordinator that loads models with the fetch spares the worker the store round trip: the cycle applies on the
 // model the fetch carried (a row, or none), and reads from the store only the pairs the fetch did not load.
@@ -52,14 +22,7 @@ describe("models loaded with the fetch", () => {
         row("3", "no-row-yet", 5, null),
         row("4", "not-loaded", 7)
       ]
-      const coordinator: WorkCoordinator.Shape = {
-        claimWork: () => Effect.succeed([]),
-        fetchPendingEvents: (request) => Effect.succeed(request.withModels === true ? pending : []),
-        renewLeases: () => Effect.succeed(0),
-        renewStreamLeases: () => Effect.succeed([]),
-        reportCompletions: (cs) => Effect.sync(() => void completed.push(...cs)),
-        reportFailures: () => Effect.void
-      }
+      const coordinator = coordinatorOf((request) => Effect.succeed(request.withModels === true ? pending : []), completed)
       const store = {
         getMany: (_name: string, ids: ReadonlyArray<string>) =>
           Effect.sync(() => {
