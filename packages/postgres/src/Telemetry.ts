@@ -17,7 +17,9 @@ import { Otlp } from "effect/observability"
 
 /**
  * Span names. `claim`, `fetch`, `apply` and `flush` are recorded by the worker cycle and the Postgres work
- * coordinator; `rewind` by rewinds and rebuilds. A cycle right after its streams' claim takes the events that claim
+ * coordinator; `rewind` by rewinds and rebuilds. `apply` (one per stream and perspective of a cycle) is built only
+ * when a tracer other than Effect's native one is installed (`layerOtlp`, or any `Tracer` layer): with the native
+ * tracer nothing could observe it. A cycle right after its streams' claim takes the events that claim
  * fetched in the same statement: its `fetch` span then sends nothing (attribute `whizbang.prefetched`: the streams
  * whose events came with the claim).
  *
