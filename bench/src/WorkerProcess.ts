@@ -146,7 +146,8 @@ export const start = async (
         ...how.execArgv,
         "--expose-gc",
         ...(process.env.BENCH_WORKER_MAX_OLD_SPACE_MB ? [`--max-old-space-size=${process.env.BENCH_WORKER_MAX_OLD_SPACE_MB}`] : []),
-        ...(process.env.BENCH_WORKER_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_WORKER_CPU_PROF}`] : [])
+        ...(process.env.BENCH_WORKER_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_WORKER_CPU_PROF}`] : []),
+        ...(process.env.BENCH_WORKER_NODE_FLAGS?.split(" ").filter((flag) => flag !== "") ?? [])
       ],
       stdio: ["ignore", "inherit", "inherit", "ipc"]
     })

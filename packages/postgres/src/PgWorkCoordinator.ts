@@ -25,6 +25,7 @@ import * as PerspectiveTable from "./PerspectiveTable.js"
 import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
 import type { PostgresConfigError, PostgresError } from "./PostgresError.js"
 import * as CoordinatorOptions from "./internal/coordinatorOptions.js"
+import { type PendingRow, toPendingEvents } from "./internal/pendingRows.js"
 import { SchemaReady } from "./SchemaReady.js"
 import * as Claim from "./sql/claimWork.js"
 import * as Complete from "./sql/completeWork.js"
@@ -71,30 +72,6 @@ export interface Options {
   readonly snapshots?: PgPerspectiveSnapshots.Input
 }
 
-interface PendingRow {
-  readonly work_id: string
-  readonly stream_id: string
-  readonly perspective_name: string
-  readonly event_id: string
-  readonly attempts: number
-  readonly cursor_last_event_id: string | null
-  readonly blocked: boolean
-  readonly rewind_required: boolean
-  /** False: work of a version not live at append, or replayed history (no PostPerspective receptors). */
-  readonly fires: boolean
-  /** The pair has pending rows after this one that the fetch's background budget held back. */
-  readonly more: boolean
-  /** This row carries its event's columns (null on the event's other rows). */
-  readonly event_first: boolean
-  readonly event_type: string | null
-  readonly payload: unknown
-  readonly metadata: unknown
-  readonly scope: unknown
-  readonly stream_version: number | null
-  /** `[data]` on a pair's first row when models were asked for (null: no row); null otherwise. */
-  readonly model: ReadonlyArray<unknown> | null
-}
-
 // The fetch statement, and the claim with its fetch, per set of perspectives whose models they load (a statement
 // text per perspective set).
 const statementsFor = (build: (modelTables: ReadonlyArray<string> | undefined) => string) => {
@@ -111,49 +88,6 @@ const statementsFor = (build: (modelTables: ReadonlyArray<string> | undefined) =
 const fetchStatement = statementsFor(Fetch.fetchPendingEvents)
 const claimAndFetchStatement = statementsFor(Claim.claimAndFetch)
 
-/**
- * Rows of the fetch as pending events: each event's columns come on one of its rows only and are shared by the
- * others; with models, a pair's first row carries its stored row, which every row of the pair then carries.
- */
-const toPendingEvents = (rows: ReadonlyArray<PendingRow>, modelsLoaded: boolean): Array<WorkCoordinator.PendingEvent> => {
-  const events = new Map<string, PendingRow>()
-  for (const r of rows) if (r.event_first && r.event_type !== null) events.set(r.event_id, r)
-  const out: Array<WorkCoordinator.PendingEvent> = []
-  let pairModel: { readonly data: unknown } | null | undefined
-  let previous: PendingRow | undefined
-  for (const r of rows) {
-    if (previous === undefined || previous.stream_id !== r.stream_id || previous.perspective_name !== r.perspective_name) {
-      // The pair's first row is its position 1, which carries the model when models were loaded.
-      pairModel = !modelsLoaded ? undefined : r.model === null ? null : { data: r.model[0] }
-    }
-    previous = r
-    const e = r.event_first ? r : events.get(r.event_id)
-    // A work row whose event is not stored is not returned (as with an inner join to the events).
-    if (e === undefined || e.event_type === null) continue
-    // One object shape for every row (a hot path: thousands of rows per fetch).
-    const event: Mutable<WorkCoordinator.PendingEvent> = {
-      workId: r.work_id,
-      streamId: r.stream_id,
-      perspectiveName: r.perspective_name,
-      eventId: r.event_id,
-      eventType: e.event_type,
-      payload: e.payload,
-      attempts: r.attempts,
-      metadata: e.metadata,
-      scope: e.scope,
-      blocked: r.blocked,
-      rewindRequired: r.rewind_required,
-      streamVersion: e.stream_version ?? 0,
-      cursorLastEventId: r.cursor_last_event_id,
-      fires: r.fires,
-      more: r.more
-    }
-    if (pairModel !== undefined) event.storedModel = pairModel
-    out.push(event)
-  }
-  return out
-}
-
 // Telemetry: dead letters counted here, where they are written (names listed in Telemetry.ts).
 const deadLettersMetric = Metric.counter("whizbang_dead_letters", { description: "work rows moved to wh_dead_letters" })
 
@@ -161,8 +95,6 @@ const coordinatorError = (operation: string) => (cause: PostgresError) =>
   new WorkCoordinator.WorkCoordinatorError({ operation, reason: cause.message, cause })
 
 const unique = <A>(items: Iterable<A>) => [...new Set(items)]
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 /**
  * Builds the coordinator for the instance in context.
@@ -319,14 +251,18 @@ export const make = (
         Effect.map(claim<{ stream_id: string }>(Claim.claimWork, request, [], "claimWork"), (rows) => rows.map((r) => r.stream_id)),
       claimAndFetch: ({ backgroundLimit, limit, withModels, ...request }) =>
         Effect.map(
-          claim<PendingRow & { part: number }>(
+          claim<PendingRow & { part: number; claim_order: number | null }>(
             claimAndFetchStatement(withModels === true ? request.perspectiveNames : undefined),
             request,
             [limit ?? 2_147_483_647, backgroundLimit ?? 2_147_483_647],
             "claimAndFetch"
           ),
           (rows) => ({
-            streams: rows.flatMap((r) => (r.part === 0 ? [r.stream_id] : [])),
+            // The statement's rows are unordered (see `internal/pendingRows.ts`): the claimed streams in claim order.
+            streams: rows
+              .filter((r) => r.part === 0)
+              .sort((a, b) => a.claim_order! - b.claim_order!)
+              .map((r) => r.stream_id),
             pending: toPendingEvents(
               rows.filter((r) => r.part === 1),
               withModels === true && request.perspectiveNames !== undefined

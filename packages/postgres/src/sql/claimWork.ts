@@ -141,9 +141,9 @@ SELECT c.stream_id FROM claimed c JOIN picked p ON p.stream_id = c.stream_id CRO
  * The claim and the first fetch of what it claimed in ONE statement (a cycle's claim and fetch used to be two round
  * trips in a row). The claim is {@link claimWork} ($1-$8); the fetch is `fetchPendingEvents` over the streams it
  * claimed, without the lease check (the leases are this statement's own), with $9 the limit per (stream,
- * perspective), $7 the perspective names and $10 the background budget. Rows: the claimed streams first (`part` 0,
- * in claim order, every other column null), then the fetched rows (`part` 1, the fetch's columns, in stream,
- * perspective and event id order). The fetch's late-arrival flags commit with the claim, without waiting for their
+ * perspective), $7 the perspective names and $10 the background budget. Rows, unordered (the coordinator orders
+ * them, `internal/pendingRows.ts`): the claimed streams (`part` 0, their place in the claim as `claim_order`, every
+ * other column null) and the fetched rows (`part` 1, the fetch's columns). The fetch's late-arrival flags commit with the claim, without waiting for their
  * WAL flush: one lost in a server crash is set again by the next fetch.
  */
 export const claimAndFetch = (modelTables?: ReadonlyArray<string>): string => {
@@ -156,7 +156,7 @@ export const claimAndFetch = (modelTables?: ReadonlyArray<string>): string => {
   })
   return `
 WITH ${claimCtes},${fetch.ctes}
-SELECT 0 AS part, c.stream_id, p.oldest AS claim_order, NULL::uuid AS work_id, NULL::text AS perspective_name,
+SELECT 0 AS part, c.stream_id, p.oldest::int AS claim_order, NULL::uuid AS work_id, NULL::text AS perspective_name,
        NULL::uuid AS event_id, NULL::int AS attempts, NULL::uuid AS cursor_last_event_id, NULL::boolean AS fires,
        NULL::boolean AS blocked, NULL::boolean AS rewind_required, NULL::boolean AS event_first, NULL::boolean AS more,
        NULL::text AS event_type, NULL::jsonb AS payload, NULL::jsonb AS metadata, NULL::jsonb AS scope,
@@ -166,8 +166,7 @@ UNION ALL
 SELECT 1, f.stream_id, NULL, f.work_id, f.perspective_name, f.event_id, f.attempts, f.cursor_last_event_id, f.fires,
        f.blocked, f.rewind_required, f.event_first, f.more, f.event_type, f.payload, f.metadata, f.scope,
        f.stream_version, f.model
-FROM (${fetch.rows}) f
-ORDER BY part, claim_order, stream_id, perspective_name, event_id`
+FROM (${fetch.rows}) f`
 }
 
 /**
