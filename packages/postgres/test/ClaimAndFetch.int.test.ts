@@ -21,6 +21,22 @@ const config = { events: Bank.events, perspectives: Bank.perspectives, options: 
 const names = Bank.perspectives.map((p) => p.name)
 const fetchOptions = { limit: 100, backgroundLimit: 2_000, perspectiveNames: names, withModels: true }
 
+/** `streams` new streams of `perStream` stored events each, every event pending for every perspective. */
+const loadPending = (client: PgClient.Shape, streams: number, perStream: number) =>
+  Effect.andThen(
+    client.query(
+      `INSERT INTO wh_events (event_id, stream_id, stream_version, event_type, payload)
+       SELECT gen_random_uuid(), s.id, v, 'Deposited', jsonb_build_object('accountId', s.id, 'amount', v)
+       FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, $1::int)) s, generate_series(1, $2::int) v`,
+      [streams, perStream]
+    ),
+    client.query(
+      `INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
+       SELECT gen_random_uuid(), e.stream_id, p.name, e.event_id, 0 FROM wh_events e, unnest($1::text[]) AS p(name)`,
+      [names]
+    )
+  )
+
 describe("claim and fetch in one statement", () => {
   it.live("returns the streams and events a claim and then a fetch return, models included, excluded streams left alone", () =>
     Effect.gen(function* () {
@@ -75,16 +91,7 @@ describe("claim and fetch in one statement", () => {
         // 20,000 streams with 2 pending events each (one per perspective: 80,000 work rows), planned on fresh statistics,
         // of which a claim takes 300: a join of the claimed streams with the work rows, or of the late-arrival candidates
         // with the events, may be planned as a scan of the whole table (PostgreSQL 17 did, at this size).
-        yield* client.query(
-          `INSERT INTO wh_events (event_id, stream_id, stream_version, event_type, payload)
-         SELECT gen_random_uuid(), s.id, v, 'Deposited', jsonb_build_object('accountId', s.id, 'amount', v)
-         FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, 20000)) s, generate_series(1, 2) v`
-        )
-        yield* client.query(
-          `INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
-         SELECT gen_random_uuid(), e.stream_id, p.name, e.event_id, 0 FROM wh_events e, unnest($1::text[]) AS p(name)`,
-          [names]
-        )
+        yield* loadPending(client, 20_000, 2)
         yield* client.query("ANALYZE wh_events; ANALYZE wh_perspective_events; ANALYZE wh_perspective_cursors")
         const request = { instanceId: "", maxStreams: 300, leaseSeconds: 30, perspectiveNames: names }
         const { result, plans, setupErrors } = yield* explained("WITH live", coordinator.claimAndFetch!({ ...request, ...fetchOptions }))
@@ -110,16 +117,7 @@ describe("claim and fetch in one statement", () => {
       // of the work rows with the cursors had been planned as a hash of the whole cursors table once per claimed stream
       // (a sequential scan with loops = 300), which cost 464-480 ms instead of 58-60 once 10,000 cursors existed. The
       // bench's shape (5,000 streams of 10 events each) is one where PostgreSQL 15 chose that plan.
-      yield* client.query(
-        `INSERT INTO wh_events (event_id, stream_id, stream_version, event_type, payload)
-         SELECT gen_random_uuid(), s.id, v, 'Deposited', jsonb_build_object('accountId', s.id, 'amount', v)
-         FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, 5000)) s, generate_series(1, 10) v`
-      )
-      yield* client.query(
-        `INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
-         SELECT gen_random_uuid(), e.stream_id, p.name, e.event_id, 0 FROM wh_events e, unnest($1::text[]) AS p(name)`,
-        [names]
-      )
+      yield* loadPending(client, 5_000, 10)
       yield* client.query("ANALYZE wh_events; ANALYZE wh_perspective_events")
       const request = { instanceId: "", maxStreams: 300, leaseSeconds: 30, perspectiveNames: names }
       const { result, plans, setupErrors } = yield* explained("WITH live", coordinator.claimAndFetch!({ ...request, ...fetchOptions }))
@@ -145,16 +143,7 @@ describe("claim and fetch in one statement", () => {
       // empty). The work rows used to be joined with the claimed streams' cursors inside the per-stream lookup,
       // which read all of them once per claimed stream (loops = 300 here), and the backfill test ran once per work row
       // (loops = 6,000): 70-75 ms for this claim on PostgreSQL 15 instead of 53 (bench/src/claimAndFetchPlan.ts).
-      yield* client.query(
-        `INSERT INTO wh_events (event_id, stream_id, stream_version, event_type, payload)
-         SELECT gen_random_uuid(), s.id, v, 'Deposited', jsonb_build_object('accountId', s.id, 'amount', v)
-         FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, 600)) s, generate_series(1, 10) v`
-      )
-      yield* client.query(
-        `INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
-         SELECT gen_random_uuid(), e.stream_id, p.name, e.event_id, 0 FROM wh_events e, unnest($1::text[]) AS p(name)`,
-        [names]
-      )
+      yield* loadPending(client, 600, 10)
       // Cursors below every pending event, so nothing is a late arrival.
       yield* client.query(
         `INSERT INTO wh_perspective_cursors (stream_id, perspective_name, last_event_id)
