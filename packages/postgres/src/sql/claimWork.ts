@@ -143,8 +143,8 @@ SELECT c.stream_id FROM claimed c JOIN picked p ON p.stream_id = c.stream_id CRO
  * claimed, without the lease check (the leases are this statement's own), with $9 the limit per (stream,
  * perspective), $7 the perspective names and $10 the background budget. Rows, unordered (the coordinator orders
  * them, `internal/pendingRows.ts`): the claimed streams (`part` 0, their place in the claim as `claim_order`, every
- * other column null) and the fetched rows (`part` 1, the fetch's columns). The fetch's late-arrival flags commit with the claim, without waiting for their
- * WAL flush: one lost in a server crash is set again by the next fetch.
+ * other column null) and the fetched rows (`part` 1, the fetch's columns). The fetch's late-arrival flags commit
+ * with the claim, without waiting for their WAL flush: one lost in a server crash is set again by the next fetch.
  */
 export const claimAndFetch = (modelTables?: ReadonlyArray<string>): string => {
   const fetch = fetchParts(modelTables, {

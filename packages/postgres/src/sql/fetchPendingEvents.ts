@@ -11,8 +11,9 @@ const modelColumn = (modelTables: ReadonlyArray<string> | undefined, names: stri
 /**
  * The pending events of many streams in one query, for the instance's live leases only, at most $3 per
  * (stream, perspective), unordered: the coordinator puts them in (stream, perspective, event id) order
- * (`internal/pendingRows.ts`; an `ORDER BY` here was a quarter of the statement's time). Rows still in retry backoff are
- * returned flagged `blocked` so the worker stops that (stream, perspective) there instead of skipping ahead.
+ * (`internal/pendingRows.ts`; an `ORDER BY` here was a quarter of the statement's time). Rows still in retry
+ * backoff are returned flagged `blocked` so the worker stops that (stream, perspective) there instead of skipping
+ * ahead.
  *
  * Late arrivals are detected here, in the same statement (invariant 4): a pending row whose event id is lower
  * than its cursor's `last_event_id` sets RewindRequired (32) on the cursor, keeps the lowest trigger id, stamps
