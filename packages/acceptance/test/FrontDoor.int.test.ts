@@ -4,7 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
 import { Duration, Effect, Option } from "effect"
-import { EventStore, SyncAwareLens, SyncFilter } from "whizbang"
+import { EventStore, SyncAwareLens, SyncEventTracker, SyncFilter } from "whizbang"
 import * as Domain from "./support/domain.js"
 import * as Workers from "./support/workers.js"
 import * as Writer from "./support/writer.js"
@@ -76,6 +76,45 @@ describe("the front door", () => {
         }).pipe(Effect.provide(Writer.layer(url, schema)))
         expect(outcomes.filter((o) => o.outcome !== "Synced" && o.outcome !== "NoPendingEvents")).toEqual([])
         expect(outcomes.map((o) => o.total)).toEqual(outcomes.map((o) => Option.some(o.expected)))
+      }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "(c) a write-side process whose workers run elsewhere holds none of its appends once they are applied: 2,000 events, 4 writers, 2 worker processes",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* TestDatabase.TestDatabase
+        const schema = "front_c"
+        const result = yield* Effect.gen(function* () {
+          const workers = [yield* Workers.start({ url, schema }), yield* Workers.start({ url, schema })]
+          const store = yield* EventStore.EventStore
+          const tracker = yield* SyncEventTracker.SyncEventTracker
+          const streamIds = Writer.streams(50)
+          const ids = (yield* Effect.forEach(
+            Array.from({ length: 4 }, (_, a) => a),
+            (a) =>
+              Effect.forEach(
+                Array.from({ length: 250 }, (_, i) => i),
+                (i) => {
+                  const accountId = streamIds[(a * 250 + i) % streamIds.length]!
+                  const events = [0, 1].map((k) => Domain.Deposited.make({ accountId, amount: 1, tag: `c${a}.${i}.${k}` }))
+                  return Effect.map(store.append(accountId, events), (r) => r.events.map((e) => e.eventId))
+                }
+              ),
+            { concurrency: "unbounded" }
+          )).flat(2)
+          yield* Workers.settle(
+            workers,
+            Effect.map(Writer.counts, (c) => c.work)
+          )
+          // Nobody waited for these events: only the completions' notifications can have told this process's tracker.
+          const released = yield* tracker.waitForAllPerspectives(ids, { timeout: Duration.seconds(10) })
+          return { appended: ids.length, released, stats: yield* tracker.stats }
+        }).pipe(Effect.provide(Writer.layer(url, schema)))
+        expect(result.appended).toBe(2_000)
+        expect(result.released).toBe(true)
+        expect(result.stats.tracked).toBe(0)
       }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
     60_000
   )

@@ -27,7 +27,9 @@
  *
  * **Wake-ups**: the layer holds one LISTEN connection on `wh_processed`, which `PgWorkCoordinator` notifies in
  * every completion (payload: the schema, then the committed events per perspective) and dead-letter transaction
- * (the schema alone). Waits are parked on it: a notification that names a parked wait's event settles it without a
+ * (the schema alone). With a `SyncEventTracker` in context (as `Whizbang.layer` and `layerWithoutWorker` compose
+ * it), each payload also marks the events it names processed for the key it names, so the tracker of a process
+ * whose worker runs elsewhere holds only what is still in flight. Waits are parked on it: a notification that names a parked wait's event settles it without a
  * query, and a notification without detail runs one sweep (one query per perspective for every parked wait); a
  * wait that nothing settles is never woken. A 1 s safety-net poll remains.
  *
@@ -49,8 +51,9 @@ import { Context, Deferred, Effect, Exit, Layer } from "effect"
 import { combine, type EventFacts, type Verdict, verdict } from "./internal/inquiryRule.js"
 import { ParkedWaits } from "./internal/parkedWaits.js"
 import * as ProcessedListener from "./internal/processedListener.js"
-import { ServingVersions } from "./internal/servingVersions.js"
+import { noticeKey, ServingVersions } from "./internal/servingVersions.js"
 import * as Sql from "./sql/syncInquiry.js"
+import { SyncEventTracker } from "./SyncEventTracker.js"
 import * as SyncInquiry from "./SyncInquiry.js"
 import { SyncInquiryPort, type SyncInquiryPortShape } from "./SyncInquiryPort.js"
 
@@ -119,6 +122,15 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const handled = new Map<string, Set<string>>(options.perspectives.map((p) => [p.name, new Set(p.eventTypes)]))
   const limit = options.discoveryLimit ?? 10_000
   const signal = new ProcessedListener.ChangeSignal()
+  const tracker = yield* Effect.serviceOption(SyncEventTracker)
+  // What a completion committed, wherever its worker ran, is no longer pending for this process's tracker.
+  const markTracked = (processed: ProcessedListener.Processed) => {
+    if (processed === undefined || tracker._tag === "None") return
+    for (const [key, ids] of processed) {
+      // The registry's lines carry version changes, not events.
+      if (key !== noticeKey) Effect.runSync(tracker.value.markProcessedByPerspective(ids, key))
+    }
+  }
 
   // Bases ever seen served by more than one key, or by a key other than the base name (sticky for the process):
   // for them a completion's payload (which names one key) cannot settle a wait, nor can the tracker's mark.
@@ -191,6 +203,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   yield* serving.start(yield* Effect.scope)
   yield* parked.start(yield* Effect.scope)
   yield* ProcessedListener.start(signal, (processed) => {
+    markTracked(processed)
     serving.notice(processed)
     parked.notice(processed)
   })

@@ -15,8 +15,11 @@
  *   awaiters consult the `SyncInquiryPort` (the database) before treating such events as done.
  * - The check and the waiter registration happen in one synchronous step, so a mark that lands between them
  *   cannot be lost; interrupting a waiting fiber removes its registration.
- * - A layer fiber drops entries older than `staleAfter` every `cleanupInterval`, so a lost mark (a crashed
- *   worker, an event processed elsewhere) cannot leak memory or hold a waiter forever.
+ * - Events applied by a worker in another process are marked too when `PgSyncInquiry` runs with this tracker in
+ *   context (its `NOTIFY` listener marks what each completion names), so a write-side process does not hold its
+ *   appends until they go stale. A layer fiber drops entries older than `staleAfter` every `cleanupInterval`, so
+ *   a lost mark (a crashed worker, a dead-lettered event) cannot leak memory or hold a waiter forever; the
+ *   cleanup walks only the entries it drops.
  *
  * @since 0.1.0
  */
@@ -144,15 +147,12 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
     getPendingEvents: (streamId, perspectiveName, eventTypes) =>
       Effect.sync(() =>
         state
-          .entries()
+          .entriesOf(perspectiveName)
           .filter(
-            (e) =>
-              e.streamId === streamId &&
-              e.perspectiveName === perspectiveName &&
-              (eventTypes === undefined || eventTypes.length === 0 || eventTypes.includes(e.eventType))
+            (e) => e.streamId === streamId && (eventTypes === undefined || eventTypes.length === 0 || eventTypes.includes(e.eventType))
           )
       ),
-    getPendingForPerspective: (perspectiveName) => Effect.sync(() => state.entries().filter((e) => e.perspectiveName === perspectiveName)),
+    getPendingForPerspective: (perspectiveName) => Effect.sync(() => state.entriesOf(perspectiveName)),
     getAllTrackedEventIds: Effect.sync(() => [...new Set(state.entries().map((e) => e.eventId))]),
     isPending: (eventId, perspectiveName) => Effect.sync(() => !state.isDone(eventId, perspectiveName)),
     markProcessed: (eventIds) =>
@@ -165,8 +165,8 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
       }),
     markPerspectiveStreamProcessed: (perspectiveName, streamId) =>
       Effect.sync(() => {
-        for (const e of state.entries()) {
-          if (e.perspectiveName === perspectiveName && e.streamId === streamId) state.remove(e.eventId, perspectiveName)
+        for (const e of state.entriesOf(perspectiveName)) {
+          if (e.streamId === streamId) state.remove(e.eventId, perspectiveName)
         }
       }),
     waitForEvents: (ids, options) => wait(ids, undefined, options),
@@ -174,7 +174,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
     waitForAllPerspectives: (ids, options) => wait(ids, undefined, options),
     unregisterAwaiter: (awaiterId) => Effect.sync(() => state.cancelAwaiter(awaiterId)),
     cleanupStaleEvents,
-    stats: Effect.sync(() => ({ tracked: state.entries().length, waiters: state.waiterCount(), signalled: state.signalled }))
+    stats: Effect.sync(() => ({ tracked: state.size, waiters: state.waiterCount(), signalled: state.signalled }))
   })
 })
 

@@ -96,6 +96,23 @@ describe("SyncEventTracker", () => {
       )
     )
 
+    it.effect("a mark that arrives before its track (a worker elsewhere committed first) drops that track only", () =>
+      withTracker(
+        Effect.gen(function* () {
+          const tracker = yield* Tracker
+          const [early, other] = [uuid(), uuid()]
+          yield* tracker.markProcessedByPerspective([early], "A")
+          yield* track(early, "A")
+          yield* track(early, "B")
+          yield* track(other, "A")
+          expect(yield* tracker.isPending(early, "A")).toBe(false)
+          expect(yield* tracker.isPending(early, "B")).toBe(true)
+          expect(yield* tracker.isPending(other, "A")).toBe(true)
+          expect((yield* stats).tracked).toBe(2)
+        })
+      )
+    )
+
     it.effect("markPerspectiveStreamProcessed clears that (perspective, stream), wakes its waiters, touches nothing else", () =>
       withTracker(
         Effect.gen(function* () {
@@ -353,6 +370,26 @@ describe("SyncEventTracker", () => {
           expect(yield* Fiber.join(waiter)).toBe(false)
         }),
         layer
+      )
+    )
+
+    it.effect("each entry goes when it is stale itself, also when its event was first tracked long before", () =>
+      withTracker(
+        Effect.gen(function* () {
+          const tracker = yield* Tracker
+          const [e1, e2] = [uuid(), uuid()]
+          yield* track(e1, "P") // t = 0
+          yield* TestClock.adjust("30 seconds")
+          yield* track(e2, "P") // t = 30
+          yield* TestClock.adjust("15 seconds")
+          yield* track(e1, "Q") // t = 45, the same event as the oldest entry
+          yield* TestClock.adjust("15 seconds") // t = 60
+          expect(yield* tracker.cleanupStaleEvents("50 seconds")).toBe(1) // cutoff 10: (e1, P)
+          expect(yield* tracker.cleanupStaleEvents("20 seconds")).toBe(1) // cutoff 40: (e2, P)
+          expect(yield* tracker.isPending(e1, "Q")).toBe(true)
+          expect(yield* tracker.cleanupStaleEvents("15 seconds")).toBe(1) // cutoff 45: (e1, Q)
+          expect((yield* stats).tracked).toBe(0)
+        })
       )
     )
 

@@ -25,44 +25,98 @@ export interface Waiter {
   readonly deferred: Deferred.Deferred<boolean>
 }
 
+/** An event's entries, by perspective, and when the first of them was tracked. */
+interface Tracked {
+  readonly firstTrackedAt: number
+  readonly perspectives: Map<string, Entry>
+}
+
 /** @internal */
 export class TrackerState {
-  /** eventId -> perspectiveName -> entry */
-  private readonly byEvent = new Map<string, Map<string, Entry>>()
+  /**
+   * eventId -> its entries. Insertion order is the order events were first tracked, so the stale cleanup walks
+   * from the oldest and stops at the first event tracked after its cutoff.
+   */
+  private readonly byEvent = new Map<string, Tracked>()
+  /** perspectiveName -> eventId -> entry: what a perspective still has pending, without walking every event. */
+  private readonly byPerspective = new Map<string, Map<string, Entry>>()
   private readonly waitersByEvent = new Map<string, Set<Waiter>>()
   private readonly waitersByAwaiter = new Map<string, Set<Waiter>>()
+  /**
+   * `(perspective, event)` marks that found nothing to remove, most recent last: a worker elsewhere can commit an
+   * event (and its notification arrive) before the append that wrote it returned here and tracked it. A track
+   * of a pair marked here is dropped at once. Bounded: the oldest go first.
+   */
+  private readonly marked = new Set<string>()
+  /** How many entries are tracked. */
+  size = 0
   signalled = 0
 
   track(entry: Entry): void {
-    let perspectives = this.byEvent.get(entry.eventId)
-    if (perspectives === undefined) this.byEvent.set(entry.eventId, (perspectives = new Map()))
-    if (!perspectives.has(entry.perspectiveName)) perspectives.set(entry.perspectiveName, entry)
+    if (this.marked.has(markKey(entry.eventId, entry.perspectiveName))) return
+    let tracked = this.byEvent.get(entry.eventId)
+    if (tracked === undefined) {
+      tracked = { firstTrackedAt: entry.trackedAt, perspectives: new Map() }
+      this.byEvent.set(entry.eventId, tracked)
+    }
+    if (tracked.perspectives.has(entry.perspectiveName)) return
+    tracked.perspectives.set(entry.perspectiveName, entry)
+    let events = this.byPerspective.get(entry.perspectiveName)
+    if (events === undefined) this.byPerspective.set(entry.perspectiveName, (events = new Map()))
+    events.set(entry.eventId, entry)
+    this.size++
   }
 
   entries(): Array<Entry> {
     const out: Array<Entry> = []
-    for (const perspectives of this.byEvent.values()) out.push(...perspectives.values())
+    for (const tracked of this.byEvent.values()) out.push(...tracked.perspectives.values())
     return out
   }
 
+  /** The entries of one perspective. */
+  entriesOf(perspectiveName: string): Array<Entry> {
+    return [...(this.byPerspective.get(perspectiveName)?.values() ?? [])]
+  }
+
   isDone(eventId: string, perspectiveName: string | undefined): boolean {
-    const perspectives = this.byEvent.get(eventId)
-    return perspectives === undefined || (perspectiveName !== undefined && !perspectives.has(perspectiveName))
+    const tracked = this.byEvent.get(eventId)
+    return tracked === undefined || (perspectiveName !== undefined && !tracked.perspectives.has(perspectiveName))
   }
 
   /** Removes entries (all perspectives of the event when `perspectiveName` is undefined) and wakes waiters. */
   remove(eventId: string, perspectiveName: string | undefined): void {
-    const perspectives = this.byEvent.get(eventId)
-    if (perspectives === undefined) return
-    if (perspectiveName === undefined) perspectives.clear()
-    else if (!perspectives.delete(perspectiveName)) return
-    if (perspectives.size === 0) this.byEvent.delete(eventId)
+    const tracked = this.byEvent.get(eventId)
+    if (tracked === undefined || (perspectiveName !== undefined && !tracked.perspectives.has(perspectiveName))) {
+      if (perspectiveName !== undefined) this.remember(markKey(eventId, perspectiveName))
+      return
+    }
+    if (perspectiveName === undefined) for (const name of [...tracked.perspectives.keys()]) this.drop(eventId, tracked, name)
+    else this.drop(eventId, tracked, perspectiveName)
     for (const waiter of [...(this.waitersByEvent.get(eventId) ?? [])]) {
       if (!this.isDone(eventId, waiter.perspectiveName)) continue
       waiter.remaining.delete(eventId)
       this.unindex(waiter, eventId)
       if (waiter.remaining.size === 0) this.finish(waiter, true)
     }
+  }
+
+  private remember(key: string): void {
+    this.marked.delete(key)
+    this.marked.add(key)
+    if (this.marked.size <= rememberedMarks) return
+    const oldest = this.marked.values().next()
+    if (oldest.done !== true) this.marked.delete(oldest.value)
+  }
+
+  /** Removes one entry from every index; false when it was not tracked. */
+  private drop(eventId: string, tracked: Tracked, perspectiveName: string): boolean {
+    if (!tracked.perspectives.delete(perspectiveName)) return false
+    if (tracked.perspectives.size === 0) this.byEvent.delete(eventId)
+    const events = this.byPerspective.get(perspectiveName)
+    events?.delete(eventId)
+    if (events?.size === 0) this.byPerspective.delete(perspectiveName)
+    this.size--
+    return true
   }
 
   /** Registers a waiter for what is not done yet; undefined when everything is already done. */
@@ -93,13 +147,19 @@ export class TrackerState {
     return waiters.length
   }
 
-  /** Drops entries tracked at or before `cutoff`; waiters that needed one of them are released with false. */
+  /**
+   * Drops entries tracked at or before `cutoff`; waiters that needed one of them are released with false. Walks
+   * events from the first tracked and stops at the first one tracked after `cutoff` (so it costs the stale entries,
+   * not everything tracked); a wall clock that steps back only delays the cleanup of what it tracked meanwhile.
+   */
   removeStale(cutoff: number): number {
-    const stale: Array<Entry> = this.entries().filter((e) => e.trackedAt <= cutoff)
+    const stale: Array<Entry> = []
+    for (const tracked of this.byEvent.values()) {
+      if (tracked.firstTrackedAt > cutoff) break
+      for (const entry of tracked.perspectives.values()) if (entry.trackedAt <= cutoff) stale.push(entry)
+    }
     for (const entry of stale) {
-      const perspectives = this.byEvent.get(entry.eventId)!
-      perspectives.delete(entry.perspectiveName)
-      if (perspectives.size === 0) this.byEvent.delete(entry.eventId)
+      this.drop(entry.eventId, this.byEvent.get(entry.eventId)!, entry.perspectiveName)
       for (const waiter of [...(this.waitersByEvent.get(entry.eventId) ?? [])]) {
         if (waiter.perspectiveName === undefined || waiter.perspectiveName === entry.perspectiveName) {
           this.finish(waiter, false)
@@ -124,6 +184,11 @@ export class TrackerState {
     removeFrom(this.waitersByEvent, eventId, waiter)
   }
 }
+
+/** How many marks of untracked pairs are remembered (a few seconds of notifications at tens of thousands of events/s). */
+const rememberedMarks = 65_536
+
+const markKey = (eventId: string, perspectiveName: string): string => `${perspectiveName}\u0000${eventId}`
 
 const addTo = <K, V>(map: Map<K, Set<V>>, key: K, value: V): void => {
   const set = map.get(key)
