@@ -29,9 +29,10 @@
  * every completion (payload: the schema, then the committed events per perspective) and dead-letter transaction
  * (the schema alone). With a `SyncEventTracker` in context (as `Whizbang.layer` and `layerWithoutWorker` compose
  * it), each payload also marks the events it names processed for the key it names, so the tracker of a process
- * whose worker runs elsewhere holds only what is still in flight. Waits are parked on it: a notification that names a parked wait's event settles it without a
- * query, and a notification without detail runs one sweep (one query per perspective for every parked wait); a
- * wait that nothing settles is never woken. A 1 s safety-net poll remains.
+ * whose worker runs elsewhere holds only what is still in flight. Waits are parked on it: a notification that
+ * names a parked wait's event settles it without a query, and a notification without detail runs one sweep (one
+ * query per perspective for every parked wait); a wait that nothing settles is never woken. A 1 s safety-net poll
+ * remains.
  *
  * ```ts
  * const SyncLive = Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer).pipe(

@@ -19,7 +19,7 @@
  *   context (its `NOTIFY` listener marks what each completion names), so a write-side process does not hold its
  *   appends until they go stale. A layer fiber drops entries older than `staleAfter` every `cleanupInterval`, so
  *   a lost mark (a crashed worker, a dead-lettered event) cannot leak memory or hold a waiter forever; the
- *   cleanup walks only the entries it drops.
+ *   cleanup walks the oldest events only, up to the first one tracked after its cutoff.
  *
  * @since 0.1.0
  */
