@@ -108,15 +108,14 @@ export class TrackerState {
     if (oldest.done !== true) this.marked.delete(oldest.value)
   }
 
-  /** Removes one entry from every index; false when it was not tracked. */
-  private drop(eventId: string, tracked: Tracked, perspectiveName: string): boolean {
-    if (!tracked.perspectives.delete(perspectiveName)) return false
+  /** Removes one tracked entry from every index. */
+  private drop(eventId: string, tracked: Tracked, perspectiveName: string): void {
+    if (!tracked.perspectives.delete(perspectiveName)) return
     if (tracked.perspectives.size === 0) this.byEvent.delete(eventId)
     const events = this.byPerspective.get(perspectiveName)
     events?.delete(eventId)
     if (events?.size === 0) this.byPerspective.delete(perspectiveName)
     this.size--
-    return true
   }
 
   /** Registers a waiter for what is not done yet; undefined when everything is already done. */
@@ -149,8 +148,8 @@ export class TrackerState {
 
   /**
    * Drops entries tracked at or before `cutoff`; waiters that needed one of them are released with false. Walks
-   * events from the first tracked and stops at the first one tracked after `cutoff` (so it costs the stale entries,
-   * not everything tracked); a wall clock that steps back only delays the cleanup of what it tracked meanwhile.
+   * events from the first tracked and stops at the first one tracked after `cutoff` (so it walks the oldest events
+   * only, not everything tracked); a wall clock that steps back only delays the cleanup of what it tracked meanwhile.
    */
   removeStale(cutoff: number): number {
     const stale: Array<Entry> = []
