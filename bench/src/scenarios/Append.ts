@@ -1,5 +1,6 @@
 /**
- * Scenario g: appends/s from one process. Whizbang's `EventStore.append` (one `wh_append_events` round trip:
+ * Scenario g: appends/s from one process. Whizbang's `EventStore.append` (one round trip, `wh_append_events`, or
+ * `wh_append_batch` for the appends that waited while two were in flight:
  * stream lock, version check, ids, events, work rows, NOTIFY) against a raw-INSERT floor that writes the same rows
  * (events + one work row per perspective, one statement, no lock, no version check, versions counted in the
  * client) and Emmett 0.42's `appendToStream`. Single events and batches of 10, 1 and 8 concurrent appenders (each
@@ -294,7 +295,7 @@ export const table = (result: Result, profile: Profile.Profile): Table => {
     }),
     notes: [
       "raw INSERT: the same rows (events + 2 work rows each) in one statement, no lock, no version check, versions counted in the client: the floor.",
-      "whizbang: EventStore.append (one wh_append_events round trip). whizbang + worker: the same with a PgPerspectivePipeline instance applying the work in this process.",
+      "whizbang: EventStore.append (one round trip: wh_append_events alone; the appends that wait while two are in flight go together in one wh_append_batch). whizbang + worker: the same with a PgPerspectivePipeline instance applying the work in this process.",
       "emmett: @event-driven-io/emmett-postgresql 0.42 getPostgreSQLEventStore().appendToStream, default options."
     ]
   }

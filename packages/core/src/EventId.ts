@@ -8,7 +8,8 @@
  * @since 0.1.0
  */
 import { Clock, Context, Effect } from "effect"
-import { v7, validate } from "uuid"
+import { validate } from "uuid"
+import * as MonotonicV7 from "./internal/monotonicV7.js"
 
 /**
  * A new UUIDv7, greater than every id this process made before.
@@ -16,7 +17,7 @@ import { v7, validate } from "uuid"
  * @category constructors
  * @since 0.1.0
  */
-export const make: Effect.Effect<string> = Effect.sync(() => v7())
+export const make: Effect.Effect<string> = Effect.sync(MonotonicV7.next)
 
 /**
  * Makes a UUIDv7 outside Effect (same generator as {@link make}).
@@ -24,7 +25,7 @@ export const make: Effect.Effect<string> = Effect.sync(() => v7())
  * @category constructors
  * @since 0.1.0
  */
-export const unsafeMake = (): string => v7()
+export const unsafeMake = (): string => MonotonicV7.next()
 
 /**
  * A UUIDv7 stamped with the given Unix time in milliseconds (random low bits, no monotonic state).
@@ -32,7 +33,7 @@ export const unsafeMake = (): string => v7()
  * @category constructors
  * @since 0.1.0
  */
-export const makeAt = (millis: number): string => v7({ msecs: millis })
+export const makeAt = (millis: number): string => MonotonicV7.at(millis)
 
 /**
  * A generator that stamps ids with Effect's `Clock`, so a test running under `TestClock` controls their time.

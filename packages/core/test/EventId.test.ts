@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, vi } from "@effect/vitest"
 import { EventId } from "@whizbang/core"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
@@ -55,4 +55,23 @@ describe("EventId", () => {
       expect(Math.abs(parseInt(ids[0]!.replaceAll("-", "").slice(0, 12), 16) - Date.now())).toBeLessThan(60_000)
     })
   )
+
+  it("make stays above every id before it: many per millisecond, a frozen clock, a clock that goes back", () => {
+    const ids: Array<string> = []
+    for (let i = 0; i < 20_000; i++) ids.push(EventId.unsafeMake())
+    const now = Date.now()
+    const clock = vi.spyOn(Date, "now")
+    try {
+      clock.mockReturnValue(now + 1_000)
+      for (let i = 0; i < 5_000; i++) ids.push(EventId.unsafeMake())
+      clock.mockReturnValue(now - 60_000)
+      for (let i = 0; i < 5_000; i++) ids.push(EventId.unsafeMake())
+    } finally {
+      clock.mockRestore()
+    }
+    ids.push(EventId.unsafeMake())
+    expect(ids.every((id, i) => EventId.isV7(id) && (i === 0 || ids[i - 1]! < id))).toBe(true)
+    // Not a counter alone: the low bits stay random.
+    expect(new Set(ids.map((id) => id.slice(-8))).size).toBeGreaterThan(ids.length * 0.99)
+  })
 })

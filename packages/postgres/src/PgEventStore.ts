@@ -4,6 +4,12 @@
  * the ids after the lock (so a stream's id order is its version order) and writes everything — and reads streams
  * back decoded.
  *
+ * Concurrent appends go together: at most two appends of a store run at once outside callers' transactions, and
+ * the appends that arrive meanwhile wait and then go in one `wh_append_batch` call (migration 0013: one round trip
+ * and one commit for all of them, at most 64, never two of one stream). A lone appender's appends never wait. Each
+ * append keeps its own answer (`WrongExpectedVersion`, `DuplicateEventId`, its ids), and the call never waits for a
+ * stream's lock: an append whose stream is locked (by a caller's open transaction) is run alone, where it waits.
+ *
  * Validation and encoding are `AppendRequest.prepare` from `@whizbang/core`, shared with the in-memory store,
  * so both accept and refuse exactly the same input; both pass `EventStoreContract`.
  *
@@ -16,9 +22,10 @@
  * @since 0.1.0
  */
 import { AppendRequest, type Envelope, EventStore, EventStoreError, EventRegistry } from "@whizbang/core"
-import { Effect, Layer } from "effect"
+import { Effect, Exit, Layer } from "effect"
 import { PgClient, prepared as preparedStatement } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
+import * as CoalescingQueue from "./internal/coalescingQueue.js"
 import * as Transaction from "./internal/transaction.js"
 import * as WorkWakeUp from "./internal/workWakeUp.js"
 import * as AppendSql from "./sql/appendEvents.js"
@@ -53,6 +60,42 @@ interface EventRow {
 const unavailable = (cause: PostgresError) => new EventStoreError.EventStoreUnavailable({ cause })
 
 /**
+ * Appends of one store in flight at once, outside callers' transactions. The appends that arrive while all are in
+ * flight wait and go together, one `wh_append_batch` call (one transaction) per free slot.
+ */
+const maxConcurrentAppends = 2
+
+/** At most this many appends go in one `wh_append_batch` call. */
+const maxAppendsPerBatch = 64
+
+type AppendFailure = EventStoreError.EventStoreUnavailable | EventStoreError.DuplicateEventId
+
+interface OutcomeRow {
+  readonly outcome: string
+  readonly version: string
+  readonly ids: ReadonlyArray<string> | null
+}
+
+/** One validated append with what its statement needs besides the events. */
+interface Request {
+  readonly prepared: AppendRequest.PreparedAppend
+  /** (event type, perspective) pairs of the caller's routing. */
+  readonly routed: ReadonlyArray<readonly [string, string]>
+  readonly supplied: ReadonlyArray<string>
+  readonly lifecycle: ReadonlyArray<string>
+}
+
+/** The answer that sends an append back to its caller, to run alone (`wh_append_batch`'s 'busy'). */
+const runAlone: OutcomeRow = { outcome: "busy", version: "0", ids: null }
+
+const expectedOf = (prepared: AppendRequest.PreparedAppend): number | null =>
+  prepared.expectedVersion === "any" ? null : prepared.expectedVersion === "noStream" ? 0 : prepared.expectedVersion
+
+/** The server answered with an error: the statement rolled back, nothing of it was written. */
+const serverRefused = (error: PostgresError): boolean =>
+  error.reason._tag !== "ConnectionError" && !(error.reason._tag === "Unknown" && error.reason.code === undefined)
+
+/**
  * Builds the store on the `PgClient` in context.
  *
  * @category constructors
@@ -67,60 +110,127 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
     const lifecycleTypes = options.lifecycleTypes ?? (() => false)
     const wakeWorkers = WorkWakeUp.make(client)
 
+    const requestOf = (prepared: AppendRequest.PreparedAppend): Request => {
+      const batchTypes = [...new Set(prepared.events.map((e) => e.eventType))]
+      const routed = batchTypes.flatMap((type) => routing(type).map((perspective) => [type, perspective] as const))
+      return {
+        prepared,
+        routed,
+        supplied: prepared.events.filter((e) => e.supplied).map((e) => e.eventId),
+        lifecycle: batchTypes.filter(lifecycleTypes)
+      }
+    }
+
+    // A supplied id stored by a concurrent append to another stream since the function's check.
+    const duplicateOrUnavailable = (request: Request) => (error: PostgresError) =>
+      error.reason._tag === "UniqueViolation" && error.reason.constraint === "wh_events_pkey" && request.supplied.length > 0
+        ? new EventStoreError.DuplicateEventId({ eventIds: request.supplied })
+        : unavailable(error)
+
+    const appendOne = (request: Request, notify: boolean): Effect.Effect<OutcomeRow, AppendFailure> => {
+      const { prepared } = request
+      return client
+        .query<OutcomeRow>(
+          AppendSql.appendEvents,
+          [
+            prepared.streamId,
+            expectedOf(prepared),
+            prepared.events.map((e) => e.eventId),
+            prepared.events.map((e) => e.supplied),
+            prepared.events.map((e) => e.eventType),
+            prepared.events.map((e) => JSON.stringify(e.encodedPayload)),
+            prepared.correlationId ?? null,
+            prepared.causationId,
+            prepared.timestamp,
+            JSON.stringify(prepared.scope),
+            request.routed.map(([type]) => type),
+            request.routed.map(([, perspective]) => perspective),
+            partitionCount,
+            request.lifecycle,
+            notify
+          ],
+          preparedStatement
+        )
+        .pipe(
+          Effect.mapError(duplicateOrUnavailable(request)),
+          Effect.flatMap(([row]) => (row === undefined ? Effect.die(new Error("wh_append_events returned no row")) : Effect.succeed(row)))
+        )
+    }
+
+    // Appends that waited for a slot, in one `wh_append_batch` call. When the server refused the call (a supplied
+    // id given to two of them, a statement timeout), nothing was written: each is answered 'busy', so its caller
+    // runs it alone and gets its own answer. A connection lost mid-call leaves the commit in doubt: each gets the
+    // error.
+    const appendMany = (requests: ReadonlyArray<Request>): Effect.Effect<ReadonlyArray<Exit.Exit<OutcomeRow, AppendFailure>>> => {
+      const appends = requests.map((r) => r.prepared)
+      const events = appends.flatMap((a) => a.events)
+      const routed = new Map(requests.flatMap((r) => r.routed.map((pair) => [pair.join("\n"), pair] as const)))
+      const lifecycle = [...new Set(requests.flatMap((r) => r.lifecycle))]
+      return client
+        .query<OutcomeRow & { n: number }>(
+          AppendSql.appendBatch,
+          [
+            appends.map((a) => a.streamId),
+            appends.map(expectedOf),
+            appends.map((a) => a.events.length),
+            appends.map((a) => a.correlationId ?? null),
+            appends.map((a) => a.causationId),
+            appends.map((a) => a.timestamp),
+            appends.map((a) => JSON.stringify(a.scope)),
+            events.map((e) => e.eventId),
+            events.map((e) => e.supplied),
+            events.map((e) => e.eventType),
+            events.map((e) => JSON.stringify(e.encodedPayload)),
+            [...routed.values()].map(([type]) => type),
+            [...routed.values()].map(([, perspective]) => perspective),
+            partitionCount,
+            lifecycle
+          ],
+          preparedStatement
+        )
+        .pipe(
+          Effect.map((rows) => {
+            const byPosition = new Map(rows.map((row) => [Number(row.n), row]))
+            return requests.map((_, i) => {
+              const row = byPosition.get(i + 1)
+              return row === undefined ? Exit.die(new Error(`wh_append_batch returned no row for append ${i + 1}`)) : Exit.succeed(row)
+            })
+          }),
+          Effect.catch((error) =>
+            serverRefused(error)
+              ? Effect.succeed(requests.map((): Exit.Exit<OutcomeRow, AppendFailure> => Exit.succeed(runAlone)))
+              : Effect.succeed(
+                  requests.map((request): Exit.Exit<OutcomeRow, AppendFailure> => Exit.fail(duplicateOrUnavailable(request)(error)))
+                )
+          )
+        )
+    }
+
+    const submit = CoalescingQueue.make<Request, OutcomeRow, AppendFailure>({
+      maxInFlight: maxConcurrentAppends,
+      maxBatch: maxAppendsPerBatch,
+      key: (request) => request.prepared.streamId,
+      one: (request) => appendOne(request, false),
+      many: appendMany
+    })
+
     const append: EventStore.EventStore["Service"]["append"] = (streamId, events, appendOptions) =>
       Effect.gen(function* () {
         const prepared = yield* AppendRequest.prepare(registry, streamId, events, appendOptions)
-        const batchTypes = [...new Set(prepared.events.map((e) => e.eventType))]
-        const routedTypes: Array<string> = []
-        const routedPerspectives: Array<string> = []
-        for (const type of batchTypes) {
-          for (const perspective of routing(type)) {
-            routedTypes.push(type)
-            routedPerspectives.push(perspective)
-          }
-        }
-        const supplied = prepared.events.filter((e) => e.supplied).map((e) => e.eventId)
-        // Inside a caller's transaction the work is visible only at its commit: the NOTIFY rides in it. Otherwise
-        // the append commits without one and the workers are woken after the commit (see WorkWakeUp).
+        const request = requestOf(prepared)
+        // Inside a caller's transaction the work is visible only at its commit: the NOTIFY rides in it, and the
+        // append is the transaction's own statement. Otherwise the append commits without one, alone or with the
+        // appends that waited with it, and the workers are woken after the commit (see WorkWakeUp).
         const inTransaction = (yield* Transaction.currentClient(client.pool))._tag === "Some"
-        const rows = yield* client
-          .query<{ outcome: string; version: string; ids: ReadonlyArray<string> | null }>(
-            AppendSql.appendEvents,
-            [
-              streamId,
-              prepared.expectedVersion === "any" ? null : prepared.expectedVersion === "noStream" ? 0 : prepared.expectedVersion,
-              prepared.events.map((e) => e.eventId),
-              prepared.events.map((e) => e.supplied),
-              prepared.events.map((e) => e.eventType),
-              prepared.events.map((e) => JSON.stringify(e.encodedPayload)),
-              prepared.correlationId ?? null,
-              prepared.causationId,
-              prepared.timestamp,
-              JSON.stringify(prepared.scope),
-              routedTypes,
-              routedPerspectives,
-              partitionCount,
-              batchTypes.filter(lifecycleTypes),
-              inTransaction
-            ],
-            preparedStatement
-          )
-          .pipe(
-            // A supplied id stored by a concurrent append to another stream since the function's check.
-            Effect.catchIf(
-              (error) => error.reason._tag === "UniqueViolation" && error.reason.constraint === "wh_events_pkey" && supplied.length > 0,
-              () => Effect.fail(new EventStoreError.DuplicateEventId({ eventIds: supplied }))
-            ),
-            Effect.catchTag("PostgresError", (error) => Effect.fail(unavailable(error)))
-          )
-        const row = rows[0]
-        if (row === undefined) return yield* Effect.die(new Error("wh_append_events returned no row"))
+        const first = yield* inTransaction ? appendOne(request, true) : submit(request)
+        // Its stream's lock was held (by a caller's transaction or another call): alone, it waits for the lock there.
+        const row = first.outcome === "busy" ? yield* appendOne(request, false) : first
         const before = Number(row.version)
         if (row.outcome === "wrong_version") {
           const expected = prepared.expectedVersion === "noStream" ? "noStream" : (prepared.expectedVersion as number)
           return yield* new EventStoreError.WrongExpectedVersion({ streamId, expected, actual: before })
         }
-        if (row.outcome === "duplicate") return yield* new EventStoreError.DuplicateEventId({ eventIds: row.ids ?? supplied })
+        if (row.outcome === "duplicate") return yield* new EventStoreError.DuplicateEventId({ eventIds: row.ids ?? request.supplied })
         const ids = row.ids ?? []
         // Even with no route of its own: the registry may have routed the events to versions this process does not know.
         if (!inTransaction) yield* wakeWorkers

@@ -75,3 +75,13 @@ export const mismatches = (perspective: keyof typeof Domain.mismatches) =>
   Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
     Effect.map(client.query<{ n: number }>(Domain.mismatches[perspective]), (rows) => rows[0]!.n)
   )
+
+/** Transactions that stored events of more than one stream: appends that went together in one statement. */
+export const sharedTransactions = Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
+  Effect.map(
+    client.query<{ n: string }>(
+      "SELECT count(*) AS n FROM (SELECT xmin::text FROM wh_events GROUP BY 1 HAVING count(DISTINCT stream_id) > 1) t"
+    ),
+    (rows) => Number(rows[0]!.n)
+  )
+)

@@ -15,3 +15,17 @@ export const appendEvents = `SELECT outcome, version, ids FROM wh_append_events(
   $11::text[], $12::text[], $13::int, $14::text[], $15::boolean)`
 
 export const streamVersion = `SELECT coalesce(max(stream_version), 0)::bigint AS version FROM wh_events WHERE stream_id = $1::uuid`
+
+/**
+ * Several appends in ONE round trip (migration 0013): `wh_append_batch` takes each append's stream (each at most
+ * once), expected version (null = any), event count, correlation id, causation id, timestamp and scope, then the
+ * events of all of them in order, and returns one row per append: `n` (its position, from 1), `outcome`, `version`
+ * (before it) and `ids`, as {@link appendEvents} does for one.
+ *
+ * Params: $1 stream ids, $2 expected versions, $3 event counts, $4 correlation ids, $5 causation ids, $6 timestamps,
+ * $7 scopes; $8 event ids, $9 supplied flags, $10 types, $11 payloads; $12 routed event types, $13 routed perspective
+ * names, $14 partition count, $15 lifecycle-tracked types (each the union over the appends).
+ */
+export const appendBatch = `SELECT n, outcome, version, ids FROM wh_append_batch(
+  $1::uuid[], $2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::jsonb[],
+  $8::uuid[], $9::boolean[], $10::text[], $11::jsonb[], $12::text[], $13::text[], $14::int, $15::text[])`
