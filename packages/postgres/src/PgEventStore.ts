@@ -6,7 +6,8 @@
  *
  * Concurrent appends go together: at most two appends of a store run at once outside callers' transactions, and
  * the appends that arrive meanwhile wait and then go in one `wh_append_batch` call (migration 0013: one round trip
- * and one commit for all of them, at most 64, never two of one stream). A lone appender's appends never wait. Each
+ * and one commit for all of them, at most 64, never two of one stream). A lone appender's appends never wait, and an
+ * append of more than 100 events goes alone outside the two slots, so bulk appends hold up no other append. Each
  * append keeps its own answer (`WrongExpectedVersion`, `DuplicateEventId`, its ids), and the call never waits for a
  * stream's lock: an append whose stream is locked (by a caller's open transaction) is run alone, where it waits.
  *
@@ -67,6 +68,12 @@ const maxConcurrentAppends = 2
 
 /** At most this many appends go in one `wh_append_batch` call. */
 const maxAppendsPerBatch = 64
+
+/**
+ * An append of more events than this goes alone, outside the slots: a bulk append never holds up the appends that
+ * would wait for its slot.
+ */
+const maxEventsToWait = 100
 
 type AppendFailure = EventStoreError.EventStoreUnavailable | EventStoreError.DuplicateEventId
 
@@ -222,7 +229,11 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
         // append is the transaction's own statement. Otherwise the append commits without one, alone or with the
         // appends that waited with it, and the workers are woken after the commit (see WorkWakeUp).
         const inTransaction = (yield* Transaction.currentClient(client.pool))._tag === "Some"
-        const first = yield* inTransaction ? appendOne(request, true) : submit(request)
+        const first = yield* inTransaction
+          ? appendOne(request, true)
+          : prepared.events.length > maxEventsToWait
+            ? appendOne(request, false)
+            : submit(request)
         // Its stream's lock was held (by a caller's transaction or another call): alone, it waits for the lock there.
         const row = first.outcome === "busy" ? yield* appendOne(request, false) : first
         const before = Number(row.version)

@@ -2,7 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { EventId, EventStore, EventStoreError } from "@whizbang/core"
 import { PgClient, PgEventStore, PgMigrator } from "@whizbang/postgres"
 import { EventStoreContract, TestDatabase } from "@whizbang/testing"
-import { Deferred, Effect, Exit, Fiber, Layer, Result, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Result, Schedule, Schema } from "effect"
 
 const { ItemAdded, CartCheckedOut } = EventStoreContract
 
@@ -32,7 +32,8 @@ const sharedTransactions = (streams: ReadonlyArray<string>) =>
 const add = (cartId: string, sku: string) => ItemAdded.make({ cartId, sku, quantity: 1 })
 
 describe("PgEventStore: concurrent appends go together", () => {
-  layer(store)((it) => {
+  // The real clock: two tests wait with timeouts and schedules.
+  layer(store, { excludeTestServices: true })((it) => {
     it.effect("appends that wait for a slot share one statement, and each gets its own answer", () =>
       Effect.gen(function* () {
         const events = yield* EventStore.EventStore
@@ -189,6 +190,39 @@ describe("PgEventStore: concurrent appends go together", () => {
         yield* Fiber.join(holder)
         expect((yield* Fiber.join(waiting)).nextExpectedVersion).toBe(2)
         expect(yield* sharedTransactions(others)).toBeGreaterThan(0)
+      })
+    )
+
+    it.effect("bulk appends go alone, outside the slots: two in flight hold up no other append", () =>
+      Effect.gen(function* () {
+        const events = yield* EventStore.EventStore
+        const client = yield* PgClient.PgClient
+        const bulkStreams = [EventId.unsafeMake(), EventId.unsafeMake()]
+        const bulks = yield* Effect.forEach(bulkStreams, (cartId) =>
+          Effect.forkChild(
+            events.append(
+              cartId,
+              Array.from({ length: 30_000 }, (_, i) => add(cartId, `bulk${i}`))
+            )
+          )
+        )
+        // Both bulk appends are running in the server (or the test cannot show anything).
+        const running = client
+          .query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%wh_append_events(%' AND datname = current_database() AND pid <> pg_backend_pid()"
+          )
+          .pipe(Effect.map(([row]) => Number(row!.n)))
+        yield* Effect.repeat(running, {
+          until: (n) => n >= 2 || bulks.some((f) => f.pollUnsafe() !== undefined),
+          schedule: Schedule.spaced("5 millis")
+        })
+        expect(bulks.every((f) => f.pollUnsafe() === undefined)).toBe(true)
+        const small = Array.from({ length: 20 }, () => EventId.unsafeMake())
+        yield* Effect.forEach(small, (cartId) => events.append(cartId, [add(cartId, "x")]), { concurrency: "unbounded", discard: true })
+        // Every small append finished while both bulk appends were still running.
+        expect(bulks.map((f) => f.pollUnsafe())).toEqual([undefined, undefined])
+        const done = yield* Fiber.joinAll(bulks)
+        expect(done.map((r) => r.nextExpectedVersion)).toEqual([30_000, 30_000])
       })
     )
 
