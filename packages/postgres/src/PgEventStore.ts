@@ -23,7 +23,7 @@
  * @since 0.1.0
  */
 import { AppendRequest, type Envelope, EventStore, EventStoreError, EventRegistry } from "@whizbang/core"
-import { Effect, Exit, Layer } from "effect"
+import { Effect, Exit, Layer, Metric } from "effect"
 import { PgClient, prepared as preparedStatement } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import * as CoalescingQueue from "./internal/coalescingQueue.js"
@@ -76,6 +76,12 @@ const maxAppendsPerBatch = 64
 const maxEventsToWait = 100
 
 type AppendFailure = EventStoreError.EventStoreUnavailable | EventStoreError.DuplicateEventId
+
+// Telemetry (name listed in Telemetry.metrics): how many appends each append statement wrote.
+const appendsPerStatementMetric = Metric.histogram("whizbang_appends_per_statement", {
+  description: "appends one append statement wrote (1: alone; more: appends that waited for a slot, together)",
+  boundaries: Metric.exponentialBoundaries({ start: 1, factor: 2, count: 7 })
+})
 
 interface OutcomeRow {
   readonly outcome: string
@@ -160,6 +166,7 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
         )
         .pipe(
           Effect.mapError(duplicateOrUnavailable(request)),
+          Effect.tap(() => Metric.update(appendsPerStatementMetric, 1)),
           Effect.flatMap(([row]) => (row === undefined ? Effect.die(new Error("wh_append_events returned no row")) : Effect.succeed(row)))
         )
     }
@@ -196,6 +203,7 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
           preparedStatement
         )
         .pipe(
+          Effect.tap((rows) => Metric.update(appendsPerStatementMetric, rows.filter((row) => row.outcome !== "busy").length)),
           Effect.map((rows) => {
             const byPosition = new Map(rows.map((row) => [Number(row.n), row]))
             return requests.map((_, i) => {

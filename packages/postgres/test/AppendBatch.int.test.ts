@@ -2,7 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { EventId, EventStore, EventStoreError } from "@whizbang/core"
 import { PgClient, PgEventStore, PgMigrator } from "@whizbang/postgres"
 import { EventStoreContract, TestDatabase } from "@whizbang/testing"
-import { Deferred, Effect, Exit, Fiber, Layer, Result, Schedule, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Metric, Result, Schedule, Schema } from "effect"
 
 const { ItemAdded, CartCheckedOut } = EventStoreContract
 
@@ -95,6 +95,9 @@ describe("PgEventStore: concurrent appends go together", () => {
           lifecycle: String(streams.filter((_, i) => i % 6 === 3).length)
         })
         expect(yield* sharedTransactions(okStreams)).toBeGreaterThan(0)
+        // The histogram of appends per statement saw statements of several appends.
+        const histogram = (yield* Metric.snapshot).find((m) => m.id === "whizbang_appends_per_statement")
+        expect((histogram?.state as { max?: number } | undefined)?.max).toBeGreaterThan(1)
       })
     )
 
