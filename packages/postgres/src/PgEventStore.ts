@@ -77,9 +77,9 @@ const maxEventsToWait = 100
 
 type AppendFailure = EventStoreError.EventStoreUnavailable | EventStoreError.DuplicateEventId
 
-// Telemetry (name listed in Telemetry.metrics): how many appends each append statement wrote.
+// Telemetry (name listed in Telemetry.metrics): how many appends each append statement answered (refusals included).
 const appendsPerStatementMetric = Metric.histogram("whizbang_appends_per_statement", {
-  description: "appends one append statement wrote (1: alone; more: appends that waited for a slot, together)",
+  description: "appends one append statement answered (1: alone; more: appends that waited for a slot, together)",
   boundaries: Metric.exponentialBoundaries({ start: 1, factor: 2, count: 7 })
 })
 

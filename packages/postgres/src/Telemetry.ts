@@ -44,7 +44,7 @@ export const metrics = {
   eventsApplied: "whizbang_events_applied",
   /** Histogram: pending events fetched per cycle. */
   batchSize: "whizbang_batch_size",
-  /** Histogram: appends written by one append statement (more than 1: appends that waited for a slot, together). */
+  /** Histogram: appends one append statement answered, refusals included (more than 1: appends that waited for a slot, together). */
   appendsPerStatement: "whizbang_appends_per_statement",
   dedupHits: "whizbang_dedup_hits",
   failures: "whizbang_apply_failures",
