@@ -229,6 +229,33 @@ describe("PgEventStore: concurrent appends go together", () => {
       })
     )
 
+    it.effect("appends that wait go together, at most 1,000 events to a statement", () =>
+      Effect.gen(function* () {
+        const events = yield* EventStore.EventStore
+        const client = yield* PgClient.PgClient
+        // 40 appends of 100 events (the most that waits for a slot) at once: 4,000 events that cannot all go in one call.
+        const streams = Array.from({ length: 40 }, () => EventId.unsafeMake())
+        yield* Effect.forEach(
+          streams,
+          (cartId) =>
+            events.append(
+              cartId,
+              Array.from({ length: 100 }, (_, i) => add(cartId, `item${i}`))
+            ),
+          { concurrency: "unbounded", discard: true }
+        )
+        const perTransaction = yield* client.query<{ events: string }>(
+          "SELECT count(*) AS events FROM wh_events WHERE stream_id = ANY($1::uuid[]) GROUP BY xmin::text",
+          [streams]
+        )
+        const sizes = perTransaction.map((row) => Number(row.events))
+        expect(sizes.reduce((a, b) => a + b, 0)).toBe(4_000)
+        expect(Math.max(...sizes)).toBeLessThanOrEqual(1_000)
+        // ... and they did go together.
+        expect(Math.max(...sizes)).toBeGreaterThan(100)
+      })
+    )
+
     it.effect("a lone appender's appends each go alone", () =>
       Effect.gen(function* () {
         const events = yield* EventStore.EventStore

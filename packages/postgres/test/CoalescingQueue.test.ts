@@ -11,6 +11,7 @@ interface Req {
 const harness = (options: {
   maxInFlight: number
   maxBatch?: number
+  maxWeight?: number
   many?: (rs: ReadonlyArray<Req>) => Effect.Effect<ReadonlyArray<Exit.Exit<number, string>>>
 }) =>
   Effect.gen(function* () {
@@ -23,6 +24,9 @@ const harness = (options: {
     const submit = CoalescingQueue.make<Req, number, string>({
       maxInFlight: options.maxInFlight,
       maxBatch: options.maxBatch ?? 100,
+      maxWeight: options.maxWeight,
+      // A request weighs its value (the test's stand-in for an append's events).
+      weight: (r) => Math.abs(r.value),
       key: (r) => r.key,
       one: (r) =>
         Effect.andThen(
@@ -105,6 +109,25 @@ describe("CoalescingQueue", () => {
       expect(calls).toEqual([[1], [2, -3], [4]])
       yield* Fiber.join(first)
       expect(yield* Fiber.joinAll(rest)).toEqual([Exit.succeed(20), Exit.fail("refused -3"), Exit.succeed(40)])
+    })
+  )
+
+  it.effect("caps a call at maxWeight: what does not fit waits for the next call, and a heavy first request goes alone", () =>
+    Effect.gen(function* () {
+      const { submit, calls, openAll } = yield* harness({ maxInFlight: 1, maxWeight: 10 })
+      const first = yield* Effect.forkChild(submit({ key: "a", value: 1 }))
+      yield* settle
+      // 4 + 5 fit in 10; 7 does not, but the lighter 1 after it still does; 7 leads the next call with 3; 20 is
+      // heavier than the cap on its own and goes alone.
+      const rest = yield* Effect.forEach([4, 5, 7, 1, 3, 20, 2], (value) => Effect.forkChild(submit({ key: `s${value}`, value })))
+      yield* settle
+      for (let i = 0; i < 5; i++) {
+        yield* openAll
+        yield* settle
+      }
+      expect(calls).toEqual([[1], [4, 5, 1], [7, 3], [20], [2]])
+      yield* Fiber.join(first)
+      expect(yield* Fiber.joinAll(rest)).toEqual([40, 50, 70, 10, 30, 200, 20])
     })
   )
 

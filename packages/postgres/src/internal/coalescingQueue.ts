@@ -2,11 +2,12 @@
  * At most `maxInFlight` statements at once; requests that arrive while all are busy wait and then go together.
  *
  * A request that finds a free slot runs at once, alone, in the caller's fiber: a lone caller pays nothing. Only
- * when every slot is busy does a request wait; when a slot frees, every waiting request (up to `maxBatch`, at most
- * one per `key`) goes in one call of `many`. So the batches grow exactly as fast as the callers outpace the
- * database, with no timer and no window.
+ * when every slot is busy does a request wait; when a slot frees, every waiting request (up to `maxBatch` requests
+ * and `maxWeight` in all, at most one per `key`) goes in one call of `many`. So the batches grow exactly as fast as
+ * the callers outpace the database, with no timer and no window.
  *
- * A request whose key is already in the batch being formed stays queued for the next one, in order. A waiting
+ * A request whose key is already in the batch being formed, or that would take the batch past `maxWeight`, stays
+ * queued for the next one, in order (the first request of a batch always goes, whatever its weight). A waiting
  * request whose caller is interrupted leaves the queue; once sent, its statement runs to its end (as any statement
  * already sent does).
  *
@@ -18,6 +19,10 @@ import { Deferred, Effect, Exit } from "effect"
 export interface Options<A, B, E> {
   readonly maxInFlight: number
   readonly maxBatch: number
+  /** The most `weight` one call of `many` carries (its first request goes whatever its weight). Default: no limit. */
+  readonly maxWeight?: number | undefined
+  /** A request's share of `maxWeight`. Default 1. */
+  readonly weight?: ((request: A) => number) | undefined
   /** Requests with the same key never share a call of `many`. */
   readonly key: (request: A) => string
   /** One request, alone. */
@@ -34,6 +39,8 @@ interface Waiting<A, B, E> {
 /** Returns `submit`: runs the request now when a slot is free, else with the next batch. @internal */
 export const make = <A, B, E>(options: Options<A, B, E>): ((request: A) => Effect.Effect<B, E>) => {
   const { maxInFlight, maxBatch, key } = options
+  const maxWeight = options.maxWeight ?? Number.POSITIVE_INFINITY
+  const weight = options.weight ?? (() => 1)
   let inFlight = 0
   let queue: Array<Waiting<A, B, E>> = []
 
@@ -41,10 +48,13 @@ export const make = <A, B, E>(options: Options<A, B, E>): ((request: A) => Effec
     const keys = new Set<string>()
     const batch: Array<Waiting<A, B, E>> = []
     const rest: Array<Waiting<A, B, E>> = []
+    let carried = 0
     for (const waiting of queue) {
       const k = key(waiting.request)
-      if (batch.length < maxBatch && !keys.has(k)) {
+      const w = weight(waiting.request)
+      if (batch.length < maxBatch && !keys.has(k) && (batch.length === 0 || carried + w <= maxWeight)) {
         keys.add(k)
+        carried += w
         batch.push(waiting)
       } else {
         rest.push(waiting)
