@@ -3,8 +3,8 @@
 // as the README composes it (the database comes from @whizbang/testing).
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Duration, Effect, Option } from "effect"
-import { EventStore, SyncAwareLens, SyncEventTracker, SyncFilter } from "whizbang"
+import { Deferred, Duration, Effect, Fiber, Option, Schedule } from "effect"
+import { EventStore, PgClient, SyncAwareLens, SyncEventTracker, SyncFilter } from "whizbang"
 import * as Domain from "./support/domain.js"
 import * as Workers from "./support/workers.js"
 import * as Writer from "./support/writer.js"
@@ -121,5 +121,93 @@ describe("the front door", () => {
         expect(result.stats.tracked).toBe(0)
       }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
     60_000
+  )
+
+  it.live(
+    "(d) streams held by a caller's open transaction and a 5,000-event append hold up no other writer: 8 writers, 2 worker processes, every fold exact",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* TestDatabase.TestDatabase
+        const schema = "front_d"
+        const result = yield* Effect.gen(function* () {
+          const workers = [yield* Workers.start({ url, schema }), yield* Workers.start({ url, schema })]
+          const store = yield* EventStore.EventStore
+          const client = yield* Effect.service(PgClient.PgClient)
+          // Three streams, so appends waiting for their locks outnumber the store's statements in flight.
+          const held = Writer.streams(3)
+          const [bulk] = Writer.streams(1) as [string]
+          for (const accountId of held) yield* store.append(accountId, [Domain.Deposited.make({ accountId, amount: 1, tag: "d.first" })])
+          // A caller's transaction appends to the held streams (taking their locks) and stays open until released.
+          const locked = yield* Deferred.make<void>()
+          const release = yield* Deferred.make<void>()
+          const transaction = yield* Effect.forkChild(
+            client.withTransaction(
+              Effect.gen(function* () {
+                for (const accountId of held)
+                  yield* store.append(accountId, [Domain.Deposited.make({ accountId, amount: 2, tag: "d.in-transaction" })])
+                yield* Deferred.succeed(locked, undefined)
+                yield* Deferred.await(release)
+              })
+            )
+          )
+          yield* Deferred.await(locked)
+          // Other writers append to the held streams: they wait for the locks, and only for them.
+          const behindLock = yield* Effect.forkChild(
+            Effect.forEach(
+              held,
+              (accountId) => store.append(accountId, [Domain.Deposited.make({ accountId, amount: 3, tag: "d.behind-lock" })]),
+              { concurrency: "unbounded" }
+            )
+          )
+          // All three are waiting for their locks in the server before anyone else appends.
+          const waiting = client
+            .query<{ n: string }>(
+              "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%wh_append%' AND datname = current_database()"
+            )
+            .pipe(Effect.map(([row]) => Number(row!.n)))
+          yield* Effect.repeat(waiting, {
+            until: (n) => n >= held.length || behindLock.pollUnsafe() !== undefined,
+            schedule: Schedule.spaced("5 millis")
+          })
+          const bulkAppend = yield* Effect.forkChild(
+            store.append(
+              bulk,
+              Array.from({ length: 5_000 }, (_, i) => Domain.Deposited.make({ accountId: bulk, amount: 1, tag: `d.bulk${i}` }))
+            )
+          )
+          // 8 writers, 1,600 events on 100 other streams, while the transaction is open. A lock wait among them
+          // would hold them until the timeout.
+          const others = yield* Writer.appendConcurrently({
+            streamIds: Writer.streams(100),
+            appenders: 8,
+            perAppender: 200,
+            batch: 1
+          }).pipe(Effect.timeoutOption("30 seconds"))
+          const behindLockWhileHeld = behindLock.pollUnsafe()
+          yield* Deferred.succeed(release, undefined)
+          yield* Fiber.join(transaction)
+          const afterLock = yield* Fiber.join(behindLock)
+          yield* Fiber.join(bulkAppend)
+          yield* Workers.settle(
+            workers,
+            Effect.map(Writer.counts, (c) => c.work)
+          )
+          return {
+            others,
+            behindLockWhileHeld,
+            afterLock: afterLock.map((r) => r.nextExpectedVersion),
+            counts: yield* Writer.counts,
+            balance: yield* Writer.mismatches("balance"),
+            activity: yield* Writer.mismatches("activity")
+          }
+        }).pipe(Effect.provide(Writer.layer(url, schema)))
+        expect(result.others, "the other writers finished while the transaction held its stream").toEqual(Option.some(1_600))
+        expect(result.behindLockWhileHeld, "the appends to the held streams waited for the locks").toBeUndefined()
+        expect(result.afterLock).toEqual([3, 3, 3])
+        expect(result.counts).toEqual({ events: 1_600 + 5_000 + 9, work: 0, dead_letters: 0 })
+        expect(result.balance).toBe(0)
+        expect(result.activity).toBe(0)
+      }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
+    90_000
   )
 })

@@ -9,8 +9,9 @@
  * and one commit for all of them, at most 64 appends and 1,000 events, never two of one stream). A lone appender's
  * appends never wait, and an append of more than 100 events goes alone, outside the two slots, so bulk appends hold
  * up no other append. Each append keeps its own answer (`WrongExpectedVersion`, `DuplicateEventId`, its ids), and
- * the call never waits for a stream's lock: an append whose stream is locked (by a caller's open transaction) is run
- * alone, where it waits.
+ * an append in a slot never waits for its stream's lock (`wh_try_append_events`, migration 0014, alone, or the
+ * call's try-locks): an append whose stream is locked (by a caller's open transaction) is answered busy, with nothing
+ * written, and run again outside the slots, where it waits.
  *
  * Validation and encoding are `AppendRequest.prepare` from `@whizbang/core`, shared with the in-memory store,
  * so both accept and refuse exactly the same input; both pass `EventStoreContract`.
@@ -150,11 +151,15 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
         ? new EventStoreError.DuplicateEventId({ eventIds: request.supplied })
         : unavailable(error)
 
-    const appendOne = (request: Request, notify: boolean): Effect.Effect<OutcomeRow, AppendFailure> => {
+    const appendOne = (
+      request: Request,
+      notify: boolean,
+      statement: string = AppendSql.appendEvents
+    ): Effect.Effect<OutcomeRow, AppendFailure> => {
       const { prepared } = request
       return client
         .query<OutcomeRow>(
-          AppendSql.appendEvents,
+          statement,
           [
             prepared.streamId,
             expectedOf(prepared),
@@ -237,7 +242,10 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
       maxWeight: maxEventsPerBatch,
       weight: (request) => request.prepared.events.length,
       key: (request) => request.prepared.streamId,
-      one: (request) => appendOne(request, false),
+      // Alone in a slot, an append still never waits for its stream's lock: one waiting in each slot would hold up
+      // every other append of the process until the lock's holder commits. A locked stream answers 'busy', and the
+      // append runs again outside the slots, where it waits.
+      one: (request) => appendOne(request, false, AppendSql.tryAppendEvents),
       many: appendMany
     })
 

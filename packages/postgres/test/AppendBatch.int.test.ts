@@ -2,7 +2,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { EventId, EventStore, EventStoreError } from "@whizbang/core"
 import { PgClient, PgEventStore, PgMigrator } from "@whizbang/postgres"
 import { EventStoreContract, TestDatabase } from "@whizbang/testing"
-import { Deferred, Effect, Exit, Fiber, Layer, Metric, Result, Schedule, Schema } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Metric, Option, Result, Schedule, Schema } from "effect"
 
 const { ItemAdded, CartCheckedOut } = EventStoreContract
 
@@ -226,6 +226,46 @@ describe("PgEventStore: concurrent appends go together", () => {
         expect(bulks.map((f) => f.pollUnsafe())).toEqual([undefined, undefined])
         const done = yield* Fiber.joinAll(bulks)
         expect(done.map((r) => r.nextExpectedVersion)).toEqual([30_000, 30_000])
+      })
+    )
+
+    it.effect("appends that wait for held streams' locks take no slot: three held streams, 20 other appends finish meanwhile", () =>
+      Effect.gen(function* () {
+        const events = yield* EventStore.EventStore
+        const client = yield* PgClient.PgClient
+        const held = Array.from({ length: 3 }, () => EventId.unsafeMake())
+        const locked = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const transaction = yield* Effect.forkChild(
+          client.withTransaction(
+            Effect.gen(function* () {
+              for (const cartId of held) yield* events.append(cartId, [add(cartId, "in-transaction")])
+              yield* Deferred.succeed(locked, undefined)
+              yield* Deferred.await(release)
+            })
+          )
+        )
+        yield* Deferred.await(locked)
+        // More appends to held streams than there are slots, each waiting for its lock in the server.
+        const behind = yield* Effect.forkChild(
+          Effect.forEach(held, (cartId) => events.append(cartId, [add(cartId, "behind")]), { concurrency: "unbounded" })
+        )
+        const waiting = client
+          .query<{ n: string }>(
+            "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%append_events(%' AND datname = current_database()"
+          )
+          .pipe(Effect.map(([row]) => Number(row!.n)))
+        yield* Effect.repeat(waiting, { until: (n) => n >= held.length, schedule: Schedule.spaced("5 millis") })
+        const others = Array.from({ length: 20 }, () => EventId.unsafeMake())
+        const finished = yield* Effect.forEach(others, (cartId) => events.append(cartId, [add(cartId, "x")]), {
+          concurrency: "unbounded",
+          discard: true
+        }).pipe(Effect.timeoutOption("10 seconds"))
+        expect(behind.pollUnsafe(), "the appends to held streams still wait").toBeUndefined()
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(transaction)
+        expect((yield* Fiber.join(behind)).map((r) => r.nextExpectedVersion)).toEqual([2, 2, 2])
+        expect(Option.isSome(finished), "the other appends finished while the locks were held").toBe(true)
       })
     )
 

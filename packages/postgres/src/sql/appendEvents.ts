@@ -14,6 +14,14 @@ export const appendEvents = `SELECT outcome, version, ids FROM wh_append_events(
   $1::uuid, $2::bigint, $3::uuid[], $4::boolean[], $5::text[], $6::jsonb[], $7::text, $8::text, $9::text, $10::jsonb,
   $11::text[], $12::text[], $13::int, $14::text[], $15::boolean)`
 
+/**
+ * {@link appendEvents} that never waits for the stream's lock (migration 0014): a stream locked by another
+ * transaction answers `outcome` 'busy' with nothing written. Same params.
+ */
+export const tryAppendEvents = `SELECT outcome, version, ids FROM wh_try_append_events(
+  $1::uuid, $2::bigint, $3::uuid[], $4::boolean[], $5::text[], $6::jsonb[], $7::text, $8::text, $9::text, $10::jsonb,
+  $11::text[], $12::text[], $13::int, $14::text[], $15::boolean)`
+
 export const streamVersion = `SELECT coalesce(max(stream_version), 0)::bigint AS version FROM wh_events WHERE stream_id = $1::uuid`
 
 /**
