@@ -9,8 +9,8 @@
  * and one commit for all of them, at most 64 appends and 1,000 events, never two of one stream). A lone appender's
  * appends never wait, and an append of more than 100 events goes alone, outside the two slots, so bulk appends hold
  * up no other append. Each append keeps its own answer (`WrongExpectedVersion`, `DuplicateEventId`, its ids), and
- * an append in a slot never waits for its stream's lock (`wh_try_append_events`, migration 0014, alone, or the
- * call's try-locks): an append whose stream is locked (by a caller's open transaction) is answered busy, with nothing
+ * an append in a slot never waits for its stream's lock (`wh_append_events` without waiting for the lock, migration 0014,
+ * alone, or the call's try-locks): an append whose stream is locked (by a caller's open transaction) is answered busy, with nothing
  * written, and run again outside the slots, where it waits.
  *
  * Validation and encoding are `AppendRequest.prepare` from `@whizbang/core`, shared with the in-memory store,
@@ -151,15 +151,12 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
         ? new EventStoreError.DuplicateEventId({ eventIds: request.supplied })
         : unavailable(error)
 
-    const appendOne = (
-      request: Request,
-      notify: boolean,
-      statement: string = AppendSql.appendEvents
-    ): Effect.Effect<OutcomeRow, AppendFailure> => {
+    // `waitForLock` false: a stream locked by another transaction answers 'busy', with nothing written.
+    const appendOne = (request: Request, notify: boolean, waitForLock: boolean): Effect.Effect<OutcomeRow, AppendFailure> => {
       const { prepared } = request
       return client
         .query<OutcomeRow>(
-          statement,
+          AppendSql.appendEvents,
           [
             prepared.streamId,
             expectedOf(prepared),
@@ -175,7 +172,8 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
             request.routed.map(([, perspective]) => perspective),
             partitionCount,
             request.lifecycle,
-            notify
+            notify,
+            waitForLock
           ],
           preparedStatement
         )
@@ -245,7 +243,7 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
       // Alone in a slot, an append still never waits for its stream's lock: one waiting in each slot would hold up
       // every other append of the process until the lock's holder commits. A locked stream answers 'busy', and the
       // append runs again outside the slots, where it waits.
-      one: (request) => appendOne(request, false, AppendSql.tryAppendEvents),
+      one: (request) => appendOne(request, false, false),
       many: appendMany
     })
 
@@ -258,12 +256,12 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
         // appends that waited with it, and the workers are woken after the commit (see WorkWakeUp).
         const inTransaction = (yield* Transaction.currentClient(client.pool))._tag === "Some"
         const first = yield* inTransaction
-          ? appendOne(request, true)
+          ? appendOne(request, true, true)
           : prepared.events.length > maxEventsToWait
-            ? appendOne(request, false)
+            ? appendOne(request, false, true)
             : submit(request)
         // Its stream's lock was held (by a caller's transaction or another call): alone, it waits for the lock there.
-        const row = first.outcome === "busy" ? yield* appendOne(request, false) : first
+        const row = first.outcome === "busy" ? yield* appendOne(request, false, true) : first
         const before = Number(row.version)
         if (row.outcome === "wrong_version") {
           const expected = prepared.expectedVersion === "noStream" ? "noStream" : (prepared.expectedVersion as number)

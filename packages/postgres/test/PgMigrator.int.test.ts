@@ -57,8 +57,9 @@ describe("PgMigrator", () => {
     Effect.gen(function* () {
       const c = yield* client("svc_plans")
       yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
-      // Both appends hold their statements since migration 0010 (the 15-argument one, with p_notify, no longer wraps
-      // the 14-argument one, which stays for older deploys); the completion's are always planned through the indexes.
+      // The appends hold their statements since migration 0010 (the 15-argument one, with p_notify, no longer wraps
+      // the 14-argument one, which stays for older deploys), and so does 0014's 16-argument one (p_wait_for_lock);
+      // the completion's are always planned through the indexes.
       const rows = yield* c.query<{ name: string; args: number; config: ReadonlyArray<string> | null }>(
         `SELECT p.proname AS name, p.pronargs::int AS args, p.proconfig AS config FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
           WHERE n.nspname = $1 AND p.proname IN ('wh_append_events', 'wh_complete_work') ORDER BY p.proname, p.pronargs`,
@@ -67,6 +68,7 @@ describe("PgMigrator", () => {
       expect(rows).toEqual([
         { name: "wh_append_events", args: 14, config: ["plan_cache_mode=force_generic_plan"] },
         { name: "wh_append_events", args: 15, config: ["plan_cache_mode=force_generic_plan"] },
+        { name: "wh_append_events", args: 16, config: ["plan_cache_mode=force_generic_plan"] },
         {
           name: "wh_complete_work",
           args: 24,

@@ -1,5 +1,5 @@
 /**
- * The append statement: ONE round trip. `wh_append_events` (migrations 0003, 0005, 0006) takes the stream's advisory lock,
+ * The append statement: ONE round trip. `wh_append_events` (migrations 0003, 0005, 0006, 0010, 0014) takes the stream's advisory lock,
  * checks the expected version, refuses supplied ids already stored, mints ids above the stream's highest id,
  * writes the events, their work rows (firing the `wh_notify_work` trigger) and lifecycle rows, and returns
  * `outcome` ('ok' | 'wrong_version' | 'duplicate'), `version` (before the append) and `ids`.
@@ -8,19 +8,12 @@
  * $5 types, $6 payloads, $7 correlation id (null = the first event's id), $8 causation id, $9 timestamp,
  * $10 scope, $11 routed event types, $12 routed perspective names (parallel arrays), $13 partition count,
  * $14 lifecycle-tracked types of the batch, $15 notify in this transaction (false: the caller wakes the workers
- * after the commit; migration 0006).
+ * after the commit; migration 0006), $16 wait for the stream's lock (false: a stream locked by another transaction
+ * answers `outcome` 'busy' with nothing written; migration 0014).
  */
 export const appendEvents = `SELECT outcome, version, ids FROM wh_append_events(
   $1::uuid, $2::bigint, $3::uuid[], $4::boolean[], $5::text[], $6::jsonb[], $7::text, $8::text, $9::text, $10::jsonb,
-  $11::text[], $12::text[], $13::int, $14::text[], $15::boolean)`
-
-/**
- * {@link appendEvents} that never waits for the stream's lock (migration 0014): a stream locked by another
- * transaction answers `outcome` 'busy' with nothing written. Same params.
- */
-export const tryAppendEvents = `SELECT outcome, version, ids FROM wh_try_append_events(
-  $1::uuid, $2::bigint, $3::uuid[], $4::boolean[], $5::text[], $6::jsonb[], $7::text, $8::text, $9::text, $10::jsonb,
-  $11::text[], $12::text[], $13::int, $14::text[], $15::boolean)`
+  $11::text[], $12::text[], $13::int, $14::text[], $15::boolean, $16::boolean)`
 
 export const streamVersion = `SELECT coalesce(max(stream_version), 0)::bigint AS version FROM wh_events WHERE stream_id = $1::uuid`
 
