@@ -2,12 +2,16 @@
  * The Postgres `PerspectiveStore`: one table per perspective version, `wh_per_<base>__v<N>` (id, data, metadata,
  * scope, created_at, updated_at, version), created at start-up when missing, written set-based; reads by a base name
  * go through `wh_per_<base>`, a view of the live version (see `PgPerspectiveVersions`), by id or by JSON
- * containment (`data @> filter`).
+ * containment (`data @> filter`). Reads by id outside a caller's transaction run at most two statements per
+ * perspective at once; the reads that arrive meanwhile go together in the next one, sent after they were asked, so
+ * each still sees every commit that ended before it was asked.
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Exit, Layer, Option } from "effect"
 import { type DefinitionErrors, Perspective, PerspectiveStore } from "@whizbang/core"
+import * as CoalescingQueue from "./internal/coalescingQueue.js"
+import * as Transaction from "./internal/transaction.js"
 import { ddlLock, ensureBase } from "./internal/versionTables.js"
 import { writeModels } from "./internal/writeModels.js"
 import { PgClient, prepared } from "./PgClient.js"
@@ -35,6 +39,24 @@ const toRow = (r: RowRecord): PerspectiveStore.Row => ({
   createdAt: r.created_at.getTime(),
   updatedAt: r.updated_at.getTime()
 })
+
+/**
+ * Reads by id of one perspective outside a caller's transaction: at most this many statements at once; the reads
+ * that arrive while both are busy go together in the next one (`id = ANY(...)`), as appends do in `PgEventStore`.
+ */
+const maxConcurrentReads = 2
+
+/** The most ids one coalesced read asks for. */
+const maxReadsPerStatement = 500
+
+/** Perspective names with a queue of their own; reads of further names (any valid name may be asked) go alone. */
+const maxQueuedPerspectives = 256
+
+/**
+ * The ids that may share a statement: written as Postgres writes them back, so each row finds its reader. Any other
+ * text (upper case, braces, not a uuid) is read alone and keeps its own answer or error.
+ */
+const canonicalUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 const storeError = (operation: string) => (cause: PostgresError) =>
   new PerspectiveStore.PerspectiveStoreError({ operation, reason: cause.message, cause })
@@ -82,6 +104,37 @@ export const make = Effect.gen(function* () {
             reason: `invalid perspective name ${JSON.stringify(name)}`
           })
         )
+  const select = (name: string, ids: ReadonlyArray<string>, operation: string) =>
+    client.query<RowRecord>(Rows.selectRows(name), [ids], prepared).pipe(Effect.mapError(storeError(operation)))
+  // One queue per perspective name (already validated). A read waits only while both statements of its perspective
+  // are busy, and goes in a statement sent after it arrived: it sees every commit that ended before it was asked.
+  const readers = new Map<
+    string,
+    (id: string) => Effect.Effect<Option.Option<PerspectiveStore.Row>, PerspectiveStore.PerspectiveStoreError>
+  >()
+  const alone = (name: string, id: string) =>
+    Effect.map(select(name, [id], "getById"), (rows) => Option.map(Option.fromNullishOr(rows[0]), toRow))
+  const readerOf = (name: string) => {
+    const existing = readers.get(name)
+    if (existing !== undefined) return existing
+    if (readers.size >= maxQueuedPerspectives) return (id: string) => alone(name, id)
+    const reader = CoalescingQueue.make<string, Option.Option<PerspectiveStore.Row>, PerspectiveStore.PerspectiveStoreError>({
+      maxInFlight: maxConcurrentReads,
+      maxBatch: maxReadsPerStatement,
+      key: (id) => id,
+      one: (id) => alone(name, id),
+      many: (ids) =>
+        Effect.match(select(name, ids, "getById"), {
+          onFailure: (error) => ids.map(() => Exit.fail(error)),
+          onSuccess: (rows) => {
+            const byId = new Map(rows.map((r) => [r.id, r]))
+            return ids.map((id) => Exit.succeed(Option.map(Option.fromNullishOr(byId.get(id)), toRow)))
+          }
+        })
+    })
+    readers.set(name, reader)
+    return reader
+  }
   return PerspectiveStore.PerspectiveStore.of({
     writeBatch: (writes) =>
       Effect.forEach(writes, (w) => checked(w.perspectiveName), { discard: true }).pipe(
@@ -96,11 +149,14 @@ export const make = Effect.gen(function* () {
             .pipe(Effect.asVoid, Effect.mapError(storeError("writeBatch")))
         )
       ),
+    // Inside a caller's transaction a read is the transaction's own statement (it must see its writes). Outside, reads
+    // of one perspective share a statement while both of its statements are busy.
     getById: (name, id) =>
-      checked(name).pipe(
-        Effect.andThen(client.query<RowRecord>(Rows.selectRows(name), [[id]], prepared).pipe(Effect.mapError(storeError("getById")))),
-        Effect.map((rows) => Option.fromNullishOr(rows[0]).pipe(Option.map(toRow)))
-      ),
+      Effect.gen(function* () {
+        yield* checked(name)
+        const inTransaction = (yield* Transaction.currentClient(client.pool))._tag === "Some"
+        return yield* !canonicalUuid.test(id) || inTransaction ? alone(name, id) : readerOf(name)(id)
+      }),
     getMany: (name, ids) =>
       checked(name).pipe(
         Effect.andThen(client.query<RowRecord>(Rows.selectRows(name), [ids], prepared).pipe(Effect.mapError(storeError("getMany")))),
