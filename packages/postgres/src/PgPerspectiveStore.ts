@@ -104,16 +104,21 @@ export const make = Effect.gen(function* () {
             reason: `invalid perspective name ${JSON.stringify(name)}`
           })
         )
-  const select = (name: string, ids: ReadonlyArray<string>, operation: string) =>
-    client.query<RowRecord>(Rows.selectRows(name), [ids], prepared).pipe(Effect.mapError(storeError(operation)))
+  /** The rows of these ids (those that exist), by id as Postgres writes it. */
+  const rowsById = (name: string, ids: ReadonlyArray<string>, operation: string) =>
+    client.query<RowRecord>(Rows.selectRows(name), [ids], prepared).pipe(
+      Effect.mapError(storeError(operation)),
+      Effect.map((rows) => new Map(rows.map((r) => [r.id, toRow(r)])))
+    )
   // One queue per perspective name (already validated). A read waits only while both statements of its perspective
   // are busy, and goes in a statement sent after it arrived: it sees every commit that ended before it was asked.
   const readers = new Map<
     string,
     (id: string) => Effect.Effect<Option.Option<PerspectiveStore.Row>, PerspectiveStore.PerspectiveStoreError>
   >()
+  // One id's row; an id Postgres writes back in another form (upper case, braces) is the map's only key.
   const alone = (name: string, id: string) =>
-    Effect.map(select(name, [id], "getById"), (rows) => Option.map(Option.fromNullishOr(rows[0]), toRow))
+    Effect.map(rowsById(name, [id], "getById"), (rows) => Option.fromNullishOr(rows.values().next().value))
   const readerOf = (name: string) => {
     const existing = readers.get(name)
     if (existing !== undefined) return existing
@@ -124,12 +129,9 @@ export const make = Effect.gen(function* () {
       key: (id) => id,
       one: (id) => alone(name, id),
       many: (ids) =>
-        Effect.match(select(name, ids, "getById"), {
+        Effect.match(rowsById(name, ids, "getById"), {
           onFailure: (error) => ids.map(() => Exit.fail(error)),
-          onSuccess: (rows) => {
-            const byId = new Map(rows.map((r) => [r.id, r]))
-            return ids.map((id) => Exit.succeed(Option.map(Option.fromNullishOr(byId.get(id)), toRow)))
-          }
+          onSuccess: (rows) => ids.map((id) => Exit.succeed(Option.fromNullishOr(rows.get(id))))
         })
     })
     readers.set(name, reader)
@@ -157,11 +159,7 @@ export const make = Effect.gen(function* () {
         const inTransaction = (yield* Transaction.currentClient(client.pool))._tag === "Some"
         return yield* !canonicalUuid.test(id) || inTransaction ? alone(name, id) : readerOf(name)(id)
       }),
-    getMany: (name, ids) =>
-      checked(name).pipe(
-        Effect.andThen(client.query<RowRecord>(Rows.selectRows(name), [ids], prepared).pipe(Effect.mapError(storeError("getMany")))),
-        Effect.map((rows) => new Map(rows.map((r) => [r.id, toRow(r)])))
-      ),
+    getMany: (name, ids) => Effect.andThen(checked(name), rowsById(name, ids, "getMany")),
     query: (name, query = {}) =>
       checked(name).pipe(
         Effect.andThen(
