@@ -210,4 +210,41 @@ describe("the front door", () => {
       }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
     90_000
   )
+
+  it.live(
+    "(e) read-your-writes with many reads in flight: 16 writers on 30 shared streams, 2 worker processes, 800 append-wait-read requests, no stale read",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* TestDatabase.TestDatabase
+        const schema = "front_e"
+        const results = yield* Effect.gen(function* () {
+          yield* Workers.start({ url, schema })
+          yield* Workers.start({ url, schema })
+          const { balance } = yield* Domain.definitions
+          const store = yield* EventStore.EventStore
+          const streamIds = Writer.streams(30)
+          // Reads by id go together while two statements are in flight: each must still see its own append.
+          return yield* Effect.forEach(
+            Array.from({ length: 800 }, (_, i) => i),
+            (i) =>
+              Effect.gen(function* () {
+                const accountId = streamIds[i % streamIds.length]!
+                const appended = yield* store.append(accountId, [Domain.Deposited.make({ accountId, amount: 1, tag: `e${i}` })])
+                const { row, sync } = yield* SyncAwareLens.getById(
+                  balance,
+                  accountId,
+                  SyncFilter.forStream(accountId).withTimeout(Duration.seconds(20))
+                )
+                return { outcome: sync._tag, version: Option.map(row, (r) => r.version), appended: appended.events[0]!.streamVersion }
+              }),
+            { concurrency: 16 }
+          )
+        }).pipe(Effect.provide(Writer.layer(url, schema)))
+        expect(results.filter((r) => r.outcome !== "Synced" && r.outcome !== "NoPendingEvents")).toEqual([])
+        const stale = results.filter((r) => Option.getOrElse(r.version, () => 0) < r.appended)
+        expect(stale).toEqual([])
+        expect(results.length).toBe(800)
+      }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
+    120_000
+  )
 })
