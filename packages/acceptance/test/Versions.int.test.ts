@@ -73,7 +73,9 @@ describe("perspective versions through the front door", () => {
                 const id = EventId.unsafeMake()
                 const amount = 1 + (ryw.n % 97)
                 yield* EventStore.append(id, [Domain.Deposited.make({ accountId: id, amount, tag: `ryw.${ryw.n}` })])
-                const { row, sync } = yield* SyncAwareLens.getById(balance, id, SyncFilter.forStream(id))
+                // The wait's timeout is generous: this test claims freshness, not latency (on 2 cores running three
+                // such files at once, one wait of the default 5 s once timed out behind the rebuild's CPU load).
+                const { row, sync } = yield* SyncAwareLens.getById(balance, id, SyncFilter.forStream(id).withTimeout(Duration.seconds(30)))
                 ryw.n++
                 ryw.outcomes[sync._tag] = (ryw.outcomes[sync._tag] ?? 0) + 1
                 ryw.slowest = Math.max(ryw.slowest, Duration.toMillis(sync.elapsed))
