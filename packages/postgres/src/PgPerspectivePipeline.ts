@@ -42,6 +42,7 @@ import * as PgInstanceRegistry from "./PgInstanceRegistry.js"
 import * as PgLifecycleStore from "./PgLifecycleStore.js"
 import * as PgNotificationListener from "./PgNotificationListener.js"
 import type * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
+import type * as PgQueueVacuum from "./PgQueueVacuum.js"
 import * as PgPerspectiveStore from "./PgPerspectiveStore.js"
 import * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
 import type { VersionTableConflict } from "./VersionError.js"
@@ -61,6 +62,11 @@ export interface Config extends Omit<PerspectiveWorker.Config, "events"> {
    * finite and >= 0. Default 3 seconds.
    */
   readonly affinityGrace?: Duration.Input | undefined
+  /**
+   * Vacuum of the queue tables by the worker, after every N work rows it removed (default
+   * `{ everyRows: 100_000 }`), or `false` (left to autovacuum). See `PgQueueVacuum`.
+   */
+  readonly queueVacuum?: PgQueueVacuum.Input
   /** Instance registry options; the threshold comes from `options.abandonStaleInstanceThreshold`. */
   readonly registry?: Omit<PgInstanceRegistry.Options, "abandonStaleInstanceThreshold">
   /**
@@ -168,6 +174,7 @@ const ports = (config: Config, workerPool: boolean): PortsLayer =>
             maxPerspectiveEventAttempts: options.maxPerspectiveEventAttempts,
             abandonStaleInstanceThreshold: options.abandonStaleInstanceThreshold,
             affinityGrace: config.affinityGrace,
+            queueVacuum: config.queueVacuum,
             ...(config.failureBackoff ? { failureBackoff: config.failureBackoff } : {}),
             ...(config.snapshots ? { snapshots: config.snapshots } : {})
           }),

@@ -21,6 +21,7 @@ import { InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core
 import { type Duration, Effect, Layer, Metric } from "effect"
 import { PgClient, prepared } from "./PgClient.js"
 import type * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
+import * as PgQueueVacuum from "./PgQueueVacuum.js"
 import * as PerspectiveTable from "./PerspectiveTable.js"
 import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
 import type { PostgresConfigError, PostgresError } from "./PostgresError.js"
@@ -70,6 +71,11 @@ export interface Options {
   readonly affinityGrace?: Duration.Input | undefined
   /** Snapshots written in the completion transaction (every 100 applied events, newest 5 kept, by default). */
   readonly snapshots?: PgPerspectiveSnapshots.Input
+  /**
+   * Vacuum of the queue tables after every N work rows this coordinator's completions removed (default
+   * `{ everyRows: 100_000 }`), or `false`: left to autovacuum. See `PgQueueVacuum`.
+   */
+  readonly queueVacuum?: PgQueueVacuum.Input
 }
 
 // The fetch statement, and the claim with its fetch, per set of perspectives whose models they load (a statement
@@ -120,6 +126,7 @@ export const make = (
     const snapshots = valid.snapshots
     const maxAttempts = valid.maxPerspectiveEventAttempts
     const backoff = valid.failureBackoff
+    const queueVacuum = PgQueueVacuum.make(client, valid.queueVacuumEveryRows)
 
     const fence = (streamIds: ReadonlyArray<string>) =>
       Effect.map(
@@ -164,7 +171,8 @@ export const make = (
           prepared
         )
         .pipe(
-          Effect.asVoid,
+          // The completion removed exactly these work rows (else it was refused).
+          Effect.andThen(queueVacuum.removed(completions.reduce((n, c) => n + c.workIds.length, 0))),
           Effect.catchTag("PostgresError", (e) =>
             Effect.fail(
               e.reason._tag === "Unknown" && e.reason.code === Complete.refusedState

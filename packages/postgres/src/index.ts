@@ -95,6 +95,11 @@ export * as Telemetry from "./Telemetry.js"
 export * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 
 /**
+ * @since 0.4.0
+ */
+export * as PgQueueVacuum from "./PgQueueVacuum.js"
+
+/**
  * @since 0.1.0
  */
 export * as PgListener from "./PgListener.js"

@@ -17,7 +17,8 @@ describe("PgWorkCoordinator options", () => {
         failureBackoff: { initialMillis: 1000, multiplier: 2, maxMillis: 60_000 },
         abandonStaleInstanceThresholdSeconds: 30,
         affinityGraceMillis: 3000,
-        snapshots: { every: 100, keep: 5 }
+        snapshots: { every: 100, keep: 5 },
+        queueVacuumEveryRows: 100_000
       })
       expect((yield* validate({ affinityGrace: 0, maxPerspectiveEventAttempts: null })).affinityGraceMillis).toBe(0)
     })

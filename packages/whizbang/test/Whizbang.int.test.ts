@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Deferred, Duration, Effect, Fiber, Layer, Option } from "effect"
+import { Deferred, Duration, Effect, Fiber, Layer, Option, Schedule } from "effect"
 import {
   EventId,
   EventStore,
@@ -67,6 +67,7 @@ describe("Whizbang.layer", () => {
       Effect.gen(function* () {
         const refusals: ReadonlyArray<Partial<Whizbang.Config>> = [
           { snapshots: { every: 0 } },
+          { queueVacuum: { everyRows: 0 } },
           { maxConnections: 0 },
           { options: { maxStreamsPerBatch: -1 } },
           { failureBackoff: { initial: 0, multiplier: 2, max: Duration.millis(10) } },
@@ -109,6 +110,44 @@ describe("Whizbang.layer", () => {
           expect(Option.isSome(yield* models.getById("balance", id))).toBe(true)
         }).pipe(Effect.provide(app(url, { maxConnections: 1 })))
       )
+  )
+
+  it.live("queueVacuum: the worker vacuums its queue tables itself once every N work rows it removed", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const schema = "umbrella_vacuum"
+        const vacuums = Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
+          client.query<{ relname: string; n: number }>(
+            "SELECT relname, vacuum_count::int AS n FROM pg_stat_user_tables WHERE schemaname = $1 AND relname IN ('wh_perspective_events', 'wh_active_streams') ORDER BY relname",
+            [schema]
+          )
+        )
+        const totals = yield* Effect.gen(function* () {
+          const ids = Array.from({ length: 20 }, () => EventId.unsafeMake())
+          // 20 streams of 10 events: 200 work rows removed, every 50 of them a vacuum is due.
+          yield* Effect.forEach(
+            ids,
+            (id) =>
+              EventStore.append(
+                id,
+                Array.from({ length: 10 }, () => Fixtures.Deposited.make({ accountId: id, amount: 1 }))
+              ),
+            { concurrency: 4, discard: true }
+          )
+          yield* (yield* Effect.service(PerspectiveWorker.PerspectiveWorker)).awaitIdle
+          // The vacuum runs beside the cycles: wait (bounded) until the statistics show it.
+          const after = yield* vacuums.pipe(
+            Effect.repeat({ until: (rows) => rows.every((r) => r.n > 0), schedule: Schedule.spaced("50 millis"), times: 200 })
+          )
+          const models = yield* Effect.service(PerspectiveStore.PerspectiveStore)
+          const rows = yield* Effect.forEach(ids, (id) => models.getById("balance", id))
+          return { after, totals: rows.map((r) => (Option.getOrThrow(r).data as { total: number }).total) }
+        }).pipe(Effect.provide(app(url, { schema, queueVacuum: { everyRows: 50 } })))
+        expect(totals.after.map((r) => r.relname)).toEqual(["wh_active_streams", "wh_perspective_events"])
+        for (const row of totals.after) expect(row.n, row.relname).toBeGreaterThan(0)
+        expect(totals.totals).toEqual(Array.from({ length: 20 }, () => 10))
+      })
+    )
   )
 
   it.live(

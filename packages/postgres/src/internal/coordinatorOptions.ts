@@ -7,6 +7,7 @@ import type { WorkerOptions } from "@whizbang/core"
 import { Duration, Effect } from "effect"
 import * as DurationOption from "./durationOption.js"
 import * as PgPerspectiveSnapshots from "../PgPerspectiveSnapshots.js"
+import * as PgQueueVacuum from "../PgQueueVacuum.js"
 import { PostgresConfigError } from "../PostgresError.js"
 
 export interface FailureBackoff {
@@ -23,6 +24,7 @@ export interface Input {
   readonly abandonStaleInstanceThreshold?: Duration.Input | undefined
   readonly affinityGrace?: Duration.Input | undefined
   readonly snapshots?: PgPerspectiveSnapshots.Input
+  readonly queueVacuum?: PgQueueVacuum.Input
 }
 
 /** The numbers the SQL takes. */
@@ -34,6 +36,8 @@ export interface Validated {
   readonly abandonStaleInstanceThresholdSeconds: number
   readonly affinityGraceMillis: number
   readonly snapshots: PgPerspectiveSnapshots.Options
+  /** Removed work rows between two vacuums of the queue tables; null: off. */
+  readonly queueVacuumEveryRows: number | null
 }
 
 /** 1 s, doubling, capped at 60 s. */
@@ -77,6 +81,7 @@ export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions):
     }
     const grace = yield* DurationOption.decode("affinityGrace", options.affinityGrace, "nonNegative", defaultAffinityGrace)
     const snapshots = yield* PgPerspectiveSnapshots.decode(options.snapshots)
+    const queueVacuumEveryRows = yield* PgQueueVacuum.decode(options.queueVacuum)
     return {
       leaseSeconds: Duration.toSeconds(lease),
       debugMode,
@@ -85,6 +90,7 @@ export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions):
       abandonStaleInstanceThresholdSeconds: Duration.toSeconds(threshold),
       // The claim SQL takes whole milliseconds.
       affinityGraceMillis: Math.ceil(Duration.toMillis(grace)),
-      snapshots
+      snapshots,
+      queueVacuumEveryRows
     }
   })

@@ -35,6 +35,10 @@ export const currentClient = (pool: pg.Pool): Effect.Effect<Option.Option<pg.Poo
     Option.map((tx) => tx.connection.client)
   )
 
+/** Runs `effect` outside any transaction of this fiber (its statements on connections of their own). */
+export const outside = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(effect, CurrentTransaction, Option.none())
+
 /** Runs `use` on the current transaction's connection, or on a connection checked out for it alone. */
 export const withConnection = <A, E, R>(
   pool: pg.Pool,

@@ -2,7 +2,7 @@
 // migrations run first in the composition, so a check left to a later layer would refuse the start only after
 // the schema had been migrated.
 import { DurationOption, EventId, PerspectiveWorker } from "@whizbang/core"
-import { PgClient, PgPerspectiveSnapshots, PgPerspectiveVersions, PostgresError } from "@whizbang/postgres"
+import { PgClient, PgPerspectiveSnapshots, PgPerspectiveVersions, PgQueueVacuum, PostgresError } from "@whizbang/postgres"
 import { PerspectiveStreamLockOptions, StreamLockError } from "@whizbang/stream-locker"
 import { TrackedEventTypeRegistry } from "@whizbang/sync"
 import { Duration, Effect, Result } from "effect"
@@ -85,6 +85,7 @@ export const validate = (config: Config): Effect.Effect<void, Errors> =>
     yield* duration("affinityGrace", config.affinityGrace, "nonNegative", Duration.zero)
     yield* duration("registry.heartbeatInterval", config.registry?.heartbeatInterval, "positive", Duration.zero)
     yield* PgPerspectiveSnapshots.decode(config.snapshots)
+    yield* PgQueueVacuum.decode(config.queueVacuum)
     yield* PerspectiveStreamLockOptions.decode(config.streamLocks)
     yield* rebuildDuration("rewind.debounceWindow", config.rewind?.debounceWindow)
     yield* rebuildDuration("rewind.debounceCap", config.rewind?.debounceCap)
