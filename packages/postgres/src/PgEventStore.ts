@@ -9,9 +9,9 @@
  * and one commit for all of them, at most 64 appends and 1,000 events, never two of one stream). A lone appender's
  * appends never wait, and an append of more than 100 events goes alone, outside the two slots, so bulk appends hold
  * up no other append. Each append keeps its own answer (`WrongExpectedVersion`, `DuplicateEventId`, its ids), and
- * an append in a slot never waits for its stream's lock (`wh_append_events` without waiting for the lock, migration 0014,
- * alone, or the call's try-locks): an append whose stream is locked (by a caller's open transaction) is answered busy, with nothing
- * written, and run again outside the slots, where it waits.
+ * an append in a slot never waits for its stream's lock (alone, `wh_append_events` with `p_wait_for_lock` false,
+ * migration 0014; together, the call's try-locks): an append whose stream is locked (by a caller's open transaction)
+ * is answered busy, with nothing written, and run again outside the slots, where it waits.
  *
  * Validation and encoding are `AppendRequest.prepare` from `@whizbang/core`, shared with the in-memory store,
  * so both accept and refuse exactly the same input; both pass `EventStoreContract`.
