@@ -131,6 +131,57 @@ describe("PgSyncInquiry rules (real Postgres)", () => {
   )
 
   scenario(
+    "a check probes each table by key, never scans it, under plans made while the tables were small and never analysed",
+    Effect.gen(function* () {
+      const { inquiry, sql, store } = yield* services
+      const appendOrders = (streams: number, perStream: number) =>
+        Effect.forEach(
+          Array.from({ length: streams }, () => uuid()),
+          (s) =>
+            Effect.map(
+              store.append(
+                s,
+                Array.from({ length: perStream }, (_, k) => Orders.placed(s, k + 1))
+              ),
+              (r) => r.events
+            ),
+          { concurrency: 4 }
+        ).pipe(Effect.map((appended) => appended.flat().map((e) => e.eventId)))
+      // A new service: a few events, and the checks (on every pooled connection) plan while the tables are tiny.
+      const first = yield* appendOrders(4, 5)
+      yield* Effect.forEach(Array.from({ length: 12 }), () => inquiry.classify("order_summary", first), { concurrency: 4 })
+      // Then it grows (no ANALYZE), and a check asks about many events at once, as coalesced first checks do.
+      const grown = yield* appendOrders(40, 80)
+      const asked = grown.filter((_, k) => k % 100 === 0)
+      // This connection's scans not flushed to the statistics yet, by table (one connection: a transaction).
+      const scans = sql.query<{ relname: string; seq_scan: number; idx_scan: number }>(
+        `SELECT relname, seq_scan::int AS seq_scan, idx_scan::int AS idx_scan FROM pg_stat_xact_user_tables
+         WHERE schemaname = current_schema() AND relname IN ('wh_events', 'wh_perspective_events', 'wh_perspective_cursors', 'wh_dead_letters')
+         ORDER BY relname`
+      )
+      const [before, after] = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const before = yield* scans
+          for (let k = 0; k < 10; k++) expect((yield* inquiry.classify("order_summary", asked)).pending).toHaveLength(asked.length)
+          return [before, yield* scans] as const
+        })
+      )
+      expect(grown.length).toBe(3_200)
+      const delta = after.map((a) => {
+        const b = before.find((r) => r.relname === a.relname)
+        return { relname: a.relname, seq_scan: a.seq_scan - (b?.seq_scan ?? 0), probed: a.idx_scan > (b?.idx_scan ?? 0) }
+      })
+      expect(delta).toEqual(
+        ["wh_dead_letters", "wh_events", "wh_perspective_cursors", "wh_perspective_events"].map((relname) => ({
+          relname,
+          seq_scan: 0,
+          probed: true
+        }))
+      )
+    })
+  )
+
+  scenario(
     "a NOTIFY on wh_processed for this schema wakes a change waiter",
     Effect.gen(function* () {
       const { inquiry, sql } = yield* services

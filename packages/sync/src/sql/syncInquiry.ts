@@ -7,9 +7,8 @@
  * 'live' or 'ready'; when the base has none of those (no registry rows: in-memory, not registered yet), the key
  * that was asked for, which counts as done for every event when it is registered as 'retired'.
  *
- * `eventFacts` gathers, per (serving key, asked event id), what the rule in `internal/inquiryRule.ts` needs. It
- * looks the event up by primary key first, then reaches the work row, dead letters and cursor through their
- * (stream_id, perspective_name, ...) keys, so every lookup is an index probe whatever the table sizes.
+ * `eventFacts` gathers, per (serving key, asked event id), what the rule in `internal/inquiryRule.ts` needs, through
+ * `wh_event_facts` (migration 0015 of @whizbang/postgres): one probe by key per lookup, planned once per connection.
  */
 
 /** Params: $1 base name, $2 the key asked for. Columns: key, event_types (null: not registered), retired. */
@@ -27,25 +26,8 @@ serving AS (
 
 /** Params: $1 base name, $2 the key asked for, $3 event ids (uuid[]). One row per serving key and asked id. */
 export const eventFacts = `
-WITH ${serving}
-SELECT s.key,
-       s.event_types,
-       s.retired,
-       i.id::text AS event_id,
-       e.event_type,
-       e.event_id IS NOT NULL AS committed,
-       pe.work_id IS NOT NULL AS has_work,
-       pe.processed_at IS NOT NULL AS work_processed,
-       EXISTS (
-         SELECT 1 FROM wh_dead_letters d
-         WHERE d.stream_id = e.stream_id AND d.perspective_name = s.key AND d.event_id = i.id
-       ) AS dead_lettered,
-       coalesce(c.last_event_id >= i.id, false) AS cursor_past
-FROM serving s
-CROSS JOIN unnest($3::uuid[]) AS i(id)
-LEFT JOIN wh_events e ON e.event_id = i.id
-LEFT JOIN wh_perspective_events pe ON pe.stream_id = e.stream_id AND pe.perspective_name = s.key AND pe.event_id = i.id
-LEFT JOIN wh_perspective_cursors c ON c.stream_id = e.stream_id AND c.perspective_name = s.key`
+SELECT key, event_types, retired, event_id, event_type, committed, has_work, work_processed, dead_lettered, cursor_past
+FROM wh_event_facts($1, $2, $3::uuid[])`
 
 /**
  * Cross-scope discovery: the committed events still waiting in the work queue of any serving version (a retired
