@@ -64,4 +64,33 @@ describe("work wake-ups inside one process", () => {
       yield* Queue.take(wakeUps)
     }).pipe(Effect.provide(PgNotificationListener.layer), Effect.provide(PgTestDatabase.layer({ schema: "bank" })), Effect.scoped)
   )
+
+  it.live("a process without a subscriber (no worker) holds no LISTEN connection; the first subscriber opens one, a second shares it", () =>
+    Effect.gen(function* () {
+      const client = yield* PgClient.PgClient
+      const store = yield* EventStore.EventStore
+      const listener = yield* NotificationListener.NotificationListener
+      const listening = Effect.map(
+        client.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN wh_work'"
+        ),
+        (rows) => rows[0]!.n
+      )
+      const stream = EventId.unsafeMake()
+      yield* store.append(stream, [Bank.Deposited.make({ accountId: stream, amount: 1 })])
+      expect(yield* listening).toBe(0)
+
+      const wakeUps = yield* Queue.unbounded<string>()
+      yield* Effect.forkScoped(Stream.runForEach(listener.wakeUps, () => Queue.offer(wakeUps, "first")))
+      yield* Effect.forkScoped(Stream.runForEach(listener.wakeUps, () => Queue.offer(wakeUps, "second")))
+      // The wake-up that follows the LISTEN reaches both subscribers (subscribed before the connection opened).
+      expect(new Set([yield* Queue.take(wakeUps), yield* Queue.take(wakeUps)])).toEqual(new Set(["first", "second"]))
+      expect(yield* listening).toBe(1)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+      Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+      Effect.scoped
+    )
+  )
 })
