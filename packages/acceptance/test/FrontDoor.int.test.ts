@@ -6,6 +6,7 @@ import { TestDatabase } from "@whizbang/testing"
 import { Deferred, Duration, Effect, Fiber, Option, Schedule } from "effect"
 import { EventStore, PgClient, SyncAwareLens, SyncEventTracker, SyncFilter } from "whizbang"
 import * as Domain from "./support/domain.js"
+import * as Readers from "./support/readers.js"
 import * as Workers from "./support/workers.js"
 import * as Writer from "./support/writer.js"
 
@@ -244,6 +245,37 @@ describe("the front door", () => {
         const stale = results.filter((r) => Option.getOrElse(r.version, () => 0) < r.appended)
         expect(stale).toEqual([])
         expect(results.length).toBe(800)
+      }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "(f) read-your-writes across instances: one process appends, another (its tracker never saw the append) reads with SyncFilter.forStream, 2 worker processes, 300 requests, no stale read",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* TestDatabase.TestDatabase
+        const schema = "front_f"
+        const results = yield* Effect.gen(function* () {
+          yield* Workers.start({ url, schema })
+          yield* Workers.start({ url, schema })
+          // The instance a load balancer sends the read to.
+          const reader = yield* Readers.start({ url, schema })
+          const store = yield* EventStore.EventStore
+          const streamIds = Writer.streams(20)
+          return yield* Effect.forEach(
+            Array.from({ length: 300 }, (_, i) => i),
+            (i) =>
+              Effect.gen(function* () {
+                const accountId = streamIds[i % streamIds.length]!
+                const appended = yield* store.append(accountId, [Domain.Deposited.make({ accountId, amount: 1, tag: `f${i}` })])
+                return { ...(yield* reader.read(accountId)), appended: appended.events[0]!.streamVersion }
+              }),
+            { concurrency: 8 }
+          )
+        }).pipe(Effect.provide(Writer.layer(url, schema)), Effect.scoped)
+        expect(results.filter((r) => r.outcome !== "Synced" && r.outcome !== "NoPendingEvents")).toEqual([])
+        expect(results.filter((r) => r.version < r.appended)).toEqual([])
+        expect(results.length).toBe(300)
       }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
     120_000
   )

@@ -3,7 +3,9 @@
  * writes from that perspective.
  *
  * - {@link PerspectiveSyncAwaiterShape.wait}: the events chosen by a `SyncFilter` — from the current
- *   scope (`ScopedEventTracker`) and the perspective's pending events in the process-wide `SyncEventTracker`.
+ *   scope (`ScopedEventTracker`), the perspective's pending events in the process-wide `SyncEventTracker` and,
+ *   for each stream the filter names, the stream's events the database still has pending (so a stream filter
+ *   holds on an instance that did not append).
  * - {@link PerspectiveSyncAwaiterShape.waitForStream}: cross-scope — one explicit event id (the incoming
  *   event of a receptor) or the stream's pending events of some types.
  * - {@link PerspectiveSyncAwaiterShape.isCaughtUp}: the same question without waiting.
@@ -80,7 +82,10 @@ export type WaitError = SyncArgumentError | InlineStageSyncError
  * @since 0.1.0
  */
 export interface PerspectiveSyncAwaiterShape {
-  /** The events the filter matches (current scope and the perspective's tracked pending events). */
+  /**
+   * The events the filter matches: the current scope's, the perspective's tracked pending events and, for each
+   * stream the filter names, the stream's pending events in the database (with `PgSyncInquiry`).
+   */
   readonly wait: (
     perspectiveName: string,
     options: SyncFilter.SyncOptions | SyncFilter.SyncFilterBuilder
@@ -148,6 +153,14 @@ const possible = (node: SyncFilter.SyncFilterNode, handled: ReadonlySet<string>)
   }
 }
 
+/** The streams a filter names, wherever in the tree. */
+const streamsOf = (node: SyncFilter.SyncFilterNode): ReadonlyArray<string> =>
+  node._tag === "Stream"
+    ? [node.streamId]
+    : node._tag === "And" || node._tag === "Or"
+      ? [...streamsOf(node.left), ...streamsOf(node.right)]
+      : []
+
 const typesOf = (node: SyncFilter.SyncFilterNode): ReadonlyArray<string> =>
   node._tag === "EventTypes"
     ? node.eventTypes
@@ -176,7 +189,11 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
   const pollInterval = options?.pollInterval ?? (port.changes === undefined ? Duration.millis(100) : Duration.seconds(1))
   const engine = WaitEngine.make(tracker, port, pollInterval)
 
-  /** The ids the filter matches, and which of them were discovered (tracked pending, not emitted in this scope). */
+  /**
+   * The ids the filter matches, and which of them were discovered (not emitted in this scope): this process's
+   * tracked pending events and, for each stream the filter names, the stream's events the database still has
+   * pending, so a stream filter is truthful on an instance that did not append (the read went elsewhere).
+   */
   const matching = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
     Effect.gen(function* () {
       const scoped = yield* ScopedEventTracker.getEmittedEvents()
@@ -188,11 +205,35 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
       const ids = [...scoped, ...pending]
         .filter((e) => SyncFilter.matches(filter, { ...e, inCurrentScope: inScope.has(e.eventId) }))
         .map((e) => e.eventId)
-      return { ids, discovered: new Set(ids.filter((id) => !inScope.has(id))) }
+      const stored = yield* storedForStreams(perspectiveName, filter)
+      const all = [...new Set([...ids, ...stored])]
+      return { ids: all, discovered: new Set(all.filter((id) => !inScope.has(id))) }
     })
   const matchingIds = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
     Effect.map(matching(perspectiveName, filter), (m) => m.ids)
 
+  /**
+   * The database's pending events of each stream the filter names, of the types under which the filter matches a
+   * stored event of that stream not emitted in this scope (none: the stream is not asked about).
+   */
+  const storedForStreams = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) => {
+    const pendingForStream = port.pendingForStream
+    if (pendingForStream === undefined) return Effect.succeed([] as ReadonlyArray<string>)
+    const handled = WaitEngine.handledBy(port, perspectiveName)
+    return Effect.map(
+      Effect.forEach(
+        [...new Set(streamsOf(filter))],
+        (streamId) => {
+          if (handled === undefined) return pendingForStream(perspectiveName, streamId)
+          const types = [...handled].filter((eventType) => SyncFilter.matches(filter, { streamId, eventType, inCurrentScope: false }))
+          if (types.length === 0) return Effect.succeed([] as ReadonlyArray<string>)
+          return pendingForStream(perspectiveName, streamId, types.length < handled.size ? types : undefined)
+        },
+        { concurrency: "unbounded" }
+      ),
+      (found) => found.flat()
+    )
+  }
   const streamPending = (perspectiveName: string, streamId: string, eventTypes: ReadonlyArray<string> | undefined) =>
     Effect.gen(function* () {
       const tracked = (yield* Effect.forEach(WaitEngine.trackerKeys(port, perspectiveName), (key) =>

@@ -17,7 +17,9 @@ const fakeDatabase = (
   const pending = new Set<string>()
   const deadLettered = new Set<string>()
   const signal = new ChangeSignal()
-  const stats = { asked: 0 }
+  const stats = { asked: 0, streamAsks: [] as Array<{ readonly streamId: string; readonly eventTypes: ReadonlyArray<string> | undefined }> }
+  /** The stream of a pending event, when a test says (cross-scope discovery answers per stream); unsaid: any stream. */
+  const streamOf = new Map<string, string>()
   /** Runs once after the next answer (a completion that commits right after the check's query read). */
   const hooks: { afterAnswer?: (() => void) | undefined; gate?: Deferred.Deferred<void> | undefined } = {}
   const port: SyncInquiryPortShape = {
@@ -41,7 +43,11 @@ const fakeDatabase = (
           })
         )
       ),
-    pendingForStream: () => Effect.succeed([...pending]),
+    pendingForStream: (_p, streamId, eventTypes) =>
+      Effect.sync(() => {
+        stats.streamAsks.push({ streamId, eventTypes })
+        return [...pending].filter((id) => (streamOf.get(id) ?? streamId) === streamId)
+      }),
     perspectives:
       options.perspectives ??
       new Map([
@@ -55,7 +61,7 @@ const fakeDatabase = (
     Layer.provide(Layer.succeed(SyncInquiryPort, port)),
     Layer.provideMerge(SyncEventTracker.layer)
   )
-  return { pending, deadLettered, signal, stats, hooks, layer }
+  return { pending, deadLettered, streamOf, signal, stats, hooks, layer }
 }
 
 const awaiter = Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter)
@@ -258,6 +264,33 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
       const generation = yield* db.signal.current
       db.signal.bump()
       yield* db.signal.awaitChangeAfter(generation)
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect("a stream filter on an instance that did not append waits for the stream's events the database has pending", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function* () {
+      const [s, other, e, elsewhere] = [uuid(), uuid(), uuid(), uuid()]
+      db.pending.add(e).add(elsewhere)
+      db.streamOf.set(e, s).set(elsewhere, other)
+      const a = yield* awaiter
+      // Nothing in this scope, nothing tracked here: the database says what the stream still has pending.
+      expect(yield* a.isCaughtUp("p", SyncFilter.forStream(s))).toBe(false)
+      const fiber = yield* start(a.wait("p", SyncFilter.forStream(s).withTimeout("10 seconds")))
+      expect(isRunning(fiber)).toBe(true)
+      db.pending.delete(e)
+      db.signal.bump()
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", eventsAwaited: 1, pending: [] })
+      // Asked with the types the filter allows ("p" handles A and B); a filter no stored event can match asks nothing.
+      db.stats.streamAsks.length = 0
+      yield* a.isCaughtUp("p", SyncFilter.forStream(s))
+      yield* a.isCaughtUp("p", SyncFilter.forStream(s).andEventTypes("A"))
+      yield* a.isCaughtUp("p", SyncFilter.forStream(s).andCurrentScope())
+      yield* a.isCaughtUp("p", SyncFilter.forEventTypes("A"))
+      expect(db.stats.streamAsks).toEqual([
+        { streamId: s, eventTypes: undefined },
+        { streamId: s, eventTypes: ["A"] }
+      ])
     }).pipe(Effect.provide(db.layer))
   })
 
