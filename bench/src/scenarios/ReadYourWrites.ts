@@ -5,7 +5,8 @@
  * (woken through `WorkerSignals` -> tracker) or in a child process (settled by the `NOTIFY wh_processed` payload,
  * which names the events the completion committed). Resume latency = the waiter resumed - the summary's completion committed (the worker's hook),
  * over the waits that were parked (`Synced`; a `NoPendingEvents` answer came from the first check). A warm-up of a
- * tenth as many requests runs first at the same rate; its reads are checked, its timings not kept.
+ * tenth as many requests runs first at the same rate; its reads are checked, its timings not kept. Each row runs the
+ * profile's repetitions (interleaved with the other rows, as in scenario b) and reports medians with min–max.
  */
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -218,26 +219,67 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
     )
   })
 
+/** One (worker placement, rate) over the profile's repetitions: medians with min–max. */
+export interface Summary {
+  readonly mode: Mode
+  readonly rate: number
+  readonly iterations: number
+  readonly achievedRate: number
+  /** Over every repetition (must be 0). */
+  readonly stale: number
+  /** Summed over the repetitions. */
+  readonly outcomes: Record<string, number>
+  readonly resumeP50: Stats.Spread
+  readonly resumeP99: Stats.Spread
+  readonly roundTripP50: Stats.Spread
+  readonly roundTripP99: Stats.Spread
+  readonly eventLoopDelayP99: Stats.Spread
+}
+
 export interface Result {
   readonly runs: ReadonlyArray<Run>
+  readonly summary: ReadonlyArray<Summary>
 }
 
 export const run = async (serverUrl: string, profile: Profile, log: (s: string) => void): Promise<Result> => {
   const runs: Array<Run> = []
-  for (const mode of profile.readYourWrites.modes) {
-    for (const rate of profile.readYourWrites.rates) {
-      const r = await once(serverUrl, mode, rate, profile.readYourWrites.iterations, profile.readYourWrites.streams)
-      log(
-        `read-your-writes ${mode} @${rate}/s: ${r.iterations} requests, stale ${r.stale}, resume p50 ${Stats.fmt(r.resume.p50, 2)} ms p99 ${Stats.fmt(r.resume.p99, 2)} ms, event-loop delay p99 ${Stats.fmt(r.eventLoopDelay.p99, 1)} ms`
-      )
-      runs.push(r)
+  const { iterations, modes, rates, streams } = profile.readYourWrites
+  for (let rep = 1; rep <= profile.repetitions; rep++) {
+    for (const mode of modes) {
+      for (const rate of rates) {
+        const r = await once(serverUrl, mode, rate, iterations, streams)
+        log(
+          `read-your-writes ${mode} @${rate}/s (rep ${rep}): ${r.iterations} requests, stale ${r.stale}, resume p50 ${Stats.fmt(r.resume.p50, 2)} ms p99 ${Stats.fmt(r.resume.p99, 2)} ms, event-loop delay p99 ${Stats.fmt(r.eventLoopDelay.p99, 1)} ms`
+        )
+        runs.push(r)
+      }
     }
   }
-  return { runs }
+  const summary = modes.flatMap((mode) =>
+    rates.map((rate): Summary => {
+      const mine = runs.filter((r) => r.mode === mode && r.rate === rate)
+      const outcomes: Record<string, number> = {}
+      for (const r of mine) for (const [k, v] of Object.entries(r.outcomes)) outcomes[k] = (outcomes[k] ?? 0) + v
+      return {
+        mode,
+        rate,
+        iterations,
+        achievedRate: Stats.median(mine.map((r) => r.achievedRate)),
+        stale: mine.reduce((n, r) => n + r.stale, 0),
+        outcomes,
+        resumeP50: Stats.spread(mine.map((r) => r.resume.p50)),
+        resumeP99: Stats.spread(mine.map((r) => r.resume.p99)),
+        roundTripP50: Stats.spread(mine.map((r) => r.roundTrip.p50)),
+        roundTripP99: Stats.spread(mine.map((r) => r.roundTrip.p99)),
+        eventLoopDelayP99: Stats.spread(mine.map((r) => r.eventLoopDelay.p99))
+      }
+    })
+  )
+  return { runs, summary }
 }
 
 export const table = (result: Result, profile: Profile): Table => ({
-  title: `c. Read-your-writes: append -> wait -> read (${profile.readYourWrites.iterations} requests per row; resume = waiter resumed - completion committed, over Synced waits, ms)`,
+  title: `c. Read-your-writes: append -> wait -> read (${profile.readYourWrites.iterations} requests per row and repetition; resume = waiter resumed - completion committed, over Synced waits, ms; median (min–max) of ${profile.repetitions})`,
   head: [
     "worker",
     "target/s",
@@ -250,24 +292,25 @@ export const table = (result: Result, profile: Profile): Table => ({
     "p99",
     "event-loop delay p99"
   ],
-  rows: result.runs.map((r) => [
-    r.mode,
-    Stats.fmt(r.rate),
-    Stats.fmt(r.achievedRate),
-    String(r.stale),
-    Object.entries(r.outcomes)
+  rows: result.summary.map((s) => [
+    s.mode,
+    Stats.fmt(s.rate),
+    Stats.fmt(s.achievedRate),
+    String(s.stale),
+    Object.entries(s.outcomes)
       .map(([k, v]) => `${k} ${v}`)
       .join(", "),
-    Stats.fmt(r.resume.p50, 2),
-    Stats.fmt(r.resume.p99, 2),
-    Stats.fmt(r.roundTrip.p50, 1),
-    Stats.fmt(r.roundTrip.p99, 1),
-    Stats.fmt(r.eventLoopDelay.p99, 1)
+    Stats.fmtSpread(s.resumeP50, 2),
+    Stats.fmtSpread(s.resumeP99, 2),
+    Stats.fmtSpread(s.roundTripP50, 1),
+    Stats.fmtSpread(s.roundTripP99, 1),
+    Stats.fmtSpread(s.eventLoopDelayP99, 1)
   ]),
   notes: [
     "in-process: the worker runs in the waiting process and wakes it through WorkerSignals -> SyncEventTracker;",
     "cross-process: the worker is a child process; the waiter is settled by the NOTIFY wh_processed payload (the events the completion committed), no query.",
     "event-loop delay: how late the waiting process's event loop ran a ready callback (monitorEventLoopDelay) while requests ran.",
+    "stale reads and outcomes: over every repetition.",
     `worker options: ${JSON.stringify(tunedOptions)}`
   ]
 })
