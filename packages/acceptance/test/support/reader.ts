@@ -5,9 +5,10 @@
 // `SyncAwareLens.getById(balance, stream, SyncFilter.forStream(stream))` as one JSON line
 // `{ id, outcome, version }` (version 0: no row). Stops when stdin ends.
 import { createInterface } from "node:readline"
-import { Cause, Duration, Effect, Fiber, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { SyncAwareLens, SyncFilter, Whizbang } from "whizbang"
 import * as Domain from "./domain.js"
+import * as RunScript from "./runScript.js"
 
 const app = Layer.unwrap(
   Effect.map(Domain.definitions, ({ events, perspectives }) =>
@@ -44,11 +45,4 @@ const main = Effect.gen(function* () {
   return yield* Effect.never
 }).pipe(Effect.provide(app), Effect.scoped)
 
-const fiber = Effect.runFork(main)
-process.stdin.on("end", () => void Effect.runPromise(Fiber.interrupt(fiber)).then(() => process.exit(0)))
-fiber.addObserver((exit) => {
-  if (exit._tag === "Failure" && !Cause.hasInterruptsOnly(exit.cause)) {
-    process.stderr.write(`acceptance reader failed: ${Cause.pretty(exit.cause)}\n`)
-    process.exit(1)
-  }
-})
+RunScript.run("acceptance reader", main)

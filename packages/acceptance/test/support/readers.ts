@@ -1,10 +1,9 @@
 // Starts a read-side process (see reader.ts) for a test and asks it for reads; it stops with the test's scope.
-import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { Deferred, Effect, type Scope } from "effect"
+import * as ChildScript from "./childScript.js"
 
 const entry = fileURLToPath(new URL("./reader.ts", import.meta.url))
-const root = fileURLToPath(new URL("../../../..", import.meta.url))
 
 /** What the reader answered: the wait's outcome and the row's version (0: no row). */
 export interface Read {
@@ -21,40 +20,10 @@ export const start = (options: { readonly url: string; readonly schema: string }
   Effect.gen(function* () {
     const ready = yield* Deferred.make<void, Error>()
     const pending = new Map<string, Deferred.Deferred<Read, Error>>()
-    const child = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        spawn(process.execPath, ["--import", "tsx", entry], {
-          cwd: root,
-          env: {
-            ...process.env,
-            TSX_TSCONFIG_PATH: `${root}/tsconfig.tests.json`,
-            DATABASE_URL: options.url,
-            ACCEPTANCE_SCHEMA: options.schema
-          },
-          stdio: ["pipe", "pipe", "pipe"]
-        })
-      ),
-      (child) =>
-        Effect.callback<void>((resume) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-          const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
-          child.once("exit", () => {
-            clearTimeout(timer)
-            resume(Effect.void)
-          })
-          child.stdin.end()
-        })
-    )
-    let stderr = ""
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000)
-    })
-    let buffered = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString()
-      const lines = buffered.split("\n")
-      buffered = lines.pop()!
-      for (const line of lines) {
+    const child: ChildScript.ChildScript = yield* ChildScript.start(
+      entry,
+      { DATABASE_URL: options.url, ACCEPTANCE_SCHEMA: options.schema },
+      (line) => {
         if (line === "ready") Deferred.doneUnsafe(ready, Effect.void)
         else if (line.startsWith("{")) {
           const { id, ...read } = JSON.parse(line) as Read & { readonly id: string }
@@ -62,14 +31,14 @@ export const start = (options: { readonly url: string; readonly schema: string }
           pending.delete(id)
           if (answer !== undefined) Deferred.doneUnsafe(answer, Effect.succeed(read))
         }
+      },
+      (code) => {
+        const error = new Error(`reader exited with ${code}: ${child.stderr()}`)
+        Deferred.doneUnsafe(ready, Effect.fail(error))
+        for (const answer of pending.values()) Deferred.doneUnsafe(answer, Effect.fail(error))
+        pending.clear()
       }
-    })
-    child.on("exit", (code) => {
-      const error = new Error(`reader exited with ${code}: ${stderr}`)
-      Deferred.doneUnsafe(ready, Effect.fail(error))
-      for (const answer of pending.values()) Deferred.doneUnsafe(answer, Effect.fail(error))
-      pending.clear()
-    })
+    )
     yield* Deferred.await(ready)
     let next = 0
     return {
@@ -78,7 +47,7 @@ export const start = (options: { readonly url: string; readonly schema: string }
           const id = String(next++)
           const answer = Deferred.makeUnsafe<Read, Error>()
           pending.set(id, answer)
-          child.stdin.write(`${id} ${streamId}\n`)
+          child.send(`${id} ${streamId}`)
           return Deferred.await(answer)
         })
     }

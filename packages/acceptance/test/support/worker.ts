@@ -4,9 +4,10 @@
 // `failureBackoff` goes to the coordinator). Prints "ready" once the worker polls; then answers each "idle" line on
 // stdin, after the worker's `awaitIdle`, with one JSON line. Stops gracefully (deregisters) when stdin ends.
 import { createInterface } from "node:readline"
-import { Cause, type Duration, Effect, Fiber, Layer } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import { PerspectiveWorker, PgPerspectiveRewinder, Receptor, Whizbang } from "whizbang"
 import * as Domain from "./domain.js"
+import * as RunScript from "./runScript.js"
 
 const only = process.env.ACCEPTANCE_PERSPECTIVES?.split(",")
 const { failureBackoff, ...overrides } = JSON.parse(process.env.ACCEPTANCE_OPTIONS ?? "{}") as {
@@ -63,11 +64,4 @@ const main = Effect.gen(function* () {
   return yield* Effect.never
 }).pipe(Effect.provide(app), Effect.scoped)
 
-const fiber = Effect.runFork(main)
-process.stdin.on("end", () => void Effect.runPromise(Fiber.interrupt(fiber)).then(() => process.exit(0)))
-fiber.addObserver((exit) => {
-  if (exit._tag === "Failure" && !Cause.hasInterruptsOnly(exit.cause)) {
-    process.stderr.write(`acceptance worker failed: ${Cause.pretty(exit.cause)}\n`)
-    process.exit(1)
-  }
-})
+RunScript.run("acceptance worker", main)

@@ -1,10 +1,9 @@
 // Starts worker processes (see worker.ts) for a test and talks to them; they stop with the test's scope.
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { Deferred, Effect, type Scope } from "effect"
+import * as ChildScript from "./childScript.js"
 
 const entry = fileURLToPath(new URL("./worker.ts", import.meta.url))
-const root = fileURLToPath(new URL("../../../..", import.meta.url))
 
 /** What a worker answers once idle. */
 export interface IdleReport {
@@ -39,46 +38,18 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
     const ready = yield* Deferred.make<void, Error>()
     const held = yield* Deferred.make<void, Error>()
     const waiting: Array<Deferred.Deferred<IdleReport, Error>> = []
-    const child: ChildProcessWithoutNullStreams = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        spawn(process.execPath, ["--import", "tsx", entry], {
-          cwd: root,
-          env: {
-            ...process.env,
-            // The workspace packages from source, as the tests import them (vitest aliases).
-            TSX_TSCONFIG_PATH: `${root}/tsconfig.tests.json`,
-            DATABASE_URL: options.url,
-            ACCEPTANCE_SCHEMA: options.schema,
-            ...(options.perspectives ? { ACCEPTANCE_PERSPECTIVES: options.perspectives.join(",") } : {}),
-            ...(options.holdDir ? { ACCEPTANCE_HOLD_DIR: options.holdDir } : {}),
-            ...(options.options ? { ACCEPTANCE_OPTIONS: JSON.stringify(options.options) } : {}),
-            ...(options.effects === true ? { ACCEPTANCE_EFFECTS: "1" } : {})
-          },
-          stdio: ["pipe", "pipe", "pipe"]
-        })
-      ),
-      (child) =>
-        Effect.callback<void>((resume) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-          const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
-          child.once("exit", () => {
-            clearTimeout(timer)
-            resume(Effect.void)
-          })
-          child.stdin.end()
-        })
-    )
-    let stderr = ""
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000)
-    })
     const effects: Array<string> = []
-    let buffered = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString()
-      const lines = buffered.split("\n")
-      buffered = lines.pop()!
-      for (const line of lines) {
+    const child: ChildScript.ChildScript = yield* ChildScript.start(
+      entry,
+      {
+        DATABASE_URL: options.url,
+        ACCEPTANCE_SCHEMA: options.schema,
+        ...(options.perspectives ? { ACCEPTANCE_PERSPECTIVES: options.perspectives.join(",") } : {}),
+        ...(options.holdDir ? { ACCEPTANCE_HOLD_DIR: options.holdDir } : {}),
+        ...(options.options ? { ACCEPTANCE_OPTIONS: JSON.stringify(options.options) } : {}),
+        ...(options.effects === true ? { ACCEPTANCE_EFFECTS: "1" } : {})
+      },
+      (line) => {
         if (line === "ready") Deferred.doneUnsafe(ready, Effect.void)
         else if (line === "held") Deferred.doneUnsafe(held, Effect.void)
         else if (line.startsWith("effect ")) effects.push(line.slice(7))
@@ -86,14 +57,14 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
           const next = waiting.shift()
           if (next !== undefined) Deferred.doneUnsafe(next, Effect.succeed(JSON.parse(line) as IdleReport))
         }
+      },
+      (code) => {
+        const error = new Error(`worker exited with ${code}: ${child.stderr()}`)
+        Deferred.doneUnsafe(ready, Effect.fail(error))
+        Deferred.doneUnsafe(held, Effect.fail(error))
+        for (const next of waiting.splice(0)) Deferred.doneUnsafe(next, Effect.fail(error))
       }
-    })
-    child.on("exit", (code) => {
-      const error = new Error(`worker exited with ${code}: ${stderr}`)
-      Deferred.doneUnsafe(ready, Effect.fail(error))
-      Deferred.doneUnsafe(held, Effect.fail(error))
-      for (const next of waiting.splice(0)) Deferred.doneUnsafe(next, Effect.fail(error))
-    })
+    )
     yield* Deferred.await(ready)
     return {
       effects: () => effects,
@@ -101,7 +72,7 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
       awaitIdle: Effect.gen(function* () {
         const answer = yield* Deferred.make<IdleReport, Error>()
         waiting.push(answer)
-        child.stdin.write("idle\n")
+        child.send("idle")
         return yield* Deferred.await(answer)
       })
     }
