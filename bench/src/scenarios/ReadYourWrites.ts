@@ -219,16 +219,11 @@ export const once = (serverUrl: string, mode: Mode, rate: number, iterations: nu
     )
   })
 
-/** One (worker placement, rate) over the profile's repetitions: medians with min–max. */
-export interface Summary {
-  readonly mode: Mode
-  readonly rate: number
-  readonly iterations: number
-  readonly achievedRate: number
-  /** Over every repetition (must be 0). */
-  readonly stale: number
-  /** Summed over the repetitions. */
-  readonly outcomes: Record<string, number>
+/**
+ * One (worker placement, rate) over the profile's repetitions: medians with min–max; `achievedRate` the median,
+ * `stale` (must be 0) and `outcomes` over every repetition.
+ */
+export interface Summary extends Pick<Run, "mode" | "rate" | "iterations" | "achievedRate" | "stale" | "outcomes"> {
   readonly resumeP50: Stats.Spread
   readonly resumeP99: Stats.Spread
   readonly roundTripP50: Stats.Spread
