@@ -6,6 +6,7 @@ import type * as Http from "node:http"
 import { Effect, Option, Schema } from "effect"
 import { EventId, EventStore, PerspectiveStore, type PerspectiveSyncAwaiter, SyncAwareLens } from "whizbang"
 import { CustomerCharged, customerStats, ItemAdded, OrderCreated, OrderPaid, orderSummary } from "./domain.js"
+import * as Order from "./order.js"
 
 export type Services = EventStore.EventStore | PerspectiveStore.PerspectiveStore | PerspectiveSyncAwaiter.PerspectiveSyncAwaiter
 
@@ -50,22 +51,18 @@ export const route = (method: string, path: string, body: unknown): Effect.Effec
       const result = yield* store.append(id, [OrderCreated.make({ orderId: id, customerId })], { expectedVersion: "noStream" })
       return ok(201, { orderId: id, version: result.nextExpectedVersion })
     }
+    // Commands decide on the order's own stream (Order.loadOpen), and append with the version they decided on.
     if (method === "POST" && parts[2] === "items" && orderId) {
       const item = yield* decode(AddItem, body)
-      const result = yield* store.append(orderId, [ItemAdded.make({ orderId, ...item })])
+      const order = yield* Order.loadOpen(orderId)
+      const result = yield* store.append(orderId, [ItemAdded.make({ orderId, ...item })], { expectedVersion: order.version })
       return ok(200, { orderId, version: result.nextExpectedVersion })
     }
     if (method === "POST" && parts[2] === "pay" && orderId) {
-      const { row } = yield* readSynced(orderId)
-      const summary = row?.data
-      if (summary === undefined) return ok(404, { error: "no such order" })
-      if (summary.status === "paid") return ok(409, { error: "already paid" })
-      const paid = yield* store.append(orderId, [OrderPaid.make({ orderId, customerId: summary.customerId, amount: summary.total })], {
-        expectedVersion: yield* store.streamVersion(orderId)
-      })
-      yield* store.append(summary.customerId, [CustomerCharged.make({ customerId: summary.customerId, orderId, amount: summary.total })], {
-        causationId: paid.events[0]!.eventId
-      })
+      const order = yield* Order.loadOpen(orderId)
+      const { customerId, total: amount } = order
+      const paid = yield* store.append(orderId, [OrderPaid.make({ orderId, customerId, amount })], { expectedVersion: order.version })
+      yield* store.append(customerId, [CustomerCharged.make({ customerId, orderId, amount })], { causationId: paid.events[0]!.eventId })
       return ok(200, { orderId, version: paid.nextExpectedVersion })
     }
     if (method === "GET" && orderId && parts.length === 2) {
@@ -76,6 +73,7 @@ export const route = (method: string, path: string, body: unknown): Effect.Effec
     return ok(404, { error: "not found" })
   }).pipe(
     Effect.catchTags({
+      OrderRejected: (e) => Effect.succeed(ok(e.reason === "NotFound" ? 404 : 409, { error: e.message })),
       WrongExpectedVersion: (e) => Effect.succeed(ok(409, { error: e.message })),
       InvalidEventPayload: (e) => Effect.succeed(ok(400, { error: e.message })),
       InvalidStreamId: (e) => Effect.succeed(ok(400, { error: e.message })),

@@ -83,6 +83,63 @@ describe("orders example over HTTP", () => {
   )
 
   it.live(
+    "a paid order takes no more items, and racing items and payments never charge a total the order does not hold",
+    () =>
+      Effect.gen(function* () {
+        const { call, runtime } = yield* startApi
+        const orderId = (yield* call("POST", "/orders", { customerId })).body.orderId as string
+        expect((yield* call("POST", `/orders/${orderId}/items`, { sku: "tea", quantity: 1, unitPrice: 4 })).status).toBe(200)
+        expect((yield* call("POST", `/orders/${orderId}/pay`)).status).toBe(200)
+        const late = yield* call("POST", `/orders/${orderId}/items`, { sku: "cake", quantity: 1, unitPrice: 5 })
+        expect(late).toEqual({ status: 409, body: { error: "the order is already paid" } })
+        expect((yield* call("POST", `/orders/${customerId}/items`, { sku: "cake", quantity: 1, unitPrice: 5 })).status).toBe(404)
+
+        // 20 orders, each with 5 items and a payment sent at once: whatever lands, the charge equals the order's total.
+        const racing = yield* Effect.forEach(
+          Array.from({ length: 20 }, () => undefined),
+          () =>
+            Effect.gen(function* () {
+              const id = (yield* call("POST", "/orders", { customerId })).body.orderId as string
+              const item = () => call("POST", `/orders/${id}/items`, { sku: "x", quantity: 1, unitPrice: 1 })
+              const replies = yield* Effect.all([item(), item(), call("POST", `/orders/${id}/pay`), item(), item(), item()], {
+                concurrency: "unbounded"
+              })
+              for (const r of replies) expect([200, 409]).toContain(r.status)
+              return id
+            }),
+          { concurrency: 4 }
+        )
+        yield* Effect.promise(() =>
+          runtime.runPromise(Effect.flatMap(Effect.service(PerspectiveWorker.PerspectiveWorker), (w) => w.awaitIdle) as Effect.Effect<void>)
+        )
+        const rows = yield* Effect.promise(() =>
+          runtime.runPromise(
+            Effect.flatMap(Effect.service(PgClient.PgClient), (c) =>
+              c.query<{ stream_id: string; items: number; paid: number; after_paid: number; charged: number | null }>(
+                `select e.stream_id::text,
+                        count(*) filter (where e.event_type = 'ItemAdded')::int as items,
+                        count(*) filter (where e.event_type = 'OrderPaid')::int as paid,
+                        count(*) filter (where e.event_type = 'ItemAdded' and e.stream_version > p.stream_version)::int as after_paid,
+                        max((p.payload->>'amount')::numeric)::float8 as charged
+                 from wh_events e left join wh_events p on p.stream_id = e.stream_id and p.event_type = 'OrderPaid'
+                 where e.stream_id = any($1::uuid[]) group by e.stream_id`,
+                [racing]
+              )
+            )
+          )
+        )
+        expect(rows).toHaveLength(20)
+        for (const row of rows) {
+          expect(row.after_paid, row.stream_id).toBe(0)
+          expect(row.paid, row.stream_id).toBeLessThanOrEqual(1)
+          if (row.paid === 1) expect(row.charged, row.stream_id).toBe(row.items)
+        }
+        expect(rows.some((r) => r.paid === 1)).toBe(true)
+      }).pipe(Effect.scoped, Effect.provide(TestDatabase.layer)),
+    60_000
+  )
+
+  it.live(
     "rejects bad input with 400 and unknown orders with 404",
     () =>
       Effect.gen(function* () {

@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import type { Schema } from "effect"
+import type { Envelope } from "./Envelope.js"
 
 /**
  * An event not yet stored: a type and a payload (decoded form).
@@ -38,6 +39,14 @@ export interface EventDefinition<Type extends string = string, S extends Schema.
   streamId(payload: S["Type"]): string
   /** Makes a {@link NewEvent} of this type. */
   make(payload: S["Type"]): NewEvent<Type, S["Type"]>
+  /**
+   * Whether a stored envelope is of this type, narrowing its payload: `if (OrderPaid.is(e)) e.payload.amount`.
+   * Stores decode payloads with the registry's schema of their type when they read them, so the type names the
+   * payload's shape. Use it to fold a stream on the write side (deciding a command from `readStream`).
+   *
+   * @since 0.2.0
+   */
+  is(envelope: Envelope): envelope is Envelope<S["Type"], Type>
 }
 
 /**
@@ -70,5 +79,6 @@ export const make = <const Type extends string, S extends Schema.Top>(
   type,
   payload: options.payload,
   streamId: options.streamId,
-  make: (payload) => ({ type, payload })
+  make: (payload) => ({ type, payload }),
+  is: (envelope): envelope is Envelope<S["Type"], Type> => envelope.eventType === type
 })

@@ -106,6 +106,23 @@ export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRe
         })
       )
 
+      it.effect("narrows a read event to its definition with `is` (folding a stream on the write side)", () =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const cartId = EventId.unsafeMake()
+          const at = yield* Schema.decodeUnknownEffect(Schema.DateTimeUtcFromString)("2026-01-02T03:04:05.000Z")
+          yield* store.append(cartId, [ItemAdded.make({ cartId, sku: "a", quantity: 2 }), CartCheckedOut.make({ cartId, at })])
+          const events = yield* store.readStream(cartId)
+          const quantity = events.reduce((n, e) => (ItemAdded.is(e) ? n + e.payload.quantity : n), 0)
+          const checkedOut = events.flatMap((e) => (CartCheckedOut.is(e) ? [e.payload.at] : []))
+          expect({ quantity, checkedOut }).toEqual({ quantity: 2, checkedOut: [at] })
+          expect(events.map((e) => [ItemAdded.is(e), CartCheckedOut.is(e), NoteAdded.is(e)])).toEqual([
+            [true, false, false],
+            [false, true, false]
+          ])
+        })
+      )
+
       it.effect("enforces the expected version and writes nothing on a mismatch", () =>
         Effect.gen(function* () {
           const store = yield* EventStore.EventStore
