@@ -5,10 +5,8 @@
  *
  * Environment: DATABASE_URL, INSTANCE_ID, ABANDON_SECONDS (default 2), POLL_MS (default 250).
  */
-import { hostname } from "node:os"
-import { InstanceProvider, PerspectiveRewinder } from "@whizbang/core"
-import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
 import { Cause, Duration, Effect, Fiber, Layer, References } from "effect"
+import { Whizbang } from "whizbang"
 import * as Domain from "./domain.js"
 
 const env = (name: string, fallback?: string) => {
@@ -18,7 +16,15 @@ const env = (name: string, fallback?: string) => {
 }
 
 const poll = Number(env("POLL_MS", "250"))
-const app = PgPerspectivePipeline.layer({
+// The front door, as the README composes a service: the worker with its rewinder (late arrivals), stream locks,
+// health and watchdog. The chaos command appends through its own process, so this one only runs the worker.
+const app = Whizbang.layer({
+  databaseUrl: env("DATABASE_URL"),
+  schema: Domain.schema,
+  serviceName: "chaos",
+  instanceId: env("INSTANCE_ID"),
+  applicationName: "whizbang-chaos-worker",
+  maxConnections: 4,
   events: Domain.events,
   perspectives: Domain.perspectives,
   options: {
@@ -30,16 +36,7 @@ const app = PgPerspectivePipeline.layer({
     drainBatcher: { slidingWindow: Duration.millis(10), maxWait: Duration.millis(100), maxSize: 1000 }
   },
   affinityGrace: Duration.seconds(1)
-}).pipe(
-  Layer.provide(PerspectiveRewinder.layerUnsupported),
-  Layer.provideMerge(SchemaReady.layerVerify),
-  Layer.provideMerge(
-    PgClient.layer({ url: env("DATABASE_URL"), schema: Domain.schema, maxConnections: 4, applicationName: "whizbang-chaos-worker" })
-  ),
-  Layer.provideMerge(
-    InstanceProvider.layer({ instanceId: env("INSTANCE_ID"), serviceName: "chaos", hostName: hostname(), processId: process.pid })
-  )
-)
+})
 
 const main = Effect.scoped(
   Effect.gen(function* () {

@@ -2,9 +2,9 @@
 // and a purge racing normal processing. Composed only from `whizbang` (worker processes, the `whizbang` CLI);
 // the database comes from @whizbang/testing.
 //
-// PENDING: excluded from the run (vitest.config.ts, project "acceptance") until the fixes they check land:
-// (b) caller-supplied event ids in `append`, (c) instances claiming only the perspectives they run, (d) dedup that
-// never drops rebuilt work, (e) completions fenced by stream locks. Each fails on the code without its fix.
+// Each scenario checks a fix that landed with it and fails on the code before it: (b) caller-supplied event ids in
+// `append`, (c) instances claiming only the perspectives they run, (d) dedup that never drops rebuilt work,
+// (e) completions fenced by stream locks.
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

@@ -9,7 +9,8 @@
  * failed call mid-flush loses nothing; the coordinator's completion is idempotent and the dedup cache stops a
  * second apply.
  *
- * **When to use**: production (few round trips). Results become visible one cycle later.
+ * **When to use**: production (few round trips). The worker makes one per cycle and flushes it at the cycle's end, so a
+ * cycle's results become visible together when its one completion transaction commits, not a cycle later.
  *
  * @since 0.1.0
  */

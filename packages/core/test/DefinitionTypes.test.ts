@@ -100,6 +100,13 @@ describe("definitions are typed values", () => {
       // @ts-expect-error Deposited has no "amout"
       handle: (envelope) => Effect.succeed(envelope.payload.amout)
     })
+    Receptor.make({
+      name: "before_apply",
+      handles: [Deposited],
+      // @ts-expect-error no stage runs before a perspective applies an event (see the core README: a redone cycle would re-fire it)
+      stage: "PrePerspective",
+      handle: () => Effect.void
+    })
   })
 
   it("a receptor names the perspectives it waits for by their definitions", () => {
