@@ -100,11 +100,13 @@ describe("release rehearsal: packed tarballs", () => {
     console.log(packed.map((p) => `${p.manifest.name}: ${(p.bytes / 1024).toFixed(1)} kB`).join("\n"))
   })
 
-  it("ships dist (js, d.ts, maps), README, LICENSE and package.json, nothing else", () => {
+  it("ships dist (js, d.ts, maps), the sources the maps name, README, LICENSE and package.json, nothing else", () => {
     for (const p of packed) {
       const files = tarballFiles(p.tarball)
       expect(
-        files.filter((file) => !/^package\/(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map))$/.test(file)),
+        files.filter(
+          (file) => !/^package\/(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|src\/.+\.ts)$/.test(file)
+        ),
         p.manifest.name
       ).toEqual([])
       for (const required of [
@@ -117,6 +119,27 @@ describe("release rehearsal: packed tarballs", () => {
         expect(files, p.manifest.name).toContain(required)
       }
       for (const bin of Object.values(p.manifest.bin ?? {})) expect(files, p.manifest.name).toContain(`package/${bin.replace(/^\.\//, "")}`)
+    }
+  })
+
+  it("ships what every source map names: each `sources` entry is a file in the tarball (or the map carries its content)", () => {
+    for (const p of packed) {
+      const files = new Set(tarballFiles(p.tarball))
+      const maps = [...files].filter((file) => file.endsWith(".map"))
+      expect(maps.length, p.manifest.name).toBeGreaterThan(0)
+      const extracted = mkdtempSync(Path.join(destination, "extracted-"))
+      execFileSync("tar", ["-xzf", p.tarball, "-C", extracted])
+      const unresolved = maps.flatMap((map) => {
+        const { sources, sourcesContent } = JSON.parse(readFileSync(Path.join(extracted, map), "utf8")) as {
+          readonly sources: ReadonlyArray<string>
+          readonly sourcesContent?: ReadonlyArray<string | null>
+        }
+        return sources.flatMap((source, i) => {
+          const target = Path.posix.join(Path.posix.dirname(map), source)
+          return files.has(target) || typeof sourcesContent?.[i] === "string" ? [] : [`${map} -> ${source} (${target})`]
+        })
+      })
+      expect(unresolved, p.manifest.name).toEqual([])
     }
   })
 

@@ -17,6 +17,7 @@ import { CodegenError } from "./CodegenError.js"
 import type { Config } from "./CodegenConfig.js"
 import * as Diagnostic from "./Diagnostic.js"
 import * as Generator from "./Generator.js"
+import * as Compiler from "./internal/compiler.js"
 import * as Scanner from "./Scanner.js"
 
 /**
@@ -51,8 +52,9 @@ export interface Report {
  */
 export const failed = (report: Report): boolean => report.status === "stale" || report.status === "not-generated"
 
+// The compiler API is checked first: a TypeScript 7 `typescript` is a typed failure here, not a throw from the scan.
 const render = (config: Config, previous: Scanner.Result | undefined) =>
-  Effect.sync(() => {
+  Effect.map(Effect.fromResult(Compiler.load(config.root)), () => {
     const scan = Scanner.scan({
       root: config.root,
       include: config.include,
@@ -104,7 +106,10 @@ export const generate = (
  * @category runs
  * @since 0.1.0
  */
-export const check = (config: Config, options: { readonly previous?: Scanner.Result | undefined } = {}): Effect.Effect<Report> =>
+export const check = (
+  config: Config,
+  options: { readonly previous?: Scanner.Result | undefined } = {}
+): Effect.Effect<Report, CodegenError> =>
   Effect.map(render(config, options.previous), ({ content, scan }) => ({
     status: content === undefined ? "not-generated" : readExisting(config.outFile) === content ? "up-to-date" : "stale",
     outFile: config.outFile,

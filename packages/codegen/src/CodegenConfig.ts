@@ -20,8 +20,10 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Schema } from "effect"
-import ts from "typescript"
+import type TS from "typescript"
 import { CodegenError } from "./CodegenError.js"
+import * as Compiler from "./internal/compiler.js"
+import type { CompilerOptions } from "./Scanner.js"
 
 /**
  * The default config file name, looked up in the working directory.
@@ -65,7 +67,7 @@ export interface Config {
   readonly include: ReadonlyArray<string>
   readonly exclude: ReadonlyArray<string>
   readonly outFile: string
-  readonly compilerOptions: ts.CompilerOptions | undefined
+  readonly compilerOptions: CompilerOptions | undefined
   readonly importExtension: ".js" | ".ts" | ""
   readonly drizzle: false | { readonly schema?: string | undefined }
 }
@@ -106,9 +108,9 @@ const readFile = (path: string) =>
     )
   })
 
-const compilerOptions = (path: string): Effect.Effect<ts.CompilerOptions, CodegenError> => {
+const compilerOptions = (ts: Compiler.Api, path: string): Effect.Effect<TS.CompilerOptions, CodegenError> => {
   const read = ts.readConfigFile(path, ts.sys.readFile)
-  const failed = (diagnostic: ts.Diagnostic) =>
+  const failed = (diagnostic: TS.Diagnostic) =>
     new CodegenError({ reason: "TsconfigInvalid", path, detail: ts.flattenDiagnosticMessageText(diagnostic.messageText, " ") })
   if (read.error !== undefined) return Effect.fail(failed(read.error))
   const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, Path.dirname(path), undefined, path)
@@ -118,7 +120,9 @@ const compilerOptions = (path: string): Effect.Effect<ts.CompilerOptions, Codege
 }
 
 /**
- * Reads the config file (when there is one), applies the overrides and defaults, and reads the tsconfig.
+ * Finds the TypeScript compiler API (`typescript5` first, then `typescript`; a `CodegenError` with reason
+ * `CompilerUnavailable` says in one line what to install when `typescript` is TypeScript 7), reads the config file
+ * (when there is one), applies the overrides and defaults, and reads the tsconfig.
  *
  * @category constructors
  * @since 0.1.0
@@ -134,6 +138,7 @@ export const load = (options: LoadOptions): Effect.Effect<Config, CodegenError> 
     const file = path === undefined ? {} : yield* readFile(path)
     const merged: ConfigFile = { ...file, ...options.overrides }
     const root = path === undefined ? Path.resolve(options.cwd) : Path.dirname(path)
+    const ts = yield* Effect.fromResult(Compiler.load(root))
     const include = merged.include ?? defaults.include
     if (include.length === 0) {
       return yield* new CodegenError({ reason: "ConfigInvalid", path: path ?? root, detail: "include must name at least one glob" })
@@ -149,7 +154,7 @@ export const load = (options: LoadOptions): Effect.Effect<Config, CodegenError> 
       include,
       exclude: merged.exclude ?? [],
       outFile: Path.resolve(root, merged.out ?? defaults.out),
-      compilerOptions: tsconfig === undefined ? undefined : yield* compilerOptions(tsconfig),
+      compilerOptions: tsconfig === undefined ? undefined : yield* compilerOptions(ts, tsconfig),
       importExtension: merged.importExtension ?? ".js",
       drizzle: merged.drizzle ?? {}
     }

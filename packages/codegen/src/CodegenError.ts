@@ -1,6 +1,7 @@
 /**
  * The errors of running codegen itself (as opposed to {@link Diagnostic}s about the scanned code): a missing or
- * invalid configuration, an unreadable tsconfig, a file that could not be written.
+ * invalid configuration, an unreadable tsconfig, a file that could not be written, no TypeScript compiler API
+ * (`CompilerUnavailable`: `typescript` is TypeScript 7, a native compiler, and no `typescript5` beside it).
  *
  * @since 0.1.0
  */
@@ -12,7 +13,7 @@ import { Data } from "effect"
  * @category models
  * @since 0.1.0
  */
-export type Reason = "ConfigNotFound" | "ConfigInvalid" | "TsconfigInvalid" | "WriteFailed"
+export type Reason = "ConfigNotFound" | "ConfigInvalid" | "TsconfigInvalid" | "WriteFailed" | "CompilerUnavailable"
 
 /**
  * Codegen could not run: `reason` says which step failed, `detail` says what to fix.

@@ -10,9 +10,11 @@
  * @since 0.1.0
  */
 import * as Path from "node:path"
-import ts from "typescript"
+import { Result as R } from "effect"
+import type TS from "typescript"
 import type { EventDefinitionInfo, PerspectiveInfo, ReceptorInfo } from "./Definitions.js"
 import * as Diagnostic from "./Diagnostic.js"
+import * as Compiler from "./internal/compiler.js"
 import * as Extract from "./internal/extract.js"
 import { type Kind, makeCallKind, positionOf, topLevelConst, whizbangImports } from "./internal/syntax.js"
 import { validate } from "./internal/validate.js"
@@ -31,7 +33,7 @@ export interface Options {
   /** Absolute paths never scanned (the generated module itself). */
   readonly ignoreFiles?: ReadonlyArray<string> | undefined
   /** Module resolution settings (from the project's tsconfig); defaults to NodeNext. */
-  readonly compilerOptions?: ts.CompilerOptions | undefined
+  readonly compilerOptions?: CompilerOptions | undefined
   /** A previous result, whose program is reused for files that did not change (watch mode). */
   readonly previous?: Result | undefined
 }
@@ -48,7 +50,27 @@ export interface Result {
   readonly perspectives: ReadonlyArray<PerspectiveInfo>
   readonly receptors: ReadonlyArray<ReceptorInfo>
   readonly diagnostics: ReadonlyArray<Diagnostic.Diagnostic>
-  readonly program: ts.Program
+  /** The compiler's program, opaque: hand the result back as `previous` and the next scan reuses it. */
+  readonly program: unknown
+}
+
+/**
+ * Compiler options as the TypeScript compiler API reads them from a tsconfig (`CodegenConfig.load` does): typed
+ * loosely, so these declarations never name the `typescript` package, which may be TypeScript 7 in your app.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface CompilerOptions {
+  readonly [option: string]: unknown
+}
+
+// The compiler API (see internal/compiler.ts); a missing one throws its `CodegenError` (`CodegenConfig.load` and
+// `Codegen` report it as a failure before any scan).
+const api = (root: string): Compiler.Api => {
+  const found = Compiler.load(root)
+  if (R.isFailure(found)) throw found.failure
+  return found.success
 }
 
 /**
@@ -67,17 +89,17 @@ export const extensions: ReadonlyArray<string> = [".ts", ".tsx", ".mts", ".cts"]
  */
 export const files = (options: Pick<Options, "root" | "include" | "exclude" | "ignoreFiles">): ReadonlyArray<string> => {
   const ignored = new Set((options.ignoreFiles ?? []).map((file) => Path.resolve(file)))
-  return ts.sys
-    .readDirectory(options.root, extensions, ["**/node_modules", ...(options.exclude ?? [])], options.include)
+  return api(options.root)
+    .sys.readDirectory(options.root, extensions, ["**/node_modules", ...(options.exclude ?? [])], options.include)
     .filter((file) => !/\.d\.[mc]?tsx?$/.test(file) && !ignored.has(Path.resolve(file)))
     .sort()
 }
 
-const defaultCompilerOptions: ts.CompilerOptions = {
+const defaultCompilerOptions = (ts: Compiler.Api): TS.CompilerOptions => ({
   module: ts.ModuleKind.NodeNext,
   moduleResolution: ts.ModuleResolutionKind.NodeNext,
   target: ts.ScriptTarget.ES2022
-}
+})
 
 /**
  * Scans the selected files.
@@ -86,12 +108,22 @@ const defaultCompilerOptions: ts.CompilerOptions = {
  * @since 0.1.0
  */
 export const scan = (options: Options): Result => {
+  const ts = api(options.root)
   const roots = files(options)
   const program = ts.createProgram({
     rootNames: roots,
     // Only the scanned files: no lib, no dependencies' declarations. Imports between scanned files still resolve.
-    options: { ...defaultCompilerOptions, ...options.compilerOptions, noResolve: true, noLib: true, types: [], noEmit: true },
-    ...(options.previous === undefined ? {} : { oldProgram: options.previous.program })
+    // The options came from the compiler itself (a tsconfig it parsed), typed loosely only in our declarations.
+    options: {
+      ...defaultCompilerOptions(ts),
+      ...(options.compilerOptions as TS.CompilerOptions | undefined),
+      noResolve: true,
+      noLib: true,
+      types: [],
+      noEmit: true
+    },
+    // A program of an earlier scan (`Result.program`), opaque to callers.
+    ...(options.previous === undefined ? {} : { oldProgram: options.previous.program as TS.Program })
   })
   const checker = program.getTypeChecker()
   const diagnostics: Array<Diagnostic.Diagnostic> = []
@@ -102,13 +134,13 @@ export const scan = (options: Options): Result => {
     events: new Map(),
     perspectives: new Map()
   }
-  const calls: Record<Kind, Array<ts.CallExpression>> = { EventDefinition: [], Perspective: [], Receptor: [] }
+  const calls: Record<Kind, Array<TS.CallExpression>> = { EventDefinition: [], Perspective: [], Receptor: [] }
   for (const fileName of roots) {
     const file = program.getSourceFile(fileName)
     if (file === undefined) continue
     const imports = whizbangImports(file)
     if (imports.named.size === 0 && imports.namespaces.size === 0) continue
-    const visit = (node: ts.Node): void => {
+    const visit = (node: TS.Node): void => {
       if (ts.isCallExpression(node)) {
         const kind = makeCallKind(node, imports)
         if (kind !== undefined) calls[kind].push(node)
@@ -118,9 +150,9 @@ export const scan = (options: Options): Result => {
     visit(file)
   }
   const collect = <A>(
-    list: ReadonlyArray<ts.CallExpression>,
-    extract: (call: ts.CallExpression) => A | undefined,
-    into?: Map<ts.Declaration, A>
+    list: ReadonlyArray<TS.CallExpression>,
+    extract: (call: TS.CallExpression) => A | undefined,
+    into?: Map<TS.Declaration, A>
   ) => {
     const out: Array<A> = []
     for (const call of list) {

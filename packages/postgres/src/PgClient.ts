@@ -7,8 +7,9 @@
  *
  * **Transactions**: `withTransaction(effect)` checks out one connection, runs `BEGIN`, provides the transaction
  * to `effect`'s fiber context, and commits on success or rolls back on failure, defect and interruption; the
- * connection is always released. Every `query`/`drizzle` call inside `effect` (however deeply nested, also in
- * forked child fibers, which inherit the context) runs on that connection. A nested `withTransaction` opens a
+ * connection is always released. Every `query` inside `effect` (however deeply nested, also in forked child
+ * fibers, which inherit the context) runs on that connection, and so does `PgDrizzle.run` of the opt-in
+ * `@whizbang/postgres/drizzle` entry. A nested `withTransaction` opens a
  * SAVEPOINT: its failure rolls back only its own work, and the outer transaction may recover and commit.
  *
  * **Gotchas**
@@ -17,8 +18,10 @@
  *   overrides them: don't put one there.
  * - Statements of one transaction share a connection: running them concurrently (`Effect.all` with
  *   concurrency) queues them, and concurrent nested transactions on one transaction are not supported.
- * - An interrupted `query` is cancelled on the server; a `drizzle` callback is a plain promise and is not.
- * - `bigint` columns come back from raw `query` as strings (pg's default); drizzle tables map them to numbers.
+ * - An interrupted `query` is cancelled on the server.
+ * - `bigint` columns come back from raw `query` as strings (pg's default).
+ * - Nothing here imports drizzle-orm: the drizzle tables of the `wh_` tables and a drizzle runner on this client's
+ *   transactions are the `@whizbang/postgres/drizzle` entry, for apps that install drizzle-orm.
  * - The options are validated before the pool exists (`decodeOptions`): the URL must name a host and a database,
  *   since pg would otherwise fill them from `PGHOST`/`PGDATABASE` and a service could migrate a database nobody named.
  * - LISTEN connections (`PgListener`) come from `connect`, outside the pool: `maxConnections` is all for statements.
@@ -30,8 +33,7 @@
  *
  * @since 0.1.0
  */
-import { drizzle as makeDrizzle, type NodePgDatabase } from "drizzle-orm/node-postgres"
-import { Config, Context, type Duration, Effect, Layer, Option, type Redacted, type Scope } from "effect"
+import { Config, Context, type Duration, Effect, Layer, type Redacted, type Scope } from "effect"
 import pg from "pg"
 import * as Identifier from "./Identifier.js"
 import * as Connection from "./internal/connection.js"
@@ -39,7 +41,6 @@ import * as ConnectionOptions from "./internal/connectionOptions.js"
 import * as StatementName from "./internal/statementName.js"
 import * as Transaction from "./internal/transaction.js"
 import { fromCause, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
-import * as Tables from "./Tables.js"
 
 /**
  * @category models
@@ -122,8 +123,6 @@ export const decodeOptions = (
 export interface Shape {
   /** The validated service schema every connection is bound to. */
   readonly schema: string
-  /** The drizzle tables of `schema`. */
-  readonly tables: Tables.Tables
   /** The underlying pool. Prefer `query`. */
   readonly pool: pg.Pool
   /**
@@ -137,8 +136,6 @@ export interface Shape {
     params?: ReadonlyArray<unknown>,
     options?: QueryOptions
   ) => Effect.Effect<ReadonlyArray<Row>, PostgresError>
-  /** Runs a drizzle query on the current transaction's connection, or on the pool outside one. */
-  readonly drizzle: <A>(f: (db: NodePgDatabase) => PromiseLike<A>) => Effect.Effect<A, PostgresError>
   /** Runs `effect` in a transaction (a savepoint when already inside one). */
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | PostgresError, R>
   /**
@@ -186,8 +183,6 @@ const fromDecoded = (decoded: ConnectionOptions.Decoded): Effect.Effect<Shape, n
       }),
       (pool) => Effect.promise(() => pool.end())
     )
-    const poolDb = makeDrizzle(pool)
-
     const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) =>
       Transaction.withConnection(pool, (connection) =>
         Connection.run<Row>(
@@ -197,14 +192,6 @@ const fromDecoded = (decoded: ConnectionOptions.Decoded): Effect.Effect<Shape, n
           params,
           decoded.preparedStatements && options?.prepared === true ? StatementName.of(sql) : undefined
         )
-      )
-
-    const drizzle = <A>(f: (db: NodePgDatabase) => PromiseLike<A>) =>
-      Effect.flatMap(Transaction.currentClient(pool), (client) =>
-        Effect.tryPromise({
-          try: () => f(Option.isSome(client) ? makeDrizzle(client.value) : poolDb),
-          catch: (cause) => fromCause(cause)
-        })
       )
 
     const statement = (connection: Connection.Connection, sql: string) => Effect.asVoid(Connection.run(connection, config, sql))
@@ -231,7 +218,7 @@ const fromDecoded = (decoded: ConnectionOptions.Decoded): Effect.Effect<Shape, n
         fromDecoded({ ...decoded, maxConnections })
       )
 
-    return PgClient.of({ schema, tables: Tables.make(schema), pool, connect, query, drizzle, withTransaction, dedicated })
+    return PgClient.of({ schema, pool, connect, query, withTransaction, dedicated })
   })
 
 /**

@@ -24,7 +24,7 @@ import * as Identifier from "./Identifier.js"
 import { type EmbeddedMigration, migrations as embedded } from "./internal/migrations.generated.js"
 import { PgClient, type Shape } from "./PgClient.js"
 import { MigrationError, type PostgresError } from "./PostgresError.js"
-import { SCHEMA_PLACEHOLDER } from "./schema/serviceSchema.js"
+import { SCHEMA_PLACEHOLDER } from "./internal/schemaPlaceholder.js"
 
 /**
  * @category models

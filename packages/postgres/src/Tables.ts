@@ -1,8 +1,9 @@
 /**
  * The drizzle tables of one service schema. drizzle qualifies every table with its schema, so a client bound to
- * schema `orders` needs tables built for `orders`: `Tables.make("orders")` (a `PgClient` carries its own as
- * `client.tables`). The definitions live in `src/schema/`, one table per file, which is also what drizzle-kit
- * generates the migrations from (in the placeholder schema, see `src/schema/serviceSchema.ts`).
+ * schema `orders` needs tables built for `orders`: `Tables.make("orders")` (or `Tables.make(client.schema)`). Part
+ * of the opt-in `@whizbang/postgres/drizzle` entry (with `drizzle-orm` installed). The definitions live in
+ * `src/schema/`, one table per file, which is also what drizzle-kit generates the migrations from (in the
+ * placeholder schema, see `src/schema/serviceSchema.ts`).
  *
  * @since 0.1.0
  */

@@ -32,11 +32,6 @@ export * as SchemaReady from "./SchemaReady.js"
 /**
  * @since 0.1.0
  */
-export * as Tables from "./Tables.js"
-
-/**
- * @since 0.1.0
- */
 export * as PgEventStore from "./PgEventStore.js"
 
 /**

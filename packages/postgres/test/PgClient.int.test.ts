@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PgClient, PostgresError } from "@whizbang/postgres"
 import { Deferred, Effect, Exit, Fiber, Schedule } from "effect"
 import pg from "pg"
+import { PgDrizzle } from "../src/drizzle.js"
 import { type FreshDatabase, freshDatabase } from "./fixtures/freshDatabase.js"
 
 let db: FreshDatabase
@@ -210,9 +211,9 @@ describe("PgClient", () => {
             const viaHelper = yield* Effect.suspend(() => txid)
             const forked = yield* Effect.forkChild(txid).pipe(Effect.flatMap(Fiber.join))
             const nested = yield* client.withTransaction(txid)
-            const viaDrizzle = yield* client
-              .drizzle((d) => d.execute("SELECT txid_current()::text AS txid"))
-              .pipe(Effect.map((r) => String(r.rows[0]!["txid"])))
+            const viaDrizzle = yield* PgDrizzle.run((d) => d.execute("SELECT txid_current()::text AS txid")).pipe(
+              Effect.map((r) => String(r.rows[0]!["txid"]))
+            )
             return [direct, viaHelper, forked, nested, viaDrizzle]
           })
         )
@@ -260,9 +261,9 @@ describe("PgClient", () => {
           client.withTransaction(client.query("SET LOCAL statement_timeout = 50").pipe(Effect.andThen(client.query("SELECT pg_sleep(5)"))))
         )
         expect(canceled.reason._tag).toBe("QueryCanceled")
-        const viaDrizzle = yield* Effect.flip(client.drizzle((d) => d.execute("SELECT * FROM no_such_table")))
+        const viaDrizzle = yield* Effect.flip(PgDrizzle.run((d) => d.execute("SELECT * FROM no_such_table")))
         expect(viaDrizzle.reason._tag).toBe("UndefinedTable")
-      })
+      }).pipe(Effect.provideService(PgClient.PgClient, client))
     )
   )
 

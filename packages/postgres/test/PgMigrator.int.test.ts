@@ -3,6 +3,7 @@ import { PgClient, PgMigrator, PgPerspectiveVersions, SchemaReady } from "@whizb
 import { eq } from "drizzle-orm"
 import { Effect, Layer, Schedule } from "effect"
 import pg from "pg"
+import { PgDrizzle, Tables } from "../src/drizzle.js"
 import { type FreshDatabase, freshDatabase } from "./fixtures/freshDatabase.js"
 
 let db: FreshDatabase
@@ -136,16 +137,19 @@ describe("PgMigrator", () => {
       yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, a))
       yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, b))
       const streamId = "0190c0de-0000-7000-8000-000000000001"
-      yield* a.drizzle((d) =>
-        d.insert(a.tables.events).values({
+      const tables = Tables.make(a.schema)
+      yield* PgDrizzle.run((d) =>
+        d.insert(tables.events).values({
           eventId: "0190c0de-0000-7000-8000-0000000000e1",
           streamId,
           streamVersion: 1,
           eventType: "Opened",
           payload: { n: 1 }
         })
+      ).pipe(Effect.provideService(PgClient.PgClient, a))
+      const inA = yield* PgDrizzle.run((d) => d.select().from(tables.events).where(eq(tables.events.streamId, streamId))).pipe(
+        Effect.provideService(PgClient.PgClient, a)
       )
-      const inA = yield* a.drizzle((d) => d.select().from(a.tables.events).where(eq(a.tables.events.streamId, streamId)))
       expect(inA).toHaveLength(1)
       expect(inA[0]!.streamVersion).toBe(1)
       const inB = yield* b.query<{ n: string }>("SELECT count(*) AS n FROM wh_events")

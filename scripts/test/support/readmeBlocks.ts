@@ -65,19 +65,22 @@ export interface WrittenBlock extends CodeBlock {
 }
 
 /**
- * Writes every checked block as its own module under `dir` (with a `tsconfig.json`), so names do not clash between
- * blocks; returns where each went, to map compiler errors back to README lines.
+ * Writes every checked block (of those `select` keeps) as its own module under `dir` (with a `tsconfig.json`), so
+ * names do not clash between blocks; returns where each went, to map compiler errors back to README lines.
  */
 export const writeBlocks = (
   dir: string,
   compilerOptions: Record<string, unknown>,
-  readmes: ReadonlyArray<string> = readmeFiles()
+  readmes: ReadonlyArray<string> = readmeFiles(),
+  select: (block: CodeBlock) => boolean = () => true
 ): ReadonlyArray<WrittenBlock> => {
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   const written: Array<WrittenBlock> = []
   for (const readme of readmes) {
-    const blocks = extractBlocks(readme, readFileSync(Path.join(workspaceRoot, readme), "utf8")).filter((block) => !block.fragment)
+    const blocks = extractBlocks(readme, readFileSync(Path.join(workspaceRoot, readme), "utf8")).filter(
+      (block) => !block.fragment && select(block)
+    )
     blocks.forEach((block, index) => {
       const file = `${readme.replace(/[/.]/g, "_")}_${index + 1}.ts`
       // `export {}` keeps a block without imports a module, so top-level await and local names stay local.
@@ -106,3 +109,6 @@ export const blockErrors = (output: string, written: ReadonlyArray<WrittenBlock>
     const block = written.find((b) => b.file === match[1])
     return block === undefined ? [] : [{ readme: block.readme, line: block.line + Number(match[2]) - 1, message: match[3]! }]
   })
+
+/** The blocks that import `@whizbang/postgres/drizzle`: they need drizzle-orm, which an app installs only for them. */
+export const importsDrizzleEntry = (block: CodeBlock): boolean => /from\s+["']@whizbang\/postgres\/drizzle["']/.test(block.code)

@@ -4,17 +4,18 @@
  * then receptors (whose `awaitPerspectiveSync` may name a perspective const).
  */
 import { Perspective } from "@whizbang/core"
-import ts from "typescript"
+import type TS from "typescript"
+import { ts } from "./compiler.js"
 import type * as Diagnostic from "../Diagnostic.js"
 import type { AwaitInfo, EventDefinitionInfo, PerspectiveInfo, Position, ReceptorInfo, Reference } from "../Definitions.js"
 import { declarationOf, excerpt, exportNameOf, positionOf, property, staticNumber, staticString, topLevelConst, valueOf } from "./syntax.js"
 
 export interface Context {
-  readonly checker: ts.TypeChecker
-  readonly report: (node: ts.Node, severity: Diagnostic.Severity, code: Diagnostic.Code, message: string) => void
+  readonly checker: TS.TypeChecker
+  readonly report: (node: TS.Node, severity: Diagnostic.Severity, code: Diagnostic.Code, message: string) => void
   readonly reportAt: (position: Position, severity: Diagnostic.Severity, code: Diagnostic.Code, message: string) => void
-  readonly events: Map<ts.Declaration, EventDefinitionInfo>
-  readonly perspectives: Map<ts.Declaration, PerspectiveInfo>
+  readonly events: Map<TS.Declaration, EventDefinitionInfo>
+  readonly perspectives: Map<TS.Declaration, PerspectiveInfo>
 }
 
 // The same rule as EventRegistry: 1-200 characters, no control characters, no surrounding spaces.
@@ -22,9 +23,9 @@ export interface Context {
 const isValidEventType = (type: string) =>
   type.length >= 1 && type.length <= 200 && type.trim() === type && !/[\u0000-\u001f\u007f]/.test(type)
 
-const dynamic = (context: Context, node: ts.Node, message: string) => context.report(node, "error", "dynamic-definition", message)
+const dynamic = (context: Context, node: TS.Node, message: string) => context.report(node, "error", "dynamic-definition", message)
 
-const importable = (context: Context, call: ts.CallExpression, what: string): string | undefined => {
+const importable = (context: Context, call: TS.CallExpression, what: string): string | undefined => {
   const declaration = topLevelConst(call)
   if (declaration === undefined) {
     context.report(call, "error", "not-importable", `${what} must be assigned to a top-level const so the generated module can import it`)
@@ -43,7 +44,7 @@ const importable = (context: Context, call: ts.CallExpression, what: string): st
 }
 
 /** `SomeEvent.type`, `SomeEvent` (a definition), `"Literal"` or a const string: the event type it names. */
-export const eventTypeOf = (context: Context, expression: ts.Expression): string | undefined => {
+export const eventTypeOf = (context: Context, expression: TS.Expression): string | undefined => {
   const literal = staticString(context.checker, expression)
   if (literal !== undefined) return literal
   if (ts.isPropertyAccessExpression(expression) && expression.name.text === "type") {
@@ -54,7 +55,7 @@ export const eventTypeOf = (context: Context, expression: ts.Expression): string
   return declaration === undefined ? undefined : context.events.get(declaration)?.type
 }
 
-const eventTypeList = (context: Context, member: ts.ObjectLiteralElementLike, what: string): ReadonlyArray<Reference> | undefined => {
+const eventTypeList = (context: Context, member: TS.ObjectLiteralElementLike, what: string): ReadonlyArray<Reference> | undefined => {
   const list = valueOf(member)
   if (list === undefined || !ts.isArrayLiteralExpression(list)) {
     dynamic(context, member, `${what} must be an array literal of event types (strings or SomeEvent.type)`)
@@ -74,7 +75,7 @@ const eventTypeList = (context: Context, member: ts.ObjectLiteralElementLike, wh
   return references
 }
 
-export const extractEvent = (context: Context, call: ts.CallExpression): EventDefinitionInfo | undefined => {
+export const extractEvent = (context: Context, call: TS.CallExpression): EventDefinitionInfo | undefined => {
   const [typeArgument, options] = call.arguments
   const type = typeArgument === undefined ? undefined : staticString(context.checker, typeArgument)
   if (type === undefined) {
@@ -110,14 +111,14 @@ export const extractEvent = (context: Context, call: ts.CallExpression): EventDe
   return { type, exportName: importable(context, call, `event "${type}"`), ...positionOf(call) }
 }
 
-const handlerKey = (context: Context, name: ts.PropertyName): string | undefined => {
+const handlerKey = (context: Context, name: TS.PropertyName): string | undefined => {
   if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name) || ts.isNoSubstitutionTemplateLiteral(name))
     return name.text
   return ts.isComputedPropertyName(name) ? eventTypeOf(context, name.expression) : undefined
 }
 
 /** The definitions of a perspective's `events` that resolve to scanned events; the others are left to the type checker. */
-const definitionList = (context: Context, member: ts.ObjectLiteralElementLike, what: string): ReadonlyArray<Reference> => {
+const definitionList = (context: Context, member: TS.ObjectLiteralElementLike, what: string): ReadonlyArray<Reference> => {
   const list = valueOf(member)
   if (list === undefined || !ts.isArrayLiteralExpression(list)) {
     dynamic(context, member, `${what} must be an array literal of event definitions`)
@@ -130,7 +131,7 @@ const definitionList = (context: Context, member: ts.ObjectLiteralElementLike, w
 }
 
 /** The declared `version`: 1 when absent; a literal (or const) whole number from 1 to `Perspective.maxVersion`. */
-const perspectiveVersion = (context: Context, options: ts.ObjectLiteralExpression, name: string): number => {
+const perspectiveVersion = (context: Context, options: TS.ObjectLiteralExpression, name: string): number => {
   const member = property(options, "version")
   if (member === undefined) return 1
   const value = valueOf(member)
@@ -151,7 +152,7 @@ const perspectiveVersion = (context: Context, options: ts.ObjectLiteralExpressio
   return version
 }
 
-export const extractPerspective = (context: Context, call: ts.CallExpression): PerspectiveInfo | undefined => {
+export const extractPerspective = (context: Context, call: TS.CallExpression): PerspectiveInfo | undefined => {
   const options = call.arguments[0]
   if (options === undefined || !ts.isObjectLiteralExpression(options)) {
     dynamic(context, options ?? call, "Perspective.make options must be an object literal with name, events, model, initial and apply")
@@ -243,7 +244,7 @@ export const extractPerspective = (context: Context, call: ts.CallExpression): P
   }
 }
 
-const perspectiveNameOf = (context: Context, expression: ts.Expression): string | undefined => {
+const perspectiveNameOf = (context: Context, expression: TS.Expression): string | undefined => {
   const literal = staticString(context.checker, expression)
   if (literal !== undefined) return literal
   const target = ts.isPropertyAccessExpression(expression) && expression.name.text === "name" ? expression.expression : expression
@@ -251,7 +252,7 @@ const perspectiveNameOf = (context: Context, expression: ts.Expression): string 
   return declaration === undefined ? undefined : context.perspectives.get(declaration)?.name
 }
 
-export const extractReceptor = (context: Context, call: ts.CallExpression): ReceptorInfo | undefined => {
+export const extractReceptor = (context: Context, call: TS.CallExpression): ReceptorInfo | undefined => {
   const options = call.arguments[0]
   if (options === undefined || !ts.isObjectLiteralExpression(options)) {
     dynamic(context, options ?? call, "Receptor.make options must be an object literal")

@@ -2,7 +2,8 @@
  * Reading definitions out of the syntax tree: which calls are whizbang `make` calls, which top-level const a
  * definition is bound to and under which export name, and which static value an expression has.
  */
-import ts from "typescript"
+import type TS from "typescript"
+import { ts } from "./compiler.js"
 
 export type Kind = "EventDefinition" | "Perspective" | "Receptor"
 
@@ -18,7 +19,7 @@ export interface WhizbangImports {
   readonly namespaces: ReadonlySet<string>
 }
 
-export const whizbangImports = (file: ts.SourceFile): WhizbangImports => {
+export const whizbangImports = (file: TS.SourceFile): WhizbangImports => {
   const named = new Map<string, Kind>()
   const namespaces = new Set<string>()
   for (const statement of file.statements) {
@@ -41,7 +42,7 @@ export const whizbangImports = (file: ts.SourceFile): WhizbangImports => {
 }
 
 /** `EventDefinition.make(...)`, `Perspective.make(...)`, `Receptor.make(...)`, or `Core.Perspective.make(...)`. */
-export const makeCallKind = (call: ts.CallExpression, imports: WhizbangImports): Kind | undefined => {
+export const makeCallKind = (call: TS.CallExpression, imports: WhizbangImports): Kind | undefined => {
   const callee = call.expression
   if (!ts.isPropertyAccessExpression(callee) || callee.name.text !== "make") return undefined
   const target = callee.expression
@@ -61,8 +62,8 @@ export const makeCallKind = (call: ts.CallExpression, imports: WhizbangImports):
  * parentheses, `as`/`satisfies`, calls taking it as an argument (`Object.freeze(...)`) and method calls on it
  * (`.pipe(...)`). `undefined` when the definition lives inside a function or an expression.
  */
-export const topLevelConst = (call: ts.CallExpression): ts.VariableDeclaration | undefined => {
-  let node: ts.Node = call
+export const topLevelConst = (call: TS.CallExpression): TS.VariableDeclaration | undefined => {
+  let node: TS.Node = call
   for (;;) {
     const parent = node.parent
     if (
@@ -92,7 +93,7 @@ export const topLevelConst = (call: ts.CallExpression): ts.VariableDeclaration |
 }
 
 /** The name a module exports a declaration under (its own name when it is exported as itself). */
-export const exportNameOf = (checker: ts.TypeChecker, declaration: ts.VariableDeclaration): string | undefined => {
+export const exportNameOf = (checker: TS.TypeChecker, declaration: TS.VariableDeclaration): string | undefined => {
   const symbol = checker.getSymbolAtLocation(declaration.name)
   const moduleSymbol = checker.getSymbolAtLocation(declaration.getSourceFile())
   if (symbol === undefined || moduleSymbol === undefined) return undefined
@@ -105,11 +106,11 @@ export const exportNameOf = (checker: ts.TypeChecker, declaration: ts.VariableDe
   return names.includes(own) ? own : names[0]
 }
 
-const dealias = (checker: ts.TypeChecker, symbol: ts.Symbol): ts.Symbol =>
+const dealias = (checker: TS.TypeChecker, symbol: TS.Symbol): TS.Symbol =>
   (symbol.flags & ts.SymbolFlags.Alias) !== 0 ? checker.getAliasedSymbol(symbol) : symbol
 
 /** The declaration an identifier or `a.b` refers to, following imports across the scanned files. */
-export const declarationOf = (checker: ts.TypeChecker, expression: ts.Expression): ts.Declaration | undefined => {
+export const declarationOf = (checker: TS.TypeChecker, expression: TS.Expression): TS.Declaration | undefined => {
   const location = ts.isPropertyAccessExpression(expression) ? expression.name : expression
   if (!ts.isIdentifier(location)) return undefined
   const symbol = checker.getSymbolAtLocation(location)
@@ -118,13 +119,13 @@ export const declarationOf = (checker: ts.TypeChecker, expression: ts.Expression
   return target.valueDeclaration ?? target.declarations?.[0]
 }
 
-const unwrap = (expression: ts.Expression): ts.Expression =>
+const unwrap = (expression: TS.Expression): TS.Expression =>
   ts.isParenthesizedExpression(expression) || ts.isAsExpression(expression) || ts.isSatisfiesExpression(expression)
     ? unwrap(expression.expression)
     : expression
 
 /** The initializer of the `const` an identifier names (`const name = "balance"`), unwrapped; else undefined. */
-const constInitializer = (checker: ts.TypeChecker, node: ts.Identifier): ts.Expression | undefined => {
+const constInitializer = (checker: TS.TypeChecker, node: TS.Identifier): TS.Expression | undefined => {
   const declaration = declarationOf(checker, node)
   if (
     declaration !== undefined &&
@@ -139,21 +140,21 @@ const constInitializer = (checker: ts.TypeChecker, node: ts.Identifier): ts.Expr
 }
 
 /** A string known without running the program: a literal, or a `const` initialised with one. */
-export const staticString = (checker: ts.TypeChecker, expression: ts.Expression): string | undefined => {
+export const staticString = (checker: TS.TypeChecker, expression: TS.Expression): string | undefined => {
   const node = unwrap(expression)
   const literal = ts.isIdentifier(node) ? constInitializer(checker, node) : node
   return literal !== undefined && (ts.isStringLiteral(literal) || ts.isNoSubstitutionTemplateLiteral(literal)) ? literal.text : undefined
 }
 
 /** A number literal, or a const initialised with one. */
-export const staticNumber = (checker: ts.TypeChecker, expression: ts.Expression): number | undefined => {
+export const staticNumber = (checker: TS.TypeChecker, expression: TS.Expression): number | undefined => {
   const node = unwrap(expression)
   const literal = ts.isIdentifier(node) ? constInitializer(checker, node) : node
   return literal !== undefined && ts.isNumericLiteral(literal) ? Number(literal.text) : undefined
 }
 
 /** A named member of an object literal (`name: x`, shorthand `name`, or a method). */
-export const property = (object: ts.ObjectLiteralExpression, name: string): ts.ObjectLiteralElementLike | undefined =>
+export const property = (object: TS.ObjectLiteralExpression, name: string): TS.ObjectLiteralElementLike | undefined =>
   object.properties.find(
     (member) =>
       !ts.isSpreadAssignment(member) &&
@@ -163,18 +164,18 @@ export const property = (object: ts.ObjectLiteralExpression, name: string): ts.O
   )
 
 /** The value expression of a property (`x` of `name: x`, the identifier of a shorthand); `undefined` for methods. */
-export const valueOf = (member: ts.ObjectLiteralElementLike): ts.Expression | undefined =>
+export const valueOf = (member: TS.ObjectLiteralElementLike): TS.Expression | undefined =>
   ts.isPropertyAssignment(member) ? unwrap(member.initializer) : ts.isShorthandPropertyAssignment(member) ? member.name : undefined
 
 /** 1-based line and column of a node's first token. */
-export const positionOf = (node: ts.Node): { readonly file: string; readonly line: number; readonly column: number } => {
+export const positionOf = (node: TS.Node): { readonly file: string; readonly line: number; readonly column: number } => {
   const file = node.getSourceFile()
   const { line, character } = file.getLineAndCharacterOfPosition(node.getStart(file))
   return { file: file.fileName, line: line + 1, column: character + 1 }
 }
 
 /** A short, one-line excerpt of the source of a node, for messages. */
-export const excerpt = (node: ts.Node): string => {
+export const excerpt = (node: TS.Node): string => {
   const text = node.getText().replace(/\s+/g, " ")
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }

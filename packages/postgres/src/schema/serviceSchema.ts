@@ -14,7 +14,7 @@ import { pgSchema } from "drizzle-orm/pg-core"
  * @category constants
  * @since 0.1.0
  */
-export const SCHEMA_PLACEHOLDER = "__whizbang_schema__"
+export { SCHEMA_PLACEHOLDER } from "../internal/schemaPlaceholder.js"
 
 /**
  * A drizzle schema object for a service schema. No schema object is exported from the schema files (only
