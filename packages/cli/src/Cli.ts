@@ -1,6 +1,6 @@
 /**
  * The `whizbang` command line: `migrate`, `status`, `failed`, `dead-letters list|show|retry|discard`,
- * `rewind`, `rebuild`, `locks list|release`, `perspectives`, `cutover` and `rollback`, against `--database-url` (default `DATABASE_URL`) and a
+ * `rewind`, `rebuild`, `work list|remove`, `locks list|release`, `perspectives`, `cutover` and `rollback`, against `--database-url` (default `DATABASE_URL`) and a
  * service schema (`--schema`, default `whizbang`). Tables for people by default, `--json` for scripts.
  *
  * Exit codes: 0 success; 1 the operation failed (database); 2 bad input (flags, arguments, ids, names);
@@ -18,6 +18,7 @@ import { locks } from "./internal/lockCommands.js"
 import { rebuild, rewind } from "./internal/rewindCommands.js"
 import { failed, migrate, status } from "./internal/statusCommands.js"
 import { cutover, perspectives, rollback } from "./internal/versionCommands.js"
+import { work } from "./internal/workCommands.js"
 import { exitCode, OperationError } from "./OperationError.js"
 
 /**
@@ -27,7 +28,7 @@ import { exitCode, OperationError } from "./OperationError.js"
  * @since 0.1.0
  */
 export const command = root.pipe(
-  Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, locks, perspectives, cutover, rollback])
+  Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, work, locks, perspectives, cutover, rollback])
 )
 
 /**

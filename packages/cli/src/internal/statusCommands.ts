@@ -116,23 +116,39 @@ export const status = Command.make(
   )
 )
 
-export const failed = Command.make("failed", { perspective: perspectiveFlag, limit: limitFlag }, (flags) =>
-  withDatabase(
-    Effect.gen(function* () {
-      const cursors = yield* FailedCursors.list({ perspective: Option.getOrUndefined(flags.perspective), limit: flags.limit })
-      yield* output(cursors, (rows) =>
-        table(
-          ["STREAM", "PERSPECTIVE", "STOPPED AT", "ATTEMPTS", "RETRY AFTER", "ERROR"],
-          rows.map((c) => [
-            c.streamId,
-            c.perspective,
-            short(c.headEventId),
-            c.attempts === null ? "-" : String(c.attempts),
-            c.retryAfter ?? "-",
-            truncate(c.error)
-          ])
-        )
-      )
-    })
+/** The screen's width for wrapped tables: the terminal's columns, 120 when stdout is not a terminal. */
+const screenWidth = (): number => process.stdout.columns ?? 120
+
+/** `failed`'s table: the whole error, wrapped under its column to `width`, or on one line without a width. */
+export const renderFailed = (rows: ReadonlyArray<FailedCursors.FailedCursor>, width: number | undefined): string =>
+  table(
+    ["STREAM", "PERSPECTIVE", "STOPPED AT", "ATTEMPTS", "RETRY AFTER", "ERROR"],
+    rows.map((c) => [
+      c.streamId,
+      c.perspective,
+      short(c.headEventId),
+      c.attempts === null ? "-" : String(c.attempts),
+      c.retryAfter ?? "-",
+      c.error === null ? "-" : c.error.replaceAll(/\s+/g, " ")
+    ]),
+    { width }
   )
-).pipe(Command.withDescription("Cursors flagged Failed, with their errors."))
+
+export const failed = Command.make(
+  "failed",
+  {
+    perspective: perspectiveFlag,
+    limit: limitFlag,
+    wide: Flag.Boolean("wide").pipe(
+      Flag.withDescription("each error on one line, however long (default: wrapped to the screen under its column)"),
+      Flag.withDefault(false)
+    )
+  },
+  (flags) =>
+    withDatabase(
+      Effect.gen(function* () {
+        const cursors = yield* FailedCursors.list({ perspective: Option.getOrUndefined(flags.perspective), limit: flags.limit })
+        yield* output(cursors, (rows) => renderFailed(rows, flags.wide ? undefined : screenWidth()))
+      })
+    )
+).pipe(Command.withDescription("Cursors flagged Failed, with their whole errors (wrapped; --wide: one line each; --json)."))
