@@ -1,11 +1,14 @@
 /**
  * The `whizbang` command line: `migrate`, `status`, `failed`, `dead-letters list|show|retry|discard`,
- * `rewind`, `rebuild`, `work list|remove`, `locks list|release`, `perspectives`, `cutover` and `rollback`, against `--database-url` (default `DATABASE_URL`) and a
- * service schema (`--schema`, default `whizbang`). Tables for people by default, `--json` for scripts.
+ * `rewind`, `rebuild`, `work list|remove`, `locks list|release`, `perspectives`, `cutover` and `rollback`, against
+ * `--database-url` (default `DATABASE_URL`) and a service schema (`--schema`, default `whizbang`). Tables for people
+ * by default, `--json` for scripts.
  *
- * Exit codes: 0 success; 1 the operation failed (database); 2 bad input (flags, arguments, ids, names);
- * 3 not found; 4 refused (not confirmed, no terminal without `--yes`, `locks release` without `--force`, a version
- * not ready to go live); 5 timed out (a cutover or rollback; nothing switched).
+ * Exit codes: 0 success; 1 the operation failed (database); 2 bad input (flags, arguments, ids, names, an event type
+ * the perspective does not handle); 3 not found (also a perspective the service did not register); 4 refused (not
+ * confirmed, no terminal without `--yes`, `locks release` or `work remove` of a registered perspective without
+ * `--force`, a rebuild of a version building, ready or retired, a version not ready to go live); 5 timed out (a
+ * cutover or rollback; nothing switched). A refusal writes nothing.
  *
  * @since 0.1.0
  */
