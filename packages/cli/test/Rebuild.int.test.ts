@@ -58,6 +58,17 @@ const run = (...args: ReadonlyArray<string>) =>
   Effect.flatMap(Effect.service(TestDatabase.TestDatabase), ({ url }) => runInProcess(["--database-url", url, "--schema", "shop", ...args]))
 
 describe("whizbang rebuild", () => {
+  it.effect("its help says it is a repair in place, and that a zero-downtime rebuild is a new perspective version", () =>
+    Effect.gen(function* () {
+      const help = yield* runInProcess(["rebuild", "--help"])
+      expect(help.code).toBe(0)
+      const text = help.stdout.replaceAll(/\s+/g, " ")
+      expect(text).toContain("Repair a read model in place")
+      expect(text).toContain("to change a perspective's logic or shape with no downtime, declare a new version of it instead")
+      expect(text).toContain("A base name means its live version, <base>__v<N> that version")
+    })
+  )
+
   it.live(
     "refuses an unknown perspective, an unknown event type and a type the perspective does not handle, naming what is registered, writing nothing",
     () =>

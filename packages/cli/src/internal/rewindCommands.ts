@@ -85,5 +85,8 @@ export const rebuild = Command.make(
       "<base>__v<N> that version. Says what it will empty and asks first (--yes without a terminal). Readers see the rows " +
       "missing until re-applied: to change a perspective's logic or shape with no downtime, declare a new version of it " +
       "instead (built beside the live one, switched by cutover, undone by rollback)."
+  ),
+  Command.withShortDescription(
+    "Repair a read model in place from the events of the types it handles (asks first). Zero downtime: a new perspective version instead."
   )
 )
