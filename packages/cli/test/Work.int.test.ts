@@ -70,6 +70,10 @@ describe("whizbang work", () => {
           if (s.perspective === "customer_stat") expect(s.message).toMatch(/whizbang work remove customer_stat$/)
           else expect(s.message).not.toContain("work remove")
         }
+        const statusHuman = yield* run("status")
+        expect(statusHuman.stdout).toMatch(
+          /\nORPHANED WORK \(no release registered these perspectives: nothing will apply their work\)\n {2}customer_stat: see it with whizbang work list, remove it with whizbang work remove customer_stat\n$/
+        )
 
         // Registered and running: refused, nothing removed.
         const running = yield* run("work", "remove", "customer_stats", "--yes")

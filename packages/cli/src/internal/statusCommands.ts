@@ -87,8 +87,24 @@ export const renderStatus = (s: PgStatus.Snapshot): string =>
     table(
       ["STREAM", "PERSPECTIVE", "PENDING", "WAITING", "REASON", "DETAIL"],
       s.stuck.map((x) => [x.streamId, x.perspective, count(x.pending), age(x.waitingSeconds), x.reason._tag, truncate(x.message, 80)])
-    )
+    ),
+    ...orphaned(s)
   ].join("\n")
+
+/**
+ * Perspectives whose waiting work no release registered (a misspelled name, one removed from the code): nothing will
+ * apply it, and the tables above cut the watchdog's advice off, so it gets lines of its own.
+ */
+const orphaned = (s: PgStatus.Snapshot): ReadonlyArray<string> => {
+  if (s.versions.length === 0) return []
+  const names = [...s.waiting, ...s.stuck]
+    .filter((x) => x.reason._tag === "NoInstanceRunsPerspective" && !s.versions.some((v) => v.perspectiveName === x.perspective))
+    .map((x) => x.perspective)
+  return [...new Set(names)].flatMap((name, i) => [
+    ...(i === 0 ? ["", "ORPHANED WORK (no release registered these perspectives: nothing will apply their work)"] : []),
+    `  ${name}: see it with whizbang work list, remove it with whizbang work remove ${name}`
+  ])
+}
 
 export const status = Command.make(
   "status",
