@@ -74,7 +74,8 @@ const database = process.env.DATABASE_URL
 console.log(process.env.DATABASE_URL ? "Using DATABASE_URL" : "Started a throw-away embedded PostgreSQL (set DATABASE_URL to use yours)")
 
 // 3. The service (migrations run, the in-process worker starts unless --instances), then the worker processes.
-const runtime = ManagedRuntime.make(Service.layer({ databaseUrl: database.url, runWorker: instances === 0 }))
+const schema = "orders"
+const runtime = ManagedRuntime.make(Service.layer({ databaseUrl: database.url, schema, runWorker: instances === 0 }))
 const workers: Array<ChildProcess> = []
 
 let stopping: Promise<void> | undefined
@@ -118,3 +119,10 @@ console.log(
 console.log(`  curl -s -X POST ${url}/orders/<orderId>/items -d '{"sku":"tea","quantity":2,"unitPrice":3.5}'`)
 console.log(`  curl -s -X POST ${url}/orders/<orderId>/pay`)
 console.log(`  curl -s ${url}/orders/<orderId>`)
+// What the operations CLI needs to find this service's data: the database and the service schema (not the CLI's
+// default `whizbang`). A DATABASE_URL of your own is not printed (it may hold a password): the CLI reads it too.
+console.log(
+  process.env.DATABASE_URL
+    ? `whizbang CLI (with the same DATABASE_URL): pnpm whizbang status --schema ${schema}`
+    : `whizbang CLI: pnpm whizbang status --database-url ${database.url} --schema ${schema}`
+)

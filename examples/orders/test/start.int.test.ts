@@ -36,6 +36,22 @@ const start = (args: ReadonlyArray<string>, onStdout: (stdout: string, group: nu
     child.on("exit", (code) => resolve({ code, stdout, stderr }))
   })
 
+/** The operations CLI of this checkout (its source, as `pnpm whizbang` runs its build). */
+const runCli = (args: ReadonlyArray<string>) =>
+  new Promise<Finished>((resolve, reject) => {
+    const child = spawn(tsx, [Path.join(dir, "..", "..", "packages", "cli", "src", "bin.ts"), ...args], {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, DATABASE_URL: "", NO_COLOR: "1" }
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => void (stdout += chunk.toString()))
+    child.stderr.on("data", (chunk: Buffer) => void (stderr += chunk.toString()))
+    child.on("error", reject)
+    child.on("exit", (code) => resolve({ code, stdout, stderr }))
+  })
+
 /** Root in a folder other users cannot enter: the embedded PostgreSQL (run as `postgres`) cannot reach its binaries. */
 const rootInClosedFolder = () => {
   if (process.getuid?.() !== 0) return false
@@ -60,15 +76,26 @@ describe("pnpm start", () => {
     expect([...embeddedDirs()].filter((name) => !before.has(name))).toEqual([])
   })
 
-  it("stops the API, the worker process and the embedded PostgreSQL on Ctrl-C, quietly, leaving nothing behind", async () => {
+  it("prints the command the CLI needs to find its data, and stops the API, the worker process and the embedded PostgreSQL on Ctrl-C, quietly, leaving nothing behind", async () => {
     const before = embeddedDirs()
     let pressed = false
+    let status: Promise<Finished> | undefined
+    let deadline: NodeJS.Timeout | undefined
+    const ctrlC = (group: number) => {
+      pressed = true
+      process.kill(-group, "SIGINT") // what the terminal does on Ctrl-C
+    }
     const result = await start(["--port", "0", "--instances", "1"], (stdout, group) => {
-      if (!pressed && stdout.includes("Orders API on")) {
-        pressed = true
-        process.kill(-group, "SIGINT") // what the terminal does on Ctrl-C
+      const printed = /^whizbang CLI: pnpm whizbang (status --database-url \S+ --schema orders)$/m.exec(stdout)
+      if (!pressed && status === undefined && printed !== null) {
+        clearTimeout(deadline)
+        // The printed command, as the operator runs it; then Ctrl-C.
+        status = runCli(printed[1]!.split(" ")).finally(() => ctrlC(group))
+      } else if (!pressed && status === undefined && deadline === undefined && stdout.includes("Orders API on")) {
+        // Never left running: without the CLI line (printed with the others) it is stopped all the same.
+        deadline = setTimeout(() => ctrlC(group), 10_000)
       }
-    })
+    }).finally(() => clearTimeout(deadline))
     if (rootInClosedFolder()) {
       // Documented alternative: it cannot start here, and says so in one line that tells what to do.
       expect(pressed).toBe(false)
@@ -78,6 +105,12 @@ describe("pnpm start", () => {
       return
     }
     expect(pressed).toBe(true)
+    expect(status, "the CLI line was printed").toBeDefined()
+    const cli = await status!
+    expect(cli.stderr).toBe("")
+    expect(cli.code).toBe(0)
+    expect(cli.stdout).toMatch(/^whizbang status — schema orders — /)
+    expect(cli.stdout).toMatch(/order_summary/)
     expect(result.code).toBe(0)
     expect(result.stderr).toBe("")
     expect(result.stdout).toContain("Stopped: API, worker(s), PostgreSQL.")

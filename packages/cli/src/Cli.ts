@@ -1,11 +1,14 @@
 /**
  * The `whizbang` command line: `migrate`, `status`, `failed`, `dead-letters list|show|retry|discard`,
- * `rewind`, `rebuild`, `locks list|release`, `perspectives`, `cutover` and `rollback`, against `--database-url` (default `DATABASE_URL`) and a
- * service schema (`--schema`, default `whizbang`). Tables for people by default, `--json` for scripts.
+ * `rewind`, `rebuild`, `work list|remove`, `locks list|release`, `perspectives`, `cutover` and `rollback`, against
+ * `--database-url` (default `DATABASE_URL`) and a service schema (`--schema`, default `whizbang`). Tables for people
+ * by default, `--json` for scripts.
  *
- * Exit codes: 0 success; 1 the operation failed (database); 2 bad input (flags, arguments, ids, names);
- * 3 not found; 4 refused (not confirmed, no terminal without `--yes`, `locks release` without `--force`, a version
- * not ready to go live); 5 timed out (a cutover or rollback; nothing switched).
+ * Exit codes: 0 success; 1 the operation failed (database); 2 bad input (flags, arguments, ids, names, an event type
+ * the perspective does not handle); 3 not found (also a perspective the service did not register); 4 refused (not
+ * confirmed, no terminal without `--yes`, `locks release` or `work remove` of a registered perspective without
+ * `--force`, a rebuild of a version building, ready or retired, a version not ready to go live); 5 timed out (a
+ * cutover or rollback; nothing switched). A refusal writes nothing.
  *
  * @since 0.1.0
  */
@@ -18,6 +21,7 @@ import { locks } from "./internal/lockCommands.js"
 import { rebuild, rewind } from "./internal/rewindCommands.js"
 import { failed, migrate, status } from "./internal/statusCommands.js"
 import { cutover, perspectives, rollback } from "./internal/versionCommands.js"
+import { work } from "./internal/workCommands.js"
 import { exitCode, OperationError } from "./OperationError.js"
 
 /**
@@ -27,7 +31,7 @@ import { exitCode, OperationError } from "./OperationError.js"
  * @since 0.1.0
  */
 export const command = root.pipe(
-  Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, locks, perspectives, cutover, rollback])
+  Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, work, locks, perspectives, cutover, rollback])
 )
 
 /**

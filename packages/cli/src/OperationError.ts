@@ -6,8 +6,8 @@
  * |---|---|
  * | `DatabaseFailure` (connection, SQL) | 1 |
  * | `InvalidInput` (also flag/argument parse errors) | 2 |
- * | `NotFound` | 3 |
- * | `Refused` (confirmation declined, no TTY without `--yes`, missing `--force`, a version not ready to go live) | 4 |
+ * | `NotFound` (also a perspective the service did not register) | 3 |
+ * | `Refused` (confirmation declined, no TTY without `--yes`, missing `--force`, a rebuild of a version not live or retiring, a version not ready to go live) | 4 |
  * | `TimedOut` (a cutover or rollback did not finish in `--timeout`; nothing was switched) | 5 |
  *
  * @since 0.1.0

@@ -5,9 +5,19 @@
  * - `rewind` flags cursors RewindRequired with the stream's first event as the trigger; the worker's rewind
  *   machinery replays them under a stream lock.
  * - `rebuild` deletes the perspective's rows, cursors, snapshots and pending work of the streams and enqueues
- *   a work row for every event of the handled types, which the ordinary pipeline applies from scratch. Leases
+ *   a work row for every event of the types it handles, which the ordinary pipeline applies from scratch. Leases
  *   on the streams are revoked in the same transaction, so an instance applying them right now cannot commit
  *   a model computed before the rebuild (its fencing fails and it retries).
+ *
+ * A rebuild is **in place**: a repair of a read model whose code did not change (rows lost or damaged, a bug fixed
+ * without a change of logic). Readers see each batch's rows missing until the workers re-apply them. A change of a
+ * perspective's logic or shape on a live service is a new **version** instead (`version: 2`): built beside the one
+ * serving reads, switched in one transaction, undone by `rollback`, no read ever sees a half-built model.
+ *
+ * The perspective must be registered (`wh_perspective_versions`: an instance of the service registers what it runs
+ * when it starts), and the event types must be among those it handles (by default all of them); anything else is
+ * refused before a row is written. A base name (`balance`) means its live version, a key (`balance__v2`,
+ * `balance__v1` for version 1) that version.
  *
  * Running workers need not be stopped: their dedup cache is keyed by work row, and a rebuild's rows are new, so
  * events applied moments before are applied again to the rebuilt model, never dropped as duplicates.
@@ -18,8 +28,9 @@ import { Perspective } from "@whizbang/core"
 import { PerspectiveTable, PgClient } from "@whizbang/postgres"
 import { Effect } from "effect"
 import { orFailure, query } from "./internal/database.js"
+import * as Registry from "./internal/registry.js"
 import * as Validate from "./internal/validate.js"
-import { invalidInput, notFound, type OperationError } from "./OperationError.js"
+import { notFound, type OperationError, refused } from "./OperationError.js"
 import * as Sql from "./sql/rewind.js"
 
 /**
@@ -49,8 +60,11 @@ export interface Options {
  * @since 0.1.0
  */
 export interface RebuildOptions extends Options {
-  /** The event types the perspective handles (its `eventTypes`). */
-  readonly eventTypes: ReadonlyArray<string>
+  /**
+   * Only events of these types are re-enqueued; each must be one the perspective handles. Default (absent or
+   * empty): every type it handles, as registered.
+   */
+  readonly eventTypes?: ReadonlyArray<string> | undefined
   /** Must match the workers' `partitionCount`; default 10,000. */
   readonly partitionCount?: number | undefined
 }
@@ -60,6 +74,7 @@ export interface RebuildOptions extends Options {
  * @since 0.1.0
  */
 export interface Result {
+  /** The perspective version acted on: its key (a base name given resolves to the live version's key). */
   readonly perspective: string
   readonly streams: number
   /** Rebuild only: work rows enqueued. */
@@ -67,6 +82,10 @@ export interface Result {
 }
 
 const nilUuid = "00000000-0000-0000-0000-000000000000"
+
+// A base name whose live version is registered under another key (`balance` while `balance__v2` is live) means that
+// key; any other name is taken as given (the cursors of a perspective the registry does not know can be rewound).
+const liveKey = (name: string) => Effect.map(Registry.load, (registered) => Registry.resolve(name, registered)?.key ?? name)
 
 // Walks the stream ids page by page (keyset), running `step` on each page, reporting progress after each.
 const inBatches = (
@@ -100,7 +119,7 @@ const inBatches = (
  */
 export const rewind = (options: Options): Effect.Effect<Result, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
-    const perspective = yield* Validate.perspective(options.perspective)
+    const perspective = yield* liveKey(yield* Validate.perspective(options.perspective))
     const flag = (streams: ReadonlyArray<string>) => Effect.map(query(Sql.flagRewind, [perspective, streams]), (rows) => rows.length)
     if (options.streamId !== undefined) {
       const streamId = yield* Validate.uuid(options.streamId, "stream")
@@ -117,19 +136,51 @@ export const rewind = (options: Options): Effect.Effect<Result, OperationError, 
   }).pipe(Effect.withSpan("whizbang.rewind", { attributes: { "whizbang.perspective": options.perspective, "whizbang.mode": "rewind" } }))
 
 /**
- * Deletes the perspective's rows, cursors, snapshots and pending work of the streams and re-enqueues every
- * event of `eventTypes`, one transaction per batch.
+ * What a rebuild would do, counted before anything is written ({@link planRebuild}).
  *
- * @category constructors
- * @since 0.1.0
+ * @category models
+ * @since 0.4.0
  */
-export const rebuild = (options: RebuildOptions): Effect.Effect<Result, OperationError, PgClient.PgClient> =>
+export interface RebuildPlan {
+  /** The version rebuilt: its key (`balance`, `balance__v2`). */
+  readonly perspective: string
+  readonly baseName: string
+  readonly version: number
+  /** The event types re-enqueued. */
+  readonly eventTypes: ReadonlyArray<string>
+  /** The table whose rows are emptied; null when the version has none yet. */
+  readonly table: string | null
+  /** Read-model rows emptied (readers miss them until the workers re-apply them). */
+  readonly rows: number
+  /** Streams whose rows, cursors, snapshots and pending work are reset. */
+  readonly streams: number
+  /** Pending work rows dropped (those of the re-enqueued types come back among `events`). */
+  readonly pendingWork: number
+  /** Events re-enqueued. */
+  readonly events: number
+}
+
+// Everything a rebuild needs, checked: the registered version, its types, its table, the partition count.
+const prepare = (options: RebuildOptions) =>
   Effect.gen(function* () {
-    const perspective = yield* Validate.perspective(options.perspective)
-    if (options.eventTypes.length === 0) {
-      return yield* invalidInput("event-type", "rebuild needs the event types the perspective handles (--event-type, repeatable)")
-    }
+    const name = yield* Validate.perspective(options.perspective)
+    const streamId = options.streamId === undefined ? undefined : yield* Validate.uuid(options.streamId, "stream")
     const partitions = yield* Validate.positiveInt(options.partitionCount ?? 10_000, "partition-count")
+    const registered = yield* Registry.load
+    const target = Registry.resolve(name, registered)
+    if (target === undefined) return yield* Registry.unknownPerspective(name, registered)
+    if (target.state === "retired") {
+      return yield* refused(
+        `${target.key} is retired: nothing routes or applies its work any more, so a rebuild would enqueue work no instance runs`
+      )
+    }
+    if (target.state === "building" || target.state === "ready") {
+      return yield* refused(
+        `${target.key} is ${target.state}: its history is being replayed and handed over; a rebuild now would race the build (wait until it is live: whizbang perspectives --watch)`
+      )
+    }
+    const types = yield* Registry.eventTypes(target, options.eventTypes ?? [], registered)
+    const perspective = target.key
     // The version's own table; for version 1 of a database no release with versions has started on yet, the
     // plain `wh_per_<name>` table it still has.
     const own = PerspectiveTable.ofVersion(perspective)
@@ -140,7 +191,47 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
         ? [undefined]
         : yield* query<{ present: boolean }>(Sql.baseTableExists, [legacy])
     const table = ownTable?.present === true ? own : legacyTable?.present === true ? legacy : undefined
-    const types = [...options.eventTypes]
+    return { target, perspective, types, table, partitions, streamId }
+  })
+
+/**
+ * Checks a rebuild as {@link rebuild} does (an unregistered perspective is `NotFound`, an unknown or unhandled event
+ * type `InvalidInput`, a version building, ready or retired `Refused`) and counts what it would empty and re-enqueue.
+ * Writes nothing.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const planRebuild = (options: RebuildOptions): Effect.Effect<RebuildPlan, OperationError, PgClient.PgClient> =>
+  Effect.gen(function* () {
+    const { target, perspective, types, table, streamId } = yield* prepare(options)
+    const stream = streamId ?? null
+    const [counts] = yield* query<{ streams: number; events: number; pending: number }>(Sql.rebuildCounts, [perspective, types, stream])
+    const [rows] = table === undefined ? [undefined] : yield* query<{ n: number }>(Sql.countModels(table), [perspective, types, stream])
+    return {
+      perspective,
+      baseName: target.baseName,
+      version: target.version,
+      eventTypes: types,
+      table: table ?? null,
+      rows: rows?.n ?? 0,
+      streams: streamId === undefined ? (counts?.streams ?? 0) : 1,
+      pendingWork: counts?.pending ?? 0,
+      events: counts?.events ?? 0
+    }
+  })
+
+/**
+ * Deletes the perspective's rows, cursors, snapshots and pending work of the streams and re-enqueues every
+ * event of the types it handles (or of `eventTypes`), one transaction per batch. Refuses, writing nothing, what
+ * {@link planRebuild} refuses.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const rebuild = (options: RebuildOptions): Effect.Effect<Result, OperationError, PgClient.PgClient> =>
+  Effect.gen(function* () {
+    const { perspective, types, table, partitions, streamId } = yield* prepare(options)
     const step = (streams: ReadonlyArray<string>) =>
       orFailure(
         PgClient.withTransaction(
@@ -154,8 +245,7 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
           })
         )
       )
-    if (options.streamId !== undefined) {
-      const streamId = yield* Validate.uuid(options.streamId, "stream")
+    if (streamId !== undefined) {
       yield* options.onProgress?.({ done: 0, total: 1 }) ?? Effect.void
       const enqueued = yield* step([streamId])
       yield* options.onProgress?.({ done: 1, total: 1 }) ?? Effect.void

@@ -38,3 +38,8 @@ export * as Rewind from "./Rewind.js"
  * @since 0.3.0
  */
 export * as Versions from "./Versions.js"
+
+/**
+ * @since 0.4.0
+ */
+export * as Work from "./Work.js"

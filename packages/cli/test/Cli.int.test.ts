@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { PgClient } from "@whizbang/postgres"
+import { PgClient, PgPerspectiveVersions } from "@whizbang/postgres"
 import { Effect } from "effect"
 import { type FreshDatabase, freshDatabase } from "../../postgres/test/fixtures/freshDatabase.js"
 import { cli } from "./fixtures/runCli.js"
+import { runInProcess } from "./fixtures/runInProcess.js"
 
 // Every command is run as a separate process against a fresh database, as an operator would run it.
 let db: FreshDatabase
@@ -17,6 +18,12 @@ const sql = (text: string, params: ReadonlyArray<unknown> = []) =>
   Effect.scoped(
     Effect.flatMap(PgClient.make({ url: db.url, schema: "whizbang", maxConnections: 1 }), (c) => c.query<Record<string, any>>(text, params))
   ).pipe(Effect.orDie)
+
+const register = (declared: ReadonlyArray<PgPerspectiveVersions.Declared>) =>
+  PgPerspectiveVersions.register(declared).pipe(
+    Effect.provide(PgClient.layer({ url: db.url, schema: "whizbang", maxConnections: 1 })),
+    Effect.orDie
+  )
 
 const seedEvent = (streamId: string, version: number, type = "Deposited", perspective: string | null = "balance", ageSeconds = 120) =>
   Effect.gen(function* () {
@@ -195,7 +202,7 @@ describe("whizbang CLI", () => {
   )
 
   it.live(
-    "rebuild deletes rows and cursors and re-enqueues every event of the handled types",
+    "rebuild refuses what the service did not register, then deletes rows and cursors and re-enqueues every event of the types it handles",
     () =>
       Effect.gen(function* () {
         yield* sql(
@@ -209,11 +216,42 @@ describe("whizbang CLI", () => {
           yield* sql(`insert into wh_perspective_cursors (stream_id, perspective_name, status) values ($1, 'rebuilt', 2)`, [s])
           yield* sql(`insert into wh_per_rebuilt (id, data) values ($1, '{"balance": 99}')`, [s])
         }
-        const refused = yield* cli(["rebuild", "rebuilt", "--event-type", "RebuiltDeposited"], env())
-        expect(refused.code).toBe(4)
-        expect(yield* sql("select count(*)::int as n from wh_per_rebuilt")).toEqual([{ n: 3 }])
+        // What an instance of the service registers when it starts (its table becomes version 1's, read through a view).
+        yield* register([
+          { name: "rebuilt", baseName: "rebuilt", version: 1, eventTypes: ["RebuiltDeposited"] },
+          { name: "ignored_log", baseName: "ignored_log", version: 1, eventTypes: ["Ignored"] }
+        ])
+        const nothingWritten = () =>
+          Effect.gen(function* () {
+            expect(yield* sql("select count(*)::int as n from wh_per_rebuilt")).toEqual([{ n: 3 }])
+            expect(yield* sql("select count(*)::int as n from wh_perspective_cursors where perspective_name = 'rebuilt'")).toEqual([
+              { n: 3 }
+            ])
+            expect(yield* sql("select count(*)::int as n from wh_perspective_events where perspective_name like 'rebuil%'")).toEqual([
+              { n: 0 }
+            ])
+          })
 
-        const rebuilt = yield* cli(["rebuild", "rebuilt", "-t", "RebuiltDeposited", "--yes", "--json"], env())
+        const misspelled = yield* cli(["rebuild", "rebuild", "-t", "RebuiltDeposited", "--yes"], env())
+        expect(misspelled.code).toBe(3)
+        expect(misspelled.stderr).toBe('whizbang: unknown perspective "rebuild"; registered: ignored_log, rebuilt\n')
+        const wrongType = yield* cli(["rebuild", "rebuilt", "-t", "RebuiltDeposit", "--yes"], env())
+        expect(wrongType.code).toBe(2)
+        expect(wrongType.stderr).toMatch(
+          /unknown event type "RebuiltDeposit": no registered perspective handles it; rebuilt handles: RebuiltDeposited/
+        )
+        const notHandled = yield* cli(["rebuild", "rebuilt", "-t", "Ignored", "--yes"], env())
+        expect(notHandled.code).toBe(2)
+        expect(notHandled.stderr).toMatch(/rebuilt does not handle "Ignored" \(ignored_log does\)/)
+        const refused = yield* cli(["rebuild", "rebuilt"], env())
+        expect(refused.code).toBe(4)
+        expect(refused.stderr).toMatch(
+          /rebuild rebuilt in place: empties 3 row\(s\) of wh_per_rebuilt__v1 and resets 3 stream\(s\) .* re-enqueues 6 event\(s\) of RebuiltDeposited; .* refusing without a terminal/
+        )
+        yield* nothingWritten()
+
+        // No -t: every type it handles (and only those: the Ignored events are not enqueued).
+        const rebuilt = yield* cli(["rebuild", "rebuilt", "--yes", "--json"], env())
         expect(rebuilt.code).toBe(0)
         expect(rebuilt.json()).toEqual({ perspective: "rebuilt", streams: 3, enqueued: 6 })
         expect(yield* sql("select count(*)::int as n from wh_per_rebuilt")).toEqual([{ n: 0 }])
@@ -221,10 +259,34 @@ describe("whizbang CLI", () => {
         expect(
           yield* sql("select count(*)::int as n, max(attempts) as a from wh_perspective_events where perspective_name = 'rebuilt'")
         ).toEqual([{ n: 6, a: 0 }])
+      }),
+    120_000
+  )
 
-        const missingTypes = yield* cli(["rebuild", "rebuilt", "--yes"], env())
-        expect(missingTypes.code).toBe(2)
-        expect(missingTypes.stdout + missingTypes.stderr).toMatch(/--event-type/)
+  it.live(
+    "failed shows each cursor's whole error: wrapped to the screen, on one line with --wide, in full with --json",
+    () =>
+      Effect.gen(function* () {
+        const stream = randomUUID()
+        const error = `perspective "long_errors" failed to apply Deposited ${randomUUID()}: ${"the reason goes on and on ".repeat(12)}(the end)`
+        yield* sql(
+          `insert into wh_perspective_cursors (stream_id, perspective_name, status, error, processed_at) values ($1, 'long_errors', 4, $2, now())`,
+          [stream, error]
+        )
+        const wrapped = yield* runInProcess(["--database-url", db.url, "failed", "-p", "long_errors"])
+        expect(wrapped.code).toBe(0)
+        const lines = wrapped.stdout.trimEnd().split("\n")
+        expect(lines[0]).toMatch(/^\s+STREAM\s+PERSPECTIVE\s+STOPPED AT\s+ATTEMPTS\s+RETRY AFTER\s+ERROR$/)
+        expect(lines[1]).toMatch(new RegExp(`^\\s+${stream}\\s+long_errors\\s+-\\s+-\\s+-`))
+        for (const line of lines) expect(line.length).toBeLessThanOrEqual(120)
+        expect(lines.length).toBeGreaterThan(3)
+        expect(lines.map((l) => l.trim()).join(" ")).toContain(error.trim())
+
+        const wide = yield* runInProcess(["--database-url", db.url, "failed", "-p", "long_errors", "--wide"])
+        expect(wide.stdout.trimEnd().split("\n")).toHaveLength(2)
+        expect(wide.stdout).toContain(error.trim())
+        const json = yield* runInProcess(["--database-url", db.url, "failed", "-p", "long_errors", "--json"])
+        expect(json.json()).toMatchObject([{ streamId: stream, error }])
       }),
     120_000
   )
@@ -274,7 +336,9 @@ describe("whizbang CLI", () => {
         expect(unknown.code).toBe(2)
         const wrongSchema = yield* cli(["--schema", "nowhere", "status"], env())
         expect(wrongSchema.code).toBe(1)
-        expect(wrongSchema.stderr).toMatch(/database: .*wh_/)
+        expect(wrongSchema.stderr).toBe(
+          'whizbang: database: relation "wh_service_instances" does not exist in schema "nowhere": pass --schema with the service\'s schema (default "whizbang"); schemas with Whizbang tables in this database: whizbang\n'
+        )
         const down = new URL(db.url)
         down.port = "1"
         const unreachable = yield* cli(["status", "--database-url", down.toString()], {})

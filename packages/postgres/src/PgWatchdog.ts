@@ -8,7 +8,7 @@
  * |---|---|
  * | `StreamLocked` | a live stream lock (rewind, bootstrap, purge) pauses normal processing |
  * | `NoInstanceRunsVersion` | the same for one version of a perspective with several (`balance__v2` while only instances of the release before run): its work waits for one that runs it |
- * | `NoInstanceRunsPerspective` | live instances exist, but none runs this perspective (a rolling deploy): the work waits for one that does |
+ * | `NoInstanceRunsPerspective` | live instances exist, but none runs this perspective (a rolling deploy): the work waits for one that does; when no release registered the perspective either (a misspelled or removed one), the message says so and names `whizbang work remove`, which removes such work |
  * | `LeaseHeldByDeadInstance` | the stream's lease is live but its holder's heartbeat is stale or missing; it frees at lease expiry |
  * | `FailingEvent` | the head event failed `attempts` times; it is retried after `backoffUntil`, then dead-lettered |
  * | `RewindPending` | the cursor is flagged RewindRequired (a late arrival) and waits out the rewind debounce, or for a worker to rewind it |
@@ -156,6 +156,11 @@ export interface Row {
 const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString())
 const RewindRequired = 32
 
+// Work of a perspective no release registered (a misspelled name, a perspective removed from the code) waits for good.
+const orphaned = (perspective: string) =>
+  `; no release registered "${perspective}" either (misspelled, or removed from the code?): nothing will apply this work — ` +
+  `see it with whizbang work list, remove it with whizbang work remove ${perspective}`
+
 const describe = (reason: Reason): string => {
   switch (reason._tag) {
     case "StreamLocked":
@@ -271,7 +276,10 @@ export const classify = (
     headEventId: row.event_id,
     waitingSeconds: row.waiting_seconds,
     reason,
-    message: describe(reason)
+    message:
+      reason._tag === "NoInstanceRunsPerspective" && versions.length > 0 && version === undefined
+        ? describe(reason) + orphaned(reason.perspective)
+        : describe(reason)
   }
 }
 

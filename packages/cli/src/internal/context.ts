@@ -1,8 +1,9 @@
 // The root command and its shared flags, the database connection they describe, output and confirmation.
-import { PgClient } from "@whizbang/postgres"
+import { PgClient, PostgresError } from "@whizbang/postgres"
 import { Console, Effect, Option } from "effect"
 import { Command, Flag, Prompt } from "effect/cli"
-import { invalidInput, type OperationError, refused } from "../OperationError.js"
+import { invalidInput, OperationError, refused } from "../OperationError.js"
+import * as Sql from "../sql/schemas.js"
 
 export const root = Command.make("whizbang").pipe(
   Command.withDescription("Operate Whizbang perspectives in a PostgreSQL service schema."),
@@ -32,9 +33,34 @@ export const withDatabase = <A, R>(effect: Effect.Effect<A, OperationError, R>) 
     const url = Option.getOrUndefined(flags.databaseUrl) ?? process.env.DATABASE_URL
     if (url === undefined || url === "") return yield* invalidInput("database-url", "no database: pass --database-url or set DATABASE_URL")
     const client = PgClient.layer({ url, schema: flags.schema, maxConnections: 2, applicationName: "whizbang-cli" })
-    return yield* Effect.provide(effect, client).pipe(
-      Effect.catchTag("PostgresConfigError", (e) => Effect.fail(invalidInput(e.option, e.message)))
+    return yield* Effect.provide(
+      Effect.catchIf(effect, isUndefinedTable, (e) => Effect.flatMap(wrongSchema(flags.schema, e), Effect.fail)),
+      client
+    ).pipe(Effect.catchTag("PostgresConfigError", (e) => Effect.fail(invalidInput(e.option, e.message))))
+  })
+
+const isUndefinedTable = (e: OperationError): boolean =>
+  e.reason._tag === "DatabaseFailure" &&
+  e.reason.cause instanceof PostgresError.PostgresError &&
+  e.reason.cause.reason._tag === "UndefinedTable"
+
+/**
+ * A missing `wh_` table almost always means the wrong `--schema` (the CLI defaults to `whizbang`, a service often
+ * uses its own): the message says so and names the schemas of this database that hold Whizbang tables.
+ */
+const wrongSchema = (schema: string, error: OperationError) =>
+  Effect.gen(function* () {
+    const found = yield* PgClient.query<{ schema: string }>(Sql.withWhizbangTables).pipe(
+      Effect.map((rows) => rows.map((r) => r.schema)),
+      Effect.orElseSucceed(() => undefined)
     )
+    const hint =
+      found === undefined
+        ? `pass --schema with the service's schema (default "whizbang")`
+        : found.includes(schema)
+          ? `schema "${schema}" has Whizbang tables but not this one: apply this release's migrations (whizbang migrate --schema ${schema})`
+          : `pass --schema with the service's schema (default "whizbang"); schemas with Whizbang tables in this database: ${found.length === 0 ? "none (is --database-url the service's database?)" : found.join(", ")}`
+    return new OperationError({ reason: error.reason, message: `${error.message} in schema "${schema}": ${hint}` })
   })
 
 /** Prints `value` as JSON with --json, else the human rendering. */

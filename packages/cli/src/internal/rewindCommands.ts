@@ -1,11 +1,13 @@
 // `rewind` and `rebuild` of a stream or a whole perspective, with a progress bar.
-import { Effect, Option } from "effect"
+import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Rewind from "../Rewind.js"
 import { confirm, output, root, withDatabase, yesFlag } from "./context.js"
 import { count, progress } from "./render.js"
 
-const perspective = Argument.String("perspective").pipe(Argument.withDescription("the perspective's name"))
+const perspective = Argument.String("perspective").pipe(
+  Argument.withDescription("the perspective: a base name (its live version) or a version's key (<base>__v<N>)")
+)
 const stream = Flag.String("stream").pipe(
   Flag.withAlias("s"),
   Flag.withDescription("only this stream (default: every stream)"),
@@ -28,6 +30,12 @@ export const rewind = Command.make("rewind", { perspective, stream, batchSize },
   )
 ).pipe(Command.withDescription("Flag cursors RewindRequired (trigger: each stream's first event)."))
 
+/** What a rebuild will do, in one line (the confirmation question, `--dry-run`, the line printed with `--yes`). */
+export const describePlan = (plan: Rewind.RebuildPlan): string =>
+  `rebuild ${plan.perspective} in place: empties ${count(plan.rows)} row(s)${plan.table === null ? "" : ` of ${plan.table}`} and resets ` +
+  `${count(plan.streams)} stream(s) (cursors, snapshots, ${count(plan.pendingWork)} pending work row(s)), then re-enqueues ` +
+  `${count(plan.events)} event(s) of ${plan.eventTypes.join(", ")}; reads miss the emptied rows until the workers re-apply them`
+
 export const rebuild = Command.make(
   "rebuild",
   {
@@ -36,33 +44,49 @@ export const rebuild = Command.make(
     batchSize,
     eventTypes: Flag.String("event-type").pipe(
       Flag.withAlias("t"),
-      Flag.withDescription("an event type the perspective handles (repeat for each)"),
-      Flag.atLeast(1)
+      Flag.withDescription("only events of this type, one the perspective handles (repeatable; default: every type it handles)"),
+      Flag.atLeast(0)
     ),
     partitionCount: Flag.Int("partition-count").pipe(Flag.withDescription("the workers' partitionCount"), Flag.withDefault(10_000)),
+    dryRun: Flag.Boolean("dry-run").pipe(
+      Flag.withDescription("print what the rebuild would do and change nothing"),
+      Flag.withDefault(false)
+    ),
     yes: yesFlag
   },
   (args) =>
     withDatabase(
       Effect.gen(function* () {
         const { json } = yield* root
-        const streamId = Option.getOrUndefined(args.stream)
-        yield* confirm(
-          `delete ${args.perspective}'s rows and cursors of ${streamId === undefined ? "EVERY stream" : `stream ${streamId}`} and re-apply its events?`,
-          args.yes
-        )
-        const result = yield* Rewind.rebuild({
+        const options = {
           perspective: args.perspective,
-          streamId,
+          streamId: Option.getOrUndefined(args.stream),
           batchSize: args.batchSize,
           eventTypes: args.eventTypes,
-          partitionCount: args.partitionCount,
-          onProgress: progress("rebuild", json)
-        })
+          partitionCount: args.partitionCount
+        }
+        // Checked and counted first: a refusal writes nothing, and the question says what will be emptied.
+        const plan = yield* Rewind.planRebuild(options)
+        if (args.dryRun) return yield* output(plan, describePlan)
+        if (args.yes) {
+          if (!json) yield* Console.error(describePlan(plan))
+        } else yield* confirm(`${describePlan(plan)}. Continue?`, false)
+        const result = yield* Rewind.rebuild({ ...options, onProgress: progress("rebuild", json) })
         yield* output(
           result,
           (r) => `rebuilding ${r.perspective}: ${count(r.streams)} stream(s) reset, ${count(r.enqueued)} event(s) re-enqueued`
         )
       })
     )
-).pipe(Command.withDescription("Delete a perspective's rows and cursors and re-enqueue every event of its types (asks for confirmation)."))
+).pipe(
+  Command.withDescription(
+    "Repair a read model in place: delete a registered perspective's rows, cursors, snapshots and pending work, and re-enqueue " +
+      "every event of the types it handles (-t: only these; each must be one it handles). A base name means its live version, " +
+      "<base>__v<N> that version. Says what it will empty and asks first (--yes without a terminal). Readers see the rows " +
+      "missing until re-applied: to change a perspective's logic or shape with no downtime, declare a new version of it " +
+      "instead (built beside the live one, switched by cutover, undone by rollback)."
+  ),
+  Command.withShortDescription(
+    "Repair a read model in place from the events of the types it handles (asks first). Zero downtime: a new perspective version instead."
+  )
+)

@@ -87,8 +87,24 @@ export const renderStatus = (s: PgStatus.Snapshot): string =>
     table(
       ["STREAM", "PERSPECTIVE", "PENDING", "WAITING", "REASON", "DETAIL"],
       s.stuck.map((x) => [x.streamId, x.perspective, count(x.pending), age(x.waitingSeconds), x.reason._tag, truncate(x.message, 80)])
-    )
+    ),
+    ...orphaned(s)
   ].join("\n")
+
+/**
+ * Perspectives whose waiting work no release registered (a misspelled name, one removed from the code): nothing will
+ * apply it, and the tables above cut the watchdog's advice off, so it gets lines of its own.
+ */
+const orphaned = (s: PgStatus.Snapshot): ReadonlyArray<string> => {
+  if (s.versions.length === 0) return []
+  const names = [...s.waiting, ...s.stuck]
+    .filter((x) => x.reason._tag === "NoInstanceRunsPerspective" && !s.versions.some((v) => v.perspectiveName === x.perspective))
+    .map((x) => x.perspective)
+  return [...new Set(names)].flatMap((name, i) => [
+    ...(i === 0 ? ["", "ORPHANED WORK (no release registered these perspectives: nothing will apply their work)"] : []),
+    `  ${name}: see it with whizbang work list, remove it with whizbang work remove ${name}`
+  ])
+}
 
 export const status = Command.make(
   "status",
@@ -116,23 +132,39 @@ export const status = Command.make(
   )
 )
 
-export const failed = Command.make("failed", { perspective: perspectiveFlag, limit: limitFlag }, (flags) =>
-  withDatabase(
-    Effect.gen(function* () {
-      const cursors = yield* FailedCursors.list({ perspective: Option.getOrUndefined(flags.perspective), limit: flags.limit })
-      yield* output(cursors, (rows) =>
-        table(
-          ["STREAM", "PERSPECTIVE", "STOPPED AT", "ATTEMPTS", "RETRY AFTER", "ERROR"],
-          rows.map((c) => [
-            c.streamId,
-            c.perspective,
-            short(c.headEventId),
-            c.attempts === null ? "-" : String(c.attempts),
-            c.retryAfter ?? "-",
-            truncate(c.error)
-          ])
-        )
-      )
-    })
+/** The screen's width for wrapped tables: the terminal's columns, 120 when stdout is not a terminal. */
+const screenWidth = (): number => process.stdout.columns ?? 120
+
+/** `failed`'s table: the whole error, wrapped under its column to `width`, or on one line without a width. */
+export const renderFailed = (rows: ReadonlyArray<FailedCursors.FailedCursor>, width: number | undefined): string =>
+  table(
+    ["STREAM", "PERSPECTIVE", "STOPPED AT", "ATTEMPTS", "RETRY AFTER", "ERROR"],
+    rows.map((c) => [
+      c.streamId,
+      c.perspective,
+      short(c.headEventId),
+      c.attempts === null ? "-" : String(c.attempts),
+      c.retryAfter ?? "-",
+      c.error === null ? "-" : c.error.replaceAll(/\s+/g, " ")
+    ]),
+    { width }
   )
-).pipe(Command.withDescription("Cursors flagged Failed, with their errors."))
+
+export const failed = Command.make(
+  "failed",
+  {
+    perspective: perspectiveFlag,
+    limit: limitFlag,
+    wide: Flag.Boolean("wide").pipe(
+      Flag.withDescription("each error on one line, however long (default: wrapped to the screen under its column)"),
+      Flag.withDefault(false)
+    )
+  },
+  (flags) =>
+    withDatabase(
+      Effect.gen(function* () {
+        const cursors = yield* FailedCursors.list({ perspective: Option.getOrUndefined(flags.perspective), limit: flags.limit })
+        yield* output(cursors, (rows) => renderFailed(rows, flags.wide ? undefined : screenWidth()))
+      })
+    )
+).pipe(Command.withDescription("Cursors flagged Failed, with their whole errors (wrapped; --wide: one line each; --json)."))

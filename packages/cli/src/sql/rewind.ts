@@ -40,6 +40,32 @@ SELECT stream_id FROM (
 ) s WHERE stream_id > $3::uuid ORDER BY stream_id LIMIT $4::int`
 
 /**
+ * What a rebuild resets and re-enqueues, counted before it runs: the streams (those of {@link countRebuildStreams}),
+ * the events of the types and the pending work rows. Params: $1 perspective, $2 types, $3 one stream (null: every
+ * stream).
+ */
+export const rebuildCounts = `
+WITH streams AS (
+  SELECT stream_id FROM wh_perspective_cursors WHERE perspective_name = $1::text AND ($3::uuid IS NULL OR stream_id = $3::uuid)
+  UNION SELECT stream_id FROM wh_events WHERE event_type = ANY($2::text[]) AND ($3::uuid IS NULL OR stream_id = $3::uuid)
+)
+SELECT (SELECT count(*) FROM streams)::int AS streams,
+       (SELECT count(*) FROM wh_events WHERE event_type = ANY($2::text[]) AND ($3::uuid IS NULL OR stream_id = $3::uuid))::int AS events,
+       (SELECT count(*) FROM wh_perspective_events
+        WHERE perspective_name = $1::text AND processed_at IS NULL AND ($3::uuid IS NULL OR stream_id = $3::uuid))::int AS pending`
+
+/**
+ * The read-model rows a rebuild empties: those of the streams it resets (a row whose stream has neither a cursor
+ * nor an event of the types stays). Params as {@link rebuildCounts}; `table` is a version's own table, quoted here.
+ */
+export const countModels = (table: string) => `
+SELECT count(*)::int AS n FROM ${Identifier.quote(table)} m
+WHERE CASE WHEN $3::uuid IS NULL
+  THEN EXISTS (SELECT 1 FROM wh_perspective_cursors c WHERE c.perspective_name = $1::text AND c.stream_id = m.id)
+    OR EXISTS (SELECT 1 FROM wh_events e WHERE e.stream_id = m.id AND e.event_type = ANY($2::text[]))
+  ELSE m.id = $3::uuid END`
+
+/**
  * Revokes the streams' leases first: an instance applying them right now then fails its completion's fencing
  * and rolls back, so nothing it computed from the old model lands after the rebuild. Params: $1 stream ids.
  */
