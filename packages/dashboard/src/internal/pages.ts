@@ -18,7 +18,7 @@ export const confirm = (described: Described, actionsAllowed: boolean, path: str
   html`<section id="confirm"><h2>Confirm: ${described.what}</h2><p id="explanation">${described.explanation}</p>${
     actionsAllowed
       ? html`<form class="confirm" method="post" action="${path}"><input type="hidden" name="confirm" value="yes">
-<label>token <input type="password" name="token" autocomplete="off" required></label><button type="submit">${described.button}</button>
+<label>token <input type="password" name="token" autocomplete="off"></label><button type="submit">${described.button}</button>
 <a href="${base}/">cancel</a></form>`
       : html`<p class="bad">This page is read-only: it was started without --allow-actions, so nothing can be changed from it.</p><p><a href="${base}/">back</a></p>`
   }</section>`

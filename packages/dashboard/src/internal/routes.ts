@@ -84,7 +84,13 @@ export const layer = (ctx: Context) => {
   const snapshotJson = Effect.flatMap(ctx.hub.state, (s) =>
     Effect.succeed(
       HttpServerResponse.jsonUnsafe(
-        { takenAt: s.takenAt ?? null, unavailableSince: s.unavailableSince ?? null, error: s.error ?? null, snapshot: s.snapshot ?? null },
+        {
+          takenAt: s.takenAt ?? null,
+          unavailableSince: s.unavailableSince ?? null,
+          error: s.error ?? null,
+          computations: s.computations,
+          snapshot: s.snapshot ?? null
+        },
         { headers: { "cache-control": "no-store" } }
       )
     )
