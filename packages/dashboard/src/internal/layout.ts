@@ -38,7 +38,7 @@ a.act { font-size:12px; margin-right:8px; }
 form.confirm { margin-top:12px; display:flex; gap:10px; align-items:center; }
 input[type=password] { padding:5px 8px; border:1px solid var(--line); border-radius:4px; width:320px; }
 button { padding:5px 14px; border-radius:4px; border:1px solid var(--info); background:var(--info); color:#fff; cursor:pointer; }
-.grid { display:grid; grid-template-columns:1fr 1fr; gap:16px; } .grid > section { margin:0; }
+.grid { display:grid; grid-template-columns:1fr 1fr; gap:16px; margin:0 0 16px; } .grid > section { margin:0; }
 `
 
 const script = (basePath: string) => `

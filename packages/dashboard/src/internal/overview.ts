@@ -46,7 +46,7 @@ export const versions = (rows: ReadonlyArray<PgPerspectiveVersions.VersionInfo>,
           return html`<tr data-version="${v.perspectiveName}" data-state="${v.state}"><td><b>${v.baseName}</b> v${v.version} <span class="muted id">${v.perspectiveName}</span></td>
 <td><span class="badge s-${v.state}">${v.state}</span></td><td>${progressBar(v.progress)}</td>
 <td class="num">${count(v.historyStreams - v.streamsToReplay)} / ${count(v.historyStreams)}</td>
-<td class="num">${build?.perSecond === undefined ? "-" : rate(build.perSecond)}</td><td class="num">${v.state === "building" ? age(build?.etaSeconds) : "-"}</td>
+<td class="num">${build?.perSecond === undefined ? "-" : rate(build.perSecond)}</td><td class="num">${v.state === "building" && v.progress < 1 ? age(build?.etaSeconds) : "-"}</td>
 <td class="num">${count(v.pendingEvents)}</td><td class="num">${v.pendingEvents === 0 ? "-" : age(v.lagSeconds)}</td>
 <td class="num${v.deadLetters > 0 ? " bad" : ""}">${count(v.deadLetters)}</td><td>${v.hasRunner ? "yes" : html`<span class="bad">no live instance runs it</span>`}</td>
 <td>${versionActions(v, rows, base)}</td></tr>`
