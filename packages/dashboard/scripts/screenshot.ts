@@ -112,7 +112,11 @@ const main = Effect.gen(function* () {
   // History, applied by v1 alone.
   yield* Effect.scoped(
     Effect.gen(function* () {
-      for (const id of accounts) yield* append(id, Array.from({ length: 10 }, (_, i) => Deposited.make({ accountId: id, amount: i, note: "salary" })))
+      for (const id of accounts)
+        yield* append(
+          id,
+          Array.from({ length: 10 }, (_, i) => Deposited.make({ accountId: id, amount: i, note: "salary" }))
+        )
     }).pipe(Effect.provide(Whizbang.layer(config([balance, notes, orders]))))
   )
   const service = yield* Layer.build(Whizbang.layer(config([balance, balanceV2, notes, orders])))
@@ -152,7 +156,16 @@ const main = Effect.gen(function* () {
         headless: true,
         viewport: { width: 1440, height: 1000 },
         deviceScaleFactor: 1,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync"
+        ]
       })
     ),
     (c) => Effect.promise(() => c.close().then(() => rmSync(profile, { recursive: true, force: true })))

@@ -51,7 +51,7 @@ const start = <A, E>(layer: Layer.Layer<A, E>) =>
     return { context, stop: Scope.close(scope, Exit.void) }
   })
 
-const text = (page: Page, selector: string) => pw(() => page.locator(selector).first().innerText())
+const text = (page: Page, selector: string) => pw(async () => (await page.locator(selector).first().textContent()) ?? "")
 
 describe.skipIf(!available)("the operations page in a browser", () => {
   it.live(
@@ -90,7 +90,9 @@ describe.skipIf(!available)("the operations page in a browser", () => {
         const domContentLoadedMillis = yield* pw(() =>
           page.evaluate("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd")
         )
-        console.log(`page load: DOMContentLoaded ${Math.round(Number(domContentLoadedMillis))} ms, first live update ${firstUpdateMillis} ms`)
+        console.log(
+          `page load: DOMContentLoaded ${Math.round(Number(domContentLoadedMillis))} ms, first live update ${firstUpdateMillis} ms`
+        )
         // A marker that a reload would lose.
         yield* pw(() => page.evaluate("window.__notReloaded = true"))
         yield* pw(() => page.locator('tr[data-version="balance"][data-state="live"]').waitFor(deadline))
@@ -99,9 +101,7 @@ describe.skipIf(!available)("the operations page in a browser", () => {
         yield* v1.stop
         const writer = yield* start(Whizbang.layerWithoutWorker(Shop.config(url, [Shop.balance, Shop.notesPerspective])))
         yield* append(streams.slice(0, 10), 3).pipe(Effect.provide(writer.context))
-        yield* pw(() =>
-          page.locator('tr[data-perspective="balance"] [data-field="lag-events"]', { hasText: /^30$/ }).waitFor(deadline)
-        )
+        yield* pw(() => page.locator('tr[data-perspective="balance"] [data-field="lag-events"]', { hasText: /^30$/ }).waitFor(deadline))
         yield* writer.stop
 
         // 4. The deploy with v2 over the existing history: building (no automatic cutover), then cut over from the page.
@@ -143,7 +143,9 @@ describe.skipIf(!available)("the operations page in a browser", () => {
         })
         yield* confirmRetry
         yield* pw(() => page.locator("form.confirm button").click())
-        expect(yield* text(page, "#outcome #message")).toBe("refused: no token given (the form's token field, or the x-whizbang-token header)")
+        expect(yield* text(page, "#outcome #message")).toBe(
+          "refused: no token given (the form's token field, or the x-whizbang-token header)"
+        )
         yield* confirmRetry
         yield* pw(() => page.fill('input[name="token"]', `${token}-wrong`))
         yield* pw(() => page.locator("form.confirm button").click())
@@ -157,7 +159,9 @@ describe.skipIf(!available)("the operations page in a browser", () => {
         yield* pw(() => page.locator('#outcome[data-ok="yes"]').waitFor(deadline))
         yield* pw(() => page.goto(running.url))
         yield* pw(() => page.locator("#dead-letters .empty").waitFor(deadline))
-        const actions = yield* pw(() => page.locator("#actions tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-outcome"))))
+        const actions = yield* pw(() =>
+          page.locator("#actions tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-outcome")))
+        )
         expect(actions).toEqual(["done", "refused", "refused", "done"])
         expect(yield* text(page, "#actions tbody tr")).toContain("HeadlessChrome")
 

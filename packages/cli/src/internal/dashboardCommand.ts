@@ -35,9 +35,7 @@ const specifier = "@whizbang/dashboard"
 /** Beside this package, else from the current project (a pnpm install keeps packages apart). */
 const load = Effect.tryPromise({
   try: (): Promise<DashboardModule> =>
-    import(specifier).catch(() =>
-      import(pathToFileURL(createRequire(Path.join(process.cwd(), "package.json")).resolve(specifier)).href)
-    ),
+    import(specifier).catch(() => import(pathToFileURL(createRequire(Path.join(process.cwd(), "package.json")).resolve(specifier)).href)),
   catch: () => refused(`whizbang dashboard needs the ${specifier} package: npm install ${specifier} (beside @whizbang/cli)`)
 })
 
@@ -48,7 +46,9 @@ export const dashboard = Command.make(
     port: Flag.Int("port").pipe(Flag.withDescription("port to listen on (0: any free port)"), Flag.withDefault(0)),
     basePath: Flag.String("base-path").pipe(Flag.withDescription("serve under this path prefix (behind a proxy)"), Flag.optional),
     allowActions: Flag.Boolean("allow-actions").pipe(
-      Flag.withDescription("allow retry, discard, cutover and rollback with a token ($WHIZBANG_DASHBOARD_TOKEN, else generated and printed)"),
+      Flag.withDescription(
+        "allow retry, discard, cutover and rollback with a token ($WHIZBANG_DASHBOARD_TOKEN, else generated and printed)"
+      ),
       Flag.withDefault(false)
     ),
     refresh: Flag.String("refresh").pipe(Flag.withDescription("recompute at most this often when notified (default 2s)"), Flag.optional),

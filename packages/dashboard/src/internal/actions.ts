@@ -38,9 +38,7 @@ export const describe = (action: Action): Op<Described> => {
           Effect.catchIf(
             (e) => e.reason._tag === "InvalidInput" || e.reason._tag === "NotFound",
             () =>
-              Effect.fail(
-                notFound("dead letter", action.id, `no dead letter ${action.id} (it may have been retried or discarded already)`)
-              )
+              Effect.fail(notFound("dead letter", action.id, `no dead letter ${action.id} (it may have been retried or discarded already)`))
           )
         ),
         (d) =>
@@ -62,7 +60,9 @@ export const describe = (action: Action): Op<Described> => {
         return {
           what: `cut over ${v.baseName} to v${v.version}`,
           explanation: `Waits until ${v.perspectiveName} (state ${v.state}, ${Math.floor(v.progress * 100)}% built, ${v.pendingEvents} events pending) has applied the events pending now — at most 30 seconds, else nothing switches — then switches reads of ${v.baseName} to it in one transaction. ${
-            live === undefined ? "No version serves now." : `${live.perspectiveName} stops serving and is kept up to date for 10 minutes, during which a rollback switches back.`
+            live === undefined
+              ? "No version serves now."
+              : `${live.perspectiveName} stops serving and is kept up to date for 10 minutes, during which a rollback switches back.`
           }`,
           button: `Cut over to v${v.version}`
         }
@@ -88,16 +88,23 @@ export const describe = (action: Action): Op<Described> => {
 export const run = (action: Action): Op<string> => {
   switch (action._tag) {
     case "Retry":
-      return Effect.map(DeadLetters.retry(action.id), (r) => `event ${r.eventId} is back in ${r.perspective}'s work queue as work ${r.workId}`)
+      return Effect.map(
+        DeadLetters.retry(action.id),
+        (r) => `event ${r.eventId} is back in ${r.perspective}'s work queue as work ${r.workId}`
+      )
     case "Discard":
       return Effect.as(DeadLetters.discard(action.id), `dead letter ${action.id} discarded`)
     case "Cutover":
       return Effect.map(Versions.cutover({ perspective: action.key }), (r) =>
-        r.switched ? `${r.live} serves ${r.baseName} now (switched in ${r.millis} ms)${r.replaced === undefined ? "" : `; ${r.replaced} is retiring`}` : `${r.live} already served ${r.baseName}; nothing switched`
+        r.switched
+          ? `${r.live} serves ${r.baseName} now (switched in ${r.millis} ms)${r.replaced === undefined ? "" : `; ${r.replaced} is retiring`}`
+          : `${r.live} already served ${r.baseName}; nothing switched`
       )
     case "Rollback":
       return Effect.map(Versions.rollback({ perspective: action.base }), (r) =>
-        r.switched ? `${r.live} serves ${r.baseName} again (switched in ${r.millis} ms)` : `nothing switched: ${r.live} serves ${r.baseName}`
+        r.switched
+          ? `${r.live} serves ${r.baseName} again (switched in ${r.millis} ms)`
+          : `nothing switched: ${r.live} serves ${r.baseName}`
       )
   }
 }

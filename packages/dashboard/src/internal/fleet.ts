@@ -9,7 +9,9 @@ export const instances = (rows: ReadonlyArray<PgStatus.Instance>, deadAfterSecon
     rows.length === 0
       ? html`<p class="empty">No instance is registered.</p>`
       : html`<table><thead><tr><th>instance</th><th>service</th><th>host / pid</th><th class="num">heartbeat</th><th>runs</th></tr></thead><tbody>${rows.map(
-          (i) => html`<tr><td class="id" title="${i.instanceId}">${i.instanceId.slice(0, 8)}…</td><td>${i.serviceName}</td><td>${i.hostName} / ${i.processId}</td>
+          (
+            i
+          ) => html`<tr><td class="id" title="${i.instanceId}">${i.instanceId.slice(0, 8)}…</td><td>${i.serviceName}</td><td>${i.hostName} / ${i.processId}</td>
 <td class="num${i.heartbeatAgeSeconds >= deadAfterSeconds ? " bad" : ""}">${age(i.heartbeatAgeSeconds)} ago</td>
 <td class="wrap">${i.perspectives === null ? html`<span class="muted">every perspective</span>` : i.perspectives.join(", ")}</td></tr>`
         )}</tbody></table>`
@@ -20,7 +22,9 @@ export const locks = (rows: ReadonlyArray<PgStatus.Lock>): Html =>
     rows.length === 0
       ? html`<p class="empty">No stream is locked.</p>`
       : html`<table><thead><tr><th>stream</th><th>perspective</th><th>holder</th><th>reason</th><th>expires</th></tr></thead><tbody>${rows.map(
-          (l) => html`<tr><td class="id" title="${l.streamId}">${l.streamId.slice(0, 8)}…</td><td>${l.perspective}</td><td class="id">${l.instanceId.slice(0, 8)}…</td>
+          (
+            l
+          ) => html`<tr><td class="id" title="${l.streamId}">${l.streamId.slice(0, 8)}…</td><td>${l.perspective}</td><td class="id">${l.instanceId.slice(0, 8)}…</td>
 <td>${l.reason ?? "-"}</td><td>${l.expiresAt === null ? "never" : time(l.expiresAt)}${l.expired ? html` <span class="bad">(expired)</span>` : ""}</td></tr>`
         )}</tbody></table>`
   }</section>`

@@ -13,4 +13,5 @@ export const rate = (perSecond: number): string => (perSecond >= 100 ? `${count(
 
 export const percent = (share: number): string => `${Math.floor(share * 100)}%`
 
-export const time = (date: Date | string | undefined): string => (date === undefined ? "-" : new Date(date).toISOString().replace("T", " ").slice(0, 19))
+export const time = (date: Date | string | undefined): string =>
+  date === undefined ? "-" : new Date(date).toISOString().replace("T", " ").slice(0, 19)

@@ -41,10 +41,7 @@ const appliedIn = (detail: string): readonly [string, number] | undefined => {
   return [detail.slice(0, tab), detail.slice(tab + 1).split(",").length]
 }
 
-export const make = (
-  options: Decoded,
-  render: (state: State) => string
-): Effect.Effect<Hub, never, PgClient.PgClient | Scope.Scope> =>
+export const make = (options: Decoded, render: (state: State) => string): Effect.Effect<Hub, never, PgClient.PgClient | Scope.Scope> =>
   Effect.gen(function* () {
     const client = yield* PgClient.PgClient
     const history = History.make(options.historyPoints)

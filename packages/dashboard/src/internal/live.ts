@@ -20,7 +20,8 @@ export const render =
 ${state.takenAt === undefined ? "" : html`Showing the last snapshot, taken ${time(state.takenAt)} UTC.`} Retrying by itself.</div>`
     const s = state.snapshot
     if (s === undefined) {
-      return html`${banner}<p class="empty" id="loading">${state.unavailableSince === undefined ? "Taking the first snapshot…" : "No snapshot yet."}</p>`.value
+      return html`${banner}<p class="empty" id="loading">${state.unavailableSince === undefined ? "Taking the first snapshot…" : "No snapshot yet."}</p>`
+        .value
     }
     return html`${banner}<p class="muted" id="taken">Snapshot taken ${state.takenAt === undefined ? "-" : time(state.takenAt)} UTC.</p>
 ${Overview.perspectives(s.status.perspectives, state.history)}

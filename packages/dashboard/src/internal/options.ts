@@ -55,7 +55,10 @@ export const decode = (input: Input): Effect.Effect<Decoded, DashboardError> =>
     }
     const basePath = (input.basePath ?? "").replace(/\/+$/, "")
     if (!basePathPattern.test(basePath)) {
-      return yield* invalidOption("base-path", `base-path must be a path such as /ops/whizbang (letters, digits, . _ ~ -), got "${input.basePath}"`)
+      return yield* invalidOption(
+        "base-path",
+        `base-path must be a path such as /ops/whizbang (letters, digits, . _ ~ -), got "${input.basePath}"`
+      )
     }
     const allow = input.allowActions ?? false
     if (!allow && input.token !== undefined) {

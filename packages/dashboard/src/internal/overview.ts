@@ -25,7 +25,8 @@ export const perspectives = (rows: ReadonlyArray<PgStatus.PerspectiveSummary>, h
         )}</tbody></table>`
   }</section>`
 
-const progressBar = (share: number) => html`<span class="bar"><span style="width:${Math.round(share * 100)}%"></span></span>${percent(share)}`
+const progressBar = (share: number) =>
+  html`<span class="bar"><span style="width:${Math.round(share * 100)}%"></span></span>${percent(share)}`
 
 const versionActions = (v: PgPerspectiveVersions.VersionInfo, all: ReadonlyArray<PgPerspectiveVersions.VersionInfo>, base: string) => {
   const live = all.find((o) => o.baseName === v.baseName && o.state === "live")
@@ -41,14 +42,16 @@ export const versions = (rows: ReadonlyArray<PgPerspectiveVersions.VersionInfo>,
     rows.length === 0
       ? html`<p class="empty">No perspective version is registered.</p>`
       : html`<table><thead><tr><th>version</th><th>state</th><th>build</th><th class="num">streams replayed</th><th class="num">rate</th><th class="num">ETA</th>
-<th class="num">lag (events)</th><th class="num">lag (oldest)</th><th class="num">dead letters</th><th>runner</th><th></th></tr></thead><tbody>${rows.map((v) => {
-          const build = history.builds.get(v.perspectiveName)
-          return html`<tr data-version="${v.perspectiveName}" data-state="${v.state}"><td><b>${v.baseName}</b> v${v.version} <span class="muted id">${v.perspectiveName}</span></td>
+<th class="num">lag (events)</th><th class="num">lag (oldest)</th><th class="num">dead letters</th><th>runner</th><th></th></tr></thead><tbody>${rows.map(
+          (v) => {
+            const build = history.builds.get(v.perspectiveName)
+            return html`<tr data-version="${v.perspectiveName}" data-state="${v.state}"><td><b>${v.baseName}</b> v${v.version} <span class="muted id">${v.perspectiveName}</span></td>
 <td><span class="badge s-${v.state}">${v.state}</span></td><td>${progressBar(v.progress)}</td>
 <td class="num">${count(v.historyStreams - v.streamsToReplay)} / ${count(v.historyStreams)}</td>
 <td class="num">${build?.perSecond === undefined ? "-" : rate(build.perSecond)}</td><td class="num">${v.state === "building" && v.progress < 1 ? age(build?.etaSeconds) : "-"}</td>
 <td class="num">${count(v.pendingEvents)}</td><td class="num">${v.pendingEvents === 0 ? "-" : age(v.lagSeconds)}</td>
 <td class="num${v.deadLetters > 0 ? " bad" : ""}">${count(v.deadLetters)}</td><td>${v.hasRunner ? "yes" : html`<span class="bad">no live instance runs it</span>`}</td>
 <td>${versionActions(v, rows, base)}</td></tr>`
-        })}</tbody></table>`
+          }
+        )}</tbody></table>`
   }</section>`

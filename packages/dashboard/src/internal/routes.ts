@@ -103,7 +103,11 @@ export const layer = (ctx: Context) => {
         (e) => e.reason._tag === "NotFound" || e.reason._tag === "InvalidInput",
         () =>
           Effect.succeed(
-            page("not found", Pages.notFound(`No dead letter ${params.id ?? ""}: it may have been retried or discarded already.`, base), 404)
+            page(
+              "not found",
+              Pages.notFound(`No dead letter ${params.id ?? ""}: it may have been retried or discarded already.`, base),
+              404
+            )
           )
       ),
       Effect.catch(failure("dead letter"))
@@ -125,44 +129,57 @@ export const layer = (ctx: Context) => {
       )
     )
 
-  const confirmPage = (toAction: (params: Readonly<Record<string, string | undefined>>) => Actions.Action) => (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.flatMap(HttpRouter.params, (params) =>
-      withDb(Actions.describe(toAction(params))).pipe(
-        Effect.map((d) => page(`confirm: ${d.what}`, Pages.confirm(d, ctx.options.token !== undefined, pathOf(request), base))),
-        Effect.catch(failure("action"))
+  const confirmPage =
+    (toAction: (params: Readonly<Record<string, string | undefined>>) => Actions.Action) =>
+    (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.flatMap(HttpRouter.params, (params) =>
+        withDb(Actions.describe(toAction(params))).pipe(
+          Effect.map((d) => page(`confirm: ${d.what}`, Pages.confirm(d, ctx.options.token !== undefined, pathOf(request), base))),
+          Effect.catch(failure("action"))
+        )
       )
-    )
 
-  const perform = (toAction: (params: Readonly<Record<string, string | undefined>>) => Actions.Action) => (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.gen(function* () {
-      const params = yield* HttpRouter.params
-      const action = toAction(params)
-      const form = yield* request.urlParamsBody.pipe(Effect.orElseSucceed(() => UrlParams.empty))
-      const at = new Date()
-      const by = who(request)
-      const target = `${action._tag.toLowerCase()} ${Object.values(params).join(" ")}`
-      const refuse = (status: number, detail: string) =>
-        Effect.as(ctx.hub.record({ at, who: by, what: target, outcome: "refused", detail }), page("refused", Pages.outcome("Refused", detail, false, base), status))
-      if (ctx.options.token === undefined) return yield* refuse(403, "refused: this page is read-only (started without --allow-actions)")
-      const token = givenToken(request, form)
-      if (token === undefined || token === "") return yield* refuse(401, "refused: no token given (the form's token field, or the x-whizbang-token header)")
-      if (!Token.matches(ctx.options.token, token)) return yield* refuse(403, "refused: wrong token")
-      if (Option.getOrUndefined(UrlParams.getFirst(form, "confirm")) !== "yes") return yield* refuse(400, "refused: not confirmed (send confirm=yes)")
-      const described = yield* withDb(Actions.describe(action)).pipe(Effect.option)
-      const what = Option.match(described, { onNone: () => target, onSome: (d) => d.what })
-      return yield* withDb(Actions.run(action)).pipe(
-        Effect.matchEffect({
-          onSuccess: (detail) => Effect.as(ctx.hub.record({ at, who: by, what, outcome: "done", detail }), page("done", Pages.outcome(`Done: ${what}`, detail, true, base))),
-          onFailure: (e) =>
-            Effect.as(
-              ctx.hub.record({ at, who: by, what, outcome: "failed", detail: e.message }),
-              e.reason._tag === "NotFound" || e.reason._tag === "InvalidInput"
-                ? page("not found", Pages.notFound(e.message, base), 404)
-                : page("failed", Pages.outcome(`Failed: ${what}`, e.message, false, base), statusOf(e))
-            )
-        })
-      )
-    })
+  const perform =
+    (toAction: (params: Readonly<Record<string, string | undefined>>) => Actions.Action) =>
+    (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function* () {
+        const params = yield* HttpRouter.params
+        const action = toAction(params)
+        const form = yield* request.urlParamsBody.pipe(Effect.orElseSucceed(() => UrlParams.empty))
+        const at = new Date()
+        const by = who(request)
+        const target = `${action._tag.toLowerCase()} ${Object.values(params).join(" ")}`
+        const refuse = (status: number, detail: string) =>
+          Effect.as(
+            ctx.hub.record({ at, who: by, what: target, outcome: "refused", detail }),
+            page("refused", Pages.outcome("Refused", detail, false, base), status)
+          )
+        if (ctx.options.token === undefined) return yield* refuse(403, "refused: this page is read-only (started without --allow-actions)")
+        const token = givenToken(request, form)
+        if (token === undefined || token === "")
+          return yield* refuse(401, "refused: no token given (the form's token field, or the x-whizbang-token header)")
+        if (!Token.matches(ctx.options.token, token)) return yield* refuse(403, "refused: wrong token")
+        if (Option.getOrUndefined(UrlParams.getFirst(form, "confirm")) !== "yes")
+          return yield* refuse(400, "refused: not confirmed (send confirm=yes)")
+        const described = yield* withDb(Actions.describe(action)).pipe(Effect.option)
+        const what = Option.match(described, { onNone: () => target, onSome: (d) => d.what })
+        return yield* withDb(Actions.run(action)).pipe(
+          Effect.matchEffect({
+            onSuccess: (detail) =>
+              Effect.as(
+                ctx.hub.record({ at, who: by, what, outcome: "done", detail }),
+                page("done", Pages.outcome(`Done: ${what}`, detail, true, base))
+              ),
+            onFailure: (e) =>
+              Effect.as(
+                ctx.hub.record({ at, who: by, what, outcome: "failed", detail: e.message }),
+                e.reason._tag === "NotFound" || e.reason._tag === "InvalidInput"
+                  ? page("not found", Pages.notFound(e.message, base), 404)
+                  : page("failed", Pages.outcome(`Failed: ${what}`, e.message, false, base), statusOf(e))
+              )
+          })
+        )
+      })
 
   const retry = (p: Readonly<Record<string, string | undefined>>): Actions.Action => ({ _tag: "Retry", id: p.id ?? "" })
   const discard = (p: Readonly<Record<string, string | undefined>>): Actions.Action => ({ _tag: "Discard", id: p.id ?? "" })
