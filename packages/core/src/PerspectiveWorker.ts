@@ -37,6 +37,7 @@ import { afterCycle, completeLifecycles, type LifecycleDeps } from "./internal/l
 import { fetchOptions, type ProcessedGroup, runCycle } from "./internal/workerCycle.js"
 import { LifecycleStore } from "./LifecycleStore.js"
 import { NotificationListener } from "./NotificationListener.js"
+import * as OutageLog from "./OutageLog.js"
 import type * as Perspective from "./Perspective.js"
 import * as PerspectiveRegistry from "./PerspectiveRegistry.js"
 import * as PerspectiveRewinder from "./PerspectiveRewinder.js"
@@ -250,9 +251,15 @@ export const make = (config: Config) =>
       reclaimAfterSeconds: leaseSeconds,
       scope: yield* Effect.scope
     }
-    const reconcileLifecycles = completeLifecycles(lifecycle).pipe(
-      Effect.tap((n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void)),
-      Effect.catchCause((cause) => Effect.logWarning("reconciling lifecycles failed; retrying when idle", cause))
+    // Each loop logs a run of failures (a database outage) once, and once more when it recovers: see OutageLog.
+    const reconcileLog = yield* OutageLog.make("reconciling lifecycles")
+    const claimLog = yield* OutageLog.make("claiming work")
+    const leaseLog = yield* OutageLog.make("renewing stream leases")
+    const cycleLog = yield* OutageLog.make("perspective cycle")
+    const stagesLog = yield* OutageLog.make("lifecycle stages")
+    const reconcileLifecycles = reconcileLog.guard(
+      Effect.tap(completeLifecycles(lifecycle), (n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void)),
+      undefined
     )
     const deps = {
       instanceId,
@@ -305,11 +312,7 @@ export const make = (config: Config) =>
               for (const [id, rows] of byStream) prefetched.set(id, rows)
               return streams
             })
-      ).pipe(
-        Effect.catchCause((cause) =>
-          Effect.as(Effect.logWarning("claiming work failed; retrying on the next poll", cause), [] as ReadonlyArray<string>)
-        )
-      )
+      ).pipe((claim) => claimLog.guard(claim, [] as ReadonlyArray<string>))
       const previous = yield* SubscriptionRef.get(state)
       // A poll is empty only when nothing was claimed AND nothing is queued or in a cycle (committing, firing
       // receptors) — re-tries of streams that could not move last time excepted: they are not work found.
@@ -345,15 +348,15 @@ export const make = (config: Config) =>
     // ends, so no other instance takes them over meanwhile. A lease already lost stays lost: the commit is fenced.
     const renewEvery = Duration.millis(Math.max(1, Math.floor(leaseMillis / 3)))
     const withLeaseRenewal = <A, E>(streamIds: ReadonlyArray<string>, cycle: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-      const renew = coordinator.renewStreamLeases({ instanceId, streamIds, leaseSeconds }).pipe(
-        Effect.tap((held) =>
+      const renew = leaseLog.guard(
+        Effect.tap(coordinator.renewStreamLeases({ instanceId, streamIds, leaseSeconds }), (held) =>
           held.length < streamIds.length
             ? Effect.logWarning(
                 `lost the lease on ${streamIds.length - held.length} stream(s) during a long cycle; their work is redone by the new owner`
               )
             : Effect.void
         ),
-        Effect.catchCause((cause) => Effect.logWarning("renewing stream leases failed; retrying", cause))
+        undefined
       )
       return Effect.scoped(Effect.andThen(Effect.forkScoped(Effect.forever(Effect.delay(renew, renewEvery))), cycle))
     }
@@ -378,9 +381,7 @@ export const make = (config: Config) =>
           }))
           yield* Effect.forEach(result.processed, (group) => run(hooks.onPerspectiveEventProcessed, group), { discard: true })
           yield* Effect.forEach(result.failures, (failure) => run(hooks.onPerspectiveEventFailed, failure), { discard: true })
-          yield* afterCycle(lifecycle, result.processed, []).pipe(
-            Effect.catchCause((cause) => Effect.logWarning("lifecycle stages failed; they are retried when the worker is idle", cause))
-          )
+          yield* stagesLog.guard(afterCycle(lifecycle, result.processed, []), undefined)
           yield* run(hooks.onBatchCycleComplete, {
             streams: batch.length,
             eventsApplied: result.processed.reduce((n, g) => n + g.eventIds.length, 0),
@@ -405,12 +406,10 @@ export const make = (config: Config) =>
         }
         // Whatever is left is claimed again by the next poll; ask for it now.
         if (batch.length > 0) yield* Queue.offer(wake, undefined)
+        return true
       }).pipe(
-        Effect.catchCause((cause) =>
-          Effect.logWarning("perspective cycle failed; its work will be delivered again", cause).pipe(
-            Effect.andThen(Queue.offer(wake, undefined))
-          )
-        )
+        (cycles) => cycleLog.guard(cycles, false),
+        Effect.flatMap((done) => (done ? Effect.void : Effect.asVoid(Queue.offer(wake, undefined))))
       )
 
     const consumer = Effect.forever(

@@ -32,7 +32,7 @@
  *
  * @since 0.3.0
  */
-import { Perspective, WorkerOptions } from "@whizbang/core"
+import { OutageLog, Perspective, WorkerOptions } from "@whizbang/core"
 import { Clock, type Context, Duration, Effect, Layer, Metric } from "effect"
 import * as DurationOptions from "./internal/durationOption.js"
 import * as HandOver from "./internal/handOver.js"
@@ -798,8 +798,8 @@ export const layerRegistration = (
 /**
  * The build loop of the versions this instance runs, for as long as the layer lives: {@link buildStep} at once
  * again while history is being written, every 50 ms while the version's backlog holds history back, else every
- * `interval`. Progress is logged every 10%; errors are logged
- * and the loop goes on. While it writes history it refreshes the work table's planner statistics (ANALYZE, at most
+ * `interval`. Progress is logged every 10%; a failed round is logged (once for a run of failures, see `OutageLog`
+ * in core) and the loop goes on. While it writes history it refreshes the work table's planner statistics (ANALYZE, at most
  * every 2 seconds), so the fast-growing table does not slow every perspective's cycles until autovacuum gets to it.
  *
  * @category layers
@@ -836,6 +836,8 @@ export const layerBuilder = (
             )
           }
         })
+      // A failed round (a database outage) is logged once, and once more when a round works again.
+      const outages = yield* OutageLog.make("perspective version build round")
       // History written since the planner statistics of the work table were last refreshed (see Sql.analyzeBuildTables).
       let unanalyzed = 0
       let analyzedAt = 0
@@ -851,11 +853,7 @@ export const layerBuilder = (
         yield* report(r.versions)
         // History left: at once again while writing; soon again while the backlog holds it back; else at `interval`.
         return r.planned === 0 ? ("idle" as const) : r.written > 0 ? ("writing" as const) : ("held" as const)
-      }).pipe(
-        Effect.catchCause((cause) =>
-          Effect.as(Effect.logWarning("perspective version build round failed; retrying", cause), "idle" as const)
-        )
-      )
+      }).pipe((attempt) => outages.guard(attempt, "idle" as const))
       const held = Duration.min(interval, Duration.millis(heldBackPauseMillis))
       const loop = Effect.gen(function* () {
         while (true) {

@@ -2,7 +2,7 @@
 // retirement, rolling deploys and the typed errors.
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Effect, Fiber, Layer, Logger, Schema } from "effect"
+import { Effect, Fiber, Layer, Logger, Schedule, Schema } from "effect"
 import {
   EventId,
   EventRegistry,
@@ -194,6 +194,43 @@ describe("perspective versions (Whizbang.layer)", () => {
         )
         // Auto cutover served v2; rollback served v1; cutover served v2 again and retired v1 at once (grace 0).
         expect(seen).toEqual([2, "balance", 1, "balance__v2", "balance", 2, "retired", 0, { total: 12, by: 2 }])
+      })
+    )
+  )
+
+  it.live("with autoCutover off, a caught-up version is listed as caught up and the build loop says once what serves it", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const id = EventId.unsafeMake()
+        yield* Effect.scoped(Effect.andThen(deposit(id, 3), settle).pipe(Effect.provide(app(url, [Fixtures.balance]))))
+        const lines: Array<string> = []
+        const capture = Logger.layer([
+          Logger.make((options) => {
+            if (options.logLevel === "Info") lines.push(String(options.message))
+          })
+        ])
+        const said = (l: string) => l.includes("balance__v2 is caught up and waits for a cutover")
+        const result = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* settle
+            const v2 = yield* Effect.map(PgPerspectiveVersions.list, (vs) => vs.find((v) => v.perspectiveName === "balance__v2")!).pipe(
+              Effect.repeat({ until: (v) => v.caughtUp && lines.some(said), schedule: Schedule.spaced("20 millis"), times: 500 })
+            )
+            yield* deposit(id, 4)
+            yield* settle
+            return { v2, still: (yield* PgPerspectiveVersions.list).find((v) => v.perspectiveName === "balance__v2") }
+          }).pipe(
+            Effect.provide(
+              app(url, [Fixtures.balance, Fixtures.balanceVersion(2)], { versions: { interval: "20 millis", autoCutover: false } })
+            ),
+            Effect.provide(capture)
+          )
+        )
+        expect(result.v2).toMatchObject({ state: "building", caughtUp: true, progress: 1 })
+        expect(result.still).toMatchObject({ state: "building", caughtUp: true })
+        expect(lines.filter(said)).toEqual([
+          "perspective balance__v2 is caught up and waits for a cutover (versions.autoCutover is off): `whizbang cutover balance` serves it"
+        ])
       })
     )
   )
