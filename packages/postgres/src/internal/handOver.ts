@@ -168,7 +168,7 @@ const owning = <A, E, R>(
           if (!renewed) return
         }
       })
-      const renewing = yield* Effect.forkChild(keepalive)
+      const renewing = yield* Effect.forkChild(restore(keepalive))
       const exit = yield* Effect.exit(restore(body))
       yield* Fiber.interrupt(renewing)
       if (Exit.isFailure(exit)) {
