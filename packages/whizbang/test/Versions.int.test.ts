@@ -253,7 +253,8 @@ describe("perspective versions (Whizbang.layer)", () => {
             )
             const badLag = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2, { maxLag: -1 }))
             const badTimeout = yield* Effect.flip(PgPerspectiveVersions.awaitLive("balance__v2", { timeout: -5 }))
-            return { unknown, noVersion, nothing, notReady, list, awaitUnknown, awaitTimedOut, badLag, badTimeout }
+            const badLease = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2, { lease: 0 }))
+            return { unknown, noVersion, nothing, notReady, list, awaitUnknown, awaitTimedOut, badLag, badTimeout, badLease }
           }).pipe(Effect.provide(app(url, [Fixtures.balance, Fixtures.balanceVersion(2)], { versions: { interval: null } })))
         )
         expect(errors.unknown._tag).toBe("UnknownPerspectiveVersion")
@@ -273,6 +274,7 @@ describe("perspective versions (Whizbang.layer)", () => {
           message: "maxLag must be a positive integer, got -1"
         })
         expect(errors.badTimeout).toMatchObject({ _tag: "PostgresConfigError", option: "timeout" })
+        expect(errors.badLease).toMatchObject({ _tag: "PostgresConfigError", option: "lease" })
         const refused = (perspectives: ReadonlyArray<Perspective.Any>, config: Partial<Whizbang.Config> = {}) =>
           Effect.flip(Effect.scoped(Layer.build(app(url, perspectives, config))))
         const suffixed = { ...Fixtures.balance, name: "balance__v2", baseName: "balance__v2" }
@@ -283,6 +285,10 @@ describe("perspective versions (Whizbang.layer)", () => {
         )
         const badOption = yield* refused([Fixtures.balance], { versions: { chunkStreams: 0 } })
         expect(badOption.message).toContain("versions.chunkStreams must be a positive integer")
+        expect(yield* refused([Fixtures.balance], { versions: { cutover: { lease: -1 } } })).toMatchObject({
+          _tag: "PostgresConfigError",
+          option: "versions.cutover.lease"
+        })
       })
     )
   )
