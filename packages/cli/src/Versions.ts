@@ -71,7 +71,7 @@ export interface SwitchOptions {
  * @since 0.3.0
  */
 export interface CutoverOptions extends SwitchOptions {
-  /** The version to serve; default the newest version newer than the live one that is building or ready. */
+  /** The version to serve; default the newest version newer than the live one that is not retired. */
   readonly version?: number | undefined
 }
 
@@ -159,8 +159,9 @@ export const cutover = (options: CutoverOptions): Effect.Effect<PgPerspectiveVer
   })
 
 /**
- * Switches reads back to the version the last cutover replaced, while it is still `retiring`
- * (`PgPerspectiveVersions.rollback`).
+ * Switches reads back to the older version the last cutover replaced, while it is still `retiring`
+ * (`PgPerspectiveVersions.rollback`). Never forward: a second rollback is `NotFound` (nothing to roll back to),
+ * naming the newer version `cutover` goes to.
  *
  * @category constructors
  * @since 0.3.0

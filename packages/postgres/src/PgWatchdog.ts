@@ -29,6 +29,7 @@
  *
  * @since 0.1.0
  */
+import { OutageLog } from "@whizbang/core"
 import { Context, Duration, Effect, Layer, Metric, Schedule } from "effect"
 import { PgClient } from "./PgClient.js"
 import * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
@@ -517,10 +518,11 @@ export const layer = (
       const run = diagnose(options).pipe(Effect.provideService(PgClient, client))
       const versions = diagnoseVersions(options).pipe(Effect.provideService(PgClient, client))
       if (options.interval !== null) {
+        const outages = yield* OutageLog.make("watchdog diagnosis")
         const loop = run.pipe(
           Effect.flatMap(logStuck),
           Effect.andThen(Effect.flatMap(versions, logVersions)),
-          Effect.catchCause((cause) => Effect.logWarning("watchdog diagnosis failed", cause)),
+          (round) => outages.guard(round, undefined),
           Effect.repeat(Schedule.spaced(options.interval ?? Duration.seconds(30)))
         )
         yield* Effect.forkScoped(loop)

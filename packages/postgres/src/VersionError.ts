@@ -51,14 +51,28 @@ export class VersionNotReady extends Data.TaggedError("VersionNotReady")<{
 }
 
 /**
- * A rollback with no retiring version to go back to (none was replaced, or its grace period is over).
+ * A rollback with no older retiring version to go back to: none was replaced, its grace period is over, or the live
+ * version is already the older one (a rollback happened). A rollback never goes forward: `newer` names the retiring
+ * versions newer than the live one, which a cutover goes to.
  *
  * @category errors
  * @since 0.3.0
  */
-export class NothingToRollBack extends Data.TaggedError("NothingToRollBack")<{ readonly baseName: string }> {
+export class NothingToRollBack extends Data.TaggedError("NothingToRollBack")<{
+  readonly baseName: string
+  /** The live version's key. @since 0.3.0 */
+  readonly live?: string | undefined
+  /** Retiring versions newer than the live one (what `whizbang cutover <base>` goes forward to). @since 0.3.0 */
+  readonly newer?: ReadonlyArray<string> | undefined
+}> {
   override get message(): string {
-    return `perspective "${this.baseName}" has no retiring version to roll back to (none replaced it, or its grace period ended)`
+    const live = this.live === undefined ? "" : ` than the live ${this.live}`
+    const newer = this.newer ?? []
+    const forward =
+      newer.length === 0
+        ? " (none was replaced, or its grace period ended)"
+        : `; ${newer.join(", ")} ${newer.length === 1 ? "is" : "are"} newer: \`whizbang cutover ${this.baseName}\` goes forward`
+    return `perspective "${this.baseName}" has nothing to roll back to: no version older${live} is retiring${forward}`
   }
 }
 

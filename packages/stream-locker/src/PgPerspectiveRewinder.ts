@@ -23,6 +23,7 @@
  * @since 0.1.0
  */
 import {
+  OutageLog,
   type DefinitionErrors,
   InstanceProvider,
   type EventRegistry,
@@ -198,10 +199,11 @@ export const make = (config: Config) =>
         }),
         Effect.catchCause((cause) => {
           const result: PerspectiveRewinder.Result = { ...target, outcome: "failed", replayedEventIds: [], error: String(cause) }
+          const what = `rewind of (${target.streamId}, ${target.perspectiveName}) failed`
           return Ref.update(stats, (s) => ({ ...s, failed: s.failed + 1 })).pipe(
-            Effect.andThen(
-              Effect.logWarning(`rewind of (${target.streamId}, ${target.perspectiveName}) failed; retrying at a later cycle`, cause)
-            ),
+            // The message at warning level, the stack trace at debug level.
+            Effect.andThen(Effect.logWarning(`${what}: ${OutageLog.causeMessage(cause)}; retrying at a later cycle`)),
+            Effect.andThen(Effect.logDebug(what, cause)),
             Effect.andThen(hooks.onRewindFailed ? Effect.ignore(hooks.onRewindFailed(result)) : Effect.void),
             Effect.as(result)
           )
@@ -219,8 +221,11 @@ export const make = (config: Config) =>
         ])
         .pipe(Effect.map((rows) => new Map(rows.map((r) => [key({ streamId: r.stream_id, perspectiveName: r.perspective_name }), r.due]))))
 
+    // Reading the flagged cursors fails with the database: once logged for a run of failures (see OutageLog).
+    const flaggedLog = yield* OutageLog.make("reading flagged cursors for rewinds")
     const rewindAll = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
       flagged(targets, force).pipe(
+        Effect.tap(() => flaggedLog.succeeded),
         Effect.flatMap((due) =>
           Effect.forEach(targets, (t): Effect.Effect<PerspectiveRewinder.Result> => {
             const state = due.get(key(t))
@@ -231,7 +236,7 @@ export const make = (config: Config) =>
         ),
         Effect.catchCause((cause) =>
           Effect.as(
-            Effect.logWarning("reading flagged cursors failed; retrying at a later cycle", cause),
+            flaggedLog.failed(cause),
             targets.map((t): PerspectiveRewinder.Result => ({ ...t, outcome: "failed", replayedEventIds: [], error: String(cause) }))
           )
         )
@@ -243,7 +248,13 @@ export const make = (config: Config) =>
         results.length > 0 ? Effect.logInfo(`start-up scan: ${results.length} flagged cursor(s) handled`) : Effect.void
       ),
       Effect.catchCause((cause) =>
-        Effect.as(Effect.logWarning("the rewind scan failed; flagged cursors are rewound by the worker", cause), [])
+        Effect.as(
+          Effect.andThen(
+            Effect.logWarning(`the rewind scan failed: ${OutageLog.causeMessage(cause)}; flagged cursors are rewound by the worker`),
+            Effect.logDebug("the rewind scan failed", cause)
+          ),
+          []
+        )
       )
     )
 

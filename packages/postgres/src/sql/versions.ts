@@ -18,6 +18,9 @@ export const renameLegacyTable = (baseName: string) =>
 export const replaceView = (baseName: string, key: string) =>
   `CREATE OR REPLACE VIEW ${Identifier.quote(PerspectiveTable.served(baseName))} AS SELECT * FROM ${Identifier.quote(PerspectiveTable.ofVersion(key))}`
 
+/** Every registered version's key (an unknown perspective's refusal names them). */
+export const registeredKeys = `SELECT perspective_name FROM wh_perspective_versions ORDER BY base_name, version`
+
 /** Params: $1 base name. The versions of a base, row-locked (registration and state changes run one at a time). */
 export const versionsOfBase = `
 SELECT perspective_name, version, state, event_types, fingerprint FROM wh_perspective_versions WHERE base_name = $1::text
@@ -113,7 +116,9 @@ SELECT v.perspective_name, v.base_name, v.version, v.state, v.event_types, v.reg
          SELECT 1 FROM wh_service_instances i
          WHERE i.last_heartbeat_at > now() - make_interval(secs => $1::float8)
            AND (i.perspective_names IS NULL OR v.perspective_name = ANY(i.perspective_names))
-       ) AS has_runner
+       ) AS has_runner,
+       CASE WHEN v.state = 'ready' THEN v.handover_until END AS handover_until,
+       v.state = 'ready' AND (v.handover_until IS NULL OR v.handover_until <= now()) AS handover_abandoned
 FROM wh_perspective_versions v
 CROSS JOIN LATERAL (SELECT count(*)::int AS planned FROM wh_perspective_backfill b WHERE b.perspective_name = v.perspective_name) p
 ORDER BY v.base_name, v.version`
@@ -140,12 +145,6 @@ export const listVersionsForBuild = listing(
   `CASE WHEN ${building} THEN (${pendingOf}) ELSE (SELECT count(*) FROM (SELECT 1 ${pendingRows} LIMIT $2::int) c) END`,
   `CASE WHEN ${building} THEN ${oldestOf} END`
 )
-
-/** Params: $1 key, $2 new state. */
-export const setState = `
-UPDATE wh_perspective_versions SET state = $2::text, state_changed_at = now(),
-  retire_after = CASE WHEN $2::text = 'retiring' THEN retire_after ELSE NULL END
-WHERE perspective_name = $1::text`
 
 /** Params: $1 key, $2 grace seconds. */
 export const setRetiring = `
