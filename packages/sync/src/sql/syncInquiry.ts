@@ -24,25 +24,39 @@ serving AS (
   WHERE NOT EXISTS (SELECT 1 FROM wh_perspective_versions v WHERE v.base_name = $1 AND v.state IN ('live', 'ready'))
 )`
 
-/** Params: $1 base name, $2 the key asked for, $3 event ids (uuid[]). One row per serving key and asked id. */
+/**
+ * Params: $1 base name, $2 the key asked for, $3 event ids (uuid[]). One row per serving key and asked id; the
+ * `failing_*` columns (migration 0016) name the stream's failing head in the key's queue while the event waits there.
+ */
 export const eventFacts = `
-SELECT key, event_types, retired, event_id, event_type, committed, has_work, work_processed, dead_lettered, cursor_past
+SELECT key, event_types, retired, event_id, event_type, committed, has_work, work_processed, dead_lettered, cursor_past,
+       stream_id, failing_event_id, failing_error, failing_attempts, failing_next_attempt_at
 FROM wh_event_facts($1, $2, $3::uuid[])`
 
 /**
  * Cross-scope discovery: the committed events still waiting in the work queue of any serving version (a retired
- * key waits for nothing), optionally of one stream and of some types, in event-id order.
+ * key waits for nothing), optionally of one stream and of some types, in event-id order. With $6 and a stream,
+ * also the stream's events still in the serving versions' dead letters (neither retried nor discarded: the read
+ * model lacks them), found by the dead letters' (stream_id, perspective_name, event_id) index.
  * Params: $1 base name, $2 the key asked for, $3 stream id (null: every stream), $4 event types (empty: every
- * type), $5 limit.
+ * type), $5 limit, $6 include dead letters (boolean).
  */
 export const pendingEvents = `
 WITH ${serving}
-SELECT pe.event_id::text AS event_id
-FROM wh_perspective_events pe
-JOIN wh_events e ON e.event_id = pe.event_id
-WHERE pe.perspective_name = ANY (ARRAY(SELECT s.key FROM serving s WHERE NOT s.retired))
-  AND ($3::uuid IS NULL OR pe.stream_id = $3::uuid) AND pe.processed_at IS NULL
-  AND (cardinality($4::text[]) = 0 OR e.event_type = ANY($4::text[]))
-GROUP BY pe.event_id
-ORDER BY pe.event_id
+SELECT found.event_id::text AS event_id
+FROM (
+  SELECT pe.event_id
+  FROM wh_perspective_events pe
+  JOIN wh_events e ON e.event_id = pe.event_id
+  WHERE pe.perspective_name = ANY (ARRAY(SELECT s.key FROM serving s WHERE NOT s.retired))
+    AND ($3::uuid IS NULL OR pe.stream_id = $3::uuid) AND pe.processed_at IS NULL
+    AND (cardinality($4::text[]) = 0 OR e.event_type = ANY($4::text[]))
+  UNION
+  SELECT d.event_id
+  FROM wh_dead_letters d
+  WHERE $6::boolean AND d.stream_id = $3::uuid
+    AND d.perspective_name = ANY (ARRAY(SELECT s.key FROM serving s WHERE NOT s.retired))
+    AND (cardinality($4::text[]) = 0 OR d.event_type = ANY($4::text[]))
+) found
+ORDER BY found.event_id
 LIMIT $5`
