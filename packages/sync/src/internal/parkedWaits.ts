@@ -230,7 +230,7 @@ export class ParkedWaits {
     this.unpark(entry)
     Deferred.doneUnsafe(
       entry.done,
-      Exit.succeed({
+      Exit.succeed<Settled>({
         pendingEventIds: entry.eventIds.filter((id) => !processed.has(id)),
         deadLetteredEventIds: [],
         generation: entry.generation
@@ -264,7 +264,7 @@ export class ParkedWaits {
               this.unpark(entry)
               Deferred.doneUnsafe(
                 entry.done,
-                Exit.succeed({
+                Exit.succeed<Settled>({
                   pendingEventIds: stillPending,
                   deadLetteredEventIds: entry.eventIds.filter((id) => deadSet.has(id)),
                   ...(failingHere.length === 0 ? {} : { failing: failingHere }),
