@@ -7,8 +7,9 @@
 -- of waiting out its timeout.
 --
 -- The head is one more probe of the (stream_id, perspective_name, event_id) key, made only for an event that still
--- has its work row (an applied event, the usual answer, costs nothing more). The rest is migration 0015's function,
--- unchanged; its comments:
+-- has its work row (an applied event, the usual answer, costs nothing more: a one-time filter). Measured on
+-- PostgreSQL 17 with 20,000 events over 200 streams, a check of 17 pending events: 4 buffer hits and 5 us per event
+-- for the head (0.085 of 0.25 ms of execution). The rest is migration 0015's function, unchanged; its comments:
 --
 -- The facts a read-your-writes check decides from (PgSyncInquiry's first check of a wait, its sweeps and its
 -- inquiries), as a function planned once per connection. As a prepared statement sent by @whizbang/sync, PostgreSQL

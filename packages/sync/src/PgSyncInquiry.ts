@@ -205,11 +205,17 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     streamId !== undefined && !EventId.isUuid(streamId)
       ? Effect.succeed([])
       : Effect.map(
-          client.query<{ event_id: string }>(
-            Sql.pendingEvents,
-            [baseOf(perspectiveName), perspectiveName, streamId ?? null, eventTypes ?? [], limit, discovery?.deadLettered === true],
-            PgClient.prepared
-          ),
+          streamId === undefined
+            ? client.query<{ event_id: string }>(
+                Sql.pendingEvents,
+                [baseOf(perspectiveName), perspectiveName, eventTypes ?? [], limit],
+                PgClient.prepared
+              )
+            : client.query<{ event_id: string }>(
+                Sql.pendingEventsOfStream,
+                [baseOf(perspectiveName), perspectiveName, streamId, eventTypes ?? [], limit, discovery?.deadLettered === true],
+                PgClient.prepared
+              ),
           (rows) => rows.map((r) => r.event_id)
         )
 

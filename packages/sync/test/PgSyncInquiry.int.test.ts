@@ -215,7 +215,7 @@ describe("PgSyncInquiry rules (real Postgres)", () => {
   )
 
   scenario(
-    "a check probes each table by key, never scans it, under plans made while the tables were small and never analysed",
+    "a check probes each table by key, never scans it, under plans made while the tables were small and never analysed; so does a stream's discovery",
     Effect.gen(function* () {
       const { inquiry, sql, store } = yield* services
       const appendOrders = (streams: number, perStream: number) =>
@@ -272,6 +272,23 @@ describe("PgSyncInquiry rules (real Postgres)", () => {
           probed: true
         }))
       )
+      // A stream read's discovery (with the stream's dead letters), even under a generic plan: the work rows by key.
+      const [{ stream_id: s }] = (yield* sql.query<{ stream_id: string }>(
+        "SELECT stream_id::text AS stream_id FROM wh_events WHERE event_id = $1",
+        [grown[100]]
+      )) as [{ stream_id: string }]
+      const work = (rows: ReadonlyArray<{ relname: string; seq_scan: number }>) => rows.find((r) => r.relname === "wh_perspective_events")!
+      const [generic, afterGeneric] = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql.query("SET LOCAL plan_cache_mode = force_generic_plan")
+          const before = yield* scans
+          for (let k = 0; k < 10; k++) {
+            expect(yield* inquiry.pendingForStream("order_summary", s, undefined, { deadLettered: true })).toHaveLength(80)
+          }
+          return [before, yield* scans] as const
+        })
+      )
+      expect(work(afterGeneric).seq_scan - work(generic).seq_scan).toBe(0)
     })
   )
 
