@@ -64,6 +64,7 @@ export {
   Dispatcher,
   EventCompletionAwaiter,
   PerspectiveSyncAwaiter,
+  ScopedEventTracker,
   SyncAwareLens,
   SyncContext,
   SyncError,
