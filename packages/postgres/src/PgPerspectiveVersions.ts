@@ -725,12 +725,8 @@ export const buildStep = (
         const maxLag = options.cutover?.maxLag ?? defaultMaxLag
         if (v?.state !== "building" || live === undefined || live.version >= d.version) continue
         if (v.streamsToReplay > 0 || v.pendingEvents > maxLag) continue
-        if (v.deadLetters > 0) {
-          yield* Effect.logWarning(
-            `perspective ${v.perspectiveName} is caught up but dead-lettered ${v.deadLetters} event(s): it does not go live until they are retried or discarded`
-          )
-          continue
-        }
+        // Said by the build loop's report when the count changes, not every round.
+        if (v.deadLetters > 0) continue
         yield* cutover(baseName, d.version, options.cutover).pipe(
           Effect.catchTags({
             VersionNotReady: () => Effect.void,
@@ -817,10 +813,21 @@ export const layerBuilder = (
       const reported = new Map<string, number>()
       // Versions said to be caught up and waiting for a manual cutover (autoCutover off): once each, per process.
       const waiting = new Set<string>()
+      // Dead letters that keep a replayed version from going live, as last said: said again only when they change.
+      const heldBack = new Map<string, number>()
       const report = (versions: ReadonlyArray<VersionInfo>) =>
         Effect.gen(function* () {
           for (const v of versions) {
             if (!declared.some((d) => d.name === v.perspectiveName)) continue
+            const blocking = v.state === "building" && v.streamsToReplay === 0 ? v.deadLetters : 0
+            if (blocking !== (heldBack.get(v.perspectiveName) ?? 0)) {
+              heldBack.set(v.perspectiveName, blocking)
+              if (blocking > 0) {
+                yield* Effect.logWarning(
+                  `perspective ${v.perspectiveName} has replayed its history but dead-lettered ${blocking} event(s): it does not go live until they are retried or discarded (whizbang dead-letters list -p ${v.perspectiveName})`
+                )
+              }
+            }
             if (build.autoCutover === false && v.caughtUp && !waiting.has(v.perspectiveName)) {
               waiting.add(v.perspectiveName)
               yield* Effect.logInfo(

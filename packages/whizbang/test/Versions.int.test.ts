@@ -391,9 +391,20 @@ describe("a version that cannot apply its history", () => {
             yield* settle
           }).pipe(Effect.provide(app(url, [Fixtures.balance])))
         )
+        const warnings: Array<string> = []
+        const capture = Logger.layer([
+          Logger.make((options) => {
+            if (options.logLevel === "Warn") warnings.push(String(options.message))
+          })
+        ])
+        const heldBack = (l: string) => l.includes("balance__v2 has replayed its history but dead-lettered 1 event(s)")
         const result = yield* Effect.scoped(
           Effect.gen(function* () {
             yield* settle
+            // The build loop says it once, not at every round (rounds every 20 ms while the checks below run).
+            yield* Effect.sync(() => warnings.some(heldBack)).pipe(
+              Effect.repeat({ until: (seen) => seen, schedule: Schedule.spaced("20 millis"), times: 500 })
+            )
             const versions = yield* PgPerspectiveVersions.list
             const refused = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2))
             const awaited = yield* Effect.flip(PgPerspectiveVersions.awaitLive("balance__v2"))
@@ -407,8 +418,17 @@ describe("a version that cannot apply its history", () => {
               health,
               served: yield* sql<{ data: unknown }>("SELECT data FROM wh_per_balance")
             }
-          }).pipe(Effect.provide(app(url, [Fixtures.balance, picky], { options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 } })))
+          }).pipe(
+            Effect.provide(
+              app(url, [Fixtures.balance, picky], {
+                options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 },
+                versions: { interval: "20 millis" }
+              })
+            ),
+            Effect.provide(capture)
+          )
         )
+        expect(warnings.filter(heldBack)).toHaveLength(1)
         expect(result.versions.find((v) => v.perspectiveName === "balance__v2")).toMatchObject({ state: "building", deadLetters: 1 })
         expect(result.refused.message).toContain("balance__v2 dead-lettered 1 event(s)")
         // awaitLive does not wait out its 10-minute default: this version cannot go live on its own.
