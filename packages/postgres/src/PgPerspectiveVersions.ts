@@ -46,6 +46,7 @@ import {
   UnknownPerspectiveVersion,
   type VersionError,
   VersionNotReady,
+  VersionInUse,
   VersionWaitTimedOut,
   type VersionTableConflict
 } from "./VersionError.js"
@@ -232,7 +233,7 @@ const heldBackPauseMillis = 50
  * @category errors
  * @since 0.3.0
  */
-export type HandOverError = Exclude<VersionError, VersionWaitTimedOut> | PostgresConfigError
+export type HandOverError = Exclude<VersionError, VersionWaitTimedOut | VersionInUse> | PostgresConfigError
 
 /**
  * Registers the declared versions (see the module notes) and sets up their tables and the views. Returns the
@@ -556,6 +557,85 @@ export const rollback = (
       })
     }
     return (yield* HandOver.run(client, baseName, previous.perspective_name, settings, "start"))!
+  })
+
+/**
+ * What {@link retire} did, per version.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Retired {
+  readonly perspectiveName: string
+  /** Pending work rows dropped. */
+  readonly dropped: number
+  /** Streams of history no longer planned for it. */
+  readonly unplanned: number
+}
+
+/**
+ * Options of {@link retire}.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface RetireOptions {
+  /** Retire even while live instances run it (they log that it is retired at their next start). */
+  readonly force?: boolean | undefined
+  /** An instance counts as live when its heartbeat is younger than this; default 30 seconds. */
+  readonly deadInstanceAfter?: Duration.Input | undefined
+}
+
+/**
+ * Retires a perspective removed from the code: `name` is a version's key (`balance__v2`), or a base name for every
+ * version of it not retired yet. A retired version is no longer routed (appends stop giving it work) nor processed;
+ * its pending work and planned history are dropped in the same transaction, which first waits for appends in flight
+ * (so none routes to it afterwards). Its table and, for a live version, the view `wh_per_<base>` stay as they are
+ * (drop them yourself). Refused with {@link VersionInUse} while a live instance runs it (unless `force`) or while a
+ * cutover or rollback hands reads over to it; an unknown name is {@link UnknownPerspectiveVersion}, naming the
+ * registered ones. Retiring what is already retired does nothing (an empty result).
+ *
+ * @category operations
+ * @since 0.3.0
+ */
+export const retire = (
+  name: string,
+  options: RetireOptions = {}
+): Effect.Effect<ReadonlyArray<Retired>, PostgresError | PostgresConfigError | UnknownPerspectiveVersion | VersionInUse, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const deadAfter = yield* DurationOptions.decode("deadInstanceAfter", options.deadInstanceAfter, "positive", Duration.seconds(30))
+    const { baseName } = Perspective.parseKey(name)
+    return yield* client.withTransaction(
+      Effect.gen(function* () {
+        const rows = yield* client.query<BaseRow & { readonly event_types: ReadonlyArray<string> }>(Sql.versionsOfBase, [baseName])
+        const named = rows.filter((r) => r.perspective_name === name)
+        const targets = (named.length > 0 ? named : name === baseName ? rows : []).filter((r) => r.state !== "retired")
+        if (named.length === 0 && (name !== baseName || rows.length === 0)) return yield* unknown(client, baseName, undefined, [])
+        if (targets.length === 0) return []
+        const keys = targets.map((r) => r.perspective_name)
+        const handingOver = targets.find((r) => r.state === "ready")
+        if (handingOver !== undefined) {
+          return yield* new VersionInUse({ perspectiveName: handingOver.perspective_name, reason: "HandOverInProgress", instances: 0 })
+        }
+        if (options.force !== true) {
+          const runners = yield* client.query<{ perspective_name: string; instances: number }>(Sql.liveRunners, [
+            keys,
+            Duration.toSeconds(deadAfter)
+          ])
+          const run = runners.find((r) => r.instances > 0)
+          if (run !== undefined) {
+            return yield* new VersionInUse({ perspectiveName: run.perspective_name, reason: "RunByLiveInstance", instances: run.instances })
+          }
+        }
+        yield* client.query(Sql.lockAppends)
+        const retired = yield* client.query<{ perspective_name: string; dropped: number; unplanned: number }>(Sql.retireVersions, [keys])
+        for (const r of retired) {
+          yield* Effect.logInfo(`perspective ${r.perspective_name} retired by hand (${r.dropped} pending work row(s) dropped)`)
+        }
+        return retired.map((r) => ({ perspectiveName: r.perspective_name, dropped: r.dropped, unplanned: r.unplanned }))
+      })
+    )
   })
 
 /**

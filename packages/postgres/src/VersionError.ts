@@ -128,6 +128,26 @@ export class VersionTableConflict extends Data.TaggedError("VersionTableConflict
 }
 
 /**
+ * A retire refused: a live instance runs the version (it would keep declaring it; stop or redeploy it first, or
+ * `force`), or a cutover or rollback is handing reads over to it (`ready`).
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class VersionInUse extends Data.TaggedError("VersionInUse")<{
+  readonly perspectiveName: string
+  readonly reason: "RunByLiveInstance" | "HandOverInProgress"
+  /** Live instances that run it (`RunByLiveInstance`). */
+  readonly instances: number
+}> {
+  override get message(): string {
+    return this.reason === "HandOverInProgress"
+      ? `${this.perspectiveName} is being handed over (ready): let the cutover or rollback finish first`
+      : `${this.perspectiveName} is run by ${this.instances} live instance(s): deploy a release without it first (or force, and those instances log that it is retired)`
+  }
+}
+
+/**
  * Any error of this module.
  *
  * @category errors
@@ -140,3 +160,4 @@ export type VersionError =
   | CutoverTimedOut
   | VersionWaitTimedOut
   | VersionTableConflict
+  | VersionInUse

@@ -3,7 +3,7 @@ import type { PgPerspectiveVersions } from "@whizbang/postgres"
 import { Console, Duration, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Versions from "../Versions.js"
-import { deadInstanceAfterFlag, output, root, withDatabase } from "./context.js"
+import { confirm, deadInstanceAfterFlag, output, root, withDatabase, yesFlag } from "./context.js"
 import { age, bar, count, table } from "./render.js"
 
 const stateText = (v: PgPerspectiveVersions.VersionInfo): string => {
@@ -140,5 +140,38 @@ export const rollback = Command.make("rollback", { perspective, ...switchFlags }
 ).pipe(
   Command.withDescription(
     "Switch reads back to the older version the last cutover replaced, while it is retiring. Never forward: after a rollback, `cutover` goes back to the newer version."
+  )
+)
+
+export const retire = Command.make(
+  "retire",
+  {
+    perspective,
+    force: Flag.Boolean("force").pipe(Flag.withDescription("retire it even while live instances run it"), Flag.withDefault(false)),
+    deadInstanceAfter: deadInstanceAfterFlag,
+    yes: yesFlag
+  },
+  (args) =>
+    withDatabase(
+      Effect.gen(function* () {
+        yield* confirm(
+          `retire ${args.perspective}: appends stop routing its events to it and its pending work is dropped (its table and view stay)?`,
+          args.yes
+        )
+        const retired = yield* Versions.retire({
+          perspective: args.perspective,
+          force: args.force,
+          deadInstanceAfter: Duration.seconds(args.deadInstanceAfter)
+        })
+        yield* output(retired, (rs) =>
+          rs.length === 0
+            ? `${args.perspective}: already retired, nothing to do`
+            : rs.map((r) => `retired ${r.perspectiveName} (${count(r.dropped)} pending work row(s) dropped)`).join("\n")
+        )
+      })
+    )
+).pipe(
+  Command.withDescription(
+    "Retire a perspective removed from the code (a version's key, or a base name for all its versions): appends stop routing to it and its pending work is dropped; asks for confirmation."
   )
 )

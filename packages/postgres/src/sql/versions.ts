@@ -184,3 +184,39 @@ FROM due d`
  * ANALYZE takes no lock that blocks reads or writes; a role that does not own the tables gets a warning, not an error.
  */
 export const analyzeBuildTables = "ANALYZE wh_perspective_events, wh_perspective_backfill"
+
+/**
+ * Retires versions by hand (a perspective removed from the code): no longer routed, their pending work and planned
+ * history dropped, in one statement. Run after {@link lockAppends}, so no append in flight routes to them after it.
+ * A bare `wh_processed` notification wakes read-your-writes waits that counted on them. Params: $1 keys. Returns
+ * each retired key with the rows dropped.
+ */
+export const retireVersions = `
+WITH retired AS (
+  UPDATE wh_perspective_versions SET state = 'retired', state_changed_at = now(), retire_after = NULL
+  WHERE perspective_name = ANY($1::text[]) AND state <> 'retired'
+  RETURNING perspective_name
+),
+dropped AS (
+  DELETE FROM wh_perspective_events pe USING retired r WHERE pe.perspective_name = r.perspective_name RETURNING pe.perspective_name
+),
+unplanned AS (
+  DELETE FROM wh_perspective_backfill b USING retired r WHERE b.perspective_name = r.perspective_name RETURNING b.perspective_name
+)
+SELECT r.perspective_name,
+       (SELECT count(*) FROM dropped d WHERE d.perspective_name = r.perspective_name)::int AS dropped,
+       (SELECT count(*) FROM unplanned u WHERE u.perspective_name = r.perspective_name)::int AS unplanned,
+       pg_notify('wh_processed', current_schema()) IS NULL AS notified
+FROM retired r ORDER BY r.perspective_name`
+
+/**
+ * Live instances (heartbeat newer than $2 seconds) that run each key: those that list it, and those that list no
+ * perspectives (they run every one). Params: $1 keys, $2 seconds.
+ */
+export const liveRunners = `
+SELECT k.name AS perspective_name, count(i.instance_id)::int AS instances
+FROM unnest($1::text[]) AS k(name)
+LEFT JOIN wh_service_instances i
+  ON i.last_heartbeat_at > now() - make_interval(secs => $2::float8)
+ AND (i.perspective_names IS NULL OR k.name = ANY(i.perspective_names))
+GROUP BY k.name`
