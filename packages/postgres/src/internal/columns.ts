@@ -1,7 +1,7 @@
 /**
  * The names of Whizbang's `wh_` tables and their columns, in one place, for the SQL of the operations
  * (`../sql/*.ts`). A statement interpolates them (`${PerspectiveCursors.streamId}`) instead of spelling them, and
- * a row schema maps its fields to them (`Schema.encodeKeys({ streamId: PerspectiveCursors.streamId })`), so:
+ * an operation reads its row's fields from them (`columns: { streamId: PerspectiveCursors.streamId }`), so:
  * - renaming a column here renames it in every statement and row schema that uses it;
  * - removing or renaming a key here fails to compile at every statement and row schema that uses it.
  *

@@ -9,7 +9,9 @@
  *   validated at the edge (the CLI's `Validate`, `Perspective.validateName`), and an encode per call would check
  *   nothing the compiler does not.
  * - `sql` is the statement, or a function of the request for the few statements that name a perspective's own
- *   table (quoted by the caller's operation, never taken from the request unvalidated).
+ *   table (the name quoted by the operation with `Identifier.quote`; every value stays a bound parameter).
+ * - `Row` is a struct of the fields the caller gets; `columns` names the column (from the registry, `./columns.ts`)
+ *   or alias each field is read from when it is not the field's own name, so callers never see column names.
  * - `prepared: true` runs a statement of fixed text as a named prepared statement (`PgClient.QueryOptions`).
  * - Statements run on the client given, so inside `withTransaction` on the transaction's connection.
  *
