@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config"
 // One config for the whole workspace; turbo runs one project per task (`scripts/vitest-tier.mjs`), and a plain
 // `pnpm exec vitest run <file>` from the root still works. Tests import the workspace packages from source, so a
 // change is tested without a rebuild.
-const packages = ["core", "postgres", "testing", "sync", "stream-locker", "codegen", "cli", "whizbang"] as const
+const packages = ["core", "postgres", "testing", "sync", "stream-locker", "codegen", "cli", "dashboard", "whizbang"] as const
 const source = (name: string) => fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url))
 
 const alias = {

@@ -16,6 +16,7 @@ import { readFileSync } from "node:fs"
 import { Console, Effect, Logger } from "effect"
 import { CliError, Command } from "effect/cli"
 import { root } from "./internal/context.js"
+import { dashboard } from "./internal/dashboardCommand.js"
 import { deadLetters } from "./internal/deadLetterCommands.js"
 import { locks } from "./internal/lockCommands.js"
 import { rebuild, rewind } from "./internal/rewindCommands.js"
@@ -31,7 +32,7 @@ import { exitCode, OperationError } from "./OperationError.js"
  * @since 0.1.0
  */
 export const command = root.pipe(
-  Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, work, locks, perspectives, cutover, rollback])
+  Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, work, locks, perspectives, cutover, rollback, dashboard])
 )
 
 /**

@@ -1,0 +1,70 @@
+// `whizbang dashboard` as an operator runs it: the real executable (tsx), a free port, the URL printed; read-only
+// without --allow-actions (an action is refused and nothing changes); a bad option is a clear error and exit code 2.
+// The CLI loads the built @whizbang/dashboard (run `pnpm build` first; `pnpm test` does).
+import { spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "@effect/vitest"
+import { TestDatabase } from "@whizbang/testing"
+import { Effect } from "effect"
+
+const root = fileURLToPath(new URL("../../../", import.meta.url))
+const whizbang = (args: ReadonlyArray<string>) =>
+  spawn(`${root}node_modules/.bin/tsx`, [`${root}packages/cli/src/bin.ts`, ...args], { cwd: root, env: { ...process.env, NO_COLOR: "1" } })
+
+const exitOf = (args: ReadonlyArray<string>) =>
+  Effect.promise(
+    () =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = whizbang(args)
+        let stderr = ""
+        child.stderr.on("data", (d) => (stderr += d))
+        child.on("exit", (code) => resolve({ code, stderr }))
+      })
+  )
+
+describe("whizbang dashboard", () => {
+  it.live("serves the page on a free port of 127.0.0.1 and prints its URL; read-only refuses actions", () =>
+    Effect.gen(function* () {
+      const { url } = yield* TestDatabase.TestDatabase
+      expect((yield* exitOf(["--database-url", url, "--schema", "ops", "migrate"])).code).toBe(0)
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() => whizbang(["--database-url", url, "--schema", "ops", "dashboard", "--base-path", "/ops"])),
+        (c) => Effect.sync(() => c.kill("SIGTERM"))
+      )
+      const printed = yield* Effect.promise(
+        () =>
+          new Promise<string>((resolve, reject) => {
+            let out = ""
+            child.stdout.on("data", (d) => {
+              out += d
+              if (out.includes("read-only")) resolve(out)
+            })
+            child.on("exit", (code) => reject(new Error(`exited with ${code} before printing the URL: ${out}`)))
+          })
+      ).pipe(Effect.timeout("30 seconds"))
+      const page = /whizbang dashboard: (http:\/\/127\.0\.0\.1:\d+\/ops\/)/.exec(printed)?.[1]
+      expect(page).toBeDefined()
+      const html = yield* Effect.promise(() => fetch(page!).then((r) => r.text()))
+      expect(html).toContain("schema <b>ops</b>")
+      expect(html).toContain("read-only")
+      const refused = yield* Effect.promise(() =>
+        fetch(`${page}dead-letters/0193a1c2-7f10-7000-8000-000000000001/retry`, {
+          method: "POST",
+          headers: { "x-whizbang-token": "whatever-token-0123456789" },
+          body: new URLSearchParams({ confirm: "yes" })
+        })
+      )
+      expect(refused.status).toBe(403)
+      expect(yield* Effect.promise(() => refused.text())).toContain("refused: this page is read-only")
+    }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped)
+  )
+
+  it.live("a bad option is refused before anything listens (exit code 2)", () =>
+    Effect.gen(function* () {
+      const { url } = yield* TestDatabase.TestDatabase
+      const { code, stderr } = yield* exitOf(["--database-url", url, "dashboard", "--base-path", "not a path"])
+      expect(code).toBe(2)
+      expect(stderr).toContain("base-path must be a path such as /ops/whizbang")
+    }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped)
+  )
+})
