@@ -113,3 +113,8 @@ export * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
  * @since 0.3.0
  */
 export * as VersionError from "./VersionError.js"
+
+/**
+ * @since 0.5.0
+ */
+export * as PgOperations from "./PgOperations.js"

@@ -31,14 +31,13 @@ import {
   PerspectiveRegistry,
   PerspectiveRewinder
 } from "@whizbang/core"
-import { PgClient, PgPerspectivePipeline, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { PgClient, PgOperations, PgPerspectivePipeline, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
 import { Context, Duration, Effect, Layer, Option, Ref } from "effect"
 import { decodeDuration } from "./internal/rebuildOptions.js"
 import * as Replay from "./internal/replay.js"
 import type { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
 import * as PgPerspectiveStreamLocker from "./PgPerspectiveStreamLocker.js"
 import type * as PerspectiveStreamLockOptions from "./PerspectiveStreamLockOptions.js"
-import * as Sql from "./sql/rewind.js"
 import { type InvalidRebuildOptions, type InvalidStreamLockOptions, RebuildFailed } from "./StreamLockError.js"
 import { withStreamLock } from "./withStreamLock.js"
 
@@ -118,6 +117,8 @@ export class PgPerspectiveRewinder extends Context.Service<PgPerspectiveRewinder
 
 const key = (t: PerspectiveRewinder.Target) => `${t.streamId}|${t.perspectiveName}`
 
+const Rewinds = PgOperations.Rewinds
+
 /**
  * Builds the rewinder and runs the start-up scan as configured.
  *
@@ -144,9 +145,9 @@ export const make = (config: Config) =>
         const { perspectiveName, streamId } = target
         const runner = yield* registry.get(perspectiveName)
         if (hooks.onRewindStarted) yield* hooks.onRewindStarted(target)
-        const [flag] = yield* client.query<{ trigger_id: string | null }>(Sql.readTrigger, [streamId, perspectiveName])
-        if (flag === undefined) return Option.none<ReadonlyArray<string>>() // another instance finished it meanwhile
-        const trigger = flag.trigger_id
+        const flag = yield* Rewinds.trigger(client, { streamId, perspectiveName })
+        if (Option.isNone(flag)) return Option.none<ReadonlyArray<string>>() // another instance finished it meanwhile
+        const trigger = flag.value.triggerId
         const start =
           trigger === null ? Option.none() : yield* PgPerspectiveSnapshots.latestBefore(client, streamId, perspectiveName, trigger)
         const folded = yield* Replay.fold({
@@ -161,8 +162,8 @@ export const make = (config: Config) =>
         if (hooks.onReplayed) yield* hooks.onReplayed(target, folded.eventIds.length)
         yield* client.withTransaction(
           Effect.gen(function* () {
-            const fenced = yield* client.query(Sql.fenceCursor, [streamId, perspectiveName, instanceId])
-            if (fenced.length === 0) {
+            const fenced = yield* PgOperations.StreamLocks.fence(client, { streamId, perspectiveName, instanceId })
+            if (Option.isNone(fenced)) {
               return yield* new RebuildFailed({
                 operation: "rewind",
                 streamId,
@@ -172,7 +173,7 @@ export const make = (config: Config) =>
             }
             if (trigger !== null) yield* PgPerspectiveSnapshots.deleteFrom(client, streamId, perspectiveName, trigger)
             yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep)
-            yield* client.query(Sql.finishCursor, [streamId, perspectiveName, folded.last?.event_id ?? null])
+            yield* Rewinds.finish(client, { streamId, perspectiveName, lastEventId: folded.last?.eventId ?? null })
           })
         )
         return Option.some(folded.eventIds)
@@ -211,15 +212,13 @@ export const make = (config: Config) =>
       )
 
     const flagged = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
-      client
-        .query<{ stream_id: string; perspective_name: string; due: boolean }>(Sql.flaggedCursors, [
-          targets.map((t) => t.streamId),
-          targets.map((t) => t.perspectiveName),
-          windowMs,
-          capMs,
-          force
-        ])
-        .pipe(Effect.map((rows) => new Map(rows.map((r) => [key({ streamId: r.stream_id, perspectiveName: r.perspective_name }), r.due]))))
+      Rewinds.flagged(client, {
+        streamIds: targets.map((t) => t.streamId),
+        perspectiveNames: targets.map((t) => t.perspectiveName),
+        windowMillis: windowMs,
+        capMillis: capMs,
+        force
+      }).pipe(Effect.map((rows) => new Map(rows.map((r) => [key(r), r.due]))))
 
     // Reading the flagged cursors fails with the database: once logged for a run of failures (see OutageLog).
     const flaggedLog = yield* OutageLog.make("reading flagged cursors for rewinds")
@@ -242,8 +241,8 @@ export const make = (config: Config) =>
         )
       )
 
-    const scan = client.query<{ stream_id: string; perspective_name: string }>(Sql.scanFlagged, [registry.names]).pipe(
-      Effect.flatMap((rows) => Effect.forEach(rows, (r) => rewindOne({ streamId: r.stream_id, perspectiveName: r.perspective_name }))),
+    const scan = Rewinds.scanFlagged(client, { perspectiveNames: registry.names }).pipe(
+      Effect.flatMap((rows) => Effect.forEach(rows, (r) => rewindOne({ streamId: r.streamId, perspectiveName: r.perspectiveName }))),
       Effect.tap((results) =>
         results.length > 0 ? Effect.logInfo(`start-up scan: ${results.length} flagged cursor(s) handled`) : Effect.void
       ),
