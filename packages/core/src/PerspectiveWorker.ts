@@ -149,31 +149,49 @@ export class WorkerConfigurationError extends Data.TaggedError("WorkerConfigurat
 }
 
 /**
- * Checks a worker configuration without starting anything: options, perspective names and the wiring of
- * perspectives and receptors to event definitions. `make` runs the same checks; compositions that touch the
- * database first (migrations) run this before, so a refused start leaves the database untouched.
+ * A worker configuration as {@link decode} leaves it: the options decoded (defaults filled, durations as
+ * `Duration`s) and the perspectives validated into their registry. {@link makeDecoded} and {@link layerDecoded}
+ * take it as it is, without checking anything again.
  *
- * @category constructors
- * @since 0.1.0
+ * @category models
+ * @since 0.4.0
  */
-export const validate = (
-  config: Config
-): Effect.Effect<
-  WorkerOptions.WorkerOptions,
+export interface Decoded extends Omit<Config, "options"> {
+  readonly options: WorkerOptions.WorkerOptions
+  readonly registry: PerspectiveRegistry.Shape
+}
+
+/**
+ * What {@link decode} refuses.
+ *
+ * @category errors
+ * @since 0.4.0
+ */
+export type DecodeError =
   | WorkerOptions.InvalidWorkerOptions
   | WorkerConfigurationError
   | DefinitionErrors.PerspectiveDefinitionError
   | EventRegistry.InvalidEventDefinition
   | Receptor.InvalidReceptor
-> =>
+
+/**
+ * Checks a worker configuration without starting anything, once: options, perspective names and the wiring of
+ * perspectives and receptors to event definitions. `make` runs it; compositions that touch the database first
+ * (migrations) run it before and hand the result to {@link layerDecoded}, so a refused start leaves the database
+ * untouched and nothing is decoded twice.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const decode = (config: Config): Effect.Effect<Decoded, DecodeError> =>
   Effect.gen(function* () {
     const options = yield* WorkerOptions.decode(config.options ?? {})
     // Definitions are plain values: this is where their mistakes surface, before any wiring is checked.
     yield* EventRegistry.validate(config.events)
     yield* Effect.forEach(config.receptors ?? [], Receptor.validate, { discard: true })
     yield* checkWiring(config)
-    yield* PerspectiveRegistry.make(config.perspectives)
-    return options
+    const registry = yield* PerspectiveRegistry.make(config.perspectives)
+    return { ...config, options, registry }
   })
 
 const checkWiring = (config: Config): Effect.Effect<void, WorkerConfigurationError> => {
@@ -202,12 +220,20 @@ const checkWiring = (config: Config): Effect.Effect<void, WorkerConfigurationErr
 /**
  * Starts the worker's fibers in the current scope: the claim loop (`internal/claimLoop.ts`) and
  * `maxConcurrentDrainConsumers` consumers (`internal/drainConsumer.ts`), sharing the state of
- * `internal/workerState.ts`.
+ * `internal/workerState.ts`. The configuration is checked first ({@link decode}).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = (config: Config) =>
+export const make = (config: Config) => Effect.flatMap(decode(config), makeDecoded)
+
+/**
+ * {@link make} for a configuration {@link decode} checked already.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const makeDecoded = (config: Decoded) =>
   Effect.gen(function* () {
     const ctx = yield* makeContext(config)
     const listener = yield* Effect.serviceOption(NotificationListener)
@@ -249,10 +275,10 @@ export const make = (config: Config) =>
     })
   })
 
-/** The loops' shared context, from the config and the services in context. */
-const makeContext = (config: Config) =>
+/** The loops' shared context, from the decoded config and the services in context. */
+const makeContext = (config: Decoded) =>
   Effect.gen(function* () {
-    const options = yield* validate(config)
+    const options = config.options
     // The durations in numbers, once: the loops work in seconds (SQL leases) and milliseconds.
     const leaseSeconds = Duration.toSeconds(options.lease)
     const leaseMillis = Duration.toMillis(options.lease)
@@ -262,7 +288,7 @@ const makeContext = (config: Config) =>
       instanceId,
       coordinator: yield* WorkCoordinator,
       store: yield* PerspectiveStore,
-      perspectives: yield* PerspectiveRegistry.make(config.perspectives),
+      perspectives: config.registry,
       events: config.events,
       cache: yield* ProcessedEventCache.make({
         retention: options.lease,
@@ -300,7 +326,9 @@ const makeContext = (config: Config) =>
       hooks: config.hooks ?? {},
       lifecycle,
       reconcileLifecycles: reconcileLog.guard(
-        Effect.asVoid(Effect.tap(completeLifecycles(lifecycle), (n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void))),
+        Effect.asVoid(
+          Effect.tap(completeLifecycles(lifecycle), (n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void))
+        ),
         undefined
       ),
       progress: yield* SubscriptionRef.make(initialProgress),
@@ -327,6 +355,14 @@ const makeContext = (config: Config) =>
  * @since 0.1.0
  */
 export const layer = (config: Config) => Layer.effect(PerspectiveWorker, make(config))
+
+/**
+ * The worker as a layer, for a configuration {@link decode} checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerDecoded = (config: Decoded) => Layer.effect(PerspectiveWorker, makeDecoded(config))
 
 /**
  * Completes once the {@link PerspectiveWorker} in context is idle: `yield* PerspectiveWorker.awaitIdle`.

@@ -114,7 +114,15 @@ export const prepared: QueryOptions = { prepared: true }
 export const decodeOptions = (
   options: Omit<Options, "url"> & { readonly url: unknown },
   urlOption = "url"
-): Effect.Effect<ConnectionOptions.Decoded, PostgresConfigError> => ConnectionOptions.decode(options, { url: urlOption })
+): Effect.Effect<Decoded, PostgresConfigError> => ConnectionOptions.decode(options, { url: urlOption })
+
+/**
+ * The options as {@link decodeOptions} leaves them.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface Decoded extends ConnectionOptions.Decoded {}
 
 /**
  * @category models
@@ -226,6 +234,14 @@ const fromDecoded = (decoded: ConnectionOptions.Decoded): Effect.Effect<Shape, n
  * @since 0.1.0
  */
 export const layer = (options: Options): Layer.Layer<PgClient, PostgresConfigError> => Layer.effect(PgClient, make(options))
+
+/**
+ * {@link layer} for options {@link decodeOptions} checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerDecoded = (options: Decoded): Layer.Layer<PgClient> => Layer.effect(PgClient, fromDecoded(options))
 
 /**
  * Reads `DATABASE_URL` (redacted) and `WHIZBANG_SCHEMA` (default `whizbang`) from the `ConfigProvider`.

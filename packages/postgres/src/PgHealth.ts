@@ -182,40 +182,65 @@ export const check = (options: Options = {}): Effect.Effect<Report, never, PgCli
   )
 
 /**
+ * The options as {@link decodeOptions} leaves them (defaults filled); still {@link Options}, so `check` and `judge`
+ * take them as they are.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface Decoded {
+  readonly maxLag: Duration.Duration
+  readonly maxFailedCursors: number
+  readonly heartbeatMaxAge: Duration.Duration | null
+  readonly instanceId?: string | undefined
+  readonly watchdog: PgWatchdog.Decoded
+}
+
+/**
  * Checks the options: `maxLag` a finite duration >= 0, `heartbeatMaxAge` a finite, positive duration or `null`,
- * `maxFailedCursors` an integer >= 0; anything else is a `PostgresConfigError` naming the option.
+ * `maxFailedCursors` an integer >= 0, and the watchdog's (`PgWatchdog.decodeOptions`); anything else is a
+ * `PostgresConfigError` naming the option after `prefix` (`Whizbang.layer`'s `health.`).
  *
  * @category constructors
- * @since 0.1.0
+ * @since 0.4.0
  */
-export const validate = (options: Options): Effect.Effect<void, PostgresConfigError> =>
+export const decodeOptions = (options: Options = {}, prefix = ""): Effect.Effect<Decoded, PostgresConfigError> =>
   Effect.gen(function* () {
-    yield* DurationOption.decode("maxLag", options.maxLag, "nonNegative", Duration.seconds(60))
-    if (options.heartbeatMaxAge !== null) {
-      yield* DurationOption.decode("heartbeatMaxAge", options.heartbeatMaxAge, "positive", Duration.seconds(30))
-    }
-    const failed = options.maxFailedCursors
-    if (failed !== undefined && !(Number.isSafeInteger(failed) && failed >= 0)) {
+    const maxLag = yield* DurationOption.decode(`${prefix}maxLag`, options.maxLag, "nonNegative", Duration.seconds(60))
+    const heartbeatMaxAge =
+      options.heartbeatMaxAge === null
+        ? null
+        : yield* DurationOption.decode(`${prefix}heartbeatMaxAge`, options.heartbeatMaxAge, "positive", Duration.seconds(30))
+    const maxFailedCursors = options.maxFailedCursors ?? 0
+    if (!(Number.isSafeInteger(maxFailedCursors) && maxFailedCursors >= 0)) {
       return yield* new PostgresConfigError({
-        option: "maxFailedCursors",
-        message: `maxFailedCursors must be an integer >= 0, got ${failed}`
+        option: `${prefix}maxFailedCursors`,
+        message: `${prefix}maxFailedCursors must be an integer >= 0, got ${maxFailedCursors}`
       })
     }
+    const watchdog = yield* PgWatchdog.decodeOptions(options.watchdog, `${prefix}watchdog.`)
+    return { maxLag, maxFailedCursors, heartbeatMaxAge, instanceId: options.instanceId, watchdog }
   })
 
 /**
- * The health check service; its options are validated when the layer is built.
+ * The health check service; its options are checked when the layer is built ({@link decodeOptions}).
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer = (options: Options = {}): Layer.Layer<PgHealth, PostgresConfigError, PgClient> =>
+  Layer.unwrap(Effect.map(decodeOptions(options), layerDecoded))
+
+/**
+ * {@link layer} for options {@link decodeOptions} checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerDecoded = (options: Decoded): Layer.Layer<PgHealth, never, PgClient> =>
   Layer.effect(
     PgHealth,
-    Effect.andThen(
-      validate(options),
-      Effect.map(Effect.service(PgClient), (client) => PgHealth.of({ check: check(options).pipe(Effect.provideService(PgClient, client)) }))
-    )
+    Effect.map(Effect.service(PgClient), (client) => PgHealth.of({ check: check(options).pipe(Effect.provideService(PgClient, client)) }))
   )
 
 /**

@@ -95,17 +95,30 @@ export interface Shape {
 export class PgInstanceRegistry extends Context.Service<PgInstanceRegistry, Shape>()("@whizbang/postgres/PgInstanceRegistry") {}
 
 /**
- * Registers this instance and starts its heartbeat fiber in the current scope. A bad option fails with a
- * `PostgresConfigError` naming it, before the database is touched.
+ * The options as {@link decodeOptions} leaves them.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface Decoded {
+  readonly abandonStaleInstanceThresholdSeconds: number
+  readonly heartbeatIntervalMillis: number
+  readonly deregisterOnShutdown: boolean
+  readonly perspectiveNames: ReadonlyArray<string> | undefined
+}
+
+/**
+ * Checks the options, filling defaults; a bad value is a `PostgresConfigError` naming it, after `prefix` (the
+ * pipeline's `registry.`).
  *
  * @category constructors
- * @since 0.1.0
+ * @since 0.4.0
  */
-export const make = (options: Options = {}) =>
+export const decodeOptions = (options: Options = {}, prefix = ""): Effect.Effect<Decoded, PostgresConfigError> =>
   Effect.gen(function* () {
     const threshold = Duration.toSeconds(
       yield* DurationOption.decode(
-        "abandonStaleInstanceThreshold",
+        `${prefix}abandonStaleInstanceThreshold`,
         options.abandonStaleInstanceThreshold,
         "wholeSeconds",
         WorkerOptions.defaults.abandonStaleInstanceThreshold
@@ -113,12 +126,39 @@ export const make = (options: Options = {}) =>
     )
     const interval = Duration.toMillis(
       yield* DurationOption.decode(
-        "heartbeatInterval",
+        `${prefix}heartbeatInterval`,
         options.heartbeatInterval,
         "positive",
         Duration.millis(Math.max(100, Math.floor((threshold * 1000) / 3)))
       )
     )
+    return {
+      abandonStaleInstanceThresholdSeconds: threshold,
+      heartbeatIntervalMillis: interval,
+      deregisterOnShutdown: options.deregisterOnShutdown ?? true,
+      perspectiveNames: options.perspectiveNames
+    }
+  })
+
+/**
+ * Registers this instance and starts its heartbeat fiber in the current scope. A bad option fails with a
+ * `PostgresConfigError` naming it, before the database is touched.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (options: Options = {}) => Effect.flatMap(decodeOptions(options), makeDecoded)
+
+/**
+ * {@link make} for options {@link decodeOptions} checked already.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const makeDecoded = (options: Decoded) =>
+  Effect.gen(function* () {
+    const threshold = options.abandonStaleInstanceThresholdSeconds
+    const interval = options.heartbeatIntervalMillis
     const client = yield* PgClient
     const identity = yield* InstanceProvider.InstanceProvider
     const bootToken = globalThis.crypto.randomUUID()
@@ -175,7 +215,7 @@ export const make = (options: Options = {}) =>
 
     const outages = yield* OutageLog.make("instance heartbeat")
     yield* Effect.forkScoped(Effect.forever(outages.guard(beat, undefined).pipe(Effect.delay(Duration.millis(interval)))))
-    if (options.deregisterOnShutdown ?? true) {
+    if (options.deregisterOnShutdown) {
       yield* Effect.addFinalizer(() =>
         client
           .withTransaction(
@@ -230,4 +270,18 @@ export const layer = (
   Layer.effect(
     PgInstanceRegistry,
     Effect.flatMap(Effect.service(SchemaReady), () => make(options))
+  )
+
+/**
+ * {@link layer} for options {@link decodeOptions} checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerDecoded = (
+  options: Decoded
+): Layer.Layer<PgInstanceRegistry, DuplicateInstanceError | PostgresError, PgClient | InstanceProvider.InstanceProvider | SchemaReady> =>
+  Layer.effect(
+    PgInstanceRegistry,
+    Effect.flatMap(Effect.service(SchemaReady), () => makeDecoded(options))
   )

@@ -47,6 +47,7 @@ import * as PgPerspectiveStore from "./PgPerspectiveStore.js"
 import * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
 import type { VersionTableConflict } from "./VersionError.js"
 import * as PgWorkCoordinator from "./PgWorkCoordinator.js"
+import * as CoordinatorOptions from "./internal/coordinatorOptions.js"
 
 /**
  * @category models
@@ -138,12 +139,104 @@ export type PortsLayer = Layer.Layer<
 >
 
 /**
+ * What {@link layerPortsDecoded} needs, as {@link decodePorts} leaves it: the definitions, the worker's options
+ * decoded and the coordinator's own options (`failureBackoff`, `affinityGrace`, `snapshots`, `queueVacuum`) decoded.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface DecodedPorts {
+  readonly events: EventRegistry.EventRegistry
+  readonly perspectives: ReadonlyArray<Perspective.Any>
+  readonly receptors?: ReadonlyArray<Receptor.Receptor> | undefined
+  readonly options: WorkerOptions.WorkerOptions
+  readonly coordinator: PgWorkCoordinator.Decoded
+}
+
+/**
+ * The whole configuration as {@link decode} leaves it: checked once, every part decoded.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface Decoded extends DecodedPorts {
+  readonly worker: PerspectiveWorker.Decoded
+  readonly registry: PgInstanceRegistry.Decoded
+  readonly versions: PgPerspectiveVersions.DecodedOptions
+}
+
+/**
+ * What {@link decode} refuses.
+ *
+ * @category errors
+ * @since 0.4.0
+ */
+export type DecodeError = PerspectiveWorker.DecodeError | PostgresConfigError
+
+const decodeCoordinator = (config: Config, options: WorkerOptions.WorkerOptions) =>
+  Effect.map(CoordinatorOptions.decodeOwn(config), (own) => CoordinatorOptions.combine(options, own))
+
+/**
+ * Checks the options {@link layerPorts} uses (the worker's options and the coordinator's), once.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const decodePorts = (config: Config): Effect.Effect<DecodedPorts, WorkerOptions.InvalidWorkerOptions | PostgresConfigError> =>
+  Effect.gen(function* () {
+    const options = yield* WorkerOptions.decode(config.options ?? {})
+    const coordinator = yield* decodeCoordinator(config, options)
+    return { events: config.events, perspectives: config.perspectives, receptors: config.receptors, options, coordinator }
+  })
+
+/**
+ * Checks the whole configuration once, without connecting: the worker's (`PerspectiveWorker.decode`: options,
+ * definitions, wiring), the coordinator's, the instance registry's (`registry.*`) and the versions' options.
+ * {@link layer} runs it; `Whizbang.layer` runs it before anything connects and hands the result to {@link layerDecoded}.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const decode = (config: Config): Effect.Effect<Decoded, DecodeError> =>
+  Effect.gen(function* () {
+    const worker = yield* PerspectiveWorker.decode(config)
+    const coordinator = yield* decodeCoordinator(config, worker.options)
+    const registry = yield* PgInstanceRegistry.decodeOptions(
+      {
+        perspectiveNames: config.perspectives.map((p) => p.name),
+        ...config.registry,
+        abandonStaleInstanceThreshold: worker.options.abandonStaleInstanceThreshold
+      },
+      "registry."
+    )
+    const versions = yield* PgPerspectiveVersions.decodeOptions(config.versions)
+    return {
+      events: config.events,
+      perspectives: config.perspectives,
+      receptors: config.receptors,
+      options: worker.options,
+      coordinator,
+      worker,
+      registry,
+      versions
+    }
+  })
+
+/**
  * Everything but the worker: for processes that only append and read (the worker runs elsewhere).
  *
  * @category layers
  * @since 0.1.0
  */
-export const layerPorts = (config: Config): PortsLayer => ports(config, false)
+export const layerPorts = (config: Config): PortsLayer => Layer.unwrap(Effect.map(decodePorts(config), layerPortsDecoded))
+
+/**
+ * {@link layerPorts} for a configuration {@link decodePorts} (or {@link decode}) checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerPortsDecoded = (config: DecodedPorts): PortsLayer => ports(config, false)
 
 /** `layer` on a pool of its own of `connections` (`PgClient.dedicated`); undefined: on the service's pool. */
 const ownPool = <A, E, R>(layer: Layer.Layer<A, E, R>, connections: number | undefined) =>
@@ -163,59 +256,39 @@ const ownPool = <A, E, R>(layer: Layer.Layer<A, E, R>, connections: number | und
  * connections (each consumer's fetch or completion, plus the claim loop and a lease renewal), so the worker never
  * waits for a connection behind the service's requests.
  */
-const ports = (config: Config, workerPool: boolean): PortsLayer =>
-  Layer.unwrap(
-    Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
-      Layer.mergeAll(
-        ownPool(
-          PgWorkCoordinator.layer({
-            lease: options.lease,
-            debugMode: options.debugMode,
-            maxPerspectiveEventAttempts: options.maxPerspectiveEventAttempts,
-            abandonStaleInstanceThreshold: options.abandonStaleInstanceThreshold,
-            affinityGrace: config.affinityGrace,
-            queueVacuum: config.queueVacuum,
-            ...(config.failureBackoff ? { failureBackoff: config.failureBackoff } : {}),
-            ...(config.snapshots ? { snapshots: config.snapshots } : {})
-          }),
-          workerPool ? options.maxConcurrentDrainConsumers + 2 : undefined
-        ),
-        PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)).pipe(
-          Layer.provideMerge(
-            PgPerspectiveVersions.layerRegistration(
-              config.perspectives.map((p) => ({
-                name: p.name,
-                baseName: p.baseName,
-                version: p.version,
-                eventTypes: p.eventTypes,
-                fingerprint: PerspectiveFingerprint.of(p)
-              }))
-            )
-          )
-        ),
-        PgNotificationListener.layer,
-        PgLifecycleStore.layer,
-        PgEventStore.layer({
-          registry: config.events,
-          routing: routing(config.perspectives),
-          partitionCount: options.partitionCount,
-          lifecycleTypes: lifecycleTypes(config.receptors ?? [])
-        })
+const ports = (config: DecodedPorts, workerPool: boolean): PortsLayer =>
+  Layer.mergeAll(
+    ownPool(PgWorkCoordinator.layerDecoded(config.coordinator), workerPool ? config.options.maxConcurrentDrainConsumers + 2 : undefined),
+    PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)).pipe(
+      Layer.provideMerge(
+        PgPerspectiveVersions.layerRegistration(
+          config.perspectives.map((p) => ({
+            name: p.name,
+            baseName: p.baseName,
+            version: p.version,
+            eventTypes: p.eventTypes,
+            fingerprint: PerspectiveFingerprint.of(p)
+          }))
+        )
       )
-    )
+    ),
+    PgNotificationListener.layer,
+    PgLifecycleStore.layer,
+    PgEventStore.layer({
+      registry: config.events,
+      routing: routing(config.perspectives),
+      partitionCount: config.options.partitionCount,
+      lifecycleTypes: lifecycleTypes(config.receptors ?? [])
+    })
   )
 
 /**
- * The ports and the perspective worker, with this instance registered in `wh_service_instances` (heartbeats,
- * partition spreading, takeover of abandoned instances) for as long as the layer lives. The worker stops before
- * the instance deregisters.
+ * The services and errors of {@link layer}.
  *
- * @category layers
- * @since 0.1.0
+ * @category models
+ * @since 0.4.0
  */
-export const layer = (
-  config: Config
-): Layer.Layer<
+export type PipelineLayer = Layer.Layer<
   Ports | PerspectiveWorker.PerspectiveWorker | PgInstanceRegistry.PgInstanceRegistry,
   | WorkerOptions.InvalidWorkerOptions
   | DefinitionErrors.PerspectiveDefinitionError
@@ -227,25 +300,28 @@ export const layer = (
   | PostgresConfigError
   | VersionTableConflict,
   PgClient | SchemaReady | InstanceProvider.InstanceProvider | PerspectiveRewinder.PerspectiveRewinder
-> =>
-  PerspectiveWorker.layer(config).pipe(
-    Layer.merge(
-      Layer.unwrap(
-        Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
-          PgPerspectiveVersions.layerBuilder(config.perspectives, config.versions, options.partitionCount)
-        )
-      )
-    ),
+>
+
+/**
+ * The ports and the perspective worker, with this instance registered in `wh_service_instances` (heartbeats,
+ * partition spreading, takeover of abandoned instances) for as long as the layer lives. The worker stops before
+ * the instance deregisters. The configuration is checked first, once ({@link decode}).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (config: Config): PipelineLayer => Layer.unwrap(Effect.map(decode(config), layerDecoded))
+
+/**
+ * {@link layer} for a configuration {@link decode} checked already: nothing is decoded again on the way to the
+ * claim loop.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerDecoded = (config: Decoded): PipelineLayer =>
+  PerspectiveWorker.layerDecoded(config.worker).pipe(
+    Layer.merge(PgPerspectiveVersions.layerBuilderDecoded(config.perspectives, config.versions, config.options.partitionCount)),
     Layer.provideMerge(ports(config, true)),
-    Layer.provideMerge(
-      Layer.unwrap(
-        Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
-          PgInstanceRegistry.layer({
-            perspectiveNames: config.perspectives.map((p) => p.name),
-            ...config.registry,
-            abandonStaleInstanceThreshold: options.abandonStaleInstanceThreshold
-          })
-        )
-      )
-    )
+    Layer.provideMerge(PgInstanceRegistry.layerDecoded(config.registry))
   )

@@ -836,17 +836,23 @@ export interface Options extends Omit<BuildOptions, "partitionCount"> {
 }
 
 /**
+ * {@link Options} as {@link decodeOptions} leaves them.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface DecodedOptions {
+  readonly interval: Duration.Duration | null
+  readonly build: Omit<BuildOptions, "partitionCount">
+}
+
+/**
  * Checks {@link Options}; a bad value is a `PostgresConfigError` naming it.
  *
  * @category constructors
  * @since 0.3.0
  */
-export const decodeOptions = (
-  options: Options | undefined
-): Effect.Effect<
-  { readonly interval: Duration.Duration | null; readonly build: Omit<BuildOptions, "partitionCount"> },
-  PostgresConfigError
-> =>
+export const decodeOptions = (options: Options | undefined): Effect.Effect<DecodedOptions, PostgresConfigError> =>
   Effect.gen(function* () {
     const o = options ?? {}
     yield* positiveInt("versions.chunkStreams", o.chunkStreams)
@@ -886,9 +892,21 @@ export const layerBuilder = (
   options: Options | undefined,
   partitionCount: number
 ): Layer.Layer<never, PostgresConfigError, PgClient> =>
+  Layer.unwrap(Effect.map(decodeOptions(options), (decoded) => layerBuilderDecoded(declared, decoded, partitionCount)))
+
+/**
+ * {@link layerBuilder} for options {@link decodeOptions} checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerBuilderDecoded = (
+  declared: ReadonlyArray<Declared>,
+  { build, interval }: DecodedOptions,
+  partitionCount: number
+): Layer.Layer<never, never, PgClient> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
-      const { interval, build } = yield* decodeOptions(options)
       if (interval === null || declared.length === 0) return
       const reported = new Map<string, number>()
       // Versions said to be caught up and waiting for a manual cutover (autoCutover off): once each, per process.

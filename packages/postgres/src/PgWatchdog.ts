@@ -33,7 +33,8 @@ import { OutageLog } from "@whizbang/core"
 import { Context, Duration, Effect, Layer, Metric, Schedule } from "effect"
 import { PgClient } from "./PgClient.js"
 import * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
-import type { PostgresError } from "./PostgresError.js"
+import * as DurationOption from "./internal/durationOption.js"
+import { PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import * as Sql from "./sql/watchdog.js"
 
 /**
@@ -122,6 +123,58 @@ export interface Options {
   /** At most this many pairs are reported (oldest first); default 100. */
   readonly limit?: number | undefined
 }
+
+/**
+ * Options of {@link layer}: {@link Options} and the period of the background diagnosis.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface LayerOptions extends Options {
+  /** Diagnose every `interval` (default 30 seconds; a finite, positive duration); `null`: only on demand. */
+  readonly interval?: Duration.Input | null | undefined
+}
+
+/**
+ * The options as {@link decodeOptions} leaves them (defaults filled).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface Decoded {
+  readonly stuckAfter: Duration.Duration
+  readonly deadInstanceAfter: Duration.Duration
+  readonly limit: number
+  readonly interval: Duration.Duration | null
+}
+
+/**
+ * Checks the options: `stuckAfter`, `deadInstanceAfter` and `interval` finite, positive durations (`interval` may be
+ * `null`), `limit` an integer >= 1; anything else is a `PostgresConfigError` naming the option after `prefix`
+ * (`Whizbang.layer`'s `watchdog.`).
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const decodeOptions = (options: LayerOptions = {}, prefix = ""): Effect.Effect<Decoded, PostgresConfigError> =>
+  Effect.gen(function* () {
+    const stuckAfter = yield* DurationOption.decode(`${prefix}stuckAfter`, options.stuckAfter, "positive", Duration.seconds(30))
+    const deadInstanceAfter = yield* DurationOption.decode(
+      `${prefix}deadInstanceAfter`,
+      options.deadInstanceAfter,
+      "positive",
+      Duration.seconds(30)
+    )
+    const limit = options.limit ?? 100
+    if (!(Number.isSafeInteger(limit) && limit >= 1)) {
+      return yield* new PostgresConfigError({ option: `${prefix}limit`, message: `${prefix}limit must be an integer >= 1, got ${limit}` })
+    }
+    const interval =
+      options.interval === null
+        ? null
+        : yield* DurationOption.decode(`${prefix}interval`, options.interval, "positive", Duration.seconds(30))
+    return { stuckAfter, deadInstanceAfter, limit, interval }
+  })
 
 /**
  * One row of the diagnosis query.
@@ -506,13 +559,21 @@ export const logVersions = (findings: ReadonlyArray<VersionFinding>): Effect.Eff
 /**
  * The watchdog service; unless `interval` is `null` it also diagnoses every `interval` (default 30 seconds) in
  * a fiber of the layer's scope, logs what is stuck and updates the gauges. A failed diagnosis is logged and retried.
+ * The options are checked first ({@link decodeOptions}).
  *
  * @category layers
  * @since 0.1.0
  */
-export const layer = (
-  options: Options & { readonly interval?: Duration.Input | null | undefined } = {}
-): Layer.Layer<PgWatchdog, never, PgClient> =>
+export const layer = (options: LayerOptions = {}): Layer.Layer<PgWatchdog, PostgresConfigError, PgClient> =>
+  Layer.unwrap(Effect.map(decodeOptions(options), layerDecoded))
+
+/**
+ * {@link layer} for options {@link decodeOptions} checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerDecoded = (options: Decoded): Layer.Layer<PgWatchdog, never, PgClient> =>
   Layer.effect(
     PgWatchdog,
     Effect.gen(function* () {
@@ -525,7 +586,7 @@ export const layer = (
           Effect.flatMap(logStuck),
           Effect.andThen(Effect.flatMap(versions, logVersions)),
           (round) => outages.guard(round, undefined),
-          Effect.repeat(Schedule.spaced(options.interval ?? Duration.seconds(30)))
+          Effect.repeat(Schedule.spaced(options.interval))
         )
         yield* Effect.forkScoped(loop)
       }

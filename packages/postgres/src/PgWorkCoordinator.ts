@@ -104,7 +104,25 @@ const coordinatorError = (operation: string) => (cause: PostgresError) =>
 const unique = <A>(items: Iterable<A>) => [...new Set(items)]
 
 /**
- * Builds the coordinator for the instance in context.
+ * The options as {@link decodeOptions} leaves them: the numbers the SQL takes.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface Decoded extends CoordinatorOptions.Validated {}
+
+/**
+ * Checks every option, filling defaults (`WorkerOptions.defaults` for the worker's options of the same names); a
+ * bad value is a `PostgresConfigError` naming the first bad option.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const decodeOptions = (options: Options = {}): Effect.Effect<Decoded, PostgresConfigError> =>
+  CoordinatorOptions.decode(options, WorkerOptions.defaults)
+
+/**
+ * Builds the coordinator for the instance in context; the options are checked first ({@link decodeOptions}).
  *
  * @category constructors
  * @since 0.1.0
@@ -112,9 +130,18 @@ const unique = <A>(items: Iterable<A>) => [...new Set(items)]
 export const make = (
   options: Options = {}
 ): Effect.Effect<WorkCoordinator.WorkCoordinator["Service"], PostgresConfigError, PgClient | InstanceProvider.InstanceProvider> =>
+  Effect.flatMap(decodeOptions(options), makeDecoded)
+
+/**
+ * {@link make} for options {@link decodeOptions} checked already.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const makeDecoded = (
+  valid: Decoded
+): Effect.Effect<WorkCoordinator.WorkCoordinator["Service"], never, PgClient | InstanceProvider.InstanceProvider> =>
   Effect.gen(function* () {
-    // Every option is checked before anything runs: a typed error naming the first bad one.
-    const valid = yield* CoordinatorOptions.validate(options, WorkerOptions.defaults)
     const client = yield* PgClient
     const { instanceId } = yield* InstanceProvider.InstanceProvider
     const leaseSeconds = valid.leaseSeconds
@@ -334,4 +361,18 @@ export const layer = (
   Layer.effect(
     WorkCoordinator.WorkCoordinator,
     Effect.flatMap(Effect.service(SchemaReady), () => make(options))
+  )
+
+/**
+ * {@link layer} for options {@link decodeOptions} checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerDecoded = (
+  options: Decoded
+): Layer.Layer<WorkCoordinator.WorkCoordinator, never, PgClient | InstanceProvider.InstanceProvider | SchemaReady> =>
+  Layer.effect(
+    WorkCoordinator.WorkCoordinator,
+    Effect.flatMap(Effect.service(SchemaReady), () => makeDecoded(options))
   )

@@ -5,7 +5,7 @@ import * as CoordinatorOptions from "../src/internal/coordinatorOptions.js"
 import { PgClient } from "../src/PgClient.js"
 import * as PgWorkCoordinator from "../src/PgWorkCoordinator.js"
 
-const validate = (options: CoordinatorOptions.Input) => CoordinatorOptions.validate(options, WorkerOptions.defaults)
+const validate = (options: CoordinatorOptions.Input) => CoordinatorOptions.decode(options, WorkerOptions.defaults)
 
 describe("PgWorkCoordinator options", () => {
   it.effect("fills the defaults", () =>

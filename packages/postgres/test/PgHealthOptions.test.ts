@@ -19,8 +19,8 @@ const perspective = (lagSeconds: number): PgStatus.PerspectiveSummary => ({
 describe("PgHealth options", () => {
   it.effect("durations are Duration.Inputs, checked with a PostgresConfigError naming the option", () =>
     Effect.gen(function* () {
-      yield* PgHealth.validate({ maxLag: "2 minutes", heartbeatMaxAge: null, maxFailedCursors: 3 })
-      yield* PgHealth.validate({ maxLag: 0, heartbeatMaxAge: Duration.seconds(5) })
+      yield* PgHealth.decodeOptions({ maxLag: "2 minutes", heartbeatMaxAge: null, maxFailedCursors: 3 })
+      yield* PgHealth.decodeOptions({ maxLag: 0, heartbeatMaxAge: Duration.seconds(5) })
       const cases: ReadonlyArray<readonly [PgHealth.Options, string, string]> = [
         [{ maxLag: -1 }, "maxLag", "maxLag must be a finite duration >= 0, got -1 (a number is milliseconds)"],
         [{ maxLag: "Infinity" }, "maxLag", 'maxLag must be a finite duration >= 0, got "Infinity"'],
@@ -28,7 +28,7 @@ describe("PgHealth options", () => {
         [{ maxFailedCursors: 1.5 }, "maxFailedCursors", "maxFailedCursors must be an integer >= 0, got 1.5"]
       ]
       for (const [options, option, message] of cases) {
-        const error = yield* Effect.flip(PgHealth.validate(options))
+        const error = yield* Effect.flip(PgHealth.decodeOptions(options))
         expect(error).toMatchObject({ _tag: "PostgresConfigError", option, message })
       }
     })

@@ -33,11 +33,11 @@ import {
 } from "@whizbang/core"
 import { PgClient, PgOperations, PgPerspectivePipeline, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
 import { Context, Duration, Effect, Layer, Option, Ref } from "effect"
-import { decodeDuration } from "./internal/rebuildOptions.js"
+import { decodeDuration, decodeStartupScan } from "./internal/rebuildOptions.js"
 import * as Replay from "./internal/replay.js"
 import type { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
 import * as PgPerspectiveStreamLocker from "./PgPerspectiveStreamLocker.js"
-import type * as PerspectiveStreamLockOptions from "./PerspectiveStreamLockOptions.js"
+import * as PerspectiveStreamLockOptions from "./PerspectiveStreamLockOptions.js"
 import { type InvalidRebuildOptions, type InvalidStreamLockOptions, RebuildFailed } from "./StreamLockError.js"
 import { withStreamLock } from "./withStreamLock.js"
 
@@ -120,17 +120,68 @@ const key = (t: PerspectiveRewinder.Target) => `${t.streamId}|${t.perspectiveNam
 const Rewinds = PgOperations.Rewinds
 
 /**
- * Builds the rewinder and runs the start-up scan as configured.
+ * {@link Options} as {@link decodeOptions} leaves them (defaults filled).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface DecodedOptions {
+  readonly debounceWindow: Duration.Duration
+  readonly debounceCap: Duration.Duration
+  readonly startupScan: "blocking" | "background" | "off"
+  readonly snapshots: PgPerspectiveSnapshots.Options
+}
+
+/**
+ * A {@link Config} whose options {@link decodeOptions} checked.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface Decoded extends Omit<Config, "options"> {
+  readonly options: DecodedOptions
+}
+
+/**
+ * Checks the options: the debounce durations finite and positive, `startupScan` one of its three values (else
+ * {@link InvalidRebuildOptions} naming the option after `prefix`, `Whizbang.layer`'s `rewind.`), the snapshots'
+ * (`PgPerspectiveSnapshots.decode`).
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const decodeOptions = (
+  options: Options = {},
+  prefix = ""
+): Effect.Effect<DecodedOptions, InvalidRebuildOptions | PostgresError.PostgresConfigError> =>
+  Effect.gen(function* () {
+    const debounceWindow = yield* decodeDuration(`${prefix}debounceWindow`, options.debounceWindow, Duration.seconds(5))
+    const debounceCap = yield* decodeDuration(`${prefix}debounceCap`, options.debounceCap, Duration.seconds(30))
+    const startupScan = yield* decodeStartupScan(`${prefix}startupScan`, options.startupScan)
+    const snapshots = yield* PgPerspectiveSnapshots.decode(options.snapshots)
+    return { debounceWindow, debounceCap, startupScan, snapshots }
+  })
+
+/**
+ * Builds the rewinder and runs the start-up scan as configured; the options are checked first ({@link decodeOptions}).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = (config: Config) =>
+export const make = (config: Config) => Effect.flatMap(decodeOptions(config.options), (options) => makeDecoded({ ...config, options }))
+
+/**
+ * {@link make} for options {@link decodeOptions} checked already.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const makeDecoded = (config: Decoded) =>
   Effect.gen(function* () {
-    const options = config.options ?? {}
-    const window = yield* decodeDuration("debounceWindow", options.debounceWindow, Duration.seconds(5))
-    const cap = yield* decodeDuration("debounceCap", options.debounceCap, Duration.seconds(30))
-    const snapshots = yield* PgPerspectiveSnapshots.decode(options.snapshots)
+    const options = config.options
+    const window = options.debounceWindow
+    const cap = options.debounceCap
+    const snapshots = options.snapshots
     const client = yield* PgClient.PgClient
     const { instanceId } = yield* InstanceProvider.InstanceProvider
     const context = yield* Effect.context<PerspectiveStreamLocker | InstanceProvider.InstanceProvider>()
@@ -263,7 +314,7 @@ export const make = (config: Config) =>
       scan,
       stats: Ref.get(stats)
     })
-    const mode = options.startupScan ?? "blocking"
+    const mode = options.startupScan
     if (mode === "blocking") yield* scan
     if (mode === "background") yield* Effect.forkScoped(scan)
     return service
@@ -282,9 +333,23 @@ export const layer = (
   PgPerspectiveRewinder | PerspectiveRewinder.PerspectiveRewinder,
   InvalidRebuildOptions | PostgresError.PostgresConfigError | DefinitionErrors.PerspectiveDefinitionError,
   PgClient.PgClient | PerspectiveStreamLocker | InstanceProvider.InstanceProvider
+> => Layer.unwrap(Effect.map(decodeOptions(config.options), (options) => layerDecoded({ ...config, options })))
+
+/**
+ * {@link layer} for options {@link decodeOptions} checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerDecoded = (
+  config: Decoded
+): Layer.Layer<
+  PgPerspectiveRewinder | PerspectiveRewinder.PerspectiveRewinder,
+  DefinitionErrors.PerspectiveDefinitionError,
+  PgClient.PgClient | PerspectiveStreamLocker | InstanceProvider.InstanceProvider
 > =>
   Layer.effectContext(
-    Effect.map(make(config), (service) =>
+    Effect.map(makeDecoded(config), (service) =>
       Context.make(PgPerspectiveRewinder, service).pipe(Context.add(PerspectiveRewinder.PerspectiveRewinder, service))
     )
   )
@@ -292,31 +357,85 @@ export const layer = (
 type Pipeline = ReturnType<typeof PgPerspectivePipeline.layer>
 
 /**
+ * Options of {@link layerPipeline} beyond the pipeline's.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface PipelineConfig extends PgPerspectivePipeline.Config {
+  readonly rewind?: Omit<Options, "snapshots">
+  readonly rewindHooks?: Hooks
+  readonly lock?: PerspectiveStreamLockOptions.Input
+}
+
+/**
+ * {@link PipelineConfig} as {@link decodePipeline} leaves it.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface DecodedPipeline {
+  readonly pipeline: PgPerspectivePipeline.Decoded
+  readonly rewinder: Decoded
+  readonly lock: PerspectiveStreamLockOptions.PerspectiveStreamLockOptions
+}
+
+/**
+ * Checks every option {@link layerPipeline} uses, once, without connecting: the pipeline's
+ * (`PgPerspectivePipeline.decode`), the rewinder's (`rewind.*`, `snapshots`) and the stream locks'.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const decodePipeline = (
+  config: PipelineConfig
+): Effect.Effect<DecodedPipeline, PgPerspectivePipeline.DecodeError | InvalidRebuildOptions | InvalidStreamLockOptions> =>
+  Effect.gen(function* () {
+    const pipeline = yield* PgPerspectivePipeline.decode(config)
+    const options = yield* decodeOptions({ ...config.rewind, ...(config.snapshots ? { snapshots: config.snapshots } : {}) }, "rewind.")
+    const lock = yield* PerspectiveStreamLockOptions.decode(config.lock)
+    const rewinder: Decoded = {
+      events: config.events,
+      perspectives: config.perspectives,
+      options,
+      ...(config.rewindHooks ? { hooks: config.rewindHooks } : {})
+    }
+    return { pipeline, rewinder, lock }
+  })
+
+/**
  * `PgPerspectivePipeline.layer` with rewinds: the stream locker (`lock` options) and this rewinder (`rewind`
  * options and hooks) are provided to the worker. Snapshot options apply to both the coordinator and the rewinder.
+ * The configuration is checked first, once ({@link decodePipeline}).
  *
  * @category layers
  * @since 0.1.0
  */
 export const layerPipeline = (
-  config: PgPerspectivePipeline.Config & {
-    readonly rewind?: Omit<Options, "snapshots">
-    readonly rewindHooks?: Hooks
-    readonly lock?: PerspectiveStreamLockOptions.Input
-  }
+  config: PipelineConfig
 ): Layer.Layer<
   Layer.Success<Pipeline> | PgPerspectiveRewinder | PerspectiveRewinder.PerspectiveRewinder | PerspectiveStreamLocker,
   Layer.Error<Pipeline> | Layer.Error<ReturnType<typeof layer>> | InvalidStreamLockOptions,
   | Exclude<Layer.Services<Pipeline>, PerspectiveStreamLocker | PerspectiveRewinder.PerspectiveRewinder>
   | PgClient.PgClient
   | InstanceProvider.InstanceProvider
+> => Layer.unwrap(Effect.map(decodePipeline(config), layerPipelineDecoded))
+
+/**
+ * {@link layerPipeline} for a configuration {@link decodePipeline} checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerPipelineDecoded = (
+  config: DecodedPipeline
+): Layer.Layer<
+  Layer.Success<Pipeline> | PgPerspectiveRewinder | PerspectiveRewinder.PerspectiveRewinder | PerspectiveStreamLocker,
+  Layer.Error<Pipeline>,
+  | Exclude<Layer.Services<Pipeline>, PerspectiveStreamLocker | PerspectiveRewinder.PerspectiveRewinder>
+  | PgClient.PgClient
+  | InstanceProvider.InstanceProvider
 > => {
-  const rewinder = layer({
-    events: config.events,
-    perspectives: config.perspectives,
-    options: { ...config.rewind, ...(config.snapshots ? { snapshots: config.snapshots } : {}) },
-    ...(config.rewindHooks ? { hooks: config.rewindHooks } : {})
-  })
-  const support = rewinder.pipe(Layer.provideMerge(PgPerspectiveStreamLocker.layer(config.lock)))
-  return PgPerspectivePipeline.layer(config).pipe(Layer.provideMerge(support))
+  const support = layerDecoded(config.rewinder).pipe(Layer.provideMerge(PgPerspectiveStreamLocker.layerDecoded(config.lock)))
+  return PgPerspectivePipeline.layerDecoded(config.pipeline).pipe(Layer.provideMerge(support))
 }

@@ -32,8 +32,18 @@ const { release, renew, tryAcquire } = PgOperations.StreamLocks
 export const make = (
   options?: PerspectiveStreamLockOptions.Input
 ): Effect.Effect<PerspectiveStreamLocker.Shape, InvalidStreamLockOptions, PgClient.PgClient> =>
+  Effect.flatMap(PerspectiveStreamLockOptions.decode(options), makeDecoded)
+
+/**
+ * {@link make} for options `PerspectiveStreamLockOptions.decode` checked already.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const makeDecoded = (
+  decoded: PerspectiveStreamLockOptions.PerspectiveStreamLockOptions
+): Effect.Effect<PerspectiveStreamLocker.Shape, never, PgClient.PgClient> =>
   Effect.gen(function* () {
-    const decoded = yield* PerspectiveStreamLockOptions.decode(options)
     const client = yield* PgClient.PgClient
     const timeout = Duration.toMillis(decoded.lockTimeout)
     return PerspectiveStreamLocker.fromStorage(decoded, {
@@ -55,3 +65,14 @@ export const layer = (
   options?: PerspectiveStreamLockOptions.Input
 ): Layer.Layer<PerspectiveStreamLocker.PerspectiveStreamLocker, InvalidStreamLockOptions, PgClient.PgClient> =>
   Layer.effect(PerspectiveStreamLocker.PerspectiveStreamLocker, make(options))
+
+/**
+ * {@link layer} for options `PerspectiveStreamLockOptions.decode` checked already.
+ *
+ * @category layers
+ * @since 0.4.0
+ */
+export const layerDecoded = (
+  options: PerspectiveStreamLockOptions.PerspectiveStreamLockOptions
+): Layer.Layer<PerspectiveStreamLocker.PerspectiveStreamLocker, never, PgClient.PgClient> =>
+  Layer.effect(PerspectiveStreamLocker.PerspectiveStreamLocker, makeDecoded(options))

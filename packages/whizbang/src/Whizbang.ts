@@ -41,7 +41,7 @@ import {
   type PgInstanceRegistry,
   PgPerspectivePipeline,
   PgWatchdog,
-  type PostgresError,
+  PostgresError,
   SchemaReady
 } from "@whizbang/postgres"
 import {
@@ -61,9 +61,8 @@ import {
   TrackedEventTypeRegistry,
   WorkerSignals
 } from "@whizbang/sync"
-import { type Duration, Effect, Layer, type Redacted } from "effect"
+import { Effect, Layer, type Redacted } from "effect"
 import * as Os from "node:os"
-import { applicationName, validate as validateConfig } from "./internal/validateConfig.js"
 
 /**
  * Configuration of a Whizbang service.
@@ -110,7 +109,7 @@ export interface Config extends PgPerspectivePipeline.Config {
   /** Options of `PgHealth` (the health check service). */
   readonly health?: PgHealth.Options
   /** Options of `PgWatchdog`; it diagnoses every `interval` (default 30 s; `null`: only on demand). */
-  readonly watchdog?: PgWatchdog.Options & { readonly interval?: Duration.Input | null | undefined }
+  readonly watchdog?: PgWatchdog.LayerOptions
   /**
    * Extra event type -> perspective names to track for read-your-writes (codegen's `trackedEventTypes`);
    * the registered perspectives' own types are always tracked.
@@ -175,16 +174,77 @@ export type Errors =
   | DefinitionErrors.DuplicatePerspectiveName
 
 /**
- * Checks every option of every layer `layer` composes, without connecting; `layer`, `layerWithoutWorker` and
- * `layerInfrastructure` run it first, so a refused start has not migrated anything.
+ * A configuration as {@link decode} leaves it: every option of every composed layer checked and decoded, once.
+ * The layers are built from it without checking anything again.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface Decoded {
+  /** The configuration as given: the definitions, hooks and identity are taken from it. */
+  readonly config: Config
+  readonly client: PgClient.Decoded
+  readonly pipeline: PgPerspectiveRewinder.DecodedPipeline
+  readonly health: PgHealth.Decoded
+  readonly watchdog: PgWatchdog.Decoded
+}
+
+const configError = (option: string, rule: string, value: unknown) =>
+  new PostgresError.PostgresConfigError({ option, message: `${option} ${rule}, got ${JSON.stringify(value) ?? String(value)}` })
+
+/** The application name shown in `pg_stat_activity`: the service name unless given. */
+const applicationName = (config: Config): string => config.applicationName ?? config.serviceName ?? "whizbang"
+
+/**
+ * Checks and decodes every option of every layer `layer` composes, once, without connecting; each rule lives with
+ * the layer that owns the option (`PgClient.decodeOptions`, `PgPerspectivePipeline.decode`, `PgHealth.decodeOptions`
+ * ...). `layer`, `layerWithoutWorker` and `layerInfrastructure` run it first and build from its result, so a refused
+ * start has not migrated anything and nothing is decoded twice.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const decode = (config: Config): Effect.Effect<Decoded, Errors> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient.decodeOptions(
+      {
+        url: config.databaseUrl,
+        schema: config.schema,
+        maxConnections: config.maxConnections,
+        applicationName: applicationName(config),
+        preparedStatements: config.preparedStatements,
+        jit: config.jit
+      },
+      "databaseUrl"
+    )
+    const { serviceName, instanceId } = config
+    if (serviceName !== undefined && !(typeof serviceName === "string" && serviceName.trim().length > 0)) {
+      return yield* configError("serviceName", "must be a non-empty string", serviceName)
+    }
+    if (instanceId !== undefined && !EventId.isUuid(instanceId)) return yield* configError("instanceId", "must be a UUID", instanceId)
+    const pipeline = yield* PgPerspectiveRewinder.decodePipeline({
+      ...config,
+      ...(config.rewind ? { rewind: config.rewind } : {}),
+      ...(config.rewindHooks ? { rewindHooks: config.rewindHooks } : {}),
+      ...(config.streamLocks ? { lock: config.streamLocks } : {})
+    })
+    const health = yield* PgHealth.decodeOptions(config.health, "health.")
+    const watchdog = yield* PgWatchdog.decodeOptions(config.watchdog, "watchdog.")
+    yield* TrackedEventTypeRegistry.make(config.trackedEventTypes)
+    // The health check diagnoses with the watchdog's options when they are given.
+    return { config, client, pipeline, health: config.watchdog ? { ...health, watchdog } : health, watchdog }
+  })
+
+/**
+ * Checks every option of every layer `layer` composes, without connecting ({@link decode}).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const validate = (config: Config): Effect.Effect<void, Errors> => Effect.asVoid(validateConfig(config))
+export const validate = (config: Config): Effect.Effect<void, Errors> => Effect.asVoid(decode(config))
 
-const validated = <A, E, R>(config: Config, build: () => Layer.Layer<A, E, R>): Layer.Layer<A, E | Errors, R> =>
-  Layer.unwrap(Effect.as(validate(config), Layer.suspend(build)))
+const decoded = <A, E, R>(config: Config, build: (decoded: Decoded) => Layer.Layer<A, E, R>): Layer.Layer<A, E | Errors, R> =>
+  Layer.unwrap(Effect.map(decode(config), build))
 
 const identity = (config: Config) =>
   InstanceProvider.layer({
@@ -194,6 +254,9 @@ const identity = (config: Config) =>
     processId: process.pid
   })
 
+const infrastructure = (d: Decoded) =>
+  Layer.mergeAll(SchemaReady.layer, identity(d.config)).pipe(Layer.provideMerge(PgClient.layerDecoded(d.client)))
+
 /**
  * The service's infrastructure: client, migrations and identity (no worker).
  *
@@ -202,22 +265,7 @@ const identity = (config: Config) =>
  */
 export const layerInfrastructure = (
   config: Config
-): Layer.Layer<SchemaReady.SchemaReady | InstanceProvider.InstanceProvider | PgClient.PgClient, Errors> =>
-  validated(config, () =>
-    Layer.mergeAll(SchemaReady.layer, identity(config)).pipe(
-      Layer.provideMerge(
-        PgClient.layer({
-          // validate() refused a missing URL already
-          url: config.databaseUrl as string | Redacted.Redacted<string>,
-          schema: config.schema,
-          maxConnections: config.maxConnections,
-          applicationName: applicationName(config),
-          preparedStatements: config.preparedStatements,
-          jit: config.jit
-        })
-      )
-    )
-  )
+): Layer.Layer<SchemaReady.SchemaReady | InstanceProvider.InstanceProvider | PgClient.PgClient, Errors> => decoded(config, infrastructure)
 
 /**
  * Read-your-writes: the process tracker, the tracked-type registry (every type a registered perspective handles,
@@ -243,6 +291,9 @@ const trackedTypes = (config: Config) =>
     })
   )
 
+const operations = (d: Pick<Decoded, "health" | "watchdog">) =>
+  Layer.merge(PgHealth.layerDecoded(d.health), PgWatchdog.layerDecoded(d.watchdog))
+
 /**
  * The health check (`PgHealth`) and the watchdog (`PgWatchdog`, diagnosing in the background unless
  * `watchdog.interval` is `null`).
@@ -253,9 +304,12 @@ const trackedTypes = (config: Config) =>
 export const layerOperations = (
   config: Config
 ): Layer.Layer<PgHealth.PgHealth | PgWatchdog.PgWatchdog, PostgresError.PostgresConfigError, PgClient.PgClient> =>
-  Layer.merge(
-    PgHealth.layer({ ...config.health, ...(config.watchdog ? { watchdog: config.watchdog } : {}) }),
-    PgWatchdog.layer(config.watchdog)
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const health = yield* PgHealth.decodeOptions(config.health, "health.")
+      const watchdog = yield* PgWatchdog.decodeOptions(config.watchdog, "watchdog.")
+      return operations({ health: config.watchdog ? { ...health, watchdog } : health, watchdog })
+    })
   )
 
 /**
@@ -266,43 +320,45 @@ export const layerOperations = (
  * @since 0.1.0
  */
 export const layerWithoutWorker = (config: Config): Layer.Layer<WriteServices, Errors> =>
-  validated(config, () =>
+  decoded(config, (d) =>
     TrackedEventStore.layer.pipe(
       Layer.provideMerge(
         Layer.mergeAll(
-          PgPerspectivePipeline.layerPorts(config),
-          PgPerspectiveStreamLocker.layer(config.streamLocks),
-          layerOperations(config)
+          PgPerspectivePipeline.layerPortsDecoded(d.pipeline.pipeline),
+          PgPerspectiveStreamLocker.layerDecoded(d.pipeline.lock),
+          operations(d)
         )
       ),
       Layer.provideMerge(layerSync(config)),
-      Layer.provideMerge(layerInfrastructure(config))
+      Layer.provideMerge(infrastructure(d))
     )
   )
 
+/** The decoded pipeline with the worker's hooks replaced (the sync tracker's signals added). */
+const withHooks = (
+  pipeline: PgPerspectiveRewinder.DecodedPipeline,
+  hooks: PerspectiveWorker.Hooks
+): PgPerspectiveRewinder.DecodedPipeline => ({
+  ...pipeline,
+  pipeline: { ...pipeline.pipeline, worker: { ...pipeline.pipeline.worker, hooks } }
+})
+
 /**
  * The whole service: infrastructure, the tracked event store, the perspective worker (signalling the sync
- * tracker after every commit) with its rewinder and stream locks, sync, health and watchdog.
+ * tracker after every commit) with its rewinder and stream locks, sync, health and watchdog. Every option is
+ * checked once, before anything connects ({@link decode}), and the decoded parts are handed down.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer = (config: Config): Layer.Layer<Services, Errors> =>
-  validated(config, () => {
+  decoded(config, (d) => {
     const pipeline = Layer.unwrap(
-      Effect.map(WorkerSignals.hooks(config.hooks), (hooks) =>
-        PgPerspectiveRewinder.layerPipeline({
-          ...config,
-          hooks,
-          ...(config.rewind ? { rewind: config.rewind } : {}),
-          ...(config.rewindHooks ? { rewindHooks: config.rewindHooks } : {}),
-          ...(config.streamLocks ? { lock: config.streamLocks } : {})
-        })
-      )
+      Effect.map(WorkerSignals.hooks(config.hooks), (hooks) => PgPerspectiveRewinder.layerPipelineDecoded(withHooks(d.pipeline, hooks)))
     )
     return TrackedEventStore.layer.pipe(
-      Layer.provideMerge(Layer.merge(pipeline, layerOperations(config))),
+      Layer.provideMerge(Layer.merge(pipeline, operations(d))),
       Layer.provideMerge(layerSync(config)),
-      Layer.provideMerge(layerInfrastructure(config))
+      Layer.provideMerge(infrastructure(d))
     )
   })

@@ -50,22 +50,21 @@ const positiveInt = (n: unknown) => typeof n === "number" && Number.isSafeIntege
 
 const invalid = (option: string, message: string) => new PostgresConfigError({ option, message: `${option} ${message}` })
 
-export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions): Effect.Effect<Validated, PostgresConfigError> =>
+/** The coordinator's own options: the ones that are not worker options. */
+export type OwnInput = Pick<Input, "failureBackoff" | "affinityGrace" | "snapshots" | "queueVacuum">
+
+/** {@link OwnInput}, decoded. */
+export type Own = Pick<Validated, "failureBackoff" | "affinityGraceMillis" | "snapshots" | "queueVacuumEveryRows">
+
+/** The options shared with the worker, decoded (`WorkerOptions.decode` decodes the same fields by the same rules). */
+export type Shared = Pick<
+  WorkerOptions.WorkerOptions,
+  "lease" | "debugMode" | "maxPerspectiveEventAttempts" | "abandonStaleInstanceThreshold"
+>
+
+/** Decodes the coordinator's own options; the pipeline takes the shared ones from the decoded worker options. */
+export const decodeOwn = (options: OwnInput): Effect.Effect<Own, PostgresConfigError> =>
   Effect.gen(function* () {
-    const lease = yield* DurationOption.decode("lease", options.lease, "wholeSeconds", defaults.lease)
-    const threshold = yield* DurationOption.decode(
-      "abandonStaleInstanceThreshold",
-      options.abandonStaleInstanceThreshold,
-      "wholeSeconds",
-      defaults.abandonStaleInstanceThreshold
-    )
-    const attempts =
-      options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts
-    if (attempts !== null && !positiveInt(attempts)) {
-      return yield* invalid("maxPerspectiveEventAttempts", `must be a positive integer or null (no limit), got ${String(attempts)}`)
-    }
-    const debugMode = options.debugMode ?? defaults.debugMode
-    if (typeof debugMode !== "boolean") return yield* invalid("debugMode", `must be a boolean, got ${String(debugMode)}`)
     const backoff = options.failureBackoff ?? {}
     const initial = yield* DurationOption.decode("failureBackoff.initial", backoff.initial, "positive", defaultFailureBackoff.initial)
     const multiplier = backoff.multiplier ?? defaultFailureBackoff.multiplier
@@ -83,14 +82,40 @@ export const validate = (options: Input, defaults: WorkerOptions.WorkerOptions):
     const snapshots = yield* PgPerspectiveSnapshots.decode(options.snapshots)
     const queueVacuumEveryRows = yield* PgQueueVacuum.decode(options.queueVacuum)
     return {
-      leaseSeconds: Duration.toSeconds(lease),
-      debugMode,
-      maxPerspectiveEventAttempts: attempts,
       failureBackoff: { initialMillis: Duration.toMillis(initial), multiplier, maxMillis: Duration.toMillis(max) },
-      abandonStaleInstanceThresholdSeconds: Duration.toSeconds(threshold),
       // The claim SQL takes whole milliseconds.
       affinityGraceMillis: Math.ceil(Duration.toMillis(grace)),
       snapshots,
       queueVacuumEveryRows
     }
+  })
+
+/** The numbers the SQL takes, from options decoded already: nothing is checked here. */
+export const combine = (shared: Shared, own: Own): Validated => ({
+  leaseSeconds: Duration.toSeconds(shared.lease),
+  debugMode: shared.debugMode,
+  maxPerspectiveEventAttempts: shared.maxPerspectiveEventAttempts,
+  abandonStaleInstanceThresholdSeconds: Duration.toSeconds(shared.abandonStaleInstanceThreshold),
+  ...own
+})
+
+/** Decodes every option of a coordinator used on its own (no worker options to take the shared ones from). */
+export const decode = (options: Input, defaults: WorkerOptions.WorkerOptions): Effect.Effect<Validated, PostgresConfigError> =>
+  Effect.gen(function* () {
+    const lease = yield* DurationOption.decode("lease", options.lease, "wholeSeconds", defaults.lease)
+    const threshold = yield* DurationOption.decode(
+      "abandonStaleInstanceThreshold",
+      options.abandonStaleInstanceThreshold,
+      "wholeSeconds",
+      defaults.abandonStaleInstanceThreshold
+    )
+    const attempts =
+      options.maxPerspectiveEventAttempts === undefined ? defaults.maxPerspectiveEventAttempts : options.maxPerspectiveEventAttempts
+    if (attempts !== null && !positiveInt(attempts)) {
+      return yield* invalid("maxPerspectiveEventAttempts", `must be a positive integer or null (no limit), got ${String(attempts)}`)
+    }
+    const debugMode = options.debugMode ?? defaults.debugMode
+    if (typeof debugMode !== "boolean") return yield* invalid("debugMode", `must be a boolean, got ${String(debugMode)}`)
+    const own = yield* decodeOwn(options)
+    return combine({ lease, abandonStaleInstanceThreshold: threshold, maxPerspectiveEventAttempts: attempts, debugMode }, own)
   })

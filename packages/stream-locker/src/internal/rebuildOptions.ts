@@ -10,3 +10,18 @@ export const decodeDuration = (option: string, input: Duration.Input | undefined
   }
   return Effect.succeed(decoded.value)
 }
+
+const scans = ["blocking", "background", "off"] as const
+
+export const decodeStartupScan = (option: string, input: unknown): Effect.Effect<(typeof scans)[number], InvalidRebuildOptions> =>
+  input === undefined
+    ? Effect.succeed("blocking")
+    : scans.includes(input as (typeof scans)[number])
+      ? Effect.succeed(input as (typeof scans)[number])
+      : Effect.fail(
+          new InvalidRebuildOptions({
+            option,
+            rule: `must be "blocking", "background" or "off"`,
+            value: JSON.stringify(input) ?? String(input)
+          })
+        )
