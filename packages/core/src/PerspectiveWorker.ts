@@ -154,7 +154,7 @@ export class WorkerConfigurationError extends Data.TaggedError("WorkerConfigurat
  * take it as it is, without checking anything again.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface Decoded extends Omit<Config, "options"> {
   readonly options: WorkerOptions.WorkerOptions
@@ -165,7 +165,7 @@ export interface Decoded extends Omit<Config, "options"> {
  * What {@link decode} refuses.
  *
  * @category errors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export type DecodeError =
   | WorkerOptions.InvalidWorkerOptions
@@ -181,7 +181,7 @@ export type DecodeError =
  * untouched and nothing is decoded twice.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const decode = (config: Config): Effect.Effect<Decoded, DecodeError> =>
   Effect.gen(function* () {
@@ -231,7 +231,7 @@ export const make = (config: Config) => Effect.flatMap(decode(config), makeDecod
  * {@link make} for a configuration {@link decode} checked already.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const makeDecoded = (config: Decoded) =>
   Effect.gen(function* () {
@@ -360,7 +360,7 @@ export const layer = (config: Config) => Layer.effect(PerspectiveWorker, make(co
  * The worker as a layer, for a configuration {@link decode} checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerDecoded = (config: Decoded) => Layer.effect(PerspectiveWorker, makeDecoded(config))
 

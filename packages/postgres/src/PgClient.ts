@@ -120,7 +120,7 @@ export const decodeOptions = (
  * The options as {@link decodeOptions} leaves them.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface Decoded extends ConnectionOptions.Decoded {}
 
@@ -239,7 +239,7 @@ export const layer = (options: Options): Layer.Layer<PgClient, PostgresConfigErr
  * {@link layer} for options {@link decodeOptions} checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerDecoded = (options: Decoded): Layer.Layer<PgClient> => Layer.effect(PgClient, fromDecoded(options))
 

@@ -186,7 +186,7 @@ export const check = (options: Options = {}): Effect.Effect<Report, never, PgCli
  * take them as they are.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface Decoded {
   readonly maxLag: Duration.Duration
@@ -202,7 +202,7 @@ export interface Decoded {
  * `PostgresConfigError` naming the option after `prefix` (`Whizbang.layer`'s `health.`).
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const decodeOptions = (options: Options = {}, prefix = ""): Effect.Effect<Decoded, PostgresConfigError> =>
   Effect.gen(function* () {
@@ -235,7 +235,7 @@ export const layer = (options: Options = {}): Layer.Layer<PgHealth, PostgresConf
  * {@link layer} for options {@link decodeOptions} checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerDecoded = (options: Decoded): Layer.Layer<PgHealth, never, PgClient> =>
   Layer.effect(

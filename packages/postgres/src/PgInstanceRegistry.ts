@@ -98,7 +98,7 @@ export class PgInstanceRegistry extends Context.Service<PgInstanceRegistry, Shap
  * The options as {@link decodeOptions} leaves them.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface Decoded {
   readonly abandonStaleInstanceThresholdSeconds: number
@@ -112,7 +112,7 @@ export interface Decoded {
  * pipeline's `registry.`).
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const decodeOptions = (options: Options = {}, prefix = ""): Effect.Effect<Decoded, PostgresConfigError> =>
   Effect.gen(function* () {
@@ -153,7 +153,7 @@ export const make = (options: Options = {}) => Effect.flatMap(decodeOptions(opti
  * {@link make} for options {@link decodeOptions} checked already.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const makeDecoded = (options: Decoded) =>
   Effect.gen(function* () {
@@ -276,7 +276,7 @@ export const layer = (
  * {@link layer} for options {@link decodeOptions} checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerDecoded = (
   options: Decoded

@@ -143,7 +143,7 @@ export type PortsLayer = Layer.Layer<
  * decoded and the coordinator's own options (`failureBackoff`, `affinityGrace`, `snapshots`, `queueVacuum`) decoded.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface DecodedPorts {
   readonly events: EventRegistry.EventRegistry
@@ -157,7 +157,7 @@ export interface DecodedPorts {
  * The whole configuration as {@link decode} leaves it: checked once, every part decoded.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface Decoded extends DecodedPorts {
   readonly worker: PerspectiveWorker.Decoded
@@ -169,7 +169,7 @@ export interface Decoded extends DecodedPorts {
  * What {@link decode} refuses.
  *
  * @category errors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export type DecodeError = PerspectiveWorker.DecodeError | PostgresConfigError
 
@@ -180,7 +180,7 @@ const decodeCoordinator = (config: Config, options: WorkerOptions.WorkerOptions)
  * Checks the options {@link layerPorts} uses (the worker's options and the coordinator's), once.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const decodePorts = (config: Config): Effect.Effect<DecodedPorts, WorkerOptions.InvalidWorkerOptions | PostgresConfigError> =>
   Effect.gen(function* () {
@@ -195,7 +195,7 @@ export const decodePorts = (config: Config): Effect.Effect<DecodedPorts, WorkerO
  * {@link layer} runs it; `Whizbang.layer` runs it before anything connects and hands the result to {@link layerDecoded}.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const decode = (config: Config): Effect.Effect<Decoded, DecodeError> =>
   Effect.gen(function* () {
@@ -234,7 +234,7 @@ export const layerPorts = (config: Config): PortsLayer => Layer.unwrap(Effect.ma
  * {@link layerPorts} for a configuration {@link decodePorts} (or {@link decode}) checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerPortsDecoded = (config: DecodedPorts): PortsLayer => ports(config, false)
 
@@ -286,7 +286,7 @@ const ports = (config: DecodedPorts, workerPool: boolean): PortsLayer =>
  * The services and errors of {@link layer}.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export type PipelineLayer = Layer.Layer<
   Ports | PerspectiveWorker.PerspectiveWorker | PgInstanceRegistry.PgInstanceRegistry,
@@ -317,7 +317,7 @@ export const layer = (config: Config): PipelineLayer => Layer.unwrap(Effect.map(
  * claim loop.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerDecoded = (config: Decoded): PipelineLayer =>
   PerspectiveWorker.layerDecoded(config.worker).pipe(

@@ -839,7 +839,7 @@ export interface Options extends Omit<BuildOptions, "partitionCount"> {
  * {@link Options} as {@link decodeOptions} leaves them.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface DecodedOptions {
   readonly interval: Duration.Duration | null
@@ -898,7 +898,7 @@ export const layerBuilder = (
  * {@link layerBuilder} for options {@link decodeOptions} checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerBuilderDecoded = (
   declared: ReadonlyArray<Declared>,

@@ -128,7 +128,7 @@ export interface Options {
  * Options of {@link layer}: {@link Options} and the period of the background diagnosis.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface LayerOptions extends Options {
   /** Diagnose every `interval` (default 30 seconds; a finite, positive duration); `null`: only on demand. */
@@ -139,7 +139,7 @@ export interface LayerOptions extends Options {
  * The options as {@link decodeOptions} leaves them (defaults filled).
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface Decoded {
   readonly stuckAfter: Duration.Duration
@@ -154,7 +154,7 @@ export interface Decoded {
  * (`Whizbang.layer`'s `watchdog.`).
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const decodeOptions = (options: LayerOptions = {}, prefix = ""): Effect.Effect<Decoded, PostgresConfigError> =>
   Effect.gen(function* () {
@@ -571,7 +571,7 @@ export const layer = (options: LayerOptions = {}): Layer.Layer<PgWatchdog, Postg
  * {@link layer} for options {@link decodeOptions} checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerDecoded = (options: Decoded): Layer.Layer<PgWatchdog, never, PgClient> =>
   Layer.effect(

@@ -107,7 +107,7 @@ const unique = <A>(items: Iterable<A>) => [...new Set(items)]
  * The options as {@link decodeOptions} leaves them: the numbers the SQL takes.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface Decoded extends CoordinatorOptions.Validated {}
 
@@ -116,7 +116,7 @@ export interface Decoded extends CoordinatorOptions.Validated {}
  * bad value is a `PostgresConfigError` naming the first bad option.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const decodeOptions = (options: Options = {}): Effect.Effect<Decoded, PostgresConfigError> =>
   CoordinatorOptions.decode(options, WorkerOptions.defaults)
@@ -136,7 +136,7 @@ export const make = (
  * {@link make} for options {@link decodeOptions} checked already.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const makeDecoded = (
   valid: Decoded
@@ -367,7 +367,7 @@ export const layer = (
  * {@link layer} for options {@link decodeOptions} checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerDecoded = (
   options: Decoded

@@ -123,7 +123,7 @@ const Rewinds = PgOperations.Rewinds
  * {@link Options} as {@link decodeOptions} leaves them (defaults filled).
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface DecodedOptions {
   readonly debounceWindow: Duration.Duration
@@ -136,7 +136,7 @@ export interface DecodedOptions {
  * A {@link Config} whose options {@link decodeOptions} checked.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface Decoded extends Omit<Config, "options"> {
   readonly options: DecodedOptions
@@ -148,7 +148,7 @@ export interface Decoded extends Omit<Config, "options"> {
  * (`PgPerspectiveSnapshots.decode`).
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const decodeOptions = (
   options: Options = {},
@@ -174,7 +174,7 @@ export const make = (config: Config) => Effect.flatMap(decodeOptions(config.opti
  * {@link make} for options {@link decodeOptions} checked already.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const makeDecoded = (config: Decoded) =>
   Effect.gen(function* () {
@@ -339,7 +339,7 @@ export const layer = (
  * {@link layer} for options {@link decodeOptions} checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerDecoded = (
   config: Decoded
@@ -360,7 +360,7 @@ type Pipeline = ReturnType<typeof PgPerspectivePipeline.layer>
  * Options of {@link layerPipeline} beyond the pipeline's.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface PipelineConfig extends PgPerspectivePipeline.Config {
   readonly rewind?: Omit<Options, "snapshots">
@@ -372,7 +372,7 @@ export interface PipelineConfig extends PgPerspectivePipeline.Config {
  * {@link PipelineConfig} as {@link decodePipeline} leaves it.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface DecodedPipeline {
   readonly pipeline: PgPerspectivePipeline.Decoded
@@ -385,7 +385,7 @@ export interface DecodedPipeline {
  * (`PgPerspectivePipeline.decode`), the rewinder's (`rewind.*`, `snapshots`) and the stream locks'.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const decodePipeline = (
   config: PipelineConfig
@@ -425,7 +425,7 @@ export const layerPipeline = (
  * {@link layerPipeline} for a configuration {@link decodePipeline} checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerPipelineDecoded = (
   config: DecodedPipeline

@@ -38,7 +38,7 @@ export const make = (
  * {@link make} for options `PerspectiveStreamLockOptions.decode` checked already.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const makeDecoded = (
   decoded: PerspectiveStreamLockOptions.PerspectiveStreamLockOptions
@@ -70,7 +70,7 @@ export const layer = (
  * {@link layer} for options `PerspectiveStreamLockOptions.decode` checked already.
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const layerDecoded = (
   options: PerspectiveStreamLockOptions.PerspectiveStreamLockOptions

@@ -178,7 +178,7 @@ export type Errors =
  * The layers are built from it without checking anything again.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.5.0
  */
 export interface Decoded {
   /** The configuration as given: the definitions, hooks and identity are taken from it. */
@@ -202,7 +202,7 @@ const applicationName = (config: Config): string => config.applicationName ?? co
  * start has not migrated anything and nothing is decoded twice.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.5.0
  */
 export const decode = (config: Config): Effect.Effect<Decoded, Errors> =>
   Effect.gen(function* () {
