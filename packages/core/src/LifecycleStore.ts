@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import { Context, Data, Effect, Layer } from "effect"
+import type * as StorageReason from "./StorageReason.js"
 
 /**
  * A stored event whose perspectives all completed, as the store returns it (payload still encoded).
@@ -36,11 +37,14 @@ export interface CompletedEvent {
  */
 export class LifecycleStoreError extends Data.TaggedError("LifecycleStoreError")<{
   readonly operation: string
-  readonly reason: string
+  /** Why, as the storage classifies it: match on `reason._tag` (`ConnectionError`, `Refused`, ...). */
+  readonly reason: StorageReason.PortReason
+  /** What failed, in words (the storage's message). */
+  readonly detail: string
   readonly cause?: unknown
 }> {
   override get message(): string {
-    return `${this.operation} failed: ${this.reason}`
+    return `${this.operation} failed: ${this.detail}`
   }
 }
 

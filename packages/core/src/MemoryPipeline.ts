@@ -25,6 +25,7 @@ import * as NotificationListener from "./NotificationListener.js"
 import * as PerspectiveRewinder from "./PerspectiveRewinder.js"
 import * as PerspectiveStore from "./PerspectiveStore.js"
 import * as PerspectiveWorker from "./PerspectiveWorker.js"
+import * as StorageReason from "./StorageReason.js"
 import * as WorkCoordinator from "./WorkCoordinator.js"
 
 const ports = (config: PerspectiveWorker.Config) =>
@@ -84,7 +85,13 @@ const ports = (config: PerspectiveWorker.Config) =>
             )
             .pipe(
               Effect.mapError(
-                (e) => new WorkCoordinator.WorkCoordinatorError({ operation: "reportCompletions", reason: e.message, cause: e })
+                (e) =>
+                  new WorkCoordinator.WorkCoordinatorError({
+                    operation: "reportCompletions",
+                    reason: new StorageReason.Unknown({ code: undefined }),
+                    detail: e.message,
+                    cause: e
+                  })
               ),
               Effect.andThen(coordinator.reportCompletions(completions))
             )

@@ -18,6 +18,7 @@
  * @since 0.1.0
  */
 import { Clock, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import * as StorageReason from "./StorageReason.js"
 import * as Perspective from "./Perspective.js"
 
 /**
@@ -74,11 +75,14 @@ export interface Query {
  */
 export class PerspectiveStoreError extends Data.TaggedError("PerspectiveStoreError")<{
   readonly operation: string
-  readonly reason: string
+  /** Why, as the storage classifies it: match on `reason._tag` (`ConnectionError`, `Refused`, ...). */
+  readonly reason: StorageReason.PortReason
+  /** What failed, in words (the storage's message). */
+  readonly detail: string
   readonly cause?: unknown
 }> {
   override get message(): string {
-    return `${this.operation} failed: ${this.reason}`
+    return `${this.operation} failed: ${this.detail}`
   }
 }
 
@@ -206,7 +210,8 @@ const decoderOf = <M, E>(perspective: Perspective.Perspective<M, E>, operation: 
         (cause) =>
           new PerspectiveStoreError({
             operation,
-            reason:
+            reason: new StorageReason.UnexpectedRow({ operation, issue: cause.message }),
+            detail:
               `the stored model of perspective "${perspective.name}", row ${row.id}, does not decode: ${cause.message}` +
               ` (if "${perspective.baseName}" has versions with another model, it is served by the live one: read through its value)`,
             cause

@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { Clock, Context, Data, Effect, Layer } from "effect"
+import type * as StorageReason from "./StorageReason.js"
 import type * as CompletionStrategy from "./CompletionStrategy.js"
 import { PerspectiveStatus } from "./PerspectiveStatus.js"
 
@@ -20,11 +21,14 @@ import { PerspectiveStatus } from "./PerspectiveStatus.js"
  */
 export class WorkCoordinatorError extends Data.TaggedError("WorkCoordinatorError")<{
   readonly operation: string
-  readonly reason: string
+  /** Why, as the storage classifies it: match on `reason._tag` (`ConnectionError`, `Refused`, ...). */
+  readonly reason: StorageReason.PortReason
+  /** What failed, in words (the storage's message). */
+  readonly detail: string
   readonly cause?: unknown
 }> {
   override get message(): string {
-    return `${this.operation} failed: ${this.reason}`
+    return `${this.operation} failed: ${this.detail}`
   }
 }
 

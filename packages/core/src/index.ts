@@ -18,6 +18,8 @@ export * as EventRegistry from "./EventRegistry.js"
 export * as EventStore from "./EventStore.js"
 /** @since 0.1.0 */
 export * as EventStoreError from "./EventStoreError.js"
+/** @since 0.5.0 */
+export * as StorageReason from "./StorageReason.js"
 /** @since 0.1.0 */
 export * as BatchedCompletionStrategy from "./BatchedCompletionStrategy.js"
 /** @since 0.1.0 */

@@ -34,7 +34,7 @@ interface Row {
 }
 
 const storeError = (operation: string) => (cause: PostgresError) =>
-  new LifecycleStore.LifecycleStoreError({ operation, reason: cause.message, cause })
+  new LifecycleStore.LifecycleStoreError({ operation, reason: cause.reason, detail: cause.message, cause })
 
 /**
  * @category constructors

@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { Effect, Exit, Layer, Option } from "effect"
-import { type DefinitionErrors, Perspective, PerspectiveStore } from "@whizbang/core"
+import { type DefinitionErrors, Perspective, PerspectiveStore, StorageReason } from "@whizbang/core"
 import * as CoalescingQueue from "./internal/coalescingQueue.js"
 import * as Transaction from "./internal/transaction.js"
 import { ddlLock, ensureBase } from "./internal/versionTables.js"
@@ -59,7 +59,7 @@ const maxQueuedPerspectives = 256
 const canonicalUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 const storeError = (operation: string) => (cause: PostgresError) =>
-  new PerspectiveStore.PerspectiveStoreError({ operation, reason: cause.message, cause })
+  new PerspectiveStore.PerspectiveStoreError({ operation, reason: cause.reason, detail: cause.message, cause })
 
 /**
  * Creates the tables of these perspectives (keys) when missing, and the `wh_per_<base>` views; a table of a
@@ -101,7 +101,8 @@ export const make = Effect.gen(function* () {
       : Effect.fail(
           new PerspectiveStore.PerspectiveStoreError({
             operation: "perspective name",
-            reason: `invalid perspective name ${JSON.stringify(name)}`
+            reason: new StorageReason.InvalidRequest(),
+            detail: `invalid perspective name ${JSON.stringify(name)}`
           })
         )
   /** The rows of these ids (those that exist), by id as Postgres writes it. */

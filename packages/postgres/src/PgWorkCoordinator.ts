@@ -18,7 +18,7 @@
  *
  * @since 0.1.0
  */
-import { InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
+import { InstanceProvider, StorageReason, WorkCoordinator, WorkerOptions } from "@whizbang/core"
 import { type Duration, Effect, Layer, Metric } from "effect"
 import { PgClient, prepared } from "./PgClient.js"
 import type * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
@@ -99,7 +99,7 @@ const claimAndFetchStatement = statementsFor(Claim.claimAndFetch)
 const deadLettersMetric = Metric.counter("whizbang_dead_letters", { description: "work rows moved to wh_dead_letters" })
 
 const coordinatorError = (operation: string) => (cause: PostgresError) =>
-  new WorkCoordinator.WorkCoordinatorError({ operation, reason: cause.message, cause })
+  new WorkCoordinator.WorkCoordinatorError({ operation, reason: cause.reason, detail: cause.message, cause })
 
 const unique = <A>(items: Iterable<A>) => [...new Set(items)]
 
@@ -204,7 +204,12 @@ export const makeDecoded = (
           Effect.catchTag("PostgresError", (e) =>
             Effect.fail(
               e.reason._tag === "Unknown" && e.reason.code === Complete.refusedState
-                ? new WorkCoordinator.WorkCoordinatorError({ operation: "reportCompletions", reason: e.message })
+                ? new WorkCoordinator.WorkCoordinatorError({
+                    operation: "reportCompletions",
+                    reason: new StorageReason.Refused(),
+                    detail: e.message,
+                    cause: e
+                  })
                 : coordinatorError("reportCompletions")(e)
             )
           )

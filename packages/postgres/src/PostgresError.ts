@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { StorageReason } from "@whizbang/core"
 import { Data } from "effect"
 
 /**
@@ -15,7 +16,9 @@ import { Data } from "effect"
  * @category reasons
  * @since 0.1.0
  */
-export class ConnectionError extends Data.TaggedClass("ConnectionError")<{ readonly code: string | undefined }> {}
+export const ConnectionError = StorageReason.ConnectionError
+/** @since 0.1.0 */
+export type ConnectionError = StorageReason.ConnectionError
 
 /**
  * 23505: a unique constraint or primary key rejected the row.
@@ -23,10 +26,9 @@ export class ConnectionError extends Data.TaggedClass("ConnectionError")<{ reado
  * @category reasons
  * @since 0.1.0
  */
-export class UniqueViolation extends Data.TaggedClass("UniqueViolation")<{
-  readonly constraint: string | undefined
-  readonly detail: string | undefined
-}> {}
+export const UniqueViolation = StorageReason.UniqueViolation
+/** @since 0.1.0 */
+export type UniqueViolation = StorageReason.UniqueViolation
 
 /**
  * 23503: a foreign key rejected the row.
@@ -34,9 +36,9 @@ export class UniqueViolation extends Data.TaggedClass("UniqueViolation")<{
  * @category reasons
  * @since 0.1.0
  */
-export class ForeignKeyViolation extends Data.TaggedClass("ForeignKeyViolation")<{
-  readonly constraint: string | undefined
-}> {}
+export const ForeignKeyViolation = StorageReason.ForeignKeyViolation
+/** @since 0.1.0 */
+export type ForeignKeyViolation = StorageReason.ForeignKeyViolation
 
 /**
  * 40001: a serializable transaction lost a race; retry the whole transaction.
@@ -44,7 +46,9 @@ export class ForeignKeyViolation extends Data.TaggedClass("ForeignKeyViolation")
  * @category reasons
  * @since 0.1.0
  */
-export class SerializationFailure extends Data.TaggedClass("SerializationFailure")<{}> {}
+export const SerializationFailure = StorageReason.SerializationFailure
+/** @since 0.1.0 */
+export type SerializationFailure = StorageReason.SerializationFailure
 
 /**
  * 40P01: the server aborted this transaction to break a deadlock; retry the whole transaction.
@@ -52,7 +56,9 @@ export class SerializationFailure extends Data.TaggedClass("SerializationFailure
  * @category reasons
  * @since 0.1.0
  */
-export class Deadlock extends Data.TaggedClass("Deadlock")<{}> {}
+export const Deadlock = StorageReason.Deadlock
+/** @since 0.1.0 */
+export type Deadlock = StorageReason.Deadlock
 
 /**
  * 55P03: `NOWAIT` or `lock_timeout` could not take a lock.
@@ -60,7 +66,9 @@ export class Deadlock extends Data.TaggedClass("Deadlock")<{}> {}
  * @category reasons
  * @since 0.1.0
  */
-export class LockNotAvailable extends Data.TaggedClass("LockNotAvailable")<{}> {}
+export const LockNotAvailable = StorageReason.LockNotAvailable
+/** @since 0.1.0 */
+export type LockNotAvailable = StorageReason.LockNotAvailable
 
 /**
  * 57014: cancelled by `statement_timeout`, `pg_cancel_backend` or an interrupted fiber.
@@ -68,7 +76,9 @@ export class LockNotAvailable extends Data.TaggedClass("LockNotAvailable")<{}> {
  * @category reasons
  * @since 0.1.0
  */
-export class QueryCanceled extends Data.TaggedClass("QueryCanceled")<{}> {}
+export const QueryCanceled = StorageReason.QueryCanceled
+/** @since 0.1.0 */
+export type QueryCanceled = StorageReason.QueryCanceled
 
 /**
  * 42P01: the relation does not exist (often: migrations not applied to this schema).
@@ -76,7 +86,9 @@ export class QueryCanceled extends Data.TaggedClass("QueryCanceled")<{}> {}
  * @category reasons
  * @since 0.1.0
  */
-export class UndefinedTable extends Data.TaggedClass("UndefinedTable")<{}> {}
+export const UndefinedTable = StorageReason.UndefinedTable
+/** @since 0.1.0 */
+export type UndefinedTable = StorageReason.UndefinedTable
 
 /**
  * 42601: the statement does not parse.
@@ -84,7 +96,9 @@ export class UndefinedTable extends Data.TaggedClass("UndefinedTable")<{}> {}
  * @category reasons
  * @since 0.1.0
  */
-export class SyntaxError extends Data.TaggedClass("SyntaxError")<{ readonly position: string | undefined }> {}
+export const SyntaxError = StorageReason.SyntaxError
+/** @since 0.1.0 */
+export type SyntaxError = StorageReason.SyntaxError
 
 /**
  * The statement ran, but what came back is not what its operation declares: a row that does not decode with the
@@ -95,7 +109,9 @@ export class SyntaxError extends Data.TaggedClass("SyntaxError")<{ readonly posi
  * @category reasons
  * @since 0.5.0
  */
-export class UnexpectedRow extends Data.TaggedClass("UnexpectedRow")<{ readonly operation: string; readonly issue: string }> {}
+export const UnexpectedRow = StorageReason.UnexpectedRow
+/** @since 0.1.0 */
+export type UnexpectedRow = StorageReason.UnexpectedRow
 
 /**
  * Anything else; `code` is the SQLSTATE or Node.js error code when there is one.
@@ -103,24 +119,15 @@ export class UnexpectedRow extends Data.TaggedClass("UnexpectedRow")<{ readonly 
  * @category reasons
  * @since 0.1.0
  */
-export class Unknown extends Data.TaggedClass("Unknown")<{ readonly code: string | undefined }> {}
+export const Unknown = StorageReason.Unknown
+/** @since 0.1.0 */
+export type Unknown = StorageReason.Unknown
 
 /**
  * @category models
  * @since 0.1.0
  */
-export type Reason =
-  | ConnectionError
-  | UniqueViolation
-  | ForeignKeyViolation
-  | SerializationFailure
-  | Deadlock
-  | LockNotAvailable
-  | QueryCanceled
-  | UndefinedTable
-  | SyntaxError
-  | UnexpectedRow
-  | Unknown
+export type Reason = StorageReason.Reason
 
 /**
  * A failed Postgres operation. The SQL text is kept for diagnostics; bound values never are (they may hold

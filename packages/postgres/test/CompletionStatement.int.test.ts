@@ -125,7 +125,8 @@ describe("the completion statement", () => {
         yield* client.query("delete from wh_perspective_events where work_id = $1", [refused[0]!.workIds[0]])
         const error = yield* Effect.flip(coordinator.reportCompletions(refused))
         expect(error).toBeInstanceOf(WorkCoordinator.WorkCoordinatorError)
-        expect(error.reason).toMatch(/^1 work row\(s\) were already covered by a rewind or bootstrap/)
+        expect(error.reason._tag).toBe("Refused")
+        expect(error.detail).toMatch(/^1 work row\(s\) were already covered by a rewind or bootstrap/)
         expect((yield* models.getMany("balance", [second])).size).toBe(0)
         expect((yield* models.getMany("activity", [second])).size).toBe(0)
         const [left] = yield* client.query<{ cursors: number; work: number; leases: number }>(
