@@ -1,7 +1,7 @@
 /**
  * The completion strategy port: how a worker reports perspective completions and failures to the coordinator.
  *
- * Two strategies ship: `BatchedCompletionStrategy` (the default: reports are held in memory and flushed once
+ * Two strategies ship with the worker (internal modules, chosen by `completionStrategy`): `BatchedCompletionStrategy` (the default: reports are held in memory and flushed once
  * per cycle, tracked pending -> sent -> acknowledged) and `InstantCompletionStrategy` (each report calls the
  * coordinator at once; nothing is ever pending).
  *

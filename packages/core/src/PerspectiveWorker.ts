@@ -5,7 +5,7 @@
  * coordinator has it: then the claim also fetches their events, which their next cycle uses instead of fetching)
  * and feeds their ids to the drain channel; it wakes on a NOTIFY wake-up, on {@link PerspectiveWorker} `requestImmediatePoll`, or on the
  * safety-net poll. `maxConcurrentDrainConsumers` consumer loops take drain signals — at once when idle, batched
- * with the sliding window only while every other consumer is busy (see `SlidingWindowBatcher`) — skip
+ * with the sliding window only while every other consumer is busy (see `internal/slidingWindowBatcher.ts`) — skip
  * streams another consumer is processing (the per-stream gate), and run a cycle: fetch, dedup, apply, commit.
  * A stream whose group filled `perspectiveBatchSize` is drained again at once, up to `drainLoopMaxIterations` —
  * unless other claimed streams are waiting for a consumer: then its rest is claimed again after them (a rebuild's

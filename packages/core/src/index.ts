@@ -21,8 +21,6 @@ export * as EventStoreError from "./EventStoreError.js"
 /** @since 0.5.0 */
 export * as StorageReason from "./StorageReason.js"
 /** @since 0.1.0 */
-export * as BatchedCompletionStrategy from "./BatchedCompletionStrategy.js"
-/** @since 0.1.0 */
 export * as CompletionStrategy from "./CompletionStrategy.js"
 /** @since 0.1.0 */
 export * as DurationOption from "./DurationOption.js"
@@ -30,8 +28,6 @@ export * as DurationOption from "./DurationOption.js"
 export * as DefinitionErrors from "./DefinitionErrors.js"
 /** @since 0.1.0 */
 export * as InstanceProvider from "./InstanceProvider.js"
-/** @since 0.1.0 */
-export * as InstantCompletionStrategy from "./InstantCompletionStrategy.js"
 /** @since 0.1.0 */
 export * as NotificationListener from "./NotificationListener.js"
 /** @since 0.3.0 */
@@ -49,8 +45,6 @@ export * as PerspectiveStatus from "./PerspectiveStatus.js"
 export * as PerspectiveStore from "./PerspectiveStore.js"
 /** @since 0.1.0 */
 export * as ProcessedEventCache from "./ProcessedEventCache.js"
-/** @since 0.1.0 */
-export * as SlidingWindowBatcher from "./SlidingWindowBatcher.js"
 /** @since 0.1.0 */
 export * as WorkCoordinator from "./WorkCoordinator.js"
 /** @since 0.1.0 */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Ref } from "effect"
 import { TestClock } from "effect/testing"
-import * as BatchedCompletionStrategy from "../src/BatchedCompletionStrategy.js"
+import * as BatchedCompletionStrategy from "../src/internal/batchedCompletionStrategy.js"
 import type * as CompletionStrategy from "../src/CompletionStrategy.js"
-import * as InstantCompletionStrategy from "../src/InstantCompletionStrategy.js"
+import * as InstantCompletionStrategy from "../src/internal/instantCompletionStrategy.js"
 import { PerspectiveStatus } from "../src/PerspectiveStatus.js"
 import * as WorkerOptions from "../src/WorkerOptions.js"
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { type Cause, Duration, Effect, Fiber, Option, Queue } from "effect"
 import { TestClock } from "effect/testing"
 import * as fc from "fast-check"
-import * as SlidingWindowBatcher from "../src/SlidingWindowBatcher.js"
+import * as SlidingWindowBatcher from "../src/internal/slidingWindowBatcher.js"
 
 const ms = Duration.millis
 

@@ -6,14 +6,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Queue, Ref, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import * as BatchedCompletionStrategy from "../src/BatchedCompletionStrategy.js"
+import * as BatchedCompletionStrategy from "../src/internal/batchedCompletionStrategy.js"
 import type * as CompletionStrategy from "../src/CompletionStrategy.js"
 import * as EventDefinition from "../src/EventDefinition.js"
 import * as Perspective from "../src/Perspective.js"
 import * as PerspectiveRegistry from "../src/PerspectiveRegistry.js"
 import { PerspectiveStatus } from "../src/PerspectiveStatus.js"
 import * as ProcessedEventCache from "../src/ProcessedEventCache.js"
-import * as SlidingWindowBatcher from "../src/SlidingWindowBatcher.js"
+import * as SlidingWindowBatcher from "../src/internal/slidingWindowBatcher.js"
 import * as WorkCoordinator from "../src/WorkCoordinator.js"
 
 const Added = EventDefinition.make("Added", { payload: Schema.Struct({}), streamId: () => "" })

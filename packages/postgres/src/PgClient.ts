@@ -35,7 +35,7 @@
  */
 import { Config, Context, type Duration, Effect, Layer, type Redacted, type Scope } from "effect"
 import pg from "pg"
-import * as Identifier from "./Identifier.js"
+import * as Identifier from "./internal/identifier.js"
 import * as Connection from "./internal/connection.js"
 import * as ConnectionOptions from "./internal/connectionOptions.js"
 import * as StatementName from "./internal/statementName.js"

@@ -15,7 +15,7 @@ import { OutageLog } from "@whizbang/core"
 import { Duration, Effect, Schedule, type Scope } from "effect"
 import type pg from "pg"
 import { PgClient } from "./PgClient.js"
-import * as Identifier from "./Identifier.js"
+import * as Identifier from "./internal/identifier.js"
 
 /** Holds one LISTEN connection until it breaks; fails when it does, so the caller reconnects. */
 const listenOnce = (

@@ -20,7 +20,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import * as Identifier from "./Identifier.js"
+import * as Identifier from "./internal/identifier.js"
 import { type EmbeddedMigration, migrations as embedded } from "./internal/migrations.generated.js"
 import { PgClient, type Shape } from "./PgClient.js"
 import { MigrationError, type PostgresError } from "./PostgresError.js"

@@ -7,11 +7,6 @@
 /**
  * @since 0.1.0
  */
-export * as Identifier from "./Identifier.js"
-
-/**
- * @since 0.1.0
- */
 export * as PgClient from "./PgClient.js"
 
 /**

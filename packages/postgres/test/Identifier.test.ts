@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Identifier, PgClient } from "@whizbang/postgres"
+import { PgClient } from "@whizbang/postgres"
+import * as Identifier from "../src/internal/identifier.js"
 import { Effect, Exit } from "effect"
 
 describe("Identifier", () => {

@@ -32,6 +32,7 @@ export {
   PerspectiveWorker,
   Receptor,
   SecurityContext,
+  StorageReason,
   WorkerOptions
 } from "@whizbang/core"
 /** @since 0.1.0 */
@@ -47,6 +48,7 @@ export {
   PgWatchdog,
   PostgresError,
   SchemaReady,
+  Telemetry,
   VersionError
 } from "@whizbang/postgres"
 /** @since 0.1.0 */

@@ -6,7 +6,7 @@
  * its rest is claimed again after them.
  */
 import { Clock, Duration, Effect, Queue, SubscriptionRef } from "effect"
-import * as SlidingWindowBatcher from "../SlidingWindowBatcher.js"
+import * as SlidingWindowBatcher from "./slidingWindowBatcher.js"
 import type { PendingEvent } from "../WorkCoordinator.js"
 import { afterCycle } from "./lifecycle.js"
 import { type CycleResult, runCycle } from "./workerCycle.js"

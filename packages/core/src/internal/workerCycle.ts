@@ -11,11 +11,11 @@
  */
 import { Effect, Metric, type Result, Tracer } from "effect"
 import type { InvalidEventPayload, UnknownEventType } from "../EventStoreError.js"
-import * as BatchedCompletionStrategy from "../BatchedCompletionStrategy.js"
+import * as BatchedCompletionStrategy from "./batchedCompletionStrategy.js"
 import type * as CompletionStrategy from "../CompletionStrategy.js"
 import type { Envelope, EventMetadata, EventScope } from "../Envelope.js"
 import type * as EventRegistry from "../EventRegistry.js"
-import * as InstantCompletionStrategy from "../InstantCompletionStrategy.js"
+import * as InstantCompletionStrategy from "./instantCompletionStrategy.js"
 import { ownRowsName } from "../Perspective.js"
 import type * as PerspectiveRegistry from "../PerspectiveRegistry.js"
 import type * as PerspectiveRewinder from "../PerspectiveRewinder.js"

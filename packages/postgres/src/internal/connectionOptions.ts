@@ -1,7 +1,7 @@
 // Validation of the client's options, pure and before any connection: a start refused for a bad option must not
 // have touched the database (migrations run only after the client is built).
 import { Duration, Effect, Redacted } from "effect"
-import * as Identifier from "../Identifier.js"
+import * as Identifier from "./identifier.js"
 import * as DurationOption from "./durationOption.js"
 import { PostgresConfigError } from "../PostgresError.js"
 

@@ -2,7 +2,7 @@
  * SQL for one perspective version's table (`wh_per_<base>__v<N>`, see `PerspectiveTable`) and for reads through
  * the view of the live version. Names are validated perspective keys and are quoted; every value is a bound parameter.
  */
-import * as Identifier from "../Identifier.js"
+import * as Identifier from "../internal/identifier.js"
 import * as PerspectiveTable from "../PerspectiveTable.js"
 
 /** The quoted table of one version's read-model rows (`name`: a perspective key). */

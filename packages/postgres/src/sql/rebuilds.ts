@@ -4,7 +4,7 @@
  * pipeline applies. `table` is a version's own table (`PerspectiveTable.ofVersion`), quoted here.
  */
 import { Schema } from "effect"
-import * as Identifier from "../Identifier.js"
+import * as Identifier from "../internal/identifier.js"
 import {
   ActiveStreams as a,
   Events as e,

@@ -5,7 +5,7 @@
  * (`Perspective.validateName`) by the caller and quoted here; every value is a bound parameter.
  */
 import { Schema } from "effect"
-import * as Identifier from "../Identifier.js"
+import * as Identifier from "../internal/identifier.js"
 import { DeadLetters as d, Events as e, PerspectiveRows as m, PerspectiveEvents as w } from "../internal/columns.js"
 import * as Operation from "../internal/operation.js"
 import * as PerspectiveTable from "../PerspectiveTable.js"

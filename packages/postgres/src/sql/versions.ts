@@ -2,7 +2,7 @@
  * Statements of perspective versions (`PgPerspectiveVersions`): registration, the history backfill, state changes
  * and the view swap. Table names are validated perspective keys, quoted; every value is a bound parameter.
  */
-import * as Identifier from "../Identifier.js"
+import * as Identifier from "../internal/identifier.js"
 import * as PerspectiveTable from "../PerspectiveTable.js"
 
 /** `r` (table), `v` (view) or null: what `wh_per_<base>` is now. Params: $1 the unquoted relation name. */

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import { PostgresConfigError } from "./PostgresError.js"
+import { PostgresConfigError } from "../PostgresError.js"
 
 /**
  * Lower-case letter or underscore, then up to 62 lower-case letters, digits or underscores (63 bytes is

@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import * as CompletionStrategy from "./CompletionStrategy.js"
+import * as CompletionStrategy from "../CompletionStrategy.js"
 
 const none = Effect.succeed([] as const)
 const zero = Effect.succeed(0)

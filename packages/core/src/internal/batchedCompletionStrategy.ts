@@ -15,8 +15,8 @@
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Layer } from "effect"
-import * as CompletionStrategy from "./CompletionStrategy.js"
-import * as WorkerOptions from "./WorkerOptions.js"
+import * as CompletionStrategy from "../CompletionStrategy.js"
+import * as WorkerOptions from "../WorkerOptions.js"
 
 type Entry<A> = { -readonly [K in keyof CompletionStrategy.Tracked<A>]: CompletionStrategy.Tracked<A>[K] }
 
