@@ -140,7 +140,8 @@ describe("the completion statement", () => {
         // A lost lease is refused before anything is written.
         yield* client.query("update wh_active_streams set lease_expiry = now() - interval '1 second' where stream_id = $1", [second])
         const lost = yield* Effect.flip(coordinator.reportCompletions(refused.slice(1)))
-        expect(lost.reason).toBe(`lease lost on 1 stream(s) (${second}); their work is redone by the new owner`)
+        expect(lost.reason._tag).toBe("Refused")
+        expect(lost.detail).toBe(`lease lost on 1 stream(s) (${second}); their work is redone by the new owner`)
       }).pipe(onPorts),
     60_000
   )
