@@ -144,13 +144,15 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const signal = new ProcessedListener.ChangeSignal()
   const tracker = yield* Effect.serviceOption(SyncEventTracker)
   // What a completion committed, wherever its worker ran, is no longer pending for this process's tracker.
-  const markTracked = (processed: ProcessedListener.Processed) => {
-    if (processed === undefined || tracker._tag === "None") return
-    for (const [key, ids] of processed) {
-      // The registry's lines carry version changes, not events.
-      if (key !== noticeKey) Effect.runSync(tracker.value.markProcessedByPerspective(ids, key))
-    }
-  }
+  const markTracked = (processed: ProcessedListener.Processed): Effect.Effect<void> =>
+    processed === undefined || tracker._tag === "None"
+      ? Effect.void
+      : Effect.forEach(
+          // The registry's lines carry version changes, not events.
+          [...processed].filter(([key]) => key !== noticeKey),
+          ([key, ids]) => tracker.value.markProcessedByPerspective(ids, key),
+          { discard: true }
+        )
 
   // Bases ever seen served by more than one key, or by a key other than the base name (sticky for the process):
   // for them a completion's payload (which names one key) cannot settle a wait, nor can the tracker's mark.
@@ -246,11 +248,15 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const parked = new ParkedWaits(signal, classify, (baseName, key) => key === baseName && serving.alone(baseName))
   yield* serving.start(yield* Effect.scope)
   yield* parked.start(yield* Effect.scope)
-  yield* ProcessedListener.start(signal, (processed) => {
-    markTracked(processed)
-    serving.notice(processed)
-    parked.notice(processed)
-  })
+  yield* ProcessedListener.start(signal, (processed) =>
+    Effect.andThen(
+      markTracked(processed),
+      Effect.sync(() => {
+        serving.notice(processed)
+        parked.notice(processed)
+      })
+    )
+  )
 
   // First checks and safety-net polls of many waits: asks that arrive while a query runs are answered together by
   // the next one (per perspective), so concurrent waits do not flood the pool.
