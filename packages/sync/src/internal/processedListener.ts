@@ -11,11 +11,11 @@
  *
  * @internal
  */
-import { PgClient } from "@whizbang/postgres"
+import { PgClient, PgOperations } from "@whizbang/postgres"
 import { Deferred, Effect, Exit, type Scope, Stream } from "effect"
 
 /** @internal */
-export const channel = "wh_processed"
+export const channel = PgOperations.SyncInquiry.processedChannel
 
 /** @internal */
 export class ChangeSignal {
