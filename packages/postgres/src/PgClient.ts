@@ -24,7 +24,9 @@
  *   transactions are the `@whizbang/postgres/drizzle` entry, for apps that install drizzle-orm.
  * - The options are validated before the pool exists (`decodeOptions`): the URL must name a host and a database,
  *   since pg would otherwise fill them from `PGHOST`/`PGDATABASE` and a service could migrate a database nobody named.
- * - LISTEN connections (`PgListener`) come from `connect`, outside the pool: `maxConnections` is all for statements.
+ * - `listen(channel)` is a `Stream` of the channel's notifications for this schema. Every channel and subscriber of
+ *   a client (and of its `dedicated` clients) share ONE connection, opened outside the pool by the first subscriber,
+ *   ended after the last one, re-opened with capped backoff when it dies: `maxConnections` is all for statements.
  * - Statements of a fixed text that run all the time (the worker's cycle, read-your-writes checks, appends) are
  *   prepared once per connection (`QueryOptions.prepared`); `preparedStatements: false` turns that off for poolers
  *   that cannot keep them.
@@ -33,11 +35,12 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, type Duration, Effect, Layer, type Redacted, type Scope } from "effect"
+import { Config, Context, type Duration, Effect, Layer, type Redacted, type Scope, Stream } from "effect"
 import pg from "pg"
 import * as Identifier from "./internal/identifier.js"
 import * as Connection from "./internal/connection.js"
 import * as ConnectionOptions from "./internal/connectionOptions.js"
+import * as ListenConnection from "./internal/listenConnection.js"
 import * as StatementName from "./internal/statementName.js"
 import * as Transaction from "./internal/transaction.js"
 import { fromCause, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
@@ -51,8 +54,8 @@ export interface Options {
   /** The service schema; default `whizbang`. Validated: `/^[a-z_][a-z0-9_]{0,62}$/`, not `pg_*`. */
   readonly schema?: string | undefined
   /**
-   * Pool size, an integer >= 1; default 10. LISTEN connections (one per listener, two in `Whizbang.layer`) are
-   * opened outside the pool, so the server sees up to `maxConnections` + listeners connections per process.
+   * Pool size, an integer >= 1; default 10. The LISTEN connection (one, shared by every channel, while anything
+   * listens) is opened outside the pool, so the server sees up to `maxConnections` + 1 connections per client.
    */
   readonly maxConnections?: number | undefined
   /** How long to wait for a connection (new or from the pool); default 10 seconds. */
@@ -134,10 +137,19 @@ export interface Shape {
   /** The underlying pool. Prefer `query`. */
   readonly pool: pg.Pool
   /**
-   * Opens a connection outside the pool, with the pool's settings, for what holds one for long (LISTEN): such a
+   * Opens a connection outside the pool, with the pool's settings, for what holds one for long: such a
    * connection never takes a pool slot, so `maxConnections` is all for statements. The caller ends it.
    */
   readonly connect: Effect.Effect<pg.Client, PostgresError>
+  /**
+   * The notifications of `channel` (a plain identifier, else the stream dies) whose payload names this client's
+   * schema: each element is the payload's detail after `<schema>\n`, or `undefined` for a bare schema. `undefined`
+   * also comes first, once the channel is LISTENed, and after every reconnect (notifications sent while disconnected
+   * are lost): read it as "something may have changed". Subscribers of every channel share one connection, opened
+   * for the first and ended after the last; a lost connection is re-opened with capped exponential backoff (100 ms
+   * doubling to 5 s), logged as one warning per outage and one line when it is back. Never fails.
+   */
+  readonly listen: (channel: string) => Stream.Stream<string | undefined>
   /** Runs one statement; every value is a bound parameter (`$1`, `$2`, ...). */
   readonly query: <Row extends object = Record<string, unknown>>(
     sql: string,
@@ -170,7 +182,11 @@ export class PgClient extends Context.Service<PgClient, Shape>()("@whizbang/post
 export const make = (options: Options): Effect.Effect<Shape, PostgresConfigError, Scope.Scope> =>
   Effect.flatMap(decodeOptions(options), (decoded) => fromDecoded(decoded))
 
-const fromDecoded = (decoded: ConnectionOptions.Decoded): Effect.Effect<Shape, never, Scope.Scope> =>
+const fromDecoded = (
+  decoded: ConnectionOptions.Decoded,
+  /** The LISTEN side of the client this one is `dedicated` to: one LISTEN connection for both. */
+  shared?: ListenConnection.Listen
+): Effect.Effect<Shape, never, Scope.Scope> =>
   Effect.gen(function* () {
     const schema = decoded.schema
     const config: pg.PoolConfig = {
@@ -221,12 +237,14 @@ const fromDecoded = (decoded: ConnectionOptions.Decoded): Effect.Effect<Shape, n
       catch: (cause) => fromCause(cause)
     })
 
+    const listen = shared ?? (yield* ListenConnection.make(connect, schema))
+
     const dedicated = (own: { readonly maxConnections: number }) =>
       Effect.flatMap(ConnectionOptions.decodePoolSize("maxConnections", own.maxConnections), (maxConnections) =>
-        fromDecoded({ ...decoded, maxConnections })
+        fromDecoded({ ...decoded, maxConnections }, listen)
       )
 
-    return PgClient.of({ schema, pool, connect, query, withTransaction, dedicated })
+    return PgClient.of({ schema, pool, connect, listen, query, withTransaction, dedicated })
   })
 
 /**
@@ -273,6 +291,15 @@ export const query = <Row extends object = Record<string, unknown>>(
   options?: QueryOptions
 ): Effect.Effect<ReadonlyArray<Row>, PostgresError, PgClient> =>
   Effect.flatMap(Effect.service(PgClient), (client) => client.query<Row>(sql, params, options))
+
+/**
+ * `listen` of the `PgClient` in context.
+ *
+ * @category accessors
+ * @since 0.5.0
+ */
+export const listen = (channel: string): Stream.Stream<string | undefined, never, PgClient> =>
+  Stream.unwrap(Effect.map(Effect.service(PgClient), (client) => client.listen(channel)))
 
 /**
  * `withTransaction` of the `PgClient` in context.

@@ -1,16 +1,15 @@
 /**
- * LISTEN on the `wh_work` channel (fired by the `wh_notify_work` trigger when work rows are inserted) and publish
- * a wake-up for notifications of this service's schema, through `PgListener` (one connection, reconnected with
- * capped backoff; a wake-up after every reconnect, and the worker's safety-net poll covers any gap). Appends of
- * this process wake it directly, without waiting for their notification, which it then skips (`localWakeUps`).
+ * LISTEN on the `wh_work` channel (fired by the `wh_notify_work` trigger when work rows are inserted): a wake-up for
+ * every notification of this service's schema, through `PgClient.listen` (one connection, reconnected with capped
+ * backoff; a wake-up after every reconnect, and the worker's safety-net poll covers any gap). Appends of this
+ * process wake it directly, without waiting for their notification, which it then skips (`localWakeUps`).
  *
  * @since 0.1.0
  */
 import { NotificationListener } from "@whizbang/core"
-import { Effect, Layer, PubSub, Scope, Stream } from "effect"
+import { Effect, Layer, Queue, Stream } from "effect"
 import * as LocalWakeUps from "./internal/localWakeUps.js"
 import { PgClient } from "./PgClient.js"
-import * as PgListener from "./PgListener.js"
 
 /**
  * The channel the work trigger notifies.
@@ -20,40 +19,33 @@ import * as PgListener from "./PgListener.js"
  */
 export const channel = "wh_work"
 
+const wakeUp: NotificationListener.WakeUp = { category: "perspective" }
+
 /**
- * The listener as a layer. Its connection is opened by the first subscriber (a perspective worker) and lives as long
- * as the layer: a process that only appends and reads (`Whizbang.layerWithoutWorker`, or a worker in another
- * process) holds no LISTEN connection and receives none of the service's work notifications.
+ * The listener as a layer. Its LISTEN opens with the first subscriber (a perspective worker) and ends with the last:
+ * a process that only appends and reads (`Whizbang.layerWithoutWorker`, or a worker in another process) LISTENs on
+ * nothing for it and receives none of the service's work notifications.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer: Layer.Layer<NotificationListener.NotificationListener, never, PgClient> = Layer.effect(
   NotificationListener.NotificationListener,
-  Effect.gen(function* () {
-    const wakeUps = yield* PubSub.sliding<NotificationListener.WakeUp>(16)
-    const client = yield* PgClient
-    const scope = yield* Effect.scope
-    const wake = () => void Effect.runFork(PubSub.publish(wakeUps, { category: "perspective" }))
-    const listen = yield* Effect.cached(
-      Effect.gen(function* () {
-        yield* Effect.acquireRelease(
-          Effect.sync(() => LocalWakeUps.subscribe((schema) => schema === client.schema && wake())),
+  Effect.map(PgClient, (client) => {
+    // This process's appends wake it at once (`LocalWakeUps.publish` is synchronous: it offers, never runs an effect).
+    const local = Stream.callback<NotificationListener.WakeUp>(
+      (queue) =>
+        Effect.acquireRelease(
+          Effect.sync(() => LocalWakeUps.subscribe((schema) => schema === client.schema && Queue.offerUnsafe(queue, wakeUp))),
           (unsubscribe) => Effect.sync(unsubscribe)
-        )
-        // This process's appends woke it already (above); their notification names the process.
-        yield* PgListener.fork(channel, (detail) => !LocalWakeUps.fromThisProcess(detail) && wake())
-      }).pipe(Scope.provide(scope), Effect.provideService(PgClient, client))
+        ),
+      { bufferSize: 1, strategy: "sliding" }
     )
-    return NotificationListener.NotificationListener.of({
-      // Subscribed before the connection opens, so the wake-up that follows its LISTEN is not missed.
-      wakeUps: Stream.unwrap(
-        Effect.gen(function* () {
-          const subscription = yield* PubSub.subscribe(wakeUps)
-          yield* listen
-          return Stream.fromSubscription(subscription)
-        })
-      )
-    })
+    // ... and their notification names the process: skipped, every other process's acted on.
+    const notified = client.listen(channel).pipe(
+      Stream.filter((detail) => !LocalWakeUps.fromThisProcess(detail)),
+      Stream.as(wakeUp)
+    )
+    return NotificationListener.NotificationListener.of({ wakeUps: Stream.merge(local, notified) })
   })
 )

@@ -1,8 +1,8 @@
 /**
  * The statements Whizbang's other packages run against its `wh_` tables, as typed operations: each pairs one
  * statement with its request type and the schema of its rows, which are decoded, never asserted. The stream
- * locker (`@whizbang/stream-locker`) and the operator's CLI (`@whizbang/cli`) call these and hold no SQL of their
- * own, so a table's columns are named in one package (and spelled once, in an internal registry the drizzle
+ * locker (`@whizbang/stream-locker`), read-your-writes (`@whizbang/sync`) and the operator's CLI (`@whizbang/cli`)
+ * call these and hold no SQL of their own, so a table's columns are named in one package (and spelled once, in an internal registry the drizzle
  * schema is checked against).
  *
  * **When to use**: tooling of your own that needs what `whizbang` CLI commands do (an admin UI listing dead
@@ -99,6 +99,14 @@ export * as Work from "./sql/work.js"
  * @since 0.5.0
  */
 export * as Registry from "./sql/registry.js"
+
+/**
+ * Read-your-writes: what the database knows about whether a perspective processed some events (decoded facts,
+ * batched for many waits), the rule that reads them, and cross-scope discovery of pending events.
+ *
+ * @since 0.5.0
+ */
+export * as SyncInquiry from "./sql/syncInquiry.js"
 
 /**
  * The schemas of the database that hold Whizbang tables.

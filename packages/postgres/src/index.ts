@@ -90,11 +90,6 @@ export * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 export * as PgQueueVacuum from "./PgQueueVacuum.js"
 
 /**
- * @since 0.1.0
- */
-export * as PgListener from "./PgListener.js"
-
-/**
  * @since 0.3.0
  */
 export * as PerspectiveTable from "./PerspectiveTable.js"

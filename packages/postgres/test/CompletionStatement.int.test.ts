@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { EventId, EventStore, InstanceProvider, PerspectiveStatus, PerspectiveStore, WorkCoordinator } from "@whizbang/core"
-import { PgClient, PgListener, PgPerspectivePipeline } from "@whizbang/postgres"
+import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Deferred, Effect, Exit, Layer } from "effect"
+import { Deferred, Effect, Exit, Layer, Stream } from "effect"
 import * as Bank from "./fixtures/bank.js"
 import { explained } from "./fixtures/explained.js"
 import { recording } from "./fixtures/recording.js"
@@ -194,13 +194,17 @@ describe("the completion statement", () => {
         const details: Array<string | undefined> = []
         let expected = 0
         let done = Deferred.makeUnsafe<void>()
-        // The first call is the listener's connect; each later one is a notification.
+        // The first element says the LISTEN is in place; each later one is a notification.
         const connected = Deferred.makeUnsafe<void>()
-        yield* PgListener.fork("wh_processed", (detail) => {
-          if (!Deferred.isDoneUnsafe(connected)) return void Deferred.doneUnsafe(connected, Exit.void)
-          details.push(detail)
-          if (details.length >= expected) Deferred.doneUnsafe(done, Exit.void)
-        })
+        yield* Effect.forkScoped(
+          Stream.runForEach(client.listen("wh_processed"), (detail) =>
+            Effect.sync(() => {
+              if (!Deferred.isDoneUnsafe(connected)) return void Deferred.doneUnsafe(connected, Exit.void)
+              details.push(detail)
+              if (details.length >= expected) Deferred.doneUnsafe(done, Exit.void)
+            })
+          )
+        )
         yield* Deferred.await(connected)
         /** Claims, fetches and completes every pending row of the stream in one completion; returns its notifications' details. */
         const completeAll = (stream: string, notifications: number) =>

@@ -17,6 +17,7 @@
  * @since 0.1.0
  */
 import { Clock, Context, Duration, Effect, Layer } from "effect"
+import * as WaitArguments from "./internal/waitArguments.js"
 import * as WaitEngine from "./internal/waitEngine.js"
 import type { SyncArgumentError } from "./SyncError.js"
 import { SyncEventTracker } from "./SyncEventTracker.js"
@@ -139,8 +140,8 @@ export const make = Effect.gen(function* () {
     waitForEvents: (eventIds, options) =>
       Effect.gen(function* () {
         const ids = [...new Set(eventIds ?? [])]
-        yield* WaitEngine.checkEventIds(ids)
-        const timeout = yield* WaitEngine.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
+        yield* WaitArguments.checkEventIds(ids)
+        const timeout = yield* WaitArguments.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
         if (ids.length === 0) {
           return SyncResult.NoPendingEvents({ elapsed: Duration.zero, eventsAwaited: 0, deadLettered: [], pending: [] })
         }
@@ -150,7 +151,7 @@ export const make = Effect.gen(function* () {
       }),
     areEventsFullyProcessed: (eventIds) =>
       Effect.gen(function* () {
-        yield* WaitEngine.checkEventIds(eventIds)
+        yield* WaitArguments.checkEventIds(eventIds)
         if (perspectives === undefined) {
           return (yield* Effect.filter(eventIds, (id) => tracker.isPending(id))).length === 0
         }

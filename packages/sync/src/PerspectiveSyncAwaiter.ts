@@ -34,7 +34,7 @@ import { Context, Duration, Effect, Layer, Option } from "effect"
 import { InlineLifecycleStage } from "./InlineLifecycleStage.js"
 import * as FilterTerms from "./internal/filterTerms.js"
 import * as ReceptorRules from "./internal/receptorRules.js"
-import * as Settle from "./internal/settle.js"
+import * as WaitArguments from "./internal/waitArguments.js"
 import * as WaitEngine from "./internal/waitEngine.js"
 import * as ScopedEventTracker from "./ScopedEventTracker.js"
 import { InlineStageSyncError, SyncArgumentError, type SyncFilterError } from "./SyncError.js"
@@ -175,7 +175,7 @@ const typesOf = (node: SyncFilter.SyncFilterNode): ReadonlyArray<string> =>
       : []
 
 const checkFilter = (port: SyncInquiryPortShape, perspectiveName: string, filter: SyncFilter.SyncFilterNode) => {
-  const handled = WaitEngine.handledBy(port, perspectiveName)
+  const handled = WaitArguments.handledBy(port, perspectiveName)
   return handled === undefined || possible(filter, handled)
     ? Effect.void
     : Effect.fail(
@@ -206,7 +206,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
       const scoped = yield* ScopedEventTracker.getEmittedEvents()
       const inScope = new Set(scoped.map((e) => e.eventId))
       // Any version this service runs counts: the wait is for every serving version of the base name.
-      const pending = (yield* Effect.forEach(WaitEngine.trackerKeys(port, perspectiveName), (key) =>
+      const pending = (yield* Effect.forEach(WaitArguments.trackerKeys(port, perspectiveName), (key) =>
         tracker.getPendingForPerspective(key)
       )).flat()
       const ids = [...scoped, ...pending]
@@ -229,7 +229,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
     if (discover === undefined) return Effect.succeed([] as ReadonlyArray<string>)
     return Effect.map(
       Effect.forEach(
-        FilterTerms.discovery(filter, WaitEngine.handledBy(port, perspectiveName)),
+        FilterTerms.discovery(filter, WaitArguments.handledBy(port, perspectiveName)),
         (q) => discover(perspectiveName, q.streamId, q.eventTypes, { deadLettered: q.streamId !== undefined }),
         { concurrency: "unbounded" }
       ),
@@ -238,7 +238,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
   }
   const streamPending = (perspectiveName: string, streamId: string, eventTypes: ReadonlyArray<string> | undefined, deadLettered: boolean) =>
     Effect.gen(function* () {
-      const tracked = (yield* Effect.forEach(WaitEngine.trackerKeys(port, perspectiveName), (key) =>
+      const tracked = (yield* Effect.forEach(WaitArguments.trackerKeys(port, perspectiveName), (key) =>
         tracker.getPendingEvents(streamId, key, eventTypes)
       ))
         .flat()
@@ -258,7 +258,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
         ])
 
   const precheck = (perspectiveName: string) =>
-    Effect.andThen(refuseInline(perspectiveName), WaitEngine.checkPerspective(port, perspectiveName))
+    Effect.andThen(refuseInline(perspectiveName), WaitArguments.checkPerspective(port, perspectiveName))
 
   return PerspectiveSyncAwaiter.of({
     wait: (perspectiveName, options) =>
@@ -280,12 +280,12 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
     waitForStream: (perspectiveName, streamId, options) =>
       Effect.gen(function* () {
         yield* precheck(perspectiveName)
-        yield* WaitEngine.checkStreamId(streamId)
-        if (options?.eventId !== undefined) yield* WaitEngine.checkEventIds([options.eventId])
+        yield* WaitArguments.checkStreamId(streamId)
+        if (options?.eventId !== undefined) yield* WaitArguments.checkEventIds([options.eventId])
         if (options?.eventTypes !== undefined && options.eventTypes.length > 0) {
           yield* checkFilter(port, perspectiveName, { _tag: "EventTypes", eventTypes: options.eventTypes })
         }
-        const timeout = yield* WaitEngine.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
+        const timeout = yield* WaitArguments.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
         const ids = yield* idsForStream(perspectiveName, streamId, options)
         return yield* engine.awaitIds({
           perspectiveName,
@@ -299,8 +299,8 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
     waitForEvents: (perspectiveName, eventIds, options) =>
       Effect.gen(function* () {
         yield* precheck(perspectiveName)
-        yield* WaitEngine.checkEventIds(eventIds)
-        const timeout = yield* WaitEngine.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
+        yield* WaitArguments.checkEventIds(eventIds)
+        const timeout = yield* WaitArguments.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
         return yield* engine.awaitIds({
           perspectiveName,
           eventIds,
@@ -311,13 +311,11 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
       }),
     isCaughtUp: (perspectiveName, options) =>
       Effect.gen(function* () {
-        yield* WaitEngine.checkPerspective(port, perspectiveName)
+        yield* WaitArguments.checkPerspective(port, perspectiveName)
         const sync = yield* toOptions(options)
         yield* checkFilter(port, perspectiveName, sync.filter)
         yield* requireScope(perspectiveName, sync.filter)
-        const state = Settle.makeState(yield* matchingIds(perspectiveName, sync.filter))
-        yield* Settle.check(tracker, port, perspectiveName, state, true)
-        return state.remaining.size === 0
+        return yield* engine.isCaughtUp(perspectiveName, yield* matchingIds(perspectiveName, sync.filter))
       })
   })
 })

@@ -15,7 +15,8 @@
  * letter for (E, P) exists; otherwise pending (the database cannot vouch for E). A pending E whose stream's first
  * unprocessed work row for P failed its last attempt is failing: held until a retry of that row succeeds. Why this is enough: the append
  * writes E and its work rows in one transaction, and the completion deletes exactly the applied rows and
- * advances the cursor in one transaction.
+ * advances the cursor in one transaction. The statements and the rule are `PgOperations.SyncInquiry` of
+ * `@whizbang/postgres` (the facts decoded, the rule beside the statement that gathers them).
  *
  * **Perspective versions**: a perspective name is its base name or any version's key, and both mean every
  * SERVING version of the base (`live` and `ready` in `wh_perspective_versions`), resolved in the same statement as
@@ -50,16 +51,18 @@
  * @since 0.1.0
  */
 import { EventId, Perspective } from "@whizbang/core"
-import { PgClient, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
-import { Context, Deferred, Effect, Exit, Layer } from "effect"
-import { combine, type EventFacts, type Verdict, verdict } from "./internal/inquiryRule.js"
+import { PgClient, PgOperations, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
+import { Context, Effect, Layer } from "effect"
 import { ParkedWaits } from "./internal/parkedWaits.js"
 import * as ProcessedListener from "./internal/processedListener.js"
 import { noticeKey, ServingVersions } from "./internal/servingVersions.js"
-import * as Sql from "./sql/syncInquiry.js"
 import { SyncEventTracker } from "./SyncEventTracker.js"
 import * as SyncInquiry from "./SyncInquiry.js"
 import { type DiscoveryOptions, type HeldEvent, SyncInquiryPort, type SyncInquiryPortShape } from "./SyncInquiryPort.js"
+
+const Sql = PgOperations.SyncInquiry
+type Verdict = PgOperations.SyncInquiry.Verdict
+type Facts = PgOperations.SyncInquiry.EventFacts
 
 type PostgresError = PgError.PostgresError
 
@@ -119,17 +122,14 @@ export interface Shape {
 export class PgSyncInquiry extends Context.Service<PgSyncInquiry, Shape>()("@whizbang/sync/PgSyncInquiry") {}
 
 /** The failure a failing verdict's facts name. */
-const failureOf = (row: EventFacts): HeldEvent["failing"] => {
-  const next = row.failing_next_attempt_at
-  return {
-    eventId: row.failing_event_id ?? row.event_id,
-    streamId: row.stream_id ?? "",
-    perspectiveName: row.key,
-    error: row.failing_error ?? "unknown error",
-    attempts: row.failing_attempts ?? 0,
-    nextAttemptAt: next === null ? undefined : next instanceof Date ? next : new Date(next)
-  }
-}
+const failureOf = (row: Facts): HeldEvent["failing"] => ({
+  eventId: row.failingEventId ?? row.eventId,
+  streamId: row.streamId ?? "",
+  perspectiveName: row.key,
+  error: row.failingError ?? "unknown error",
+  attempts: row.failingAttempts ?? 0,
+  nextAttemptAt: row.failingNextAttemptAt ?? undefined
+})
 
 /**
  * Makes the inquiry and starts its LISTEN connection in the current scope.
@@ -144,80 +144,79 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const signal = new ProcessedListener.ChangeSignal()
   const tracker = yield* Effect.serviceOption(SyncEventTracker)
   // What a completion committed, wherever its worker ran, is no longer pending for this process's tracker.
-  const markTracked = (processed: ProcessedListener.Processed) => {
-    if (processed === undefined || tracker._tag === "None") return
-    for (const [key, ids] of processed) {
-      // The registry's lines carry version changes, not events.
-      if (key !== noticeKey) Effect.runSync(tracker.value.markProcessedByPerspective(ids, key))
-    }
-  }
+  const markTracked = (processed: ProcessedListener.Processed): Effect.Effect<void> =>
+    processed === undefined || tracker._tag === "None"
+      ? Effect.void
+      : Effect.forEach(
+          // The registry's lines carry version changes, not events.
+          [...processed].filter(([key]) => key !== noticeKey),
+          ([key, ids]) => tracker.value.markProcessedByPerspective(ids, key),
+          { discard: true }
+        )
 
   // Bases ever seen served by more than one key, or by a key other than the base name (sticky for the process):
   // for them a completion's payload (which names one key) cannot settle a wait, nor can the tracker's mark.
   const versioned = new Set<string>()
   const baseOf = (perspectiveName: string) => Perspective.parseKey(perspectiveName).baseName
 
-  const classify = (perspectiveName: string, eventIds: ReadonlyArray<string>) =>
-    Effect.gen(function* () {
-      const ids = [...new Set(eventIds)]
-      // A malformed id can name no event: pending forever, and never sent to the database.
-      const valid = ids.filter(EventId.isUuid)
-      const out: Record<Exclude<Verdict, "failing">, Array<string>> = {
-        pending: ids.filter((id) => !EventId.isUuid(id)),
-        processed: [],
-        deadLettered: []
-      }
-      const failing: Array<HeldEvent> = []
-      if (valid.length === 0) return { ...out, failing }
-      const baseName = baseOf(perspectiveName)
-      const rows = yield* client.query<EventFacts>(Sql.eventFacts, [baseName, perspectiveName, valid], PgClient.prepared)
-      const keys = new Set<string>()
-      const verdicts = new Map<string, Array<Verdict>>()
-      const failures = new Map<string, HeldEvent["failing"]>()
-      for (const row of rows) {
-        keys.add(row.key)
-        const types = row.event_types
-        const handles = (eventType: string) =>
-          types !== null ? types.includes(eventType) : (handled.get(row.key)?.has(eventType) ?? false)
-        const v = verdict(row, handles)
-        if (v === "failing" && !failures.has(row.event_id)) failures.set(row.event_id, failureOf(row))
-        const list = verdicts.get(row.event_id)
-        if (list === undefined) verdicts.set(row.event_id, [v])
-        else list.push(v)
-      }
-      if (keys.size > 1 || [...keys].some((key) => key !== baseName)) versioned.add(baseName)
-      for (const id of valid) {
-        const v = combine(verdicts.get(id) ?? ["pending"])
-        if (v === "failing") {
-          out.pending.push(id)
-          failing.push({ eventId: id, failing: failures.get(id)! })
-        } else out[v].push(id)
-      }
-      return { ...out, failing }
-    })
+  /** The verdicts of `eventIds`, from the facts `facts` gathers (one statement, or a batch shared with other waits). */
+  const classifyWith =
+    (facts: (request: PgOperations.SyncInquiry.FactsRequest) => Effect.Effect<ReadonlyArray<Facts>, PostgresError>) =>
+    (perspectiveName: string, eventIds: ReadonlyArray<string>): Effect.Effect<Classified, PostgresError> =>
+      Effect.gen(function* () {
+        const ids = [...new Set(eventIds)]
+        // A malformed id can name no event: pending forever, and never sent to the database.
+        const valid = ids.filter(EventId.isUuid)
+        const out: Record<Exclude<Verdict, "failing">, Array<string>> = {
+          pending: ids.filter((id) => !EventId.isUuid(id)),
+          processed: [],
+          deadLettered: []
+        }
+        const failing: Array<HeldEvent> = []
+        if (valid.length === 0) return { ...out, failing }
+        const baseName = baseOf(perspectiveName)
+        const rows = yield* facts({ baseName, key: perspectiveName, eventIds: valid })
+        const keys = new Set<string>()
+        const verdicts = new Map<string, Array<Verdict>>()
+        const failures = new Map<string, HeldEvent["failing"]>()
+        for (const row of rows) {
+          keys.add(row.key)
+          const v = Sql.verdict(row, (eventType) => handled.get(row.key)?.has(eventType) ?? false)
+          if (v === "failing" && !failures.has(row.eventId)) failures.set(row.eventId, failureOf(row))
+          const list = verdicts.get(row.eventId)
+          if (list === undefined) verdicts.set(row.eventId, [v])
+          else list.push(v)
+        }
+        if (keys.size > 1 || [...keys].some((key) => key !== baseName)) versioned.add(baseName)
+        for (const id of valid) {
+          const v = Sql.combine(verdicts.get(id) ?? ["pending"])
+          if (v === "failing") {
+            out.pending.push(id)
+            failing.push({ eventId: id, failing: failures.get(id)! })
+          } else out[v].push(id)
+        }
+        return { ...out, failing }
+      })
+  const classify = classifyWith((request) => Sql.eventFacts(client, request))
+  // First checks and safety-net polls of many waits: asks that arrive while a query runs are answered together by
+  // the next one (per perspective), so concurrent waits do not flood the pool.
+  const classifyBatched = classifyWith(Sql.batchedEventFacts(client))
 
   const pendingForStream = (
     perspectiveName: string,
     streamId: string | undefined,
     eventTypes?: ReadonlyArray<string>,
     discovery?: DiscoveryOptions
-  ) =>
-    streamId !== undefined && !EventId.isUuid(streamId)
-      ? Effect.succeed([])
-      : Effect.map(
-          streamId === undefined
-            ? client.query<{ event_id: string }>(
-                Sql.pendingEvents,
-                [baseOf(perspectiveName), perspectiveName, eventTypes ?? [], limit],
-                PgClient.prepared
-              )
-            : client.query<{ event_id: string }>(
-                Sql.pendingEventsOfStream,
-                [baseOf(perspectiveName), perspectiveName, streamId, eventTypes ?? [], limit, discovery?.deadLettered === true],
-                PgClient.prepared
-              ),
-          (rows) => rows.map((r) => r.event_id)
-        )
+  ): Effect.Effect<ReadonlyArray<string>, PostgresError> => {
+    if (streamId !== undefined && !EventId.isUuid(streamId)) return Effect.succeed([])
+    const asked = { baseName: baseOf(perspectiveName), key: perspectiveName, eventTypes: eventTypes ?? [], limit }
+    return Effect.map(
+      streamId === undefined
+        ? Sql.pendingEvents(client, asked)
+        : Sql.pendingEventsOfStream(client, { ...asked, streamId, deadLettered: discovery?.deadLettered === true }),
+      (rows) => rows.map((r) => r.eventId)
+    )
+  }
 
   const inquire = (inquiry: SyncInquiry.SyncInquiry) =>
     Effect.gen(function* () {
@@ -246,74 +245,15 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const parked = new ParkedWaits(signal, classify, (baseName, key) => key === baseName && serving.alone(baseName))
   yield* serving.start(yield* Effect.scope)
   yield* parked.start(yield* Effect.scope)
-  yield* ProcessedListener.start(signal, (processed) => {
-    markTracked(processed)
-    serving.notice(processed)
-    parked.notice(processed)
-  })
-
-  // First checks and safety-net polls of many waits: asks that arrive while a query runs are answered together by
-  // the next one (per perspective), so concurrent waits do not flood the pool.
-  const scope = yield* Effect.scope
-  type Ask = {
-    readonly perspectiveName: string
-    readonly ids: ReadonlyArray<string>
-    readonly done: Deferred.Deferred<Classified, PostgresError>
-  }
-  const queue: Array<Ask> = []
-  let draining = false
-  const answer = (batch: ReadonlyArray<Ask>) => {
-    const byPerspective = new Map<string, Array<Ask>>()
-    for (const ask of batch) byPerspective.set(ask.perspectiveName, [...(byPerspective.get(ask.perspectiveName) ?? []), ask])
-    return Effect.forEach(
-      byPerspective,
-      ([perspectiveName, asks]) =>
-        Effect.map(
-          Effect.exit(
-            classify(
-              perspectiveName,
-              asks.flatMap((a) => a.ids)
-            )
-          ),
-          (exit) => {
-            for (const ask of asks) {
-              if (Exit.isFailure(exit)) {
-                Deferred.doneUnsafe(ask.done, exit)
-                continue
-              }
-              const mine = new Set(ask.ids)
-              const only = (ids: ReadonlyArray<string>) => ids.filter((id) => mine.has(id))
-              Deferred.doneUnsafe(
-                ask.done,
-                Exit.succeed({
-                  pending: only(exit.value.pending),
-                  processed: only(exit.value.processed),
-                  deadLettered: only(exit.value.deadLettered),
-                  failing: exit.value.failing.filter((held) => mine.has(held.eventId))
-                })
-              )
-            }
-          }
-        ),
-      { concurrency: "unbounded", discard: true }
+  yield* ProcessedListener.start(signal, (processed) =>
+    Effect.andThen(
+      markTracked(processed),
+      Effect.sync(() => {
+        serving.notice(processed)
+        parked.notice(processed)
+      })
     )
-  }
-  // The emptiness check and clearing the flag happen in one synchronous step, so no ask is left behind.
-  const drain: Effect.Effect<void> = Effect.suspend(() => {
-    if (queue.length === 0) {
-      draining = false
-      return Effect.void
-    }
-    return Effect.andThen(answer(queue.splice(0)), drain)
-  })
-  const classifyCoalesced = (perspectiveName: string, ids: ReadonlyArray<string>): Effect.Effect<Classified, PostgresError> =>
-    Effect.suspend(() => {
-      const done = Deferred.makeUnsafe<Classified, PostgresError>()
-      queue.push({ perspectiveName, ids, done })
-      if (draining) return Deferred.await(done)
-      draining = true
-      return Effect.andThen(Effect.forkIn(drain, scope), Deferred.await(done))
-    })
+  )
 
   const port: SyncInquiryPortShape = {
     authoritative: true,
@@ -322,7 +262,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     // name is the base name and the base never had versions (so the base key alone serves it).
     trustsTrackerMarks: (perspectiveName) => perspectiveName === baseOf(perspectiveName) && !versioned.has(perspectiveName),
     pendingEventIds: (perspectiveName, eventIds) =>
-      classifyCoalesced(perspectiveName, eventIds).pipe(
+      classifyBatched(perspectiveName, eventIds).pipe(
         Effect.map((c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered, failing: c.failing })),
         Effect.catch((error) =>
           Effect.as(Effect.logWarning("sync inquiry failed; the events stay pending", error), { pendingEventIds: eventIds })

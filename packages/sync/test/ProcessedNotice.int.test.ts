@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { EventStore } from "@whizbang/core"
-import { PgListener } from "@whizbang/postgres"
-import { Deferred, Effect, Exit, type Layer } from "effect"
+import { PgClient } from "@whizbang/postgres"
+import { Deferred, Effect, Exit, type Layer, Stream } from "effect"
 import { parseDetail } from "../src/internal/processedListener.js"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
 import * as ScopedEventTracker from "../src/ScopedEventTracker.js"
@@ -29,10 +29,14 @@ describe("the completion's wh_processed notification", () => {
         const check = () => {
           if (expected?.every((id) => named().has(id))) Deferred.doneUnsafe(allNamed, Exit.void)
         }
-        yield* PgListener.fork("wh_processed", (detail) => {
-          details.push(detail)
-          check()
-        })
+        yield* Effect.forkScoped(
+          Stream.runForEach(PgClient.listen("wh_processed"), (detail) =>
+            Effect.sync(() => {
+              details.push(detail)
+              check()
+            })
+          )
+        )
         const store = yield* TrackedEventStore.make
         const awaiter = yield* Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter)
         const [s1, s2] = [uuid(), uuid()]

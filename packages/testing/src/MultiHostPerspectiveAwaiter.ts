@@ -16,8 +16,8 @@
  *
  * @since 0.2.0
  */
-import { PgClient, PgListener, type PostgresError } from "@whizbang/postgres"
-import { Context, Duration, Effect, Layer, Option } from "effect"
+import { PgClient, type PostgresError } from "@whizbang/postgres"
+import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
 import { AwaiterTimeoutError } from "./AwaiterTimeoutError.js"
 import { Observed } from "./internal/observed.js"
 
@@ -104,7 +104,9 @@ export const layer: Layer.Layer<MultiHostPerspectiveAwaiter, never, PgClient.PgC
   Effect.gen(function* () {
     const client = yield* PgClient.PgClient
     const changes = new Observed<number>()
-    yield* PgListener.fork("wh_processed", () => changes.record(changes.items.length))
+    yield* Effect.forkScoped(
+      Stream.runForEach(client.listen("wh_processed"), () => Effect.sync(() => changes.record(changes.items.length)))
+    )
 
     const check = (perspectives: ReadonlyArray<string>, eventIds: ReadonlyArray<string>) =>
       Effect.gen(function* () {

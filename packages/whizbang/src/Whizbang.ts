@@ -87,8 +87,8 @@ export interface Config extends PgPerspectivePipeline.Config {
   readonly instanceId?: string
   /**
    * Pool size for statements, an integer >= 1; default 10. The worker runs on a pool of its own
-   * (`options.maxConcurrentDrainConsumers + 2` connections), so requests never queue it; the two LISTEN connections
-   * (worker wake-ups, read-your-writes) are opened outside both pools.
+   * (`options.maxConcurrentDrainConsumers + 2` connections), so requests never queue it; the one LISTEN connection
+   * (worker wake-ups and read-your-writes share it) is opened outside both pools.
    */
   readonly maxConnections?: number
   /**

@@ -3,8 +3,8 @@
 // `slowRefreshInterval` (lag in seconds and heartbeat ages move without notifications). Every open page receives the
 // same rendered body through one SubscriptionRef. A failed computation marks the database unavailable since then
 // (the page keeps the last snapshot under a banner); the next good one clears it.
-import { PgClient, PgListener } from "@whizbang/postgres"
-import { Cause, Duration, Effect, Queue, Ref, type Scope, SubscriptionRef } from "effect"
+import { PgClient } from "@whizbang/postgres"
+import { Cause, Duration, Effect, Queue, Ref, type Scope, Stream, SubscriptionRef } from "effect"
 import * as DashboardSnapshot from "../DashboardSnapshot.js"
 import * as ActionLog from "./actionLog.js"
 import * as History from "./history.js"
@@ -111,16 +111,17 @@ export const make = (options: Decoded, render: (state: State) => string): Effect
       }
     })
 
-    yield* PgListener.fork("wh_work", () => wake())
-    yield* PgListener.fork("wh_processed", (detail) => {
-      if (detail !== undefined) {
-        for (const line of detail.split("\n")) {
-          const applied = appliedIn(line)
-          if (applied !== undefined) history.countApplied(applied[0], applied[1])
-        }
+    const countApplied = (detail: string | undefined) => {
+      for (const line of detail?.split("\n") ?? []) {
+        const applied = appliedIn(line)
+        if (applied !== undefined) history.countApplied(applied[0], applied[1])
       }
-      wake()
-    })
+    }
+    const notifications = Stream.merge(
+      client.listen("wh_work"),
+      Stream.tap(client.listen("wh_processed"), (d) => Effect.sync(() => countApplied(d)))
+    )
+    yield* Effect.forkScoped(Stream.runForEach(notifications, () => Effect.sync(wake)))
     yield* Effect.forkScoped(loop)
 
     return {

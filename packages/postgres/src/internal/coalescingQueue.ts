@@ -23,8 +23,8 @@ export interface Options<A, B, E> {
   readonly maxWeight?: number | undefined
   /** A request's share of `maxWeight`. Default 1. */
   readonly weight?: ((request: A) => number) | undefined
-  /** Requests with the same key never share a call of `many`. */
-  readonly key: (request: A) => string
+  /** Requests with the same key never share a call of `many`. Default: no key (any requests may share one). */
+  readonly key?: ((request: A) => string) | undefined
   /** One request, alone. */
   readonly one: (request: A) => Effect.Effect<B, E>
   /** Several requests (distinct keys) together: one exit per request, in order. */
@@ -38,21 +38,22 @@ interface Waiting<A, B, E> {
 
 /** Returns `submit`: runs the request now when a slot is free, else with the next batch. @internal */
 export const make = <A, B, E>(options: Options<A, B, E>): ((request: A) => Effect.Effect<B, E>) => {
-  const { maxInFlight, maxBatch, key } = options
+  const { maxInFlight, maxBatch } = options
+  const key = options.key ?? (() => undefined)
   const maxWeight = options.maxWeight ?? Number.POSITIVE_INFINITY
   const weight = options.weight ?? (() => 1)
   let inFlight = 0
   let queue: Array<Waiting<A, B, E>> = []
 
   const take = (): Array<Waiting<A, B, E>> => {
-    const keys = new Set<string>()
+    const keys = new Set<string | undefined>()
     const batch: Array<Waiting<A, B, E>> = []
     const rest: Array<Waiting<A, B, E>> = []
     let carried = 0
     for (const waiting of queue) {
       const k = key(waiting.request)
       const w = weight(waiting.request)
-      if (batch.length < maxBatch && !keys.has(k) && (batch.length === 0 || carried + w <= maxWeight)) {
+      if (batch.length < maxBatch && (k === undefined || !keys.has(k)) && (batch.length === 0 || carried + w <= maxWeight)) {
         keys.add(k)
         carried += w
         batch.push(waiting)

@@ -81,7 +81,7 @@ export const decode = (input: Input, names: Names = { url: "url" }): Effect.Effe
   Effect.gen(function* () {
     const connectionString = yield* decodeUrl(names.url, input.url)
     const schema = yield* Identifier.validateSchema(input.schema ?? "whizbang", "schema")
-    // LISTEN connections are opened outside the pool (see PgListener), so one pooled connection can serve everything.
+    // The LISTEN connection is opened outside the pool (see PgClient.listen), so one pooled connection can serve everything.
     const max = yield* decodePoolSize("maxConnections", input.maxConnections ?? 10)
     const connectTimeoutMillis = Duration.toMillis(
       yield* DurationOption.decode("connectTimeout", input.connectTimeout, "positive", Duration.seconds(10))

@@ -1,6 +1,6 @@
 /**
- * One LISTEN connection per `PgSyncInquiry` layer for the `wh_processed` channel (notified by the completion
- * and dead-letter transactions of `PgWorkCoordinator`), turned into a change counter that awaiters wait on.
+ * The `wh_processed` channel (notified by the completion and dead-letter transactions of `PgWorkCoordinator`),
+ * listened to for as long as a `PgSyncInquiry` layer lives, turned into a change counter that awaiters wait on.
  *
  * A completion's payload names the events it processed per perspective ({@link Processed}), so parked waits
  * settle from the notification itself; a payload without detail only says "something changed".
@@ -11,11 +11,11 @@
  *
  * @internal
  */
-import { type PgClient, PgListener } from "@whizbang/postgres"
-import { Deferred, Effect, Exit, type Scope } from "effect"
+import { PgClient, PgOperations } from "@whizbang/postgres"
+import { Deferred, Effect, Exit, type Scope, Stream } from "effect"
 
 /** @internal */
-export const channel = "wh_processed"
+export const channel = PgOperations.SyncInquiry.processedChannel
 
 /** @internal */
 export class ChangeSignal {
@@ -62,16 +62,22 @@ export const parseDetail = (detail: string | undefined): Processed => {
 }
 
 /**
- * Starts the listener fiber in the current scope (`PgListener`: reconnects with capped backoff): every
- * notification (and reconnect) bumps `signal`, then runs `onChange` with what it says was processed.
+ * Starts the listener fiber in the current scope (`PgClient.listen`: one connection, reconnected with capped
+ * backoff): every notification (and reconnect) bumps `signal`, then runs `onChange` with what it says was processed.
  *
  * @internal
  */
-export const start = (
+export const start = <R>(
   signal: ChangeSignal,
-  onChange: (processed: Processed) => void
-): Effect.Effect<void, never, PgClient.PgClient | Scope.Scope> =>
-  PgListener.fork(channel, (detail) => {
-    signal.bump()
-    onChange(parseDetail(detail))
-  })
+  onChange: (processed: Processed) => Effect.Effect<void, never, R>
+): Effect.Effect<void, never, PgClient.PgClient | Scope.Scope | R> =>
+  Effect.asVoid(
+    Effect.forkScoped(
+      Stream.runForEach(PgClient.listen(channel), (detail) =>
+        Effect.suspend(() => {
+          signal.bump()
+          return onChange(parseDetail(detail))
+        })
+      )
+    )
+  )

@@ -12,20 +12,12 @@
  *
  * @internal
  */
-import type { PgClient } from "@whizbang/postgres"
+import { type PgClient, PgOperations } from "@whizbang/postgres"
 import { Deferred, Duration, Effect, Exit, type Scope } from "effect"
 import type { Processed } from "./processedListener.js"
 
 /** The line of a version change in a `wh_processed` payload. @internal */
 export const noticeKey = "@versions"
-
-/** Per base name with registry rows: whether the base key alone serves it. */
-const registryRead = `
-SELECT base_name,
-       count(*) FILTER (WHERE state IN ('live', 'ready')) > 0
-         AND coalesce(bool_and(perspective_name = base_name) FILTER (WHERE state IN ('live', 'ready')), false) AS alone
-FROM wh_perspective_versions
-GROUP BY base_name`
 
 /** @internal */
 export class ServingVersions {
@@ -63,13 +55,13 @@ export class ServingVersions {
   start(scope: Scope.Scope): Effect.Effect<void> {
     const read: Effect.Effect<boolean> = Effect.suspend(() => {
       this.dirty = false
-      return this.client.query<{ base_name: string; alone: boolean }>(registryRead)
+      return PgOperations.SyncInquiry.servedAlone(this.client)
     }).pipe(
       Effect.map((rows) => {
         // A change arrived during the read: its notice may be newer than this snapshot (or older): read again.
         if (this.dirty) return false
         this.aloneByBase.clear()
-        for (const row of rows) this.aloneByBase.set(row.base_name, row.alone)
+        for (const row of rows) this.aloneByBase.set(row.baseName, row.alone)
         this.known = true
         return true
       }),
