@@ -35,9 +35,10 @@ import {
 } from "@whizbang/core"
 import { type Duration, Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
-import type { DuplicateInstanceError, PostgresConfigError, PostgresError } from "./PostgresError.js"
+import { type DuplicateInstanceError, PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import type { SchemaReady } from "./SchemaReady.js"
 import * as PgEventStore from "./PgEventStore.js"
+import * as PgHistoryReplay from "./PgHistoryReplay.js"
 import * as PgInstanceRegistry from "./PgInstanceRegistry.js"
 import * as PgLifecycleStore from "./PgLifecycleStore.js"
 import * as PgNotificationListener from "./PgNotificationListener.js"
@@ -76,8 +77,10 @@ export interface Config extends Omit<PerspectiveWorker.Config, "events"> {
    */
   readonly snapshots?: PgPerspectiveSnapshots.Input
   /**
-   * Perspective versions (see `PgPerspectiveVersions`): the build loop's interval (`null`: off), chunk size,
-   * backlog bound, automatic cutover to the newest declared version (default on) and the hand-over's options.
+   * Perspective versions (see `PgPerspectiveVersions`): the build loop's interval (`null`: off, the replay of
+   * history too), automatic cutover to the newest declared version (default on), the hand-over's options, and the
+   * replay of history (`PgHistoryReplay`: `replay` `"auto"` or `"off"`, its concurrency, chunk size and live-lag
+   * target).
    */
   readonly versions?: PgPerspectiveVersions.Options | undefined
 }
@@ -206,6 +209,51 @@ const ports = (config: Config, workerPool: boolean): PortsLayer =>
   )
 
 /**
+ * The version build loop and the replay of history of the versions `config` declares (both off when
+ * `versions.interval` is `null`).
+ */
+const versionsBuild = (config: Config, versions: PgPerspectiveVersions.Options | undefined) =>
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const options = yield* WorkerOptions.decode(config.options ?? {})
+      const decoded = yield* PgPerspectiveVersions.decodeOptions(versions)
+      const replay =
+        decoded.interval === null
+          ? Layer.empty
+          : PgHistoryReplay.layer({
+              perspectives: config.perspectives,
+              events: config.events,
+              partitionCount: options.partitionCount,
+              options: decoded.replay,
+              interval: decoded.interval
+            })
+      return Layer.merge(PgPerspectiveVersions.layerBuilder(config.perspectives, versions, options.partitionCount), replay)
+    })
+  )
+
+/**
+ * A builder: the ports, the version build loop and the replay of history of the versions `config` declares — no
+ * perspective worker, so it applies no live work (nor the work-row path of a stream whose history failed to replay:
+ * an instance with a worker that runs the version does). For replaying history on machines of its own while the
+ * serving instances (`versions.replay: "off"`) only serve. `versions.replay: "off"` is refused here.
+ *
+ * @category layers
+ * @since 0.5.0
+ */
+export const layerBuild = (config: Config): PortsLayer =>
+  Layer.unwrap(
+    Effect.gen(function* () {
+      if (config.versions?.replay === "off") {
+        return yield* new PostgresConfigError({
+          option: "versions.replay",
+          message: 'versions.replay is "off": a builder replays history, so it cannot be off here (leave it out, or "auto")'
+        })
+      }
+      return versionsBuild(config, config.versions).pipe(Layer.provideMerge(ports(config, false)))
+    })
+  )
+
+/**
  * The ports and the perspective worker, with this instance registered in `wh_service_instances` (heartbeats,
  * partition spreading, takeover of abandoned instances) for as long as the layer lives. The worker stops before
  * the instance deregisters.
@@ -229,13 +277,7 @@ export const layer = (
   PgClient | SchemaReady | InstanceProvider.InstanceProvider | PerspectiveRewinder.PerspectiveRewinder
 > =>
   PerspectiveWorker.layer(config).pipe(
-    Layer.merge(
-      Layer.unwrap(
-        Effect.map(WorkerOptions.decode(config.options ?? {}), (options) =>
-          PgPerspectiveVersions.layerBuilder(config.perspectives, config.versions, options.partitionCount)
-        )
-      )
-    ),
+    Layer.merge(versionsBuild(config, config.versions)),
     Layer.provideMerge(ports(config, true)),
     Layer.provideMerge(
       Layer.unwrap(

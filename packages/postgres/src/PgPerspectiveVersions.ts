@@ -28,6 +28,7 @@
 import { Perspective, WorkerOptions } from "@whizbang/core"
 import { Clock, Duration, Effect, Layer, Metric } from "effect"
 import * as DurationOptions from "./internal/durationOption.js"
+import * as PgHistoryReplay from "./PgHistoryReplay.js"
 import { ddlLock, ensureBase } from "./internal/versionTables.js"
 import { PgClient } from "./PgClient.js"
 import { PostgresConfigError, type PostgresError } from "./PostgresError.js"
@@ -101,6 +102,12 @@ export interface VersionInfo {
   readonly deadLetters: number
   /** Some live instance runs this version (else its work waits for one: a rolling deploy). */
   readonly hasRunner: boolean
+  /**
+   * While history is planned and being replayed (`PgHistoryReplay`): history events replayed per second, on average
+   * since the replay started, and the seconds left at that rate. Undefined otherwise.
+   */
+  readonly replayEventsPerSecond?: number | undefined
+  readonly replayEtaSeconds?: number | undefined
 }
 
 /**
@@ -284,6 +291,7 @@ interface ListedRow {
   readonly oldest_pending: Date | null
   readonly dead_letters: number
   readonly has_runner: boolean
+  readonly replay_started_at: Date | null
 }
 
 const toInfo =
@@ -295,6 +303,9 @@ const toInfo =
     const streamShare = r.backfill_streams === 0 ? 1 : replayedStreams / r.backfill_streams
     const eventShare = historyEvents === 0 ? 1 : Math.max(0, 1 - r.pending / historyEvents)
     const progress = r.state === "building" || r.planned > 0 ? Math.min(streamShare, eventShare) : 1
+    // The replay's average rate since it started: the planned streams' share of the history's events, done.
+    const replaySeconds = r.replay_started_at === null || r.planned === 0 ? 0 : (now - r.replay_started_at.getTime()) / 1000
+    const replayRate = replaySeconds > 0 ? (historyEvents * streamShare) / replaySeconds : undefined
     return {
       perspectiveName: r.perspective_name,
       baseName: r.base_name,
@@ -311,7 +322,9 @@ const toInfo =
       lagSeconds: r.oldest_pending === null ? 0 : Math.max(0, (now - r.oldest_pending.getTime()) / 1000),
       progress: Math.max(0, Math.min(1, progress)),
       deadLetters: r.dead_letters,
-      hasRunner: r.has_runner
+      hasRunner: r.has_runner,
+      replayEventsPerSecond: replayRate,
+      replayEtaSeconds: replayRate === undefined || replayRate === 0 ? undefined : (historyEvents * (1 - streamShare)) / replayRate
     }
   }
 
@@ -644,6 +657,11 @@ export interface BuildOptions {
   readonly autoCutover?: boolean | undefined
   /** Options of automatic cutovers. */
   readonly cutover?: CutoverOptions | undefined
+  /**
+   * Who applies planned history: `"work"` (default) writes it as work rows for the worker, chunk by chunk;
+   * `"none"` leaves it to the replay (`PgHistoryReplay`), which `layerBuilder` is composed with.
+   */
+  readonly history?: "work" | "none" | undefined
 }
 
 /**
@@ -676,7 +694,7 @@ export const buildStep = (
     let written = 0
     for (const v of versions) {
       const d = mine.get(v.perspectiveName)
-      if (d === undefined || v.streamsToReplay === 0) continue
+      if (d === undefined || v.streamsToReplay === 0 || options.history === "none") continue
       let pending = v.pendingEvents
       let left = v.streamsToReplay
       for (let round = 0; round < 20 && left > 0 && pending < maxPending; round++) {
@@ -735,7 +753,7 @@ export const buildStep = (
  * @category models
  * @since 0.3.0
  */
-export interface Options extends Omit<BuildOptions, "partitionCount"> {
+export interface Options extends Omit<BuildOptions, "partitionCount" | "history">, PgHistoryReplay.Options {
   /** Rounds of the loop while nothing is being built. Default 1 second; `null` turns the loop off. */
   readonly interval?: Duration.Input | null | undefined
 }
@@ -749,7 +767,11 @@ export interface Options extends Omit<BuildOptions, "partitionCount"> {
 export const decodeOptions = (
   options: Options | undefined
 ): Effect.Effect<
-  { readonly interval: Duration.Duration | null; readonly build: Omit<BuildOptions, "partitionCount"> },
+  {
+    readonly interval: Duration.Duration | null
+    readonly build: Omit<BuildOptions, "partitionCount">
+    readonly replay: PgHistoryReplay.Decoded
+  },
   PostgresConfigError
 > =>
   Effect.gen(function* () {
@@ -760,9 +782,10 @@ export const decodeOptions = (
       return yield* new PostgresConfigError({ option: "versions.autoCutover", message: "versions.autoCutover must be a boolean" })
     }
     yield* decodeCutover(o.cutover, "versions.cutover.")
+    const replay = yield* PgHistoryReplay.decodeOptions(o)
     const interval =
       o.interval === null ? null : yield* DurationOptions.decode("versions.interval", o.interval, "positive", Duration.seconds(1))
-    return { interval, build: o }
+    return { interval, build: o, replay }
   })
 
 /**
@@ -812,7 +835,8 @@ export const layerBuilder = (
       let unanalyzed = 0
       let analyzedAt = 0
       const round = Effect.gen(function* () {
-        const r = yield* buildStep(declared, { ...build, partitionCount })
+        // History is the replay's (`PgHistoryReplay`, composed beside this loop), never work rows.
+        const r = yield* buildStep(declared, { ...build, partitionCount, history: "none" })
         unanalyzed += r.written
         const now = yield* Clock.currentTimeMillis
         if (unanalyzed >= analyzeAfterRows && now - analyzedAt >= analyzeAtMostEveryMillis) {

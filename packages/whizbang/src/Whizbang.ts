@@ -41,7 +41,7 @@ import {
   type PgInstanceRegistry,
   PgPerspectivePipeline,
   PgWatchdog,
-  type PostgresError,
+  PostgresError,
   SchemaReady
 } from "@whizbang/postgres"
 import {
@@ -279,6 +279,42 @@ export const layerWithoutWorker = (config: Config): Layer.Layer<WriteServices, E
       Layer.provideMerge(layerInfrastructure(config))
     )
   )
+
+/**
+ * A builder: an instance started to replay perspective history (new versions, `whizbang rebuild`, a new
+ * perspective's catch-up) — the write side of {@link layerWithoutWorker}, plus the version build loop and the replay
+ * of history of the versions `config.perspectives` declares (`PgHistoryReplay`). It runs no perspective worker, so it
+ * applies no live work: start the serving instances with `versions: { replay: "off" }` and one or more builders on
+ * other machines, and the serving instances only serve. A stream whose history cannot be replayed (a failing event)
+ * becomes work rows that an instance with a worker running that version applies. `versions.replay: "off"` is refused
+ * (`PostgresConfigError` naming it) before anything connects.
+ *
+ * @category layers
+ * @since 0.5.0
+ */
+export const layerBuilder = (config: Config): Layer.Layer<WriteServices, Errors> =>
+  config.versions?.replay === "off"
+    ? Layer.unwrap(
+        Effect.fail(
+          new PostgresError.PostgresConfigError({
+            option: "versions.replay",
+            message: 'versions.replay is "off": a builder replays history, so it cannot be off there (leave it out, or "auto")'
+          })
+        )
+      )
+    : validated(config, () =>
+        TrackedEventStore.layer.pipe(
+          Layer.provideMerge(
+            Layer.mergeAll(
+              PgPerspectivePipeline.layerBuild(config),
+              PgPerspectiveStreamLocker.layer(config.streamLocks),
+              layerOperations(config)
+            )
+          ),
+          Layer.provideMerge(layerSync(config)),
+          Layer.provideMerge(layerInfrastructure(config))
+        )
+      )
 
 /**
  * The whole service: infrastructure, the tracked event store, the perspective worker (signalling the sync
