@@ -127,6 +127,16 @@ export const etaSecondsGauge = Metric.gauge("whizbang_version_replay_eta_seconds
 })
 
 /**
+ * History events replayed (folded and written by a chunk), by perspective key: this process's count.
+ *
+ * @category metrics
+ * @since 0.5.0
+ */
+export const replayedEventsCounter = Metric.counter("whizbang_version_replay_events", {
+  description: "history events of a perspective version replayed by this process"
+})
+
+/**
  * What {@link layer} replays with.
  *
  * @category models
@@ -144,11 +154,10 @@ export interface Config {
 }
 
 const nilUuid = "00000000-0000-0000-0000-000000000000"
-const pauseMillis = 10
+const pauseMillis = 20
 const maxPauseMillis = 1_000
 const progressEveryMillis = 2_000
 const logEveryMillis = 10_000
-const initialStreams = 50
 
 /** Streams per chunk for `chunkEvents` events, given the events per stream seen so far. */
 const streamsFor = (chunkEvents: number, eventsPerStream: number) =>
@@ -177,30 +186,40 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
       const keys = [...targets.keys()]
       const { chunkEvents, concurrency, liveLagTargetMillis } = config.options
 
-      // Live work first: waits while the oldest pending live event is older than the target, a second at most.
-      const yieldToLive = Effect.gen(function* () {
-        for (let waited = 0; waited < maxPauseMillis; waited += pauseMillis) {
-          const [lag] = yield* client.query<{ millis: number }>(Sql.liveLagMillis, [keys])
-          if ((lag?.millis ?? 0) <= liveLagTargetMillis) return
-          yield* Effect.sleep(Duration.millis(pauseMillis))
-        }
-      })
+      // Live work first: while the oldest pending live event is older than the target, waits — for at most as long as
+      // the replayer's last chunk took (and a second), so the replay keeps at least half its pace when the live lag
+      // has another cause (a machine short of CPU) and pausing it would not bring the lag down.
+      const yieldToLive = (atMostMillis: number) =>
+        Effect.gen(function* () {
+          const limit = Math.min(maxPauseMillis, atMostMillis)
+          for (let waited = 0; ; waited += pauseMillis) {
+            const [lag] = yield* client.query<{ millis: number }>(Sql.liveLagMillis, [keys])
+            if ((lag?.millis ?? 0) <= liveLagTargetMillis || waited >= limit) return waited
+            yield* Effect.sleep(Duration.millis(pauseMillis))
+          }
+        })
 
       // One replayer: chunks in stream order from `after` to the end of the plan, then once more from the start for
       // what others held; done when a pass from the start finds nothing it can take.
-      const replayer = (target: Target) =>
+      const replayer = (target: Target, eventsPerStream: number) =>
         Effect.gen(function* () {
           let after = nilUuid
-          let perStream = chunkEvents / initialStreams
+          let perStream = eventsPerStream
           let picked = 0
+          let chunkMillis = 0
           while (true) {
-            yield* yieldToLive
+            yield* yieldToLive(chunkMillis)
+            const started = yield* Clock.currentTimeMillis
             const chunk = yield* replayChunk(client, config.events, target, {
               after,
               maxStreams: streamsFor(chunkEvents, perStream),
               partitionCount: config.partitionCount
             }).pipe(Effect.catchTag("ChunkConflict", () => Effect.succeed(undefined)))
+            chunkMillis = (yield* Clock.currentTimeMillis) - started
             if (chunk === undefined) continue
+            if (chunk.events > 0) {
+              yield* Metric.update(Metric.withAttributes(replayedEventsCounter, { perspective: target.key }), chunk.events)
+            }
             if (chunk.picked === 0) {
               if (after === nilUuid) return picked
               after = nilUuid
@@ -218,9 +237,13 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
         let picked = 0
         for (const { perspective_name: key } of planned) {
           yield* client.query(Sql.markStarted, [key])
+          // The first chunk's size from the history as planned (events per stream); later ones from what they found.
+          const [planned] = yield* client.query<ProgressRow>(Sql.progress, [[key]])
+          const perStream =
+            planned === undefined || planned.backfill_streams === 0 ? 1 : planned.backfill_events / planned.backfill_streams
           const each = yield* Effect.forEach(
             Array.from({ length: concurrency }, () => targets.get(key)!),
-            replayer,
+            (target) => replayer(target, perStream),
             { concurrency }
           )
           picked += each.reduce((a, b) => a + b, 0)

@@ -39,6 +39,7 @@ export {
   PgClient,
   PgEventStore,
   PgHealth,
+  PgHistoryReplay,
   PgMigrator,
   PgPerspectivePipeline,
   PgPerspectiveStore,

@@ -12,6 +12,10 @@ export interface ChildScript {
   readonly send: (line: string) => void
   /** The last 4,000 characters the script wrote to stderr. */
   readonly stderr: () => string
+  /** Closes the script's stdin: it stops gracefully. */
+  readonly end: () => void
+  /** Kills the script at once (SIGKILL): no finalizer runs, its connections drop. */
+  readonly kill: () => void
 }
 
 /** Starts `entry` with `env` over this process's environment; `onLine` gets each stdout line, `onExit` its exit code. */
@@ -53,5 +57,10 @@ export const start = (
       for (const line of lines) onLine(line)
     })
     child.on("exit", onExit)
-    return { send: (line) => void child.stdin.write(`${line}\n`), stderr: () => stderr }
+    return {
+      send: (line) => void child.stdin.write(`${line}\n`),
+      stderr: () => stderr,
+      end: () => void child.stdin.end(),
+      kill: () => void child.kill("SIGKILL")
+    }
   })
