@@ -4,10 +4,13 @@
  *
  * - `rewind` flags cursors RewindRequired with the stream's first event as the trigger; the worker's rewind
  *   machinery replays them under a stream lock.
- * - `rebuild` deletes the perspective's rows, cursors, snapshots and pending work of the streams and enqueues
- *   a work row for every event of the types it handles, which the ordinary pipeline applies from scratch. Leases
- *   on the streams are revoked in the same transaction, so an instance applying them right now cannot commit
- *   a model computed before the rebuild (its fencing fails and it retries).
+ * - `rebuild` deletes the perspective's rows, cursors, snapshots and pending work of the streams and plans their
+ *   history (`wh_perspective_backfill`) for the replay of the instances that run the perspective
+ *   (`PgHistoryReplay`: read in large ordered batches, folded in memory, written in bulk — the path of a new
+ *   version's history), which rebuilds them from scratch; a stream's later events wait for its replay. With `-t`
+ *   (some of the types only), every event of those types is enqueued as a work row instead, which the ordinary
+ *   pipeline applies. Leases on the streams are revoked in the same transaction, so an instance applying them right
+ *   now cannot commit a model computed before the rebuild (its fencing fails and it retries).
  *
  * A rebuild is **in place**: a repair of a read model whose code did not change (rows lost or damaged, a bug fixed
  * without a change of logic). Readers see each batch's rows missing until the workers re-apply them. A change of a
@@ -77,8 +80,10 @@ export interface Result {
   /** The perspective version acted on: its key (a base name given resolves to the live version's key). */
   readonly perspective: string
   readonly streams: number
-  /** Rebuild only: work rows enqueued. */
+  /** Rebuild only: work rows enqueued (a rebuild of some of the types, `eventTypes`). */
   readonly enqueued: number
+  /** Rebuild only: events planned for the replay (a rebuild of every type the perspective handles). */
+  readonly planned?: number | undefined
 }
 
 const nilUuid = "00000000-0000-0000-0000-000000000000"
@@ -156,8 +161,13 @@ export interface RebuildPlan {
   readonly streams: number
   /** Pending work rows dropped (those of the re-enqueued types come back among `events`). */
   readonly pendingWork: number
-  /** Events re-enqueued. */
+  /** Events rebuilt. */
   readonly events: number
+  /**
+   * How: `replay` (every type it handles: the history is planned for the replay of the instances that run it) or
+   * `work` (some of its types, `eventTypes`: a work row per event for the workers).
+   */
+  readonly via: "replay" | "work"
 }
 
 // Everything a rebuild needs, checked: the registered version, its types, its table, the partition count.
@@ -180,6 +190,8 @@ const prepare = (options: RebuildOptions) =>
       )
     }
     const types = yield* Registry.eventTypes(target, options.eventTypes ?? [], registered)
+    // The replay folds every type the perspective handles: a rebuild of some of them goes as work rows.
+    const via = types.length === target.eventTypes.length && target.eventTypes.every((t) => types.includes(t)) ? "replay" : "work"
     const perspective = target.key
     // The version's own table; for version 1 of a database no release with versions has started on yet, the
     // plain `wh_per_<name>` table it still has.
@@ -191,7 +203,7 @@ const prepare = (options: RebuildOptions) =>
         ? [undefined]
         : yield* query<{ present: boolean }>(Sql.baseTableExists, [legacy])
     const table = ownTable?.present === true ? own : legacyTable?.present === true ? legacy : undefined
-    return { target, perspective, types, table, partitions, streamId }
+    return { target, perspective, types, table, partitions, streamId, via: via as "replay" | "work" }
   })
 
 /**
@@ -204,7 +216,7 @@ const prepare = (options: RebuildOptions) =>
  */
 export const planRebuild = (options: RebuildOptions): Effect.Effect<RebuildPlan, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
-    const { target, perspective, types, table, streamId } = yield* prepare(options)
+    const { target, perspective, types, table, streamId, via } = yield* prepare(options)
     const stream = streamId ?? null
     const [counts] = yield* query<{ streams: number; events: number; pending: number }>(Sql.rebuildCounts, [perspective, types, stream])
     const [rows] = table === undefined ? [undefined] : yield* query<{ n: number }>(Sql.countModels(table), [perspective, types, stream])
@@ -217,7 +229,8 @@ export const planRebuild = (options: RebuildOptions): Effect.Effect<RebuildPlan,
       rows: rows?.n ?? 0,
       streams: streamId === undefined ? (counts?.streams ?? 0) : 1,
       pendingWork: counts?.pending ?? 0,
-      events: counts?.events ?? 0
+      events: counts?.events ?? 0,
+      via
     }
   })
 
@@ -231,7 +244,8 @@ export const planRebuild = (options: RebuildOptions): Effect.Effect<RebuildPlan,
  */
 export const rebuild = (options: RebuildOptions): Effect.Effect<Result, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
-    const { perspective, types, table, partitions, streamId } = yield* prepare(options)
+    const { perspective, types, table, partitions, streamId, via } = yield* prepare(options)
+    if (via === "replay") yield* orFailure(query(Sql.resetHistory, [perspective]))
     const step = (streams: ReadonlyArray<string>) =>
       orFailure(
         PgClient.withTransaction(
@@ -241,15 +255,16 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
             yield* query(Sql.deleteCursors, [perspective, streams])
             yield* query(Sql.deleteSnapshots, [perspective, streams])
             yield* query(Sql.deletePendingWork, [perspective, streams])
+            if (via === "replay") return (yield* query<{ events: number }>(Sql.planHistory, [perspective, streams, types]))[0]?.events ?? 0
             return (yield* query(Sql.enqueueEvents, [perspective, streams, types, partitions])).length
           })
         )
       )
     if (streamId !== undefined) {
       yield* options.onProgress?.({ done: 0, total: 1 }) ?? Effect.void
-      const enqueued = yield* step([streamId])
+      const events = yield* step([streamId])
       yield* options.onProgress?.({ done: 1, total: 1 }) ?? Effect.void
-      return { perspective, streams: 1, enqueued }
+      return via === "replay" ? { perspective, streams: 1, enqueued: 0, planned: events } : { perspective, streams: 1, enqueued: events }
     }
     const [count] = yield* query<{ n: number }>(Sql.countRebuildStreams, [perspective, types])
     const page = (after: string, limit: number) =>
@@ -257,5 +272,7 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
         rows.map((r) => r.stream_id)
       )
     const { affected, done } = yield* inBatches(options, count?.n ?? 0, page, step)
-    return { perspective, streams: done, enqueued: affected }
+    return via === "replay"
+      ? { perspective, streams: done, enqueued: 0, planned: affected }
+      : { perspective, streams: done, enqueued: affected }
   }).pipe(Effect.withSpan("whizbang.rewind", { attributes: { "whizbang.perspective": options.perspective, "whizbang.mode": "rebuild" } }))

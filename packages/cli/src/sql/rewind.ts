@@ -95,3 +95,32 @@ INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_i
 SELECT gen_random_uuid(), e.stream_id, $1::text, e.event_id, abs(hashtext(e.stream_id::text)) % $4::int
 FROM wh_events e WHERE e.stream_id = ANY($2::uuid[]) AND e.event_type = ANY($3::text[])
 RETURNING work_id`
+
+/**
+ * Plans the streams' history for the replay (`PgHistoryReplay` in the instances that run the perspective): per stream
+ * with events of the types, its newest such event (every later one is routed to the perspective by its append), and
+ * adds them to the version's history as planned (`backfill_streams`, `backfill_events`, the replay's progress).
+ * Params: $1 perspective, $2 stream ids, $3 event types. Returns the events planned.
+ */
+export const planHistory = `
+WITH planned AS (
+  INSERT INTO wh_perspective_backfill (perspective_name, stream_id, through_event_id)
+  SELECT DISTINCT ON (e.stream_id) $1::text, e.stream_id, e.event_id
+  FROM wh_events e WHERE e.stream_id = ANY($2::uuid[]) AND e.event_type = ANY($3::text[])
+  ORDER BY e.stream_id, e.event_id DESC
+  ON CONFLICT (perspective_name, stream_id) DO UPDATE SET through_event_id = excluded.through_event_id
+  RETURNING 1
+),
+counted AS (SELECT count(*) AS n FROM wh_events e WHERE e.stream_id = ANY($2::uuid[]) AND e.event_type = ANY($3::text[]))
+UPDATE wh_perspective_versions
+SET backfill_streams = backfill_streams + (SELECT count(*) FROM planned), backfill_events = backfill_events + (SELECT n FROM counted)
+WHERE perspective_name = $1::text
+RETURNING (SELECT n FROM counted)::int AS events`
+
+/**
+ * Starts the history of a rebuild afresh (nothing of the perspective planned any more): its planned counts and the
+ * replay's start. Params: $1 perspective.
+ */
+export const resetHistory = `
+UPDATE wh_perspective_versions SET backfill_streams = 0, backfill_events = 0, replay_started_at = NULL
+WHERE perspective_name = $1::text AND NOT EXISTS (SELECT 1 FROM wh_perspective_backfill b WHERE b.perspective_name = $1::text)`
