@@ -21,7 +21,7 @@ import { deadLetters } from "./internal/deadLetterCommands.js"
 import { locks } from "./internal/lockCommands.js"
 import { rebuild, rewind } from "./internal/rewindCommands.js"
 import { failed, migrate, status } from "./internal/statusCommands.js"
-import { cutover, perspectives, rollback } from "./internal/versionCommands.js"
+import { cutover, perspectives, retire, rollback } from "./internal/versionCommands.js"
 import { work } from "./internal/workCommands.js"
 import { exitCode, OperationError } from "./OperationError.js"
 
@@ -32,7 +32,21 @@ import { exitCode, OperationError } from "./OperationError.js"
  * @since 0.1.0
  */
 export const command = root.pipe(
-  Command.withSubcommands([migrate, status, failed, deadLetters, rewind, rebuild, work, locks, perspectives, cutover, rollback, dashboard])
+  Command.withSubcommands([
+    migrate,
+    status,
+    failed,
+    deadLetters,
+    rewind,
+    rebuild,
+    work,
+    locks,
+    perspectives,
+    cutover,
+    rollback,
+    retire,
+    dashboard
+  ])
 )
 
 /**

@@ -4,12 +4,13 @@
  *
  * @since 0.1.0
  */
-import { PgClient } from "@whizbang/postgres"
-import { Effect } from "effect"
-import { iso, orFailure, query } from "./internal/database.js"
+import { PgClient, PgOperations } from "@whizbang/postgres"
+import { Effect, Option } from "effect"
+import { orFailure, run } from "./internal/database.js"
 import * as Validate from "./internal/validate.js"
 import { notFound, type OperationError } from "./OperationError.js"
-import * as Sql from "./sql/deadLetters.js"
+
+const Sql = PgOperations.DeadLetters
 
 /**
  * @category models
@@ -51,15 +52,15 @@ export interface Retried {
   readonly eventId: string
 }
 
-const toLetter = (r: Record<string, unknown>): DeadLetter => ({
-  id: String(r.id),
-  perspective: String(r.perspective_name),
-  streamId: String(r.stream_id),
-  eventId: String(r.event_id),
-  eventType: String(r.event_type),
-  attempts: Number(r.attempts),
-  error: String(r.error),
-  createdAt: iso(r.created_at)
+const toLetter = (r: typeof PgOperations.DeadLetters.Letter.Type): DeadLetter => ({
+  id: r.id,
+  perspective: r.perspectiveName,
+  streamId: r.streamId,
+  eventId: r.eventId,
+  eventType: r.eventType,
+  attempts: r.attempts,
+  error: r.error,
+  createdAt: r.createdAt.toISOString()
 })
 
 /**
@@ -73,7 +74,7 @@ export const list = (
 ): Effect.Effect<ReadonlyArray<DeadLetter>, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
     const perspective = options.perspective === undefined ? null : yield* Validate.perspective(options.perspective)
-    const rows = yield* query(Sql.list, [perspective, options.limit ?? 100])
+    const rows = yield* run(Sql.list, { perspectiveName: perspective, limit: options.limit ?? 100 })
     return rows.map(toLetter)
   })
 
@@ -84,9 +85,9 @@ export const list = (
 export const show = (id: string): Effect.Effect<Detail, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
     const valid = yield* Validate.uuid(id, "id")
-    const [row] = yield* query(Sql.show, [valid])
-    if (row === undefined) return yield* notFound("dead letter", valid)
-    return { ...toLetter(row), workId: String(row.work_id), payload: row.payload }
+    const found = yield* run(Sql.show, { id: valid })
+    if (Option.isNone(found)) return yield* notFound("dead letter", valid)
+    return { ...toLetter(found.value), workId: found.value.workId, payload: found.value.payload }
   })
 
 /**
@@ -103,15 +104,10 @@ export const retry = (
   Effect.gen(function* () {
     const valid = yield* Validate.uuid(id, "id")
     const partitions = yield* Validate.positiveInt(options.partitionCount ?? 10_000, "partition-count")
-    const [row] = yield* orFailure(PgClient.withTransaction(query(Sql.retry, [valid, partitions])))
-    if (row === undefined) return yield* notFound("dead letter", valid)
-    return {
-      id: valid,
-      workId: String(row.work_id),
-      streamId: String(row.stream_id),
-      perspective: String(row.perspective_name),
-      eventId: String(row.event_id)
-    }
+    const retried = yield* orFailure(PgClient.withTransaction(run(Sql.retry, { id: valid, partitionCount: partitions })))
+    if (Option.isNone(retried)) return yield* notFound("dead letter", valid)
+    const { workId, streamId, perspectiveName, eventId } = retried.value
+    return { id: valid, workId, streamId, perspective: perspectiveName, eventId }
   }).pipe(Effect.withSpan("whizbang.dead_letters.retry", { attributes: { "whizbang.dead_letter_id": id } }))
 
 /**
@@ -123,6 +119,6 @@ export const retry = (
 export const discard = (id: string): Effect.Effect<void, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
     const valid = yield* Validate.uuid(id, "id")
-    const rows = yield* query(Sql.discard, [valid])
-    if (rows.length === 0) return yield* notFound("dead letter", valid)
+    const discarded = yield* run(Sql.discard, { id: valid })
+    if (discarded === 0) return yield* notFound("dead letter", valid)
   })

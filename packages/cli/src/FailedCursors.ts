@@ -4,12 +4,11 @@
  *
  * @since 0.1.0
  */
-import type { PgClient } from "@whizbang/postgres"
+import { type PgClient, PgOperations } from "@whizbang/postgres"
 import { Effect } from "effect"
-import { iso, query } from "./internal/database.js"
+import { iso, run } from "./internal/database.js"
 import * as Validate from "./internal/validate.js"
 import type { OperationError } from "./OperationError.js"
-import * as Sql from "./sql/failedCursors.js"
 
 /**
  * @category models
@@ -38,17 +37,17 @@ export const list = (
 ): Effect.Effect<ReadonlyArray<FailedCursor>, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
     const perspective = options.perspective === undefined ? null : yield* Validate.perspective(options.perspective)
-    const rows = yield* query(Sql.failedCursors, [perspective, options.limit ?? 100])
+    const rows = yield* run(PgOperations.FailedCursors.list, { perspectiveName: perspective, limit: options.limit ?? 100 })
     return rows.map(
       (r): FailedCursor => ({
-        streamId: String(r.stream_id),
-        perspective: String(r.perspective_name),
-        lastEventId: r.last_event_id === null ? null : String(r.last_event_id),
-        error: r.error === null ? null : String(r.error),
-        failedAt: iso(r.processed_at),
-        headEventId: r.head_event_id === null ? null : String(r.head_event_id),
-        attempts: r.attempts === null ? null : Number(r.attempts),
-        retryAfter: iso(r.scheduled_for)
+        streamId: r.streamId,
+        perspective: r.perspectiveName,
+        lastEventId: r.lastEventId,
+        error: r.error,
+        failedAt: iso(r.processedAt),
+        headEventId: r.headEventId,
+        attempts: r.attempts,
+        retryAfter: iso(r.scheduledFor)
       })
     )
   })

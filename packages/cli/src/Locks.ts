@@ -5,12 +5,11 @@
  *
  * @since 0.1.0
  */
-import { type PgClient, PgStatus } from "@whizbang/postgres"
+import { type PgClient, PgOperations, PgStatus } from "@whizbang/postgres"
 import { Effect } from "effect"
-import { orFailure, query } from "./internal/database.js"
+import { orFailure, run } from "./internal/database.js"
 import * as Validate from "./internal/validate.js"
 import type { OperationError } from "./OperationError.js"
-import * as Sql from "./sql/locks.js"
 
 /**
  * @category models
@@ -60,25 +59,18 @@ export const forceRelease = (filter: Filter = {}): Effect.Effect<ReadonlyArray<R
     const streamId = filter.streamId === undefined ? null : yield* Validate.uuid(filter.streamId, "stream")
     const perspective = filter.perspective === undefined ? null : yield* Validate.perspective(filter.perspective)
     const instanceId = filter.instanceId === undefined ? null : yield* Validate.uuid(filter.instanceId, "instance")
-    const rows = yield* query(Sql.forceRelease, [streamId, perspective, instanceId])
+    const rows = yield* run(PgOperations.StreamLocks.forceRelease, { streamId, perspectiveName: perspective, instanceId })
     yield* Effect.forEach(
       rows,
       (r) =>
         Effect.logWarning("stream lock force-released").pipe(
           Effect.annotateLogs({
-            "whizbang.stream_id": String(r.stream_id),
-            "whizbang.perspective": String(r.perspective_name),
-            "whizbang.instance_id": String(r.held_by)
+            "whizbang.stream_id": r.streamId,
+            "whizbang.perspective": r.perspectiveName,
+            "whizbang.instance_id": r.heldBy
           })
         ),
       { discard: true }
     )
-    return rows.map(
-      (r): Released => ({
-        streamId: String(r.stream_id),
-        perspective: String(r.perspective_name),
-        heldBy: String(r.held_by),
-        reason: r.held_for === null ? null : String(r.held_for)
-      })
-    )
+    return rows.map((r): Released => ({ streamId: r.streamId, perspective: r.perspectiveName, heldBy: r.heldBy, reason: r.heldFor }))
   })

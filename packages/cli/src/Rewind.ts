@@ -28,13 +28,14 @@
  * @since 0.1.0
  */
 import { Perspective } from "@whizbang/core"
-import { PerspectiveTable, PgClient } from "@whizbang/postgres"
+import { PerspectiveTable, PgClient, PgOperations } from "@whizbang/postgres"
 import { Effect } from "effect"
-import { orFailure, query } from "./internal/database.js"
+import { orFailure, run } from "./internal/database.js"
 import * as Registry from "./internal/registry.js"
 import * as Validate from "./internal/validate.js"
 import { notFound, type OperationError, refused } from "./OperationError.js"
-import * as Sql from "./sql/rewind.js"
+
+const { Rebuilds, Rewinds } = PgOperations
 
 /**
  * @category models
@@ -125,18 +126,18 @@ const inBatches = (
 export const rewind = (options: Options): Effect.Effect<Result, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
     const perspective = yield* liveKey(yield* Validate.perspective(options.perspective))
-    const flag = (streams: ReadonlyArray<string>) => Effect.map(query(Sql.flagRewind, [perspective, streams]), (rows) => rows.length)
+    const flag = (streams: ReadonlyArray<string>) => run(Rewinds.flag, { perspectiveName: perspective, streamIds: streams })
     if (options.streamId !== undefined) {
       const streamId = yield* Validate.uuid(options.streamId, "stream")
       const flagged = yield* flag([streamId])
       if (flagged === 0) return yield* notFound(`cursor of perspective ${perspective} for stream`, streamId)
       return { perspective, streams: 1, enqueued: 0 }
     }
-    const [count] = yield* query<{ n: number }>(Sql.countCursors, [perspective])
-    if ((count?.n ?? 0) === 0) return yield* notFound("perspective with cursors", perspective)
+    const { n: count } = yield* run(Rewinds.countCursors, { perspectiveName: perspective })
+    if (count === 0) return yield* notFound("perspective with cursors", perspective)
     const page = (after: string, limit: number) =>
-      Effect.map(query<{ stream_id: string }>(Sql.cursorStreams, [perspective, after, limit]), (rows) => rows.map((r) => r.stream_id))
-    const { affected } = yield* inBatches(options, count!.n, page, flag)
+      Effect.map(run(Rewinds.cursorStreams, { perspectiveName: perspective, after, limit }), (rows) => rows.map((r) => r.streamId))
+    const { affected } = yield* inBatches(options, count, page, flag)
     return { perspective, streams: affected, enqueued: 0 }
   }).pipe(Effect.withSpan("whizbang.rewind", { attributes: { "whizbang.perspective": options.perspective, "whizbang.mode": "rewind" } }))
 
@@ -197,12 +198,10 @@ const prepare = (options: RebuildOptions) =>
     // plain `wh_per_<name>` table it still has.
     const own = PerspectiveTable.ofVersion(perspective)
     const legacy = PerspectiveTable.served(perspective)
-    const [ownTable] = yield* query<{ present: boolean }>(Sql.tableExists, [own])
-    const [legacyTable] =
-      ownTable?.present === true || Perspective.parseKey(perspective).version !== 1
-        ? [undefined]
-        : yield* query<{ present: boolean }>(Sql.baseTableExists, [legacy])
-    const table = ownTable?.present === true ? own : legacyTable?.present === true ? legacy : undefined
+    const ownTable = (yield* run(Rebuilds.tableExists, { table: own })).present
+    const legacyTable =
+      !ownTable && Perspective.parseKey(perspective).version === 1 && (yield* run(Rebuilds.baseTableExists, { table: legacy })).present
+    const table = ownTable ? own : legacyTable ? legacy : undefined
     return { target, perspective, types, table, partitions, streamId, via: via as "replay" | "work" }
   })
 
@@ -218,18 +217,19 @@ export const planRebuild = (options: RebuildOptions): Effect.Effect<RebuildPlan,
   Effect.gen(function* () {
     const { target, perspective, types, table, streamId, via } = yield* prepare(options)
     const stream = streamId ?? null
-    const [counts] = yield* query<{ streams: number; events: number; pending: number }>(Sql.rebuildCounts, [perspective, types, stream])
-    const [rows] = table === undefined ? [undefined] : yield* query<{ n: number }>(Sql.countModels(table), [perspective, types, stream])
+    const request = { perspectiveName: perspective, eventTypes: types, streamId: stream }
+    const counts = yield* run(Rebuilds.counts, request)
+    const rows = table === undefined ? 0 : (yield* run(Rebuilds.countModels, { ...request, table })).n
     return {
       perspective,
       baseName: target.baseName,
       version: target.version,
       eventTypes: types,
       table: table ?? null,
-      rows: rows?.n ?? 0,
-      streams: streamId === undefined ? (counts?.streams ?? 0) : 1,
-      pendingWork: counts?.pending ?? 0,
-      events: counts?.events ?? 0,
+      rows,
+      streams: streamId === undefined ? counts.streams : 1,
+      pendingWork: counts.pending,
+      events: counts.events,
       via
     }
   })
@@ -245,18 +245,19 @@ export const planRebuild = (options: RebuildOptions): Effect.Effect<RebuildPlan,
 export const rebuild = (options: RebuildOptions): Effect.Effect<Result, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
     const { perspective, types, table, partitions, streamId, via } = yield* prepare(options)
-    if (via === "replay") yield* orFailure(query(Sql.resetHistory, [perspective]))
+    if (via === "replay") yield* orFailure(run(Rebuilds.resetHistory, { perspectiveName: perspective }))
     const step = (streams: ReadonlyArray<string>) =>
       orFailure(
         PgClient.withTransaction(
           Effect.gen(function* () {
-            yield* query(Sql.revokeLeases, [streams])
-            if (table !== undefined) yield* query(Sql.deleteModels(table), [streams])
-            yield* query(Sql.deleteCursors, [perspective, streams])
-            yield* query(Sql.deleteSnapshots, [perspective, streams])
-            yield* query(Sql.deletePendingWork, [perspective, streams])
-            if (via === "replay") return (yield* query<{ events: number }>(Sql.planHistory, [perspective, streams, types]))[0]?.events ?? 0
-            return (yield* query(Sql.enqueueEvents, [perspective, streams, types, partitions])).length
+            const batch = { perspectiveName: perspective, streamIds: streams }
+            yield* run(Rebuilds.revokeLeases, batch)
+            if (table !== undefined) yield* run(Rebuilds.deleteModels, { table, streamIds: streams })
+            yield* run(Rebuilds.deleteCursors, batch)
+            yield* run(Rebuilds.deleteSnapshots, batch)
+            yield* run(Rebuilds.deletePendingWork, batch)
+            if (via === "replay") return (yield* run(Rebuilds.planHistory, { ...batch, eventTypes: types })).events
+            return yield* run(Rebuilds.enqueueEvents, { ...batch, eventTypes: types, partitionCount: partitions })
           })
         )
       )
@@ -266,12 +267,11 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
       yield* options.onProgress?.({ done: 1, total: 1 }) ?? Effect.void
       return via === "replay" ? { perspective, streams: 1, enqueued: 0, planned: events } : { perspective, streams: 1, enqueued: events }
     }
-    const [count] = yield* query<{ n: number }>(Sql.countRebuildStreams, [perspective, types])
+    const target = { perspectiveName: perspective, eventTypes: types }
+    const { n: count } = yield* run(Rebuilds.countStreams, target)
     const page = (after: string, limit: number) =>
-      Effect.map(query<{ stream_id: string }>(Sql.rebuildStreams, [perspective, types, after, limit]), (rows) =>
-        rows.map((r) => r.stream_id)
-      )
-    const { affected, done } = yield* inBatches(options, count?.n ?? 0, page, step)
+      Effect.map(run(Rebuilds.streams, { ...target, after, limit }), (rows) => rows.map((r) => r.streamId))
+    const { affected, done } = yield* inBatches(options, count, page, step)
     return via === "replay"
       ? { perspective, streams: done, enqueued: 0, planned: affected }
       : { perspective, streams: done, enqueued: affected }

@@ -71,7 +71,7 @@ export interface SwitchOptions {
  * @since 0.3.0
  */
 export interface CutoverOptions extends SwitchOptions {
-  /** The version to serve; default the newest version newer than the live one that is building or ready. */
+  /** The version to serve; default the newest version newer than the live one that is not retired. */
   readonly version?: number | undefined
 }
 
@@ -127,6 +127,7 @@ const operationError = (e: VersionError.VersionError | PostgresError.PostgresCon
       return new OperationError({ reason: new NotFound({ what: "retiring version of", id: e.baseName }), message: e.message })
     case "VersionNotReady":
     case "VersionTableConflict":
+    case "VersionInUse":
       return new OperationError({ reason: new Refused(), message: e.message })
     case "CutoverTimedOut":
     case "VersionWaitTimedOut":
@@ -159,8 +160,9 @@ export const cutover = (options: CutoverOptions): Effect.Effect<PgPerspectiveVer
   })
 
 /**
- * Switches reads back to the version the last cutover replaced, while it is still `retiring`
- * (`PgPerspectiveVersions.rollback`).
+ * Switches reads back to the older version the last cutover replaced, while it is still `retiring`
+ * (`PgPerspectiveVersions.rollback`). Never forward: a second rollback is `NotFound` (nothing to roll back to),
+ * naming the newer version `cutover` goes to.
  *
  * @category constructors
  * @since 0.3.0
@@ -190,3 +192,43 @@ export const parseDuration = (option: string, text: string): Effect.Effect<Durat
     onFailure: () => Effect.fail(invalidInput(option, `${option} must be a duration such as 500ms, 30s, 5m or "2 minutes", got "${text}"`))
   })
 }
+
+/**
+ * Options of {@link retire}.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface RetireOptions {
+  /** A version's key (`balance__v2`), or a base name for every version of it. */
+  readonly perspective: string
+  /** Retire even while live instances run it. */
+  readonly force?: boolean | undefined
+  /** A heartbeat older than this means the instance does not run anything; default 30 seconds. */
+  readonly deadInstanceAfter?: Duration.Input | undefined
+}
+
+/**
+ * Retires a perspective removed from the code (`PgPerspectiveVersions.retire`): appends stop routing to it, its
+ * pending work and planned history are dropped; its table and view stay. `Refused` while a live instance runs it
+ * (unless `force`) or a hand-over is under way; `NotFound` for a name not registered (naming those that are).
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const retire = (
+  options: RetireOptions
+): Effect.Effect<ReadonlyArray<PgPerspectiveVersions.Retired>, OperationError, PgClient.PgClient> =>
+  Effect.gen(function* () {
+    yield* Validate.perspective(Perspective.parseKey(options.perspective).baseName)
+    return yield* orFailure(
+      Effect.catchIf(
+        PgPerspectiveVersions.retire(options.perspective, {
+          force: options.force,
+          deadInstanceAfter: options.deadInstanceAfter
+        }),
+        (e): e is Exclude<typeof e, PostgresError.PostgresError> => e._tag !== "PostgresError",
+        (e) => Effect.fail(operationError(e))
+      )
+    )
+  })

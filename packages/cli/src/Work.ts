@@ -14,14 +14,14 @@
  *
  * @since 0.4.0
  */
-import { PgClient } from "@whizbang/postgres"
+import { PgClient, PgOperations } from "@whizbang/postgres"
 import { Duration, Effect } from "effect"
-import { iso, orFailure, query } from "./internal/database.js"
+import { iso, orFailure, run } from "./internal/database.js"
 import type { Registered } from "./internal/registry.js"
 import * as Validate from "./internal/validate.js"
 import { NotFound, OperationError, refused } from "./OperationError.js"
-import * as Sql from "./sql/work.js"
-import * as RegistrySql from "./sql/registry.js"
+
+const Sql = PgOperations.Work
 
 /**
  * One perspective's pending work.
@@ -71,27 +71,22 @@ export interface Removed {
   readonly planned: number
 }
 
-const hasRegistry = Effect.map(query<{ present: boolean }>(RegistrySql.hasRegistry), ([row]) => row?.present === true)
+const hasRegistry = Effect.map(run(PgOperations.Registry.hasRegistry), (row) => row.present)
 
 const listIn = (registry: boolean, perspective: string | null, deadInstanceAfter: Duration.Input | undefined) =>
   Effect.map(
-    query<{
-      perspective_name: string
-      pending: number
-      streams: number
-      oldest: Date | null
-      oldest_age_seconds: number | null
-      state: Registered["state"] | null
-      runners: number
-    }>(registry ? Sql.list : Sql.listWithoutRegistry, [Duration.toSeconds(deadInstanceAfter ?? Duration.seconds(30)), perspective]),
+    run(registry ? Sql.list : Sql.listWithoutRegistry, {
+      deadInstanceAfterSeconds: Duration.toSeconds(deadInstanceAfter ?? Duration.seconds(30)),
+      perspectiveName: perspective
+    }),
     (rows) =>
       rows.map(
         (r): PerspectiveWork => ({
-          perspective: r.perspective_name,
+          perspective: r.perspectiveName,
           pending: r.pending,
           streams: r.streams,
           oldest: iso(r.oldest),
-          oldestAgeSeconds: r.oldest_age_seconds,
+          oldestAgeSeconds: r.oldestAgeSeconds,
           registered: r.state,
           runners: r.runners,
           orphaned: (r.state === null || r.state === "retired") && r.runners === 0
@@ -144,7 +139,7 @@ export const remove = (perspective: string, options: RemoveOptions = {}): Effect
     return yield* orFailure(
       PgClient.withTransaction(
         Effect.gen(function* () {
-          if (registry) yield* query(Sql.lockRegistered, [name])
+          if (registry) yield* run(Sql.lockRegistered, { perspectiveName: name })
           const [work] = yield* listIn(registry, name, options.deadInstanceAfter)
           if (work === undefined) {
             const others = (yield* listIn(registry, null, options.deadInstanceAfter)).map((w) => w.perspective)
@@ -159,9 +154,9 @@ export const remove = (perspective: string, options: RemoveOptions = {}): Effect
                 "pass --force to remove them anyway (its read model then lacks those events until a rebuild)"
             )
           }
-          const [removed] = yield* query<{ pending: number; streams: number }>(Sql.remove, [name])
-          const planned = registry ? (yield* query(Sql.removePlanned, [name])).length : 0
-          return { perspective: name, pending: removed?.pending ?? 0, streams: removed?.streams ?? 0, planned }
+          const removed = yield* run(Sql.remove, { perspectiveName: name })
+          const planned = registry ? yield* run(Sql.removePlanned, { perspectiveName: name }) : 0
+          return { perspective: name, pending: removed.pending, streams: removed.streams, planned }
         })
       )
     )

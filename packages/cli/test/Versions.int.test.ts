@@ -83,7 +83,13 @@ describe("whizbang perspectives / cutover / rollback", () => {
         })
         const nothing = yield* run("rollback", "balance")
         expect(nothing.code).toBe(3)
-        expect(nothing.stderr).toMatch(/^whizbang: perspective "balance" has no retiring version to roll back to/)
+        expect(nothing.stderr).toBe(
+          'whizbang: perspective "balance" has nothing to roll back to: no version older than the live balance is retiring (none was replaced, or its grace period ended)\n'
+        )
+        // A perspective that is not registered: the refusal names those that are (the base has no versions).
+        const misspelled = yield* run("cutover", "order_total")
+        expect(misspelled.code).toBe(3)
+        expect(misspelled.stderr).toBe('whizbang: perspective "order_total" is not registered (registered: balance, balance__v2)\n')
         const badDuration = yield* run("cutover", "balance", "--timeout", "soon")
         expect(badDuration.code).toBe(2)
         expect(badDuration.stderr).toMatch(/timeout must be a duration such as 500ms/)
@@ -118,6 +124,13 @@ describe("whizbang perspectives / cutover / rollback", () => {
           /VersionBuilding: version 2 of perspective "balance" \(balance__v2\) is building: 50% of its history applied/
         )
         yield* sql(`delete from wh_perspective_backfill where perspective_name = 'balance__v2'`)
+        // Caught up: the state says so, and what it waits for.
+        const caughtUp = yield* run("perspectives")
+        expect(caughtUp.stdout).toMatch(/balance__v2\s+balance\s+v2\s+caught up\s+\[#{14}\] 100%\s+2\/2/)
+        expect(caughtUp.stdout).toContain(
+          "balance__v2 is caught up, waiting for a cutover: automatic unless its instances run with versions.autoCutover: false, then `whizbang cutover balance`"
+        )
+        expect((yield* run("perspectives", "--json")).json()[1]).toMatchObject({ state: "building", caughtUp: true })
 
         const switched = yield* run("cutover", "balance", "--grace", "1h", "--json")
         expect(switched.code).toBe(0)
@@ -126,11 +139,18 @@ describe("whizbang perspectives / cutover / rollback", () => {
         const view = yield* sql("select pg_get_viewdef('wh_per_balance'::regclass) as def")
         expect(String(view[0]!.def)).toMatch(/wh_per_balance__v2/)
         const again = yield* run("cutover", "balance")
-        expect(again.stdout).toBe("balance: nothing to do, balance__v2 is live (no newer version building or ready)\n")
+        expect(again.stdout).toBe("balance: nothing to do, balance__v2 is live (no newer version to go to)\n")
 
         const back = yield* run("rollback", "balance", "--grace", "30m")
         expect(back.code).toBe(0)
         expect(back.stdout).toMatch(/^balance: rolled back to balance \(balance__v2 now retiring\) in \d+ ms\n$/)
+        // Rollback only goes back: a second one is refused and names the way forward; reads stay on v1.
+        const twice = yield* run("rollback", "balance")
+        expect(twice.code).toBe(3)
+        expect(twice.stderr).toBe(
+          'whizbang: perspective "balance" has nothing to roll back to: no version older than the live balance is retiring; balance__v2 is newer: `whizbang cutover balance` goes forward\n'
+        )
+        expect(String((yield* sql("select pg_get_viewdef('wh_per_balance'::regclass) as def"))[0]!.def)).not.toMatch(/__v2/)
 
         // A version whose pending events are not applied in time: nothing switched, exit 5.
         yield* sql(

@@ -41,6 +41,7 @@ import type { WorkerContext } from "./internal/workerContext.js"
 import { initialProgress, Streams } from "./internal/workerState.js"
 import { LifecycleStore } from "./LifecycleStore.js"
 import { NotificationListener } from "./NotificationListener.js"
+import * as OutageLog from "./OutageLog.js"
 import type * as Perspective from "./Perspective.js"
 import * as PerspectiveRegistry from "./PerspectiveRegistry.js"
 import * as PerspectiveRewinder from "./PerspectiveRewinder.js"
@@ -289,6 +290,8 @@ const makeContext = (config: Config) =>
       reclaimAfterSeconds: leaseSeconds,
       scope: yield* Effect.scope
     }
+    // Each loop logs a run of failures (a database outage) once, and once more when it recovers: see OutageLog.
+    const reconcileLog = yield* OutageLog.make("reconciling lifecycles")
     const pollMillis = Option.isSome(listener)
       ? Math.max(Duration.toMillis(options.pollingInterval), Duration.toMillis(options.notifyHealthyPollingInterval))
       : Duration.toMillis(options.pollingInterval)
@@ -296,10 +299,9 @@ const makeContext = (config: Config) =>
       deps,
       hooks: config.hooks ?? {},
       lifecycle,
-      reconcileLifecycles: completeLifecycles(lifecycle).pipe(
-        Effect.tap((n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void)),
-        Effect.catchCause((cause) => Effect.logWarning("reconciling lifecycles failed; retrying when idle", cause)),
-        Effect.asVoid
+      reconcileLifecycles: reconcileLog.guard(
+        Effect.asVoid(Effect.tap(completeLifecycles(lifecycle), (n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void))),
+        undefined
       ),
       progress: yield* SubscriptionRef.make(initialProgress),
       // A stream that could not move is held back for the idle threshold plus one poll; forgotten after a lease.
@@ -307,7 +309,13 @@ const makeContext = (config: Config) =>
       drain: yield* Queue.bounded<string>(Math.max(options.maxStreamsPerBatch * 2, 64)),
       wake: yield* Queue.sliding<void>(1),
       pollMillis,
-      leaseSeconds
+      leaseSeconds,
+      logs: {
+        claim: yield* OutageLog.make("claiming work"),
+        lease: yield* OutageLog.make("renewing stream leases"),
+        cycle: yield* OutageLog.make("perspective cycle"),
+        stages: yield* OutageLog.make("lifecycle stages")
+      }
     }
     return ctx
   })

@@ -32,6 +32,8 @@ export * as InstanceProvider from "./InstanceProvider.js"
 export * as InstantCompletionStrategy from "./InstantCompletionStrategy.js"
 /** @since 0.1.0 */
 export * as NotificationListener from "./NotificationListener.js"
+/** @since 0.3.0 */
+export * as OutageLog from "./OutageLog.js"
 /** @since 0.1.0 */
 export * as Perspective from "./Perspective.js"
 export * as PerspectiveFingerprint from "./PerspectiveFingerprint.js"

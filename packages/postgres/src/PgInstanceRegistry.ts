@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import { InstanceProvider, WorkerOptions } from "@whizbang/core"
+import { InstanceProvider, OutageLog, WorkerOptions } from "@whizbang/core"
 import { Context, Duration, Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
 import * as DurationOption from "./internal/durationOption.js"
@@ -173,14 +173,8 @@ export const make = (options: Options = {}) =>
       yield* abandon
     })
 
-    yield* Effect.forkScoped(
-      Effect.forever(
-        beat.pipe(
-          Effect.catchCause((cause) => Effect.logWarning("instance heartbeat failed; retrying at the next beat", cause)),
-          Effect.delay(Duration.millis(interval))
-        )
-      )
-    )
+    const outages = yield* OutageLog.make("instance heartbeat")
+    yield* Effect.forkScoped(Effect.forever(outages.guard(beat, undefined).pipe(Effect.delay(Duration.millis(interval)))))
     if (options.deregisterOnShutdown ?? true) {
       yield* Effect.addFinalizer(() =>
         client

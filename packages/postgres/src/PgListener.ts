@@ -11,13 +11,19 @@
  *
  * @since 0.1.0
  */
+import { OutageLog } from "@whizbang/core"
 import { Duration, Effect, Schedule, type Scope } from "effect"
 import type pg from "pg"
 import { PgClient } from "./PgClient.js"
 import * as Identifier from "./Identifier.js"
 
 /** Holds one LISTEN connection until it breaks; fails when it does, so the caller reconnects. */
-const listenOnce = (client: PgClient["Service"], channel: string, onMessage: (detail: string | undefined) => void) =>
+const listenOnce = (
+  client: PgClient["Service"],
+  channel: string,
+  onMessage: (detail: string | undefined) => void,
+  listening: Effect.Effect<void>
+) =>
   Effect.scoped(
     Effect.gen(function* () {
       const connection = yield* Effect.acquireRelease(client.connect, (c) => Effect.promise(() => c.end().catch(() => undefined)))
@@ -25,6 +31,7 @@ const listenOnce = (client: PgClient["Service"], channel: string, onMessage: (de
       connection.on("error", () => undefined)
       // `channel` was checked to be a plain identifier (see `fork`), so it needs no quoting.
       yield* Effect.tryPromise(() => connection.query(`LISTEN ${channel}`))
+      yield* listening
       onMessage(undefined)
       const withDetail = `${client.schema}\n`
       yield* Effect.callback<never, Error>((resume) => {
@@ -60,9 +67,11 @@ export const fork = (
     if (!Identifier.isValid(channel)) return yield* Effect.die(new Error(`invalid LISTEN channel name ${JSON.stringify(channel)}`))
     const client = yield* PgClient
     const reconnect = Schedule.min([Schedule.exponential(Duration.millis(100)), Schedule.spaced(Duration.seconds(5))])
+    // The lost connection and the failed reconnects are one warning; the LISTEN that works again, one info line.
+    const outages = yield* OutageLog.make(`LISTEN ${channel}`)
     yield* Effect.forkScoped(
-      listenOnce(client, channel, onMessage).pipe(
-        Effect.tapError((error) => Effect.logWarning(`LISTEN ${channel} connection lost; reconnecting`, error)),
+      listenOnce(client, channel, onMessage, outages.succeeded).pipe(
+        Effect.tapCause((cause) => outages.failed(cause)),
         Effect.retry(reconnect)
       )
     )

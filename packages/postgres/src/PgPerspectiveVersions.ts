@@ -19,15 +19,23 @@
  *   at that moment, then in one transaction becomes `live` and replaces the view; the old live version becomes
  *   `retiring` and is kept up to date for a grace period, during which {@link rollback} is the same hand-over back.
  *   After the grace period it is `retired`: no longer routed nor processed.
+ * - **A hand-over always finishes**: its owner holds a lease on it (`CutoverOptions.lease`, default 10 seconds,
+ *   renewed every third of it). If the owner dies after `ready` (kill -9, a crash, a lost database), the build loop
+ *   of an instance that runs the version — another one, or the same after its restart — takes it over once the
+ *   lease has run out and finishes it: within `lease` + the loop's `interval` (10 + 1 seconds by default). A graceful
+ *   stop lets the lease go, so it is resumed at the next round (within `interval`). One instance takes it over
+ *   (under the base's row lock), and the switch happens once. A hand-over that dies before `ready` changed nothing:
+ *   the next automatic cutover (or the operator) starts it again.
  *
  * Lifecycle receptors: only work of the version live at append time fires `PostPerspective`, so replayed history
  * fires nothing and a new event fires once.
  *
  * @since 0.3.0
  */
-import { Perspective, WorkerOptions } from "@whizbang/core"
-import { Clock, Duration, Effect, Layer, Metric } from "effect"
+import { OutageLog, Perspective, WorkerOptions } from "@whizbang/core"
+import { Clock, type Context, Duration, Effect, Layer, Metric } from "effect"
 import * as DurationOptions from "./internal/durationOption.js"
+import * as HandOver from "./internal/handOver.js"
 import * as PgHistoryReplay from "./PgHistoryReplay.js"
 import { ddlLock, ensureBase } from "./internal/versionTables.js"
 import { PgClient } from "./PgClient.js"
@@ -35,11 +43,11 @@ import { PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
 import * as Sql from "./sql/versions.js"
 import {
-  CutoverTimedOut,
   NothingToRollBack,
   UnknownPerspectiveVersion,
   type VersionError,
   VersionNotReady,
+  VersionInUse,
   VersionWaitTimedOut,
   type VersionTableConflict
 } from "./VersionError.js"
@@ -103,6 +111,27 @@ export interface VersionInfo {
   /** Some live instance runs this version (else its work waits for one: a rolling deploy). */
   readonly hasRunner: boolean
   /**
+   * `building`, and caught up: its history replayed, at most 1,000 events pending (a cutover's default `maxLag`), no
+   * dead letters, newer than the live version. A cutover would start now: the automatic one of the instances that
+   * run it, or `whizbang cutover` / {@link cutover} where they run with `versions.autoCutover: false`.
+   *
+   * @since 0.3.0
+   */
+  readonly caughtUp: boolean
+  /**
+   * `ready`: until when the hand-over's owner holds it (it renews this while it runs).
+   *
+   * @since 0.3.0
+   */
+  readonly handOverUntil: Date | undefined
+  /**
+   * `ready`, and its hand-over's owner stopped renewing it (killed, crashed, stopped): the next build round of an
+   * instance that runs the version resumes it.
+   *
+   * @since 0.3.0
+   */
+  readonly handOverAbandoned: boolean
+  /**
    * While history is planned and being replayed (`PgHistoryReplay`): history events replayed per second, on average
    * since the replay started, and the seconds left at that rate. Undefined otherwise.
    */
@@ -123,6 +152,13 @@ export interface CutoverOptions {
   readonly timeout?: Duration.Input | undefined
   /** How long the replaced version is kept up to date for a rollback. Default 10 minutes. */
   readonly grace?: Duration.Input | undefined
+  /**
+   * How long the hand-over's owner holds it without renewing (it renews every third of this while it runs). Once
+   * past, an instance that runs the version resumes the hand-over. Default 10 seconds.
+   *
+   * @since 0.3.0
+   */
+  readonly lease?: Duration.Input | undefined
 }
 
 /**
@@ -167,6 +203,26 @@ export const versionLagGauge = Metric.gauge("whizbang_version_lag_events", {
 const defaultMaxLag = 1_000
 
 /**
+ * Test hooks of the hand-over: `onStep(step, key)` runs at each step of a cutover or rollback started by this fiber
+ * (`"locked"`: in the transaction that marks the version `ready`, its base's rows locked; `"ready"`: after that
+ * commit, the lease held; `"caughtUp"`: before the switch). A test pauses there (`Effect.never`) to stop or kill
+ * the process at that point. Provide it around `Whizbang.layer` (`Layer.provide(Layer.succeed(HandOverHooks, ...))`);
+ * the default does nothing.
+ *
+ * @category testing
+ * @since 0.3.0
+ */
+export const HandOverHooks: Context.Reference<HandOver.HooksShape> = HandOver.Hooks
+
+/**
+ * A step of the hand-over where {@link HandOverHooks} run.
+ *
+ * @category testing
+ * @since 0.3.0
+ */
+export type HandOverStep = HandOver.Step
+
+/**
  * The build loop counts the pending events of a version that is neither building nor has history planned (a live
  * or retiring one) up to this many: `whizbang_version_lag_events` reads this for any larger backlog.
  */
@@ -184,7 +240,7 @@ const heldBackPauseMillis = 50
  * @category errors
  * @since 0.3.0
  */
-export type HandOverError = Exclude<VersionError, VersionWaitTimedOut> | PostgresConfigError
+export type HandOverError = Exclude<VersionError, VersionWaitTimedOut | VersionInUse> | PostgresConfigError
 
 /**
  * Registers the declared versions (see the module notes) and sets up their tables and the views. Returns the
@@ -291,6 +347,8 @@ interface ListedRow {
   readonly oldest_pending: Date | null
   readonly dead_letters: number
   readonly has_runner: boolean
+  readonly handover_until: Date | null
+  readonly handover_abandoned: boolean
   readonly replay_started_at: Date | null
 }
 
@@ -323,10 +381,27 @@ const toInfo =
       progress: Math.max(0, Math.min(1, progress)),
       deadLetters: r.dead_letters,
       hasRunner: r.has_runner,
+      caughtUp: false,
+      handOverUntil: r.handover_until ?? undefined,
+      handOverAbandoned: r.handover_abandoned,
       replayEventsPerSecond: replayRate,
       replayEtaSeconds: replayRate === undefined || replayRate === 0 ? undefined : (historyEvents * (1 - streamShare)) / replayRate
     }
   }
+
+/** Marks the building versions a cutover would start on now (see `VersionInfo.caughtUp`). */
+const withCaughtUp = (versions: ReadonlyArray<VersionInfo>): ReadonlyArray<VersionInfo> =>
+  versions.map((v) => {
+    const live = versions.find((x) => x.baseName === v.baseName && x.state === "live")
+    const caughtUp =
+      v.state === "building" &&
+      v.streamsToReplay === 0 &&
+      v.pendingEvents <= defaultMaxLag &&
+      v.deadLetters === 0 &&
+      live !== undefined &&
+      live.version < v.version
+    return caughtUp ? { ...v, caughtUp } : v
+  })
 
 /**
  * Options of {@link listWith}.
@@ -363,7 +438,7 @@ const listed = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<Read
   Effect.gen(function* () {
     const rows = yield* (yield* PgClient).query<ListedRow>(sql, params)
     const now = yield* Clock.currentTimeMillis
-    return rows.map(toInfo(now))
+    return withCaughtUp(rows.map(toInfo(now)))
   })
 
 /**
@@ -390,7 +465,7 @@ const positiveInt = (option: string, value: unknown): Effect.Effect<void, Postgr
     : Effect.fail(new PostgresConfigError({ option, message: `${option} must be a positive integer, got ${String(value)}` }))
 
 /** {@link CutoverOptions} checked (a bad value is a `PostgresConfigError` naming it, under `prefix`) and defaulted. */
-const decodeCutover = (options: CutoverOptions | undefined, prefix = "") =>
+const decodeCutover = (options: CutoverOptions | undefined, prefix = ""): Effect.Effect<HandOver.Settings, PostgresConfigError> =>
   Effect.gen(function* () {
     yield* positiveInt(`${prefix}maxLag`, options?.maxLag)
     return {
@@ -398,19 +473,45 @@ const decodeCutover = (options: CutoverOptions | undefined, prefix = "") =>
       timeoutMillis: Duration.toMillis(
         yield* DurationOptions.decode(`${prefix}timeout`, options?.timeout, "positive", Duration.seconds(30))
       ),
-      graceSeconds: Duration.toSeconds(yield* DurationOptions.decode(`${prefix}grace`, options?.grace, "nonNegative", Duration.minutes(10)))
+      graceSeconds: Duration.toSeconds(
+        yield* DurationOptions.decode(`${prefix}grace`, options?.grace, "nonNegative", Duration.minutes(10))
+      ),
+      leaseSeconds: Duration.toSeconds(yield* DurationOptions.decode(`${prefix}lease`, options?.lease, "positive", Duration.seconds(10)))
     }
   })
 
-const lockBase = (client: PgClient["Service"], baseName: string) =>
-  client.query<{ perspective_name: string; version: number; state: State }>(Sql.versionsOfBase, [baseName])
+interface BaseRow {
+  readonly perspective_name: string
+  readonly version: number
+  readonly state: State
+}
+
+const versionsOf = (client: PgClient["Service"], baseName: string) =>
+  client.query<BaseRow>(
+    `SELECT perspective_name, version, state FROM wh_perspective_versions WHERE base_name = $1::text ORDER BY version`,
+    [baseName]
+  )
+
+/** No version of `baseName` (or not `version`): the refusal names the versions of the base, or every registered one. */
+const unknown = (client: PgClient["Service"], baseName: string, version: number | undefined, rows: ReadonlyArray<BaseRow>) =>
+  Effect.gen(function* () {
+    const known =
+      rows.length > 0
+        ? rows.map((r) => r.perspective_name)
+        : (yield* client.query<{ perspective_name: string }>(Sql.registeredKeys)).map((r) => r.perspective_name)
+    return yield* new UnknownPerspectiveVersion({ baseName, version, known })
+  })
 
 /**
- * Switches reads of `baseName` to `version` (default: the newest version newer than the live one that is `building`
- * or `ready`; never an older, retiring version — that is {@link rollback}; none is nothing to do, `switched: false`):
- * marks it `ready`, waits until it applied every event pending at that moment, then in one transaction makes it
- * `live`, points `wh_per_<base>` at its table and makes the previous live version `retiring` for the grace period.
- * Fails with a typed error, switching nothing, when the version is unknown, not caught up or too slow.
+ * Switches reads of `baseName` to `version` (default: the newest version newer than the live one that is not
+ * retired — `building`, `ready`, or `retiring` after a {@link rollback}; never an older one, that is
+ * {@link rollback}; none is nothing to do, `switched: false`): marks it `ready`, waits until it applied every event
+ * pending at that moment, then in one transaction makes it `live`, points `wh_per_<base>` at its table and makes the
+ * previous live version `retiring` for the grace period. Fails with a typed error, switching nothing, when the
+ * version is unknown (the refusal names the registered versions of the base, or every registered perspective when
+ * the base has none), not caught up or too slow. A version already `ready` (another hand-over runs) is joined; one
+ * whose hand-over was abandoned is taken over. Once `ready`, the hand-over is finished even if this fiber stops:
+ * see the module notes.
  *
  * @category operations
  * @since 0.3.0
@@ -422,29 +523,28 @@ export const cutover = (
 ): Effect.Effect<CutoverResult, PostgresError | HandOverError, PgClient> =>
   Effect.gen(function* () {
     const client = yield* PgClient
-    const rows = yield* client.query<{ perspective_name: string; version: number; state: State }>(
-      `SELECT perspective_name, version, state FROM wh_perspective_versions WHERE base_name = $1::text ORDER BY version`,
-      [baseName]
-    )
+    const settings = yield* decodeCutover(options)
+    const rows = yield* versionsOf(client, baseName)
     const current = rows.find((r) => r.state === "live")
     const target =
       version === undefined
-        ? rows
-            .filter((r) => (r.state === "building" || r.state === "ready") && (current === undefined || r.version > current.version))
-            .at(-1)
+        ? rows.filter((r) => r.state !== "live" && r.state !== "retired" && (current === undefined || r.version > current.version)).at(-1)
         : rows.find((r) => r.version === version)
     if (target === undefined) {
       if (version === undefined && current !== undefined) {
         return { baseName, live: current.perspective_name, replaced: undefined, millis: 0, switched: false }
       }
-      return yield* new UnknownPerspectiveVersion({ baseName, version, known: rows.map((r) => r.perspective_name) })
+      return yield* unknown(client, baseName, version, rows)
     }
-    return yield* handOver(client, baseName, target.perspective_name, options)
+    return (yield* HandOver.run(client, baseName, target.perspective_name, settings, "start"))!
   })
 
 /**
- * Switches reads of `baseName` back to the version the last cutover replaced (still `retiring`, so kept up to date):
- * the same hand-over as {@link cutover}. Fails with {@link NothingToRollBack} when there is none.
+ * Switches reads of `baseName` back to an older version still `retiring` (kept up to date for its grace period):
+ * the newest one older than the live version, i.e. the one the last cutover replaced. The same hand-over as
+ * {@link cutover}. Rollback only goes back: with no older version retiring (none was replaced, its grace period
+ * ended, or the live version is already the older one after a rollback) it fails with {@link NothingToRollBack},
+ * which names any newer retiring version ({@link cutover} goes forward to it).
  *
  * @category operations
  * @since 0.3.0
@@ -455,119 +555,100 @@ export const rollback = (
 ): Effect.Effect<CutoverResult, PostgresError | HandOverError, PgClient> =>
   Effect.gen(function* () {
     const client = yield* PgClient
-    const rows = yield* client.query<{ perspective_name: string }>(
-      `SELECT perspective_name FROM wh_perspective_versions WHERE base_name = $1::text AND state = 'retiring' ORDER BY state_changed_at DESC LIMIT 1`,
-      [baseName]
-    )
-    const previous = rows[0]
-    if (previous === undefined) return yield* new NothingToRollBack({ baseName })
-    return yield* handOver(client, baseName, previous.perspective_name, options)
+    const settings = yield* decodeCutover(options)
+    const rows = yield* versionsOf(client, baseName)
+    if (rows.length === 0) return yield* unknown(client, baseName, undefined, rows)
+    const live = rows.find((r) => r.state === "live")
+    const older = (r: BaseRow) => live === undefined || r.version < live.version
+    // A rollback already being handed over (`ready`) is joined.
+    const previous = rows.filter((r) => (r.state === "retiring" || r.state === "ready") && older(r)).at(-1)
+    if (previous === undefined) {
+      return yield* new NothingToRollBack({
+        baseName,
+        live: live?.perspective_name,
+        newer: rows.filter((r) => r.state === "retiring" && !older(r)).map((r) => r.perspective_name)
+      })
+    }
+    return (yield* HandOver.run(client, baseName, previous.perspective_name, settings, "start"))!
   })
 
-const handOver = (
-  client: PgClient["Service"],
-  baseName: string,
-  key: string,
-  options: CutoverOptions
-): Effect.Effect<CutoverResult, PostgresError | HandOverError> =>
+/**
+ * What {@link retire} did, per version.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Retired {
+  readonly perspectiveName: string
+  /** Pending work rows dropped. */
+  readonly dropped: number
+  /** Streams of history no longer planned for it. */
+  readonly unplanned: number
+}
+
+/**
+ * Options of {@link retire}.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface RetireOptions {
+  /** Retire even while live instances run it (they log that it is retired at their next start). */
+  readonly force?: boolean | undefined
+  /** An instance counts as live when its heartbeat is younger than this; default 30 seconds. */
+  readonly deadInstanceAfter?: Duration.Input | undefined
+}
+
+/**
+ * Retires a perspective removed from the code: `name` is a version's key (`balance__v2`), or a base name for every
+ * version of it not retired yet. A retired version is no longer routed (appends stop giving it work) nor processed;
+ * its pending work and planned history are dropped in the same transaction, which first waits for appends in flight
+ * (so none routes to it afterwards). Its table and, for a live version, the view `wh_per_<base>` stay as they are
+ * (drop them yourself). Refused with {@link VersionInUse} while a live instance runs it (unless `force`) or while a
+ * cutover or rollback hands reads over to it; an unknown name is {@link UnknownPerspectiveVersion}, naming the
+ * registered ones. Retiring what is already retired does nothing (an empty result).
+ *
+ * @category operations
+ * @since 0.3.0
+ */
+export const retire = (
+  name: string,
+  options: RetireOptions = {}
+): Effect.Effect<ReadonlyArray<Retired>, PostgresError | PostgresConfigError | UnknownPerspectiveVersion | VersionInUse, PgClient> =>
   Effect.gen(function* () {
-    const started = yield* Clock.currentTimeMillis
-    const { maxLag, timeoutMillis, graceSeconds } = yield* decodeCutover(options)
-    // 1. Ready: from this commit on, read-your-writes waits include the version.
-    const before = yield* client.withTransaction(
+    const client = yield* PgClient
+    const deadAfter = yield* DurationOptions.decode("deadInstanceAfter", options.deadInstanceAfter, "positive", Duration.seconds(30))
+    const { baseName } = Perspective.parseKey(name)
+    return yield* client.withTransaction(
       Effect.gen(function* () {
-        const rows = yield* lockBase(client, baseName)
-        const row = rows.find((r) => r.perspective_name === key)
-        if (row === undefined) {
-          return yield* new UnknownPerspectiveVersion({ baseName, version: undefined, known: rows.map((r) => r.perspective_name) })
+        const rows = yield* client.query<BaseRow & { readonly event_types: ReadonlyArray<string> }>(Sql.versionsOfBase, [baseName])
+        const named = rows.filter((r) => r.perspective_name === name)
+        const targets = (named.length > 0 ? named : name === baseName ? rows : []).filter((r) => r.state !== "retired")
+        if (named.length === 0 && (name !== baseName || rows.length === 0)) return yield* unknown(client, baseName, undefined, [])
+        if (targets.length === 0) return []
+        const keys = targets.map((r) => r.perspective_name)
+        const handingOver = targets.find((r) => r.state === "ready")
+        if (handingOver !== undefined) {
+          return yield* new VersionInUse({ perspectiveName: handingOver.perspective_name, reason: "HandOverInProgress", instances: 0 })
         }
-        if (row.state === "live") return "live" as const
-        const progress = (yield* client.query<{ pending: number; planned: number; dead_letters: number }>(Sql.progressOf, [key]))[0]!
-        if (row.state === "retired" || progress.planned > 0 || progress.pending > maxLag || progress.dead_letters > 0) {
-          return yield* new VersionNotReady({
-            perspectiveName: key,
-            state: row.state,
-            streamsToReplay: progress.planned,
-            pendingEvents: progress.pending,
-            deadLetters: progress.dead_letters,
-            maxLag
-          })
+        if (options.force !== true) {
+          const runners = yield* client.query<{ perspective_name: string; instances: number }>(Sql.liveRunners, [
+            keys,
+            Duration.toSeconds(deadAfter)
+          ])
+          const run = runners.find((r) => r.instances > 0)
+          if (run !== undefined) {
+            return yield* new VersionInUse({ perspectiveName: run.perspective_name, reason: "RunByLiveInstance", instances: run.instances })
+          }
         }
-        if (row.state !== "ready") yield* client.query(Sql.setState, [key, "ready"])
-        return row.state
+        yield* client.query(Sql.lockAppends)
+        const retired = yield* client.query<{ perspective_name: string; dropped: number; unplanned: number }>(Sql.retireVersions, [keys])
+        for (const r of retired) {
+          yield* Effect.logInfo(`perspective ${r.perspective_name} retired by hand (${r.dropped} pending work row(s) dropped)`)
+        }
+        return retired.map((r) => ({ perspectiveName: r.perspective_name, dropped: r.dropped, unplanned: r.unplanned }))
       })
     )
-    if (before === "live") return { baseName, live: key, replaced: undefined, millis: 0, switched: false }
-    // 2. Everything pending at the ready commit: every event a wait that ignored this version could have seen applied.
-    const ids = (yield* client.query<{ ids: Array<string> | null }>(Sql.pendingWorkIds, [key]))[0]?.ids ?? []
-    let pause = 2
-    while (ids.length > 0) {
-      const left = (yield* client.query<{ n: number }>(Sql.stillPending, [ids]))[0]?.n ?? 0
-      if (left === 0) break
-      const now = yield* Clock.currentTimeMillis
-      if (now - started > timeoutMillis) {
-        yield* client.withTransaction(
-          Effect.gen(function* () {
-            const rows = yield* lockBase(client, baseName)
-            if (rows.find((r) => r.perspective_name === key)?.state === "ready") {
-              yield* client.query(Sql.setState, [key, before === "ready" ? "building" : before])
-              if (before === "retiring") yield* client.query(Sql.setRetiring, [key, graceSeconds])
-            }
-          })
-        )
-        return yield* new CutoverTimedOut({ perspectiveName: key, pendingEvents: left, timeoutMillis })
-      }
-      yield* Effect.sleep(Duration.millis(pause))
-      pause = Math.min(pause * 2, 50)
-    }
-    // 3. The switch, in one transaction: the view and the states.
-    const switched = yield* client.withTransaction(
-      Effect.gen(function* () {
-        const rows = yield* lockBase(client, baseName)
-        const state = rows.find((r) => r.perspective_name === key)?.state
-        // Another instance switched first (automatic cutovers run on every instance), or a rollback intervened.
-        if (state === "live") return { switched: false, replaced: undefined }
-        if (state !== "ready") {
-          return yield* new VersionNotReady({
-            perspectiveName: key,
-            state: state ?? "unknown",
-            streamsToReplay: 0,
-            pendingEvents: 0,
-            deadLetters: 0,
-            maxLag
-          })
-        }
-        // What it dead-lettered while catching up: it would serve read models that lack those events.
-        const check = (yield* client.query<{ pending: number; planned: number; dead_letters: number }>(Sql.progressOf, [key]))[0]!
-        if (check.dead_letters > 0) {
-          yield* client.query(Sql.setState, [key, before === "ready" ? "building" : before])
-          if (before === "retiring") yield* client.query(Sql.setRetiring, [key, graceSeconds])
-          return { refused: check }
-        }
-        const live = rows.find((r) => r.state === "live")
-        if (live !== undefined) yield* client.query(Sql.setRetiring, [live.perspective_name, graceSeconds])
-        yield* client.query(Sql.setState, [key, "live"])
-        yield* client.query(Sql.replaceView(baseName, key))
-        return { switched: true, replaced: live?.perspective_name }
-      })
-    )
-    const millis = (yield* Clock.currentTimeMillis) - started
-    if ("refused" in switched) {
-      return yield* new VersionNotReady({
-        perspectiveName: key,
-        state: "building",
-        streamsToReplay: switched.refused.planned,
-        pendingEvents: switched.refused.pending,
-        deadLetters: switched.refused.dead_letters,
-        maxLag
-      })
-    }
-    if (!switched.switched) return { baseName, live: key, replaced: undefined, millis, switched: false }
-    const replaced = switched.replaced
-    yield* Effect.logInfo(
-      `perspective ${baseName}: reads now served by ${key}${replaced === undefined ? "" : ` (was ${replaced})`} after ${millis} ms`
-    )
-    return { baseName, live: key, replaced, millis, switched: true }
   })
 
 /**
@@ -592,15 +673,16 @@ export const awaitLive = (
     const timeoutMillis = Duration.toMillis(yield* DurationOptions.decode("timeout", options.timeout, "positive", Duration.minutes(10)))
     const interval = yield* DurationOptions.decode("interval", options.interval, "positive", Duration.millis(100))
     const started = yield* Clock.currentTimeMillis
-    const { baseName } = Perspective.parseKey(key)
+    const { baseName, version } = Perspective.parseKey(key)
     while (true) {
       const versions = yield* list
       const v = versions.find((x) => x.perspectiveName === key)
       if (v === undefined) {
+        const ofBase = versions.filter((x) => x.baseName === baseName)
         return yield* new UnknownPerspectiveVersion({
           baseName,
-          version: undefined,
-          known: versions.filter((x) => x.baseName === baseName).map((x) => x.perspectiveName)
+          version: key === baseName ? undefined : version,
+          known: (ofBase.length > 0 ? ofBase : versions).map((x) => x.perspectiveName)
         })
       }
       if (v.state === "live") return v
@@ -666,8 +748,9 @@ export interface BuildOptions {
 
 /**
  * One round of the build loop for the versions this instance runs: gives planned history to the worker while the
- * version's backlog is below `maxPending`, cuts over to the newest declared version of a base once it is caught
- * up (`autoCutover`), retires versions past their grace period, and updates the gauges. Returns the streams of
+ * version's backlog is below `maxPending`, finishes hand-overs abandoned by their owner (see the module notes), cuts
+ * over to the newest declared version of a base once it is caught up (`autoCutover`), retires versions past their
+ * grace period, and updates the gauges. Returns the streams of
  * history still planned for this instance's versions, the events it wrote as work, and the versions as listed at
  * the start of the round (a version neither building nor with history planned: pending events counted up to 1,000,
  * `lagSeconds` 0; {@link list} counts them all).
@@ -715,6 +798,22 @@ export const buildStep = (
       yield* Metric.update(Metric.withAttributes(buildProgressGauge, { perspective: v.perspectiveName }), v.progress)
       yield* Metric.update(Metric.withAttributes(versionLagGauge, { perspective: v.perspectiveName }), v.pendingEvents)
     }
+    // Hand-overs whose owner stopped renewing them (killed, crashed, stopped) are finished by an instance that runs
+    // the version, whether or not it cuts over on its own: `ready` means a cutover or rollback was asked for.
+    for (const v of versions) {
+      if (v.state !== "ready" || !v.handOverAbandoned || !mine.has(v.perspectiveName)) continue
+      yield* Effect.flatMap(decodeCutover(options.cutover), (settings) =>
+        HandOver.run(client, v.baseName, v.perspectiveName, settings, "resume")
+      ).pipe(
+        Effect.catchTags({
+          VersionNotReady: (e) => Effect.logWarning(e.message),
+          CutoverTimedOut: (e) => Effect.logWarning(e.message),
+          UnknownPerspectiveVersion: (e) => Effect.logWarning(e.message),
+          // Checked at start-up by decodeOptions: cannot happen here.
+          PostgresConfigError: (e) => Effect.logWarning(e.message)
+        })
+      )
+    }
     if (options.autoCutover !== false) {
       const newest = new Map<string, Declared>()
       for (const d of declared) if ((newest.get(d.baseName)?.version ?? 0) < d.version) newest.set(d.baseName, d)
@@ -724,12 +823,8 @@ export const buildStep = (
         const maxLag = options.cutover?.maxLag ?? defaultMaxLag
         if (v?.state !== "building" || live === undefined || live.version >= d.version) continue
         if (v.streamsToReplay > 0 || v.pendingEvents > maxLag) continue
-        if (v.deadLetters > 0) {
-          yield* Effect.logWarning(
-            `perspective ${v.perspectiveName} is caught up but dead-lettered ${v.deadLetters} event(s): it does not go live until they are retried or discarded`
-          )
-          continue
-        }
+        // Said by the build loop's report when the count changes, not every round.
+        if (v.deadLetters > 0) continue
         yield* cutover(baseName, d.version, options.cutover).pipe(
           Effect.catchTags({
             VersionNotReady: () => Effect.void,
@@ -802,8 +897,8 @@ export const layerRegistration = (
 /**
  * The build loop of the versions this instance runs, for as long as the layer lives: {@link buildStep} at once
  * again while history is being written, every 50 ms while the version's backlog holds history back, else every
- * `interval`. Progress is logged every 10%; errors are logged
- * and the loop goes on. While it writes history it refreshes the work table's planner statistics (ANALYZE, at most
+ * `interval`. Progress is logged every 10%; a failed round is logged (once for a run of failures, see `OutageLog`
+ * in core) and the loop goes on. While it writes history it refreshes the work table's planner statistics (ANALYZE, at most
  * every 2 seconds), so the fast-growing table does not slow every perspective's cycles until autovacuum gets to it.
  *
  * @category layers
@@ -819,10 +914,30 @@ export const layerBuilder = (
       const { interval, build } = yield* decodeOptions(options)
       if (interval === null || declared.length === 0) return
       const reported = new Map<string, number>()
+      // Versions said to be caught up and waiting for a manual cutover (autoCutover off): once each, per process.
+      const waiting = new Set<string>()
+      // Dead letters that keep a replayed version from going live, as last said: said again only when they change.
+      const heldBack = new Map<string, number>()
       const report = (versions: ReadonlyArray<VersionInfo>) =>
         Effect.gen(function* () {
           for (const v of versions) {
-            if (!declared.some((d) => d.name === v.perspectiveName) || v.historyStreams === 0) continue
+            if (!declared.some((d) => d.name === v.perspectiveName)) continue
+            const blocking = v.state === "building" && v.streamsToReplay === 0 ? v.deadLetters : 0
+            if (blocking !== (heldBack.get(v.perspectiveName) ?? 0)) {
+              heldBack.set(v.perspectiveName, blocking)
+              if (blocking > 0) {
+                yield* Effect.logWarning(
+                  `perspective ${v.perspectiveName} has replayed its history but dead-lettered ${blocking} event(s): it does not go live until they are retried or discarded (whizbang dead-letters list -p ${v.perspectiveName})`
+                )
+              }
+            }
+            if (build.autoCutover === false && v.caughtUp && !waiting.has(v.perspectiveName)) {
+              waiting.add(v.perspectiveName)
+              yield* Effect.logInfo(
+                `perspective ${v.perspectiveName} is caught up and waits for a cutover (versions.autoCutover is off): \`whizbang cutover ${v.baseName}\` serves it`
+              )
+            }
+            if (v.historyStreams === 0) continue
             const tenth = Math.floor(v.progress * 10)
             if ((reported.get(v.perspectiveName) ?? -1) === tenth) continue
             reported.set(v.perspectiveName, tenth)
@@ -831,6 +946,8 @@ export const layerBuilder = (
             )
           }
         })
+      // A failed round (a database outage) is logged once, and once more when a round works again.
+      const outages = yield* OutageLog.make("perspective version build round")
       // History written since the planner statistics of the work table were last refreshed (see Sql.analyzeBuildTables).
       let unanalyzed = 0
       let analyzedAt = 0
@@ -847,11 +964,7 @@ export const layerBuilder = (
         yield* report(r.versions)
         // History left: at once again while writing; soon again while the backlog holds it back; else at `interval`.
         return r.planned === 0 ? ("idle" as const) : r.written > 0 ? ("writing" as const) : ("held" as const)
-      }).pipe(
-        Effect.catchCause((cause) =>
-          Effect.as(Effect.logWarning("perspective version build round failed; retrying", cause), "idle" as const)
-        )
-      )
+      }).pipe((attempt) => outages.guard(attempt, "idle" as const))
       const held = Duration.min(interval, Duration.millis(heldBackPauseMillis))
       const loop = Effect.gen(function* () {
         while (true) {

@@ -26,6 +26,7 @@
  *
  * @since 0.4.0
  */
+import { OutageLog } from "@whizbang/core"
 import { Effect } from "effect"
 import type { Shape as PgClientShape } from "./PgClient.js"
 import { PostgresConfigError } from "./PostgresError.js"
@@ -89,14 +90,14 @@ export const statement = "VACUUM (SKIP_LOCKED, TRUNCATE false) wh_perspective_ev
 export const make = (client: PgClientShape, everyRows: number | null) => {
   let removedSince = 0
   let running = false
+  // A failure (a database outage) is logged once, and once more when a vacuum works again; autovacuum still applies.
+  const outages = OutageLog.unsafeMake("vacuum of the work queue's tables")
   const vacuum = Effect.gen(function* () {
     const started = Date.now()
     yield* client.query(statement)
     yield* Effect.logDebug(`queue tables vacuumed in ${Date.now() - started} ms`)
   }).pipe(
-    Effect.catchCause((cause) =>
-      Effect.logWarning("vacuum of the work queue's tables failed; tried again later (autovacuum still applies)", cause)
-    ),
+    (attempt) => outages.guard(attempt, undefined),
     Effect.ensuring(
       Effect.sync(() => {
         running = false

@@ -115,8 +115,6 @@ export const lagEventsGauge = Metric.gauge("whizbang_lag_events", { description:
  */
 export const lagSecondsGauge = Metric.gauge("whizbang_lag_seconds", { description: "seconds since the oldest pending event" })
 
-const toNumber = (value: unknown) => Number(value ?? 0)
-
 /**
  * The perspective summaries alone (cheaper than a whole snapshot); updates the lag gauges.
  *
@@ -124,21 +122,7 @@ const toNumber = (value: unknown) => Number(value ?? 0)
  * @since 0.1.0
  */
 export const perspectives: Effect.Effect<ReadonlyArray<PerspectiveSummary>, PostgresError, PgClient> = Effect.gen(function* () {
-  const client = yield* PgClient
-  const rows = yield* client.query<Record<string, unknown>>(Sql.perspectives, [30])
-  const summaries = rows.map(
-    (r): PerspectiveSummary => ({
-      perspective: String(r.perspective_name),
-      streams: toNumber(r.streams),
-      pending: toNumber(r.pending),
-      pendingStreams: toNumber(r.pending_streams),
-      lagSeconds: toNumber(r.lag_seconds),
-      failed: toNumber(r.failed),
-      rewindRequired: toNumber(r.rewind_required),
-      deadLetters: toNumber(r.dead_letters),
-      runningInstances: toNumber(r.running_instances)
-    })
-  )
+  const summaries = yield* PgClient.use((client) => Sql.perspectives(client, { deadInstanceAfterSeconds: 30 }))
   for (const s of summaries) {
     const attributes = { perspective: s.perspective }
     yield* Metric.update(Metric.withAttributes(lagEventsGauge, attributes), s.pending)
@@ -154,17 +138,17 @@ export const perspectives: Effect.Effect<ReadonlyArray<PerspectiveSummary>, Post
  * @since 0.1.0
  */
 export const instances: Effect.Effect<ReadonlyArray<Instance>, PostgresError, PgClient> = Effect.map(
-  PgClient.use((client) => client.query<Record<string, unknown>>(Sql.instances)),
+  PgClient.use((client) => Sql.instances(client)),
   (rows) =>
     rows.map(
       (r): Instance => ({
-        instanceId: String(r.instance_id),
-        serviceName: String(r.service_name),
-        hostName: String(r.host_name),
-        processId: toNumber(r.process_id),
-        startedAt: new Date(r.started_at as Date).toISOString(),
-        heartbeatAgeSeconds: toNumber(r.heartbeat_age_seconds),
-        perspectives: Array.isArray(r.perspective_names) ? r.perspective_names.map(String) : null
+        instanceId: r.instanceId,
+        serviceName: r.serviceName,
+        hostName: r.hostName,
+        processId: r.processId,
+        startedAt: r.startedAt.toISOString(),
+        heartbeatAgeSeconds: r.heartbeatAgeSeconds,
+        perspectives: r.perspectiveNames
       })
     )
 )
@@ -176,18 +160,8 @@ export const instances: Effect.Effect<ReadonlyArray<Instance>, PostgresError, Pg
  * @since 0.1.0
  */
 export const locks: Effect.Effect<ReadonlyArray<Lock>, PostgresError, PgClient> = Effect.map(
-  PgClient.use((client) => client.query<Record<string, unknown>>(Sql.locks)),
-  (rows) =>
-    rows.map(
-      (r): Lock => ({
-        streamId: String(r.stream_id),
-        perspective: String(r.perspective_name),
-        instanceId: String(r.stream_lock_instance_id),
-        reason: r.stream_lock_reason === null ? null : String(r.stream_lock_reason),
-        expiresAt: r.stream_lock_expiry === null ? null : new Date(r.stream_lock_expiry as Date).toISOString(),
-        expired: r.expired === true
-      })
-    )
+  PgClient.use((client) => Sql.locks(client)),
+  (rows) => rows.map((r): Lock => ({ ...r, expiresAt: r.expiresAt === null ? null : r.expiresAt.toISOString() }))
 )
 
 /**
@@ -196,10 +170,7 @@ export const locks: Effect.Effect<ReadonlyArray<Lock>, PostgresError, PgClient> 
  * @category constructors
  * @since 0.2.0
  */
-export const lifecycles: Effect.Effect<Lifecycles, PostgresError, PgClient> = Effect.map(
-  PgClient.use((client) => client.query<Record<string, unknown>>(Sql.lifecycles)),
-  ([r]) => ({ pending: toNumber(r?.pending), deadLetteredEvents: toNumber(r?.dead_lettered_events) })
-)
+export const lifecycles: Effect.Effect<Lifecycles, PostgresError, PgClient> = PgClient.use((client) => Sql.lifecycles(client))
 
 /**
  * The whole snapshot. `watchdog` options tune what counts as stuck (default: 30 s without progress).

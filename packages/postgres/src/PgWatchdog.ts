@@ -8,7 +8,7 @@
  * |---|---|
  * | `StreamLocked` | a live stream lock (rewind, bootstrap, purge) pauses normal processing |
  * | `NoInstanceRunsVersion` | the same for one version of a perspective with several (`balance__v2` while only instances of the release before run): its work waits for one that runs it |
- * | `NoInstanceRunsPerspective` | live instances exist, but none runs this perspective (a rolling deploy): the work waits for one that does; when no release registered the perspective either (a misspelled or removed one), the message says so and names `whizbang work remove`, which removes such work |
+ * | `NoInstanceRunsPerspective` | live instances exist, but none runs this perspective (a rolling deploy): the work waits for one that does; when no release registered the perspective either (a misspelled or removed one), the message says so and names `whizbang work remove`, which removes such work; a registered one removed from the code: `whizbang retire` |
  * | `LeaseHeldByDeadInstance` | the stream's lease is live but its holder's heartbeat is stale or missing; it frees at lease expiry |
  * | `FailingEvent` | the head event failed `attempts` times; it is retried after `backoffUntil`, then dead-lettered |
  * | `RewindPending` | the cursor is flagged RewindRequired (a late arrival) and waits out the rewind debounce, or for a worker to rewind it |
@@ -29,6 +29,7 @@
  *
  * @since 0.1.0
  */
+import { OutageLog } from "@whizbang/core"
 import { Context, Duration, Effect, Layer, Metric, Schedule } from "effect"
 import { PgClient } from "./PgClient.js"
 import * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
@@ -277,9 +278,11 @@ export const classify = (
     waitingSeconds: row.waiting_seconds,
     reason,
     message:
-      reason._tag === "NoInstanceRunsPerspective" && versions.length > 0 && version === undefined
-        ? describe(reason) + orphaned(reason.perspective)
-        : describe(reason)
+      reason._tag !== "NoInstanceRunsPerspective"
+        ? describe(reason)
+        : versions.length > 0 && version === undefined
+          ? describe(reason) + orphaned(reason.perspective)
+          : `${describe(reason)} (removed from the code? whizbang retire ${reason.perspective} stops routing to it)`
   }
 }
 
@@ -517,10 +520,11 @@ export const layer = (
       const run = diagnose(options).pipe(Effect.provideService(PgClient, client))
       const versions = diagnoseVersions(options).pipe(Effect.provideService(PgClient, client))
       if (options.interval !== null) {
+        const outages = yield* OutageLog.make("watchdog diagnosis")
         const loop = run.pipe(
           Effect.flatMap(logStuck),
           Effect.andThen(Effect.flatMap(versions, logVersions)),
-          Effect.catchCause((cause) => Effect.logWarning("watchdog diagnosis failed", cause)),
+          (round) => outages.guard(round, undefined),
           Effect.repeat(Schedule.spaced(options.interval ?? Duration.seconds(30)))
         )
         yield* Effect.forkScoped(loop)

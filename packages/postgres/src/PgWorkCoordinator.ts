@@ -13,7 +13,8 @@
  *   fetch (purge, rewind, bootstrap), all of it rolls back and fails: the work is delivered again and applied on
  *   top of what the lock holder left. Called inside a caller's transaction, a refusal aborts that transaction.
  * - `reportFailures` records attempts, backoff and the cursor's Failed flag, and moves rows that reached
- *   `maxPerspectiveEventAttempts` to `wh_dead_letters`, in one transaction.
+ *   `maxPerspectiveEventAttempts` to `wh_dead_letters`, in one transaction, which notifies `wh_processed` with the
+ *   bare schema (read-your-writes waits answer `Failing` or `DeadLettered` at once).
  *
  * @since 0.1.0
  */
@@ -208,10 +209,11 @@ export const make = (
           prepared
         )
         const exhausted = updated.filter((r) => r.exhausted).map((r) => r.work_id)
+        // A failure ends the read-your-writes waits it holds (they answer `Failing`) and a dead letter those of its
+        // event: both wake @whizbang/sync's listeners (PgSyncInquiry LISTENs) with the bare schema, "look again".
+        yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
         if (exhausted.length > 0) {
           yield* client.query(Fail.deadLetter, [exhausted])
-          // A dead letter ends sync waits too (PgSyncInquiry LISTENs).
-          yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
           yield* Metric.update(deadLettersMetric, exhausted.length)
           yield* Effect.logWarning(`moved ${exhausted.length} work row(s) to wh_dead_letters after ${maxAttempts} attempts`).pipe(
             Effect.annotateLogs({ "whizbang.instance_id": instanceId, "whizbang.work_ids": exhausted.join(",") })

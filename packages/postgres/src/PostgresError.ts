@@ -87,6 +87,17 @@ export class UndefinedTable extends Data.TaggedClass("UndefinedTable")<{}> {}
 export class SyntaxError extends Data.TaggedClass("SyntaxError")<{ readonly position: string | undefined }> {}
 
 /**
+ * The statement ran, but what came back is not what its operation declares: a row that does not decode with the
+ * operation's row schema, or no row where exactly one is expected. `operation` names the operation
+ * (`streamLocks.tryAcquire`), `issue` says what did not match. A bug or a schema the release does not know (a
+ * migration missing or newer), never a transient failure.
+ *
+ * @category reasons
+ * @since 0.5.0
+ */
+export class UnexpectedRow extends Data.TaggedClass("UnexpectedRow")<{ readonly operation: string; readonly issue: string }> {}
+
+/**
  * Anything else; `code` is the SQLSTATE or Node.js error code when there is one.
  *
  * @category reasons
@@ -108,6 +119,7 @@ export type Reason =
   | QueryCanceled
   | UndefinedTable
   | SyntaxError
+  | UnexpectedRow
   | Unknown
 
 /**

@@ -51,14 +51,28 @@ export class VersionNotReady extends Data.TaggedError("VersionNotReady")<{
 }
 
 /**
- * A rollback with no retiring version to go back to (none was replaced, or its grace period is over).
+ * A rollback with no older retiring version to go back to: none was replaced, its grace period is over, or the live
+ * version is already the older one (a rollback happened). A rollback never goes forward: `newer` names the retiring
+ * versions newer than the live one, which a cutover goes to.
  *
  * @category errors
  * @since 0.3.0
  */
-export class NothingToRollBack extends Data.TaggedError("NothingToRollBack")<{ readonly baseName: string }> {
+export class NothingToRollBack extends Data.TaggedError("NothingToRollBack")<{
+  readonly baseName: string
+  /** The live version's key. @since 0.3.0 */
+  readonly live?: string | undefined
+  /** Retiring versions newer than the live one (what `whizbang cutover <base>` goes forward to). @since 0.3.0 */
+  readonly newer?: ReadonlyArray<string> | undefined
+}> {
   override get message(): string {
-    return `perspective "${this.baseName}" has no retiring version to roll back to (none replaced it, or its grace period ended)`
+    const live = this.live === undefined ? "" : ` than the live ${this.live}`
+    const newer = this.newer ?? []
+    const forward =
+      newer.length === 0
+        ? " (none was replaced, or its grace period ended)"
+        : `; ${newer.join(", ")} ${newer.length === 1 ? "is" : "are"} newer: \`whizbang cutover ${this.baseName}\` goes forward`
+    return `perspective "${this.baseName}" has nothing to roll back to: no version older${live} is retiring${forward}`
   }
 }
 
@@ -114,6 +128,26 @@ export class VersionTableConflict extends Data.TaggedError("VersionTableConflict
 }
 
 /**
+ * A retire refused: a live instance runs the version (it would keep declaring it; stop or redeploy it first, or
+ * `force`), or a cutover or rollback is handing reads over to it (`ready`).
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export class VersionInUse extends Data.TaggedError("VersionInUse")<{
+  readonly perspectiveName: string
+  readonly reason: "RunByLiveInstance" | "HandOverInProgress"
+  /** Live instances that run it (`RunByLiveInstance`). */
+  readonly instances: number
+}> {
+  override get message(): string {
+    return this.reason === "HandOverInProgress"
+      ? `${this.perspectiveName} is being handed over (ready): let the cutover or rollback finish first`
+      : `${this.perspectiveName} is run by ${this.instances} live instance(s): deploy a release without it first (or force, and those instances log that it is retired)`
+  }
+}
+
+/**
  * Any error of this module.
  *
  * @category errors
@@ -126,3 +160,4 @@ export type VersionError =
   | CutoverTimedOut
   | VersionWaitTimedOut
   | VersionTableConflict
+  | VersionInUse

@@ -118,3 +118,8 @@ export * as PgHistoryReplay from "./PgHistoryReplay.js"
  * @since 0.3.0
  */
 export * as VersionError from "./VersionError.js"
+
+/**
+ * @since 0.5.0
+ */
+export * as PgOperations from "./PgOperations.js"

@@ -4,7 +4,8 @@ import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
 import { PgClient, PgHealth, PgPerspectiveVersions, PgStatus, PgWatchdog } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Duration, Effect } from "effect"
+import { describe, it } from "@effect/vitest"
+import { Duration, Effect, Fiber, Layer, Logger, Schedule } from "effect"
 
 const sql = (text: string, params: ReadonlyArray<unknown> = []) =>
   Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<Record<string, unknown>>(text, params))
@@ -45,6 +46,27 @@ const pendingWork = (perspective: string, ageSeconds: number) =>
   })
 
 const watchdog = { stuckAfter: Duration.seconds(30), deadInstanceAfter: Duration.seconds(30) }
+
+/** A version of its own event type: no other case's events are its history. */
+const own = (baseName: string, version: number): PgPerspectiveVersions.Declared => ({
+  ...declared(baseName, version),
+  eventTypes: [`${baseName}Happened`]
+})
+
+const version = (key: string) => Effect.map(PgPerspectiveVersions.list, (versions) => versions.find((v) => v.perspectiveName === key)!)
+
+/** The info lines logged while `effect` runs. */
+const infoLines = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const lines: Array<string> = []
+    const capture = Logger.layer([
+      Logger.make((options) => {
+        if (options.logLevel === "Info") lines.push(String(options.message))
+      })
+    ])
+    const a = yield* Effect.provide(effect, capture)
+    return { a, lines }
+  })
 
 layer(PgTestDatabase.layer({ schema: "versions_ops", maxConnections: 4 }))((it) => {
   it.effect("cutover without a version goes to a newer version only: never back to the retiring one", () =>
@@ -162,5 +184,126 @@ layer(PgTestDatabase.layer({ schema: "versions_ops", maxConnections: 4 }))((it) 
       const live = round.versions.find((v) => v.perspectiveName === "tally")!
       expect(live.lagSeconds).toBe(0)
     })
+  )
+
+  it.effect("rollback only goes back: a second rollback is refused and names the way forward, which cutover takes", () =>
+    Effect.gen(function* () {
+      yield* PgPerspectiveVersions.register([own("gauge", 1), own("gauge", 2)])
+      yield* PgPerspectiveVersions.cutover("gauge", 2, { grace: "1 hour" })
+      const back = yield* PgPerspectiveVersions.rollback("gauge", { grace: "1 hour" })
+      expect(back).toMatchObject({ live: "gauge", replaced: "gauge__v2", switched: true })
+      expect(yield* states("gauge")).toEqual({ gauge: "live", gauge__v2: "retiring" })
+
+      // Not a toggle: nothing older than the live v1 is retiring; reads stay on v1.
+      const twice = yield* Effect.flip(PgPerspectiveVersions.rollback("gauge"))
+      expect(twice).toMatchObject({ _tag: "NothingToRollBack", baseName: "gauge", live: "gauge", newer: ["gauge__v2"] })
+      expect(twice.message).toBe(
+        'perspective "gauge" has nothing to roll back to: no version older than the live gauge is retiring; gauge__v2 is newer: `whizbang cutover gauge` goes forward'
+      )
+      expect(yield* states("gauge")).toEqual({ gauge: "live", gauge__v2: "retiring" })
+
+      // Forward is a cutover, with or without the version.
+      const forward = yield* PgPerspectiveVersions.cutover("gauge", undefined, { grace: "1 hour" })
+      expect(forward).toMatchObject({ live: "gauge__v2", replaced: "gauge", switched: true })
+      expect(yield* states("gauge")).toEqual({ gauge: "retiring", gauge__v2: "live" })
+    })
+  )
+
+  it.effect("an unregistered perspective's refusal names every registered one (its base has none)", () =>
+    Effect.gen(function* () {
+      yield* PgPerspectiveVersions.register([own("order_summary", 1), own("customer_stats", 1)])
+      const registered = (yield* PgPerspectiveVersions.list).map((v) => v.perspectiveName)
+      expect(registered).toEqual(expect.arrayContaining(["customer_stats", "order_summary"]))
+      const cutover = yield* Effect.flip(PgPerspectiveVersions.cutover("order_total"))
+      const rollback = yield* Effect.flip(PgPerspectiveVersions.rollback("order_total"))
+      const awaited = yield* Effect.flip(PgPerspectiveVersions.awaitLive("order_total"))
+      for (const e of [cutover, rollback, awaited]) {
+        expect(e).toMatchObject({ _tag: "UnknownPerspectiveVersion", baseName: "order_total", known: registered })
+        expect(e.message).toBe(`perspective "order_total" is not registered (registered: ${registered.join(", ")})`)
+      }
+      // A version of a known base names the versions of that base.
+      const v9 = yield* Effect.flip(PgPerspectiveVersions.awaitLive("order_summary__v9"))
+      expect(v9.message).toBe('version 9 of perspective "order_summary" is not registered (registered: order_summary)')
+    })
+  )
+
+  it.effect("a building version with its history replayed and little lag is listed as caught up", () =>
+    Effect.gen(function* () {
+      const score = [own("score", 1), own("score", 2)]
+      yield* PgPerspectiveVersions.register(score)
+      const caughtUp = (versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>) =>
+        Object.fromEntries(versions.filter((v) => v.baseName === "score").map((v) => [v.perspectiveName, [v.state, v.caughtUp]]))
+      // No history and nothing pending: it waits for a cutover.
+      expect(caughtUp(yield* PgPerspectiveVersions.list)).toEqual({ score: ["live", false], score__v2: ["building", true] })
+      // History still to replay: building.
+      yield* sql("insert into wh_perspective_backfill (perspective_name, stream_id, through_event_id) values ('score__v2', $1, $1)", [
+        randomUUID()
+      ])
+      expect(caughtUp(yield* PgPerspectiveVersions.list)).toEqual({ score: ["live", false], score__v2: ["building", false] })
+    })
+  )
+
+  it.effect("an abandoned hand-over (its lease ran out, or none) is resumed by one of two build rounds at once; a held one is not", () =>
+    Effect.gen(function* () {
+      const shift = [own("shift", 1), own("shift", 2)]
+      const legacy = [own("legacy", 1), own("legacy", 2)]
+      yield* PgPerspectiveVersions.register([...shift, ...legacy])
+      // shift__v2's hand-over is held by a live owner; legacy__v2 is ready with no owner (left by a release before owners).
+      yield* sql(`update wh_perspective_versions set state = 'ready', handover_owner = gen_random_uuid(),
+                    handover_until = now() + interval '1 hour', handover_from = 'building' where perspective_name = 'shift__v2'`)
+      yield* sql(`update wh_perspective_versions set state = 'ready' where perspective_name = 'legacy__v2'`)
+      const round = PgPerspectiveVersions.buildStep([...shift, ...legacy], { partitionCount: 1, autoCutover: false })
+      const first = yield* infoLines(round)
+      expect(yield* states("shift")).toEqual({ shift: "live", shift__v2: "ready" })
+      expect(yield* states("legacy")).toEqual({ legacy: "retiring", legacy__v2: "live" })
+      expect(first.lines.filter((l) => l.includes("resuming the hand-over to legacy__v2"))).toHaveLength(1)
+      expect(yield* version("shift__v2")).toMatchObject({ state: "ready", handOverAbandoned: false })
+
+      // The owner is gone: its lease ran out. Two instances' rounds at once: one resumes it, the switch happens once.
+      yield* sql(`update wh_perspective_versions set handover_until = now() - interval '1 second' where perspective_name = 'shift__v2'`)
+      expect(yield* version("shift__v2")).toMatchObject({ state: "ready", handOverAbandoned: true })
+      const both = yield* infoLines(Effect.all([round, round], { concurrency: 2 }))
+      expect(yield* states("shift")).toEqual({ shift: "retiring", shift__v2: "live" })
+      expect(both.lines.filter((l) => l.includes("resuming the hand-over to shift__v2"))).toHaveLength(1)
+      expect(both.lines.filter((l) => l.includes("reads now served by shift__v2"))).toHaveLength(1)
+    })
+  )
+})
+
+// Real time: the lease is renewed by a fiber that sleeps.
+describe("the hand-over's lease", () => {
+  it.live("the owner renews its lease while the hand-over waits, and lets it go when interrupted", () =>
+    Effect.gen(function* () {
+      yield* PgPerspectiveVersions.register([own("tempo", 1), own("tempo", 2)])
+      const reached: Array<string> = []
+      const hooks = Layer.succeed(PgPerspectiveVersions.HandOverHooks, {
+        onStep: (step, key) =>
+          step === "ready"
+            ? Effect.andThen(
+                Effect.sync(() => reached.push(key)),
+                Effect.never
+              )
+            : Effect.void
+      })
+      const handOver = yield* Effect.forkChild(
+        PgPerspectiveVersions.cutover("tempo", 2, { lease: "300 millis" }).pipe(Effect.provide(hooks))
+      )
+      const held = yield* version("tempo__v2").pipe(
+        Effect.repeat({ until: (v) => v.state === "ready" && reached.length > 0, schedule: Schedule.spaced("10 millis"), times: 1_000 })
+      )
+      expect(held.handOverAbandoned).toBe(false)
+      // Renewed (every 100 ms) past the first lease: still held.
+      const renewed = yield* version("tempo__v2").pipe(
+        Effect.repeat({
+          until: (v) => v.handOverUntil!.getTime() >= held.handOverUntil!.getTime() + 300,
+          schedule: Schedule.spaced("20 millis"),
+          times: 500
+        })
+      )
+      expect(renewed).toMatchObject({ state: "ready", handOverAbandoned: false })
+      yield* Fiber.interrupt(handOver)
+      // Let go at once: abandoned now, not after the lease.
+      expect(yield* version("tempo__v2")).toMatchObject({ state: "ready", handOverAbandoned: true })
+    }).pipe(Effect.provide(PgTestDatabase.layer({ schema: "versions_lease", maxConnections: 4 })))
   )
 })

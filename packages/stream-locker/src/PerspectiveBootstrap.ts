@@ -20,14 +20,14 @@
  * @since 0.1.0
  */
 import { type EventRegistry, InstanceProvider, type Perspective, PerspectiveRunner } from "@whizbang/core"
-import { PgClient, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { PgClient, PgOperations, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
 import { Duration, Effect, Layer, Option } from "effect"
 import * as Replay from "./internal/replay.js"
 import { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
-import * as Sql from "./sql/bootstrap.js"
-import { fenceCursor } from "./sql/rewind.js"
 import { RebuildFailed, type StreamLockError, type StreamLockLost } from "./StreamLockError.js"
 import { withStreamLock } from "./withStreamLock.js"
+
+const Bootstraps = PgOperations.Bootstraps
 
 /**
  * Progress after one stream.
@@ -90,7 +90,7 @@ export const bootstrap = (
     const runner = PerspectiveRunner.make(config.perspective)
     const perspectiveName = runner.perspectiveName
     const timeout = Duration.toMillis(locker.options.lockTimeout)
-    const streams = yield* client.query<{ stream_id: string }>(Sql.streamsWithoutCursor, [runner.eventTypes, perspectiveName])
+    const streams = yield* Bootstraps.streamsWithoutCursor(client, { eventTypes: runner.eventTypes, perspectiveName })
     const total = streams.length
     let built = 0
     let skipped = 0
@@ -107,7 +107,7 @@ export const bootstrap = (
         })
         yield* client.withTransaction(
           Effect.gen(function* () {
-            if ((yield* client.query(fenceCursor, [streamId, perspectiveName, instanceId])).length === 0) {
+            if (Option.isNone(yield* PgOperations.StreamLocks.fence(client, { streamId, perspectiveName, instanceId }))) {
               return yield* new RebuildFailed({
                 operation: "bootstrap",
                 streamId,
@@ -116,19 +116,23 @@ export const bootstrap = (
               })
             }
             yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep, folded.eventIds.length)
-            if (folded.last !== undefined) yield* client.query(Sql.finishCursor, [streamId, perspectiveName, folded.last.event_id])
+            if (folded.last !== undefined) {
+              yield* Bootstraps.finishCursor(client, { streamId, perspectiveName, lastEventId: folded.last.eventId })
+            }
           })
         )
         return folded.last !== undefined
       })
-    for (const { stream_id: streamId } of streams) {
-      const placed = (yield* client.query(Sql.insertLockedCursor, [streamId, perspectiveName, instanceId, timeout])).length > 0
+    const dropPlaceholder = (streamId: string) => Bootstraps.dropPlaceholder(client, { streamId, perspectiveName, instanceId })
+    for (const { streamId } of streams) {
+      const placed =
+        (yield* Bootstraps.insertLockedCursor(client, { streamId, perspectiveName, instanceId, lockTimeoutMillis: timeout })) > 0
       const wrote = !placed
         ? false
         : yield* withStreamLock(streamId, perspectiveName, "bootstrap", rebuild(streamId)).pipe(
             Effect.map((done) => Option.getOrElse(done, () => false)),
-            Effect.tap((done) => (done ? Effect.void : client.query(Sql.dropPlaceholder, [streamId, perspectiveName, instanceId]))),
-            Effect.onError(() => Effect.ignore(client.query(Sql.dropPlaceholder, [streamId, perspectiveName, instanceId])))
+            Effect.tap((done) => (done ? Effect.void : dropPlaceholder(streamId))),
+            Effect.onError(() => Effect.ignore(dropPlaceholder(streamId)))
           )
       if (wrote) built++
       else skipped++

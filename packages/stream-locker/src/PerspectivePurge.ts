@@ -11,12 +11,9 @@
  * @since 0.1.0
  */
 import { type DefinitionErrors, InstanceProvider, Perspective } from "@whizbang/core"
-import { PgClient, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { PgClient, PgOperations, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
 import { Effect, Option } from "effect"
 import type { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
-import * as Rebuild from "./sql/rebuild.js"
-import * as Sql from "./sql/purge.js"
-import { fenceCursor } from "./sql/rewind.js"
 import { RebuildFailed, type StreamLockError, type StreamLockLost } from "./StreamLockError.js"
 import { withStreamLock } from "./withStreamLock.js"
 
@@ -49,7 +46,7 @@ export const purge = (
     const remove = (fenced: boolean) =>
       client.withTransaction(
         Effect.gen(function* () {
-          if (fenced && (yield* client.query(fenceCursor, [streamId, name, instanceId])).length === 0) {
+          if (fenced && Option.isNone(yield* PgOperations.StreamLocks.fence(client, { streamId, perspectiveName: name, instanceId }))) {
             return yield* new RebuildFailed({
               operation: "purge",
               streamId,
@@ -57,12 +54,12 @@ export const purge = (
               reason: "the stream lock was lost before the commit"
             })
           }
-          yield* client.query(Rebuild.deleteModel(name), [streamId])
+          yield* PgOperations.Replays.deleteModel(client, { perspectiveName: name, streamId })
           yield* PgPerspectiveSnapshots.deleteAll(client, streamId, name)
-          yield* client.query(Sql.deleteCursor, [streamId, name])
+          yield* PgOperations.Purges.deleteCursor(client, { streamId, perspectiveName: name })
         })
       )
-    const exists = (yield* client.query(Sql.cursorExists, [streamId, name])).length > 0
+    const exists = (yield* PgOperations.Purges.cursorExists(client, { streamId, perspectiveName: name })) > 0
     if (!exists) return yield* Effect.as(remove(false), "purged" as const)
     const locked = yield* withStreamLock(streamId, name, "purge", remove(true))
     return Option.isSome(locked) ? ("purged" as const) : ("locked" as const)

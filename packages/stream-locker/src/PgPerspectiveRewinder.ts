@@ -23,6 +23,7 @@
  * @since 0.1.0
  */
 import {
+  OutageLog,
   type DefinitionErrors,
   InstanceProvider,
   type EventRegistry,
@@ -30,14 +31,13 @@ import {
   PerspectiveRegistry,
   PerspectiveRewinder
 } from "@whizbang/core"
-import { PgClient, PgPerspectivePipeline, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { PgClient, PgOperations, PgPerspectivePipeline, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
 import { Context, Duration, Effect, Layer, Option, Ref } from "effect"
 import { decodeDuration } from "./internal/rebuildOptions.js"
 import * as Replay from "./internal/replay.js"
 import type { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
 import * as PgPerspectiveStreamLocker from "./PgPerspectiveStreamLocker.js"
 import type * as PerspectiveStreamLockOptions from "./PerspectiveStreamLockOptions.js"
-import * as Sql from "./sql/rewind.js"
 import { type InvalidRebuildOptions, type InvalidStreamLockOptions, RebuildFailed } from "./StreamLockError.js"
 import { withStreamLock } from "./withStreamLock.js"
 
@@ -117,6 +117,8 @@ export class PgPerspectiveRewinder extends Context.Service<PgPerspectiveRewinder
 
 const key = (t: PerspectiveRewinder.Target) => `${t.streamId}|${t.perspectiveName}`
 
+const Rewinds = PgOperations.Rewinds
+
 /**
  * Builds the rewinder and runs the start-up scan as configured.
  *
@@ -143,9 +145,9 @@ export const make = (config: Config) =>
         const { perspectiveName, streamId } = target
         const runner = yield* registry.get(perspectiveName)
         if (hooks.onRewindStarted) yield* hooks.onRewindStarted(target)
-        const [flag] = yield* client.query<{ trigger_id: string | null }>(Sql.readTrigger, [streamId, perspectiveName])
-        if (flag === undefined) return Option.none<ReadonlyArray<string>>() // another instance finished it meanwhile
-        const trigger = flag.trigger_id
+        const flag = yield* Rewinds.trigger(client, { streamId, perspectiveName })
+        if (Option.isNone(flag)) return Option.none<ReadonlyArray<string>>() // another instance finished it meanwhile
+        const trigger = flag.value.triggerId
         const start =
           trigger === null ? Option.none() : yield* PgPerspectiveSnapshots.latestBefore(client, streamId, perspectiveName, trigger)
         const folded = yield* Replay.fold({
@@ -160,8 +162,8 @@ export const make = (config: Config) =>
         if (hooks.onReplayed) yield* hooks.onReplayed(target, folded.eventIds.length)
         yield* client.withTransaction(
           Effect.gen(function* () {
-            const fenced = yield* client.query(Sql.fenceCursor, [streamId, perspectiveName, instanceId])
-            if (fenced.length === 0) {
+            const fenced = yield* PgOperations.StreamLocks.fence(client, { streamId, perspectiveName, instanceId })
+            if (Option.isNone(fenced)) {
               return yield* new RebuildFailed({
                 operation: "rewind",
                 streamId,
@@ -171,7 +173,7 @@ export const make = (config: Config) =>
             }
             if (trigger !== null) yield* PgPerspectiveSnapshots.deleteFrom(client, streamId, perspectiveName, trigger)
             yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep)
-            yield* client.query(Sql.finishCursor, [streamId, perspectiveName, folded.last?.event_id ?? null])
+            yield* Rewinds.finish(client, { streamId, perspectiveName, lastEventId: folded.last?.eventId ?? null })
           })
         )
         return Option.some(folded.eventIds)
@@ -198,10 +200,11 @@ export const make = (config: Config) =>
         }),
         Effect.catchCause((cause) => {
           const result: PerspectiveRewinder.Result = { ...target, outcome: "failed", replayedEventIds: [], error: String(cause) }
+          const what = `rewind of (${target.streamId}, ${target.perspectiveName}) failed`
           return Ref.update(stats, (s) => ({ ...s, failed: s.failed + 1 })).pipe(
-            Effect.andThen(
-              Effect.logWarning(`rewind of (${target.streamId}, ${target.perspectiveName}) failed; retrying at a later cycle`, cause)
-            ),
+            // The message at warning level, the stack trace at debug level.
+            Effect.andThen(Effect.logWarning(`${what}: ${OutageLog.causeMessage(cause)}; retrying at a later cycle`)),
+            Effect.andThen(Effect.logDebug(what, cause)),
             Effect.andThen(hooks.onRewindFailed ? Effect.ignore(hooks.onRewindFailed(result)) : Effect.void),
             Effect.as(result)
           )
@@ -209,18 +212,19 @@ export const make = (config: Config) =>
       )
 
     const flagged = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
-      client
-        .query<{ stream_id: string; perspective_name: string; due: boolean }>(Sql.flaggedCursors, [
-          targets.map((t) => t.streamId),
-          targets.map((t) => t.perspectiveName),
-          windowMs,
-          capMs,
-          force
-        ])
-        .pipe(Effect.map((rows) => new Map(rows.map((r) => [key({ streamId: r.stream_id, perspectiveName: r.perspective_name }), r.due]))))
+      Rewinds.flagged(client, {
+        streamIds: targets.map((t) => t.streamId),
+        perspectiveNames: targets.map((t) => t.perspectiveName),
+        windowMillis: windowMs,
+        capMillis: capMs,
+        force
+      }).pipe(Effect.map((rows) => new Map(rows.map((r) => [key(r), r.due]))))
 
+    // Reading the flagged cursors fails with the database: once logged for a run of failures (see OutageLog).
+    const flaggedLog = yield* OutageLog.make("reading flagged cursors for rewinds")
     const rewindAll = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
       flagged(targets, force).pipe(
+        Effect.tap(() => flaggedLog.succeeded),
         Effect.flatMap((due) =>
           Effect.forEach(targets, (t): Effect.Effect<PerspectiveRewinder.Result> => {
             const state = due.get(key(t))
@@ -231,19 +235,25 @@ export const make = (config: Config) =>
         ),
         Effect.catchCause((cause) =>
           Effect.as(
-            Effect.logWarning("reading flagged cursors failed; retrying at a later cycle", cause),
+            flaggedLog.failed(cause),
             targets.map((t): PerspectiveRewinder.Result => ({ ...t, outcome: "failed", replayedEventIds: [], error: String(cause) }))
           )
         )
       )
 
-    const scan = client.query<{ stream_id: string; perspective_name: string }>(Sql.scanFlagged, [registry.names]).pipe(
-      Effect.flatMap((rows) => Effect.forEach(rows, (r) => rewindOne({ streamId: r.stream_id, perspectiveName: r.perspective_name }))),
+    const scan = Rewinds.scanFlagged(client, { perspectiveNames: registry.names }).pipe(
+      Effect.flatMap((rows) => Effect.forEach(rows, (r) => rewindOne({ streamId: r.streamId, perspectiveName: r.perspectiveName }))),
       Effect.tap((results) =>
         results.length > 0 ? Effect.logInfo(`start-up scan: ${results.length} flagged cursor(s) handled`) : Effect.void
       ),
       Effect.catchCause((cause) =>
-        Effect.as(Effect.logWarning("the rewind scan failed; flagged cursors are rewound by the worker", cause), [])
+        Effect.as(
+          Effect.andThen(
+            Effect.logWarning(`the rewind scan failed: ${OutageLog.causeMessage(cause)}; flagged cursors are rewound by the worker`),
+            Effect.logDebug("the rewind scan failed", cause)
+          ),
+          []
+        )
       )
     )
 

@@ -1,7 +1,7 @@
 /**
  * The Postgres PerspectiveStreamLocker: the lock lives in the `stream_lock_instance_id`, `stream_lock_expiry`
  * and `stream_lock_reason` columns of `wh_perspective_cursors`, and each operation is one atomic
- * `UPDATE ... WHERE ... RETURNING` (see `src/sql/`). No separate lock table, no advisory locks, no
+ * `UPDATE ... WHERE ... RETURNING` (`PgOperations.StreamLocks` of `@whizbang/postgres`). No separate lock table, no advisory locks, no
  * application-side locking.
  *
  * **When to use**: in every service whose perspectives are stored in Postgres; build it once per service on
@@ -15,14 +15,13 @@
  *
  * @since 0.1.0
  */
-import { PgClient } from "@whizbang/postgres"
-import { Duration, Effect, Layer } from "effect"
+import { PgClient, PgOperations } from "@whizbang/postgres"
+import { Duration, Effect, Layer, Option } from "effect"
 import * as PerspectiveStreamLocker from "./PerspectiveStreamLocker.js"
 import * as PerspectiveStreamLockOptions from "./PerspectiveStreamLockOptions.js"
-import { releaseLock } from "./sql/releaseLock.js"
-import { renewLock } from "./sql/renewLock.js"
 import type { InvalidStreamLockOptions } from "./StreamLockError.js"
-import { tryAcquireLock } from "./sql/tryAcquireLock.js"
+
+const { release, renew, tryAcquire } = PgOperations.StreamLocks
 
 /**
  * Validates the options and builds the locker on the `PgClient` in context.
@@ -39,10 +38,10 @@ export const make = (
     const timeout = Duration.toMillis(decoded.lockTimeout)
     return PerspectiveStreamLocker.fromStorage(decoded, {
       acquire: (streamId, perspectiveName, instanceId, reason) =>
-        Effect.map(client.query(tryAcquireLock, [streamId, perspectiveName, instanceId, reason, timeout]), (rows) => rows.length > 0),
+        Effect.map(tryAcquire(client, { streamId, perspectiveName, instanceId, reason, lockTimeoutMillis: timeout }), Option.isSome),
       renew: (streamId, perspectiveName, instanceId) =>
-        Effect.map(client.query(renewLock, [streamId, perspectiveName, instanceId, timeout]), (rows) => rows.length > 0),
-      release: (streamId, perspectiveName, instanceId) => Effect.asVoid(client.query(releaseLock, [streamId, perspectiveName, instanceId]))
+        Effect.map(renew(client, { streamId, perspectiveName, instanceId, lockTimeoutMillis: timeout }), Option.isSome),
+      release: (streamId, perspectiveName, instanceId) => release(client, { streamId, perspectiveName, instanceId })
     })
   })
 

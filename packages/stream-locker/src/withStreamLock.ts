@@ -19,7 +19,7 @@
  *
  * @since 0.1.0
  */
-import { InstanceProvider } from "@whizbang/core"
+import { InstanceProvider, OutageLog } from "@whizbang/core"
 import { Effect, type Option } from "effect"
 import { PerspectiveStreamLocker, type LockReason } from "./PerspectiveStreamLocker.js"
 import { type StreamLockError, StreamLockLost } from "./StreamLockError.js"
@@ -42,10 +42,13 @@ export const withStreamLock = <A, E, R>(
     const locker = yield* PerspectiveStreamLocker
     const { instanceId } = yield* InstanceProvider.InstanceProvider
 
-    const renewOrLose = locker.renewLock(streamId, perspectiveName, instanceId).pipe(
-      Effect.catch((error) => Effect.as(Effect.logWarning("stream lock renewal failed; retrying next tick", error), true)),
-      Effect.flatMap((renewed) => (renewed ? Effect.void : Effect.fail(new StreamLockLost({ streamId, perspectiveName, instanceId }))))
-    )
+    // Failed renewals (a database outage) are one warning, and one line once a renewal works again.
+    const renewals = yield* OutageLog.make(`renewing the stream lock on (${streamId}, ${perspectiveName})`)
+    const renewOrLose = renewals
+      .guard(locker.renewLock(streamId, perspectiveName, instanceId), true)
+      .pipe(
+        Effect.flatMap((renewed) => (renewed ? Effect.void : Effect.fail(new StreamLockLost({ streamId, perspectiveName, instanceId }))))
+      )
     // Never succeeds; it only ends by failing with StreamLockLost or by being interrupted when `effect` ends.
     const keepAlive = Effect.forever(Effect.delay(renewOrLose, locker.options.keepAliveInterval))
 
@@ -56,7 +59,14 @@ export const withStreamLock = <A, E, R>(
         acquired
           ? locker
               .releaseLock(streamId, perspectiveName, instanceId)
-              .pipe(Effect.catch((error) => Effect.logWarning("stream lock release failed; it will expire", error)))
+              .pipe(
+                Effect.catchCause((cause) =>
+                  Effect.andThen(
+                    Effect.logWarning(`stream lock release failed: ${OutageLog.causeMessage(cause)}; it will expire`),
+                    Effect.logDebug("stream lock release failed", cause)
+                  )
+                )
+              )
           : Effect.void
     )
   })

@@ -28,6 +28,7 @@ import {
   DispatchError,
   InlineStageSyncError,
   PerspectiveSyncDeadLetteredError,
+  PerspectiveSyncFailingError,
   PerspectiveSyncTimeoutError,
   ReceptorFailed,
   type SyncArgumentError
@@ -89,7 +90,8 @@ export interface DispatchOptions {
   readonly waitForPerspectives?: boolean | undefined
   /**
    * Timeout of that wait; default 5 s. On timeout: `PerspectiveSyncTimeoutError` (perspective undefined); when
-   * a perspective dead-lettered one of the events: `PerspectiveSyncDeadLetteredError`.
+   * a perspective dead-lettered one of the events: `PerspectiveSyncDeadLetteredError`; when one is failing at one
+   * of them (retry backoff): `PerspectiveSyncFailingError`.
    */
   readonly timeout?: Duration.Input | undefined
 }
@@ -104,6 +106,7 @@ export type DispatchFailure =
   | DispatchError
   | PerspectiveSyncTimeoutError
   | PerspectiveSyncDeadLetteredError
+  | PerspectiveSyncFailingError
   | InlineStageSyncError
   | SyncArgumentError
   | ReceptorFailed
@@ -207,6 +210,14 @@ export const make = Effect.fnUntraced(function* (options: Options) {
             receptor: receptor.name,
             perspectiveName: undefined,
             deadLettered: result.deadLettered
+          })
+        }
+        if (result._tag === "Failing") {
+          return yield* new PerspectiveSyncFailingError({
+            receptor: receptor.name,
+            perspectiveName: undefined,
+            failing: result.failing,
+            pending: result.pending
           })
         }
       }

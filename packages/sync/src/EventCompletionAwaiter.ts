@@ -6,11 +6,12 @@
  * With `PgSyncInquiry.layer` (the port knows the service's perspectives) this is the same wait as
  * `PerspectiveSyncAwaiter.waitForEvents`, run for every perspective at once: answered from the database
  * whenever the in-process tracker does not know, so it is right whichever instance applies the events; a
- * dead-lettered event ends it at once with `DeadLettered`, naming the event. Without the database port it
+ * dead-lettered event ends it at once with `DeadLettered`, naming the event, and an event held by a failing one
+ * (in retry backoff, in any perspective) with `Failing`, naming the failing event. Without the database port it
  * asks the in-process tracker alone (events it never tracked count as done: there is nothing else to ask).
  *
  * The answer is a `SyncResult`: `NoPendingEvents` (nothing to wait for), `Synced`, `TimedOut` (with the ids
- * still pending), `DeadLettered`. Ids that are not UUIDs fail at the call with `SyncArgumentError`. Cancel by
+ * still pending), `DeadLettered`, `Failing`. Ids that are not UUIDs fail at the call with `SyncArgumentError`. Cancel by
  * interrupting the fiber.
  *
  * @since 0.1.0
@@ -70,6 +71,8 @@ const merge = (results: ReadonlyArray<SyncResult.SyncResult>, eventsAwaited: num
     deadLettered: [...new Set(results.flatMap((r) => r.deadLettered))],
     pending: [...new Set(results.flatMap((r) => r.pending))]
   }
+  const failing = results.flatMap((r) => (r._tag === "Failing" ? r.failing : []))
+  if (failing.length > 0) return SyncResult.Failing({ ...fields, failing })
   if (fields.deadLettered.length > 0) return SyncResult.DeadLettered(fields)
   if (results.some((r) => r._tag === "TimedOut")) return SyncResult.TimedOut(fields)
   return results.every((r) => r._tag === "NoPendingEvents") ? SyncResult.NoPendingEvents(fields) : SyncResult.Synced(fields)
@@ -125,12 +128,10 @@ export const make = Effect.gen(function* () {
             debuggerAware: options?.debuggerAwareTimeout ?? true,
             includeProcessedEventIds: false
           }),
-          // A dead letter in one perspective ends every other perspective's wait at once.
-          (result) => (result._tag === "DeadLettered" ? Effect.fail(result) : Effect.succeed(result))
+          // A dead letter or a failing event in one perspective ends every other perspective's wait at once.
+          (result) => (result._tag === "DeadLettered" || result._tag === "Failing" ? Effect.fail(result) : Effect.succeed(result))
         )
-      const results = yield* Effect.forEach(names, one, { concurrency: "unbounded" }).pipe(
-        Effect.catch((deadLettered) => Effect.succeed([deadLettered]))
-      )
+      const results = yield* Effect.forEach(names, one, { concurrency: "unbounded" }).pipe(Effect.catch((ended) => Effect.succeed([ended])))
       return merge(results, ids.length, Duration.millis((yield* Clock.currentTimeMillis) - start))
     })
 

@@ -3,22 +3,27 @@
  * writes from that perspective.
  *
  * - {@link PerspectiveSyncAwaiterShape.wait}: the events chosen by a `SyncFilter` — from the current
- *   scope (`ScopedEventTracker`), the perspective's pending events in the process-wide `SyncEventTracker` and,
- *   for each stream the filter names, the stream's events the database still has pending (so a stream filter
- *   holds on an instance that did not append).
+ *   scope (`ScopedEventTracker`), the perspective's pending events in the process-wide `SyncEventTracker` and
+ *   the events the database still has pending that the filter matches outside the scope: of each stream it
+ *   names (and that stream's events still in dead letters), or of every stream for event types alone and `all`
+ *   (so the filter holds on an instance that did not append).
  * - {@link PerspectiveSyncAwaiterShape.waitForStream}: cross-scope — one explicit event id (the incoming
- *   event of a receptor) or the stream's pending events of some types.
+ *   event of a receptor) or the stream's pending events of some types (without `eventId`, a read of the stream:
+ *   also its events still in dead letters).
  * - {@link PerspectiveSyncAwaiterShape.isCaughtUp}: the same question without waiting.
  *
  * Every wait first checks once — the in-process tracker and, with `PgSyncInquiry.layer`, one database query — so a
  * wait whose events are already applied answers at once. Events still pending are re-checked on the port's
- * change signal (NOTIFY from the completion transaction) and on a slow safety-net poll. Untracked is never
- * "done" unless the database agrees, and an event processed on another instance ends the wait too. An awaited
- * event that was dead-lettered ends the wait at once with `DeadLettered`, naming it.
+ * change signal (NOTIFY from the completion and failure transactions) and on a slow safety-net poll. Untracked
+ * is never "done" unless the database agrees, and an event processed on another instance ends the wait too. An
+ * awaited event that was dead-lettered ends the wait at once with `DeadLettered`, naming it; one held by a
+ * failing event (its stream's head in retry backoff) with `Failing`, naming the failing event, its error, its
+ * attempts and its next attempt.
  *
  * **Gotchas**
  * - Bad arguments fail at the call with {@link SyncArgumentError} (an id that is not a UUID; with the database
- *   port, a perspective the service does not run or a filter that can match none of its event types).
+ *   port, a perspective the service does not run or a filter that can match none of its event types; a filter
+ *   that selects only the current scope's events outside a scope: `NoScope`).
  * - Refused with {@link InlineStageSyncError} inside an inline lifecycle stage (it would deadlock).
  * - Cancel by interrupting the fiber; the tracker registration is removed.
  *
@@ -27,6 +32,7 @@
 import { Receptor } from "@whizbang/core"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { InlineLifecycleStage } from "./InlineLifecycleStage.js"
+import * as FilterTerms from "./internal/filterTerms.js"
 import * as ReceptorRules from "./internal/receptorRules.js"
 import * as Settle from "./internal/settle.js"
 import * as WaitEngine from "./internal/waitEngine.js"
@@ -134,7 +140,15 @@ export interface Options {
 }
 
 const toOptions = (options: SyncFilter.SyncOptions | SyncFilter.SyncFilterBuilder) =>
-  SyncFilter.isBuilder(options) ? options.build() : Effect.succeed(options)
+  SyncFilter.isBuilder(options) ? options.build() : Effect.as(SyncFilter.check(options.filter), options)
+
+/** A filter that selects only the current scope's events matches nothing outside a scope: refused, never "fresh". */
+const requireScope = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
+  SyncFilter.needsScope(filter)
+    ? Effect.flatMap(ScopedEventTracker.Current, (current) =>
+        Option.isSome(current) ? Effect.void : Effect.fail(new SyncArgumentError({ reason: { _tag: "NoScope", perspectiveName } }))
+      )
+    : Effect.void
 
 const refuseInline = (perspectiveName: string) =>
   Effect.flatMap(InlineLifecycleStage, (inline) => (inline ? Effect.fail(new InlineStageSyncError({ perspectiveName })) : Effect.void))
@@ -152,14 +166,6 @@ const possible = (node: SyncFilter.SyncFilterNode, handled: ReadonlySet<string>)
       return true
   }
 }
-
-/** The streams a filter names, wherever in the tree. */
-const streamsOf = (node: SyncFilter.SyncFilterNode): ReadonlyArray<string> =>
-  node._tag === "Stream"
-    ? [node.streamId]
-    : node._tag === "And" || node._tag === "Or"
-      ? [...streamsOf(node.left), ...streamsOf(node.right)]
-      : []
 
 const typesOf = (node: SyncFilter.SyncFilterNode): ReadonlyArray<string> =>
   node._tag === "EventTypes"
@@ -191,8 +197,9 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
 
   /**
    * The ids the filter matches, and which of them were discovered (not emitted in this scope): this process's
-   * tracked pending events and, for each stream the filter names, the stream's events the database still has
-   * pending, so a stream filter is truthful on an instance that did not append (the read went elsewhere).
+   * tracked pending events and the events the database still has pending that the filter matches outside the scope
+   * (and, for a stream it names, the stream's dead letters), so a filter is truthful on an instance that did not
+   * append (the read went elsewhere).
    */
   const matching = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
     Effect.gen(function* () {
@@ -205,7 +212,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
       const ids = [...scoped, ...pending]
         .filter((e) => SyncFilter.matches(filter, { ...e, inCurrentScope: inScope.has(e.eventId) }))
         .map((e) => e.eventId)
-      const stored = yield* storedForStreams(perspectiveName, filter)
+      const stored = yield* storedMatching(perspectiveName, filter)
       const all = [...new Set([...ids, ...stored])]
       return { ids: all, discovered: new Set(all.filter((id) => !inScope.has(id))) }
     })
@@ -213,42 +220,40 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
     Effect.map(matching(perspectiveName, filter), (m) => m.ids)
 
   /**
-   * The database's pending events of each stream the filter names, of the types under which the filter matches a
-   * stored event of that stream not emitted in this scope (none: the stream is not asked about).
+   * The database's events the filter matches outside this scope: one discovery query per term of the filter (a
+   * stream it names, or every stream, of the types under which it matches); a stream's also brings the stream's
+   * events still in dead letters, which the read model lacks.
    */
-  const storedForStreams = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) => {
-    const pendingForStream = port.pendingForStream
-    if (pendingForStream === undefined) return Effect.succeed([] as ReadonlyArray<string>)
-    const handled = WaitEngine.handledBy(port, perspectiveName)
+  const storedMatching = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) => {
+    const discover = port.pendingForStream
+    if (discover === undefined) return Effect.succeed([] as ReadonlyArray<string>)
     return Effect.map(
       Effect.forEach(
-        [...new Set(streamsOf(filter))],
-        (streamId) => {
-          if (handled === undefined) return pendingForStream(perspectiveName, streamId)
-          const types = [...handled].filter((eventType) => SyncFilter.matches(filter, { streamId, eventType, inCurrentScope: false }))
-          if (types.length === 0) return Effect.succeed([] as ReadonlyArray<string>)
-          return pendingForStream(perspectiveName, streamId, types.length < handled.size ? types : undefined)
-        },
+        FilterTerms.discovery(filter, WaitEngine.handledBy(port, perspectiveName)),
+        (q) => discover(perspectiveName, q.streamId, q.eventTypes, { deadLettered: q.streamId !== undefined }),
         { concurrency: "unbounded" }
       ),
       (found) => found.flat()
     )
   }
-  const streamPending = (perspectiveName: string, streamId: string, eventTypes: ReadonlyArray<string> | undefined) =>
+  const streamPending = (perspectiveName: string, streamId: string, eventTypes: ReadonlyArray<string> | undefined, deadLettered: boolean) =>
     Effect.gen(function* () {
       const tracked = (yield* Effect.forEach(WaitEngine.trackerKeys(port, perspectiveName), (key) =>
         tracker.getPendingEvents(streamId, key, eventTypes)
       ))
         .flat()
         .map((e) => e.eventId)
-      const stored = port.pendingForStream === undefined ? [] : yield* port.pendingForStream(perspectiveName, streamId, eventTypes)
+      const stored =
+        port.pendingForStream === undefined ? [] : yield* port.pendingForStream(perspectiveName, streamId, eventTypes, { deadLettered })
       return [...tracked, ...stored]
     })
 
+  // A read of the stream (no explicit event) also reports the stream's dead letters; a receptor's wait (its incoming
+  // event, and the events in flight before it) does not: an old dead letter would otherwise stop every later receptor.
   const idsForStream = (perspectiveName: string, streamId: string, options: StreamWaitOptions | undefined) =>
     options?.eventId !== undefined && options.andStreamPending !== true
       ? Effect.succeed([options.eventId])
-      : Effect.map(streamPending(perspectiveName, streamId, options?.eventTypes), (found) => [
+      : Effect.map(streamPending(perspectiveName, streamId, options?.eventTypes, options?.eventId === undefined), (found) => [
           ...new Set([...(options?.eventId === undefined ? [] : [options.eventId]), ...found])
         ])
 
@@ -261,6 +266,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
         yield* precheck(perspectiveName)
         const sync = yield* toOptions(options)
         yield* checkFilter(port, perspectiveName, sync.filter)
+        yield* requireScope(perspectiveName, sync.filter)
         const { discovered, ids } = yield* matching(perspectiveName, sync.filter)
         return yield* engine.awaitIds({
           perspectiveName,
@@ -308,6 +314,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
         yield* WaitEngine.checkPerspective(port, perspectiveName)
         const sync = yield* toOptions(options)
         yield* checkFilter(port, perspectiveName, sync.filter)
+        yield* requireScope(perspectiveName, sync.filter)
         const state = Settle.makeState(yield* matchingIds(perspectiveName, sync.filter))
         yield* Settle.check(tracker, port, perspectiveName, state, true)
         return state.remaining.size === 0

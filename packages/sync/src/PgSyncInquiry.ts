@@ -3,14 +3,17 @@
  * {@link SyncInquiryPort} that awaiters use for the cross-instance path, woken by `NOTIFY`.
  *
  * - `classify(perspective, eventIds)`: each id is pending, processed or dead-lettered by the rule below — it
- *   stays correct after the worker deleted the work rows, and an event the database does not know is pending.
- * - `pendingForStream(perspective, stream, eventTypes)`: cross-scope discovery of a stream's pending events.
+ *   stays correct after the worker deleted the work rows, and an event the database does not know is pending; of
+ *   the pending ones, those held by a failing event (its stream's head in retry backoff) are named in `failing`.
+ * - `pendingForStream(perspective, stream, eventTypes, { deadLettered })`: cross-scope discovery of a stream's
+ *   pending events (and, when asked, of its events still in dead letters); of every stream without one.
  * - `inquire(SyncInquiry)`: the reference's inquiry/result model (`SyncInquiry.isFullySynced` reads it).
  *
  * **The rule** (P = perspective, E = event): pending when E is not committed, or its work row for P exists
  * unprocessed; processed when its work row is marked processed (debug mode), or — no work row — P does not
  * handle E's type, or the (stream, P) cursor's `last_event_id >= E`; dead-lettered when — no work row — a dead
- * letter for (E, P) exists; otherwise pending (the database cannot vouch for E). Why this is enough: the append
+ * letter for (E, P) exists; otherwise pending (the database cannot vouch for E). A pending E whose stream's first
+ * unprocessed work row for P failed its last attempt is failing: held until a retry of that row succeeds. Why this is enough: the append
  * writes E and its work rows in one transaction, and the completion deletes exactly the applied rows and
  * advances the cursor in one transaction.
  *
@@ -56,7 +59,7 @@ import { noticeKey, ServingVersions } from "./internal/servingVersions.js"
 import * as Sql from "./sql/syncInquiry.js"
 import { SyncEventTracker } from "./SyncEventTracker.js"
 import * as SyncInquiry from "./SyncInquiry.js"
-import { SyncInquiryPort, type SyncInquiryPortShape } from "./SyncInquiryPort.js"
+import { type DiscoveryOptions, type HeldEvent, SyncInquiryPort, type SyncInquiryPortShape } from "./SyncInquiryPort.js"
 
 type PostgresError = PgError.PostgresError
 
@@ -82,6 +85,8 @@ export interface Classified {
   readonly pending: ReadonlyArray<string>
   readonly processed: ReadonlyArray<string>
   readonly deadLettered: ReadonlyArray<string>
+  /** Of `pending`, the events held by a failing event (in retry backoff), with that event's failure. */
+  readonly failing: ReadonlyArray<HeldEvent>
 }
 
 /**
@@ -95,7 +100,8 @@ export interface Shape {
   readonly pendingForStream: (
     perspectiveName: string,
     streamId: string | undefined,
-    eventTypes?: ReadonlyArray<string>
+    eventTypes?: ReadonlyArray<string>,
+    options?: DiscoveryOptions
   ) => Effect.Effect<ReadonlyArray<string>, PostgresError>
   readonly inquire: (inquiry: SyncInquiry.SyncInquiry) => Effect.Effect<SyncInquiry.SyncInquiryResult, PostgresError>
   /** The port awaiters use (what {@link layer} provides as `SyncInquiryPort`). */
@@ -111,6 +117,19 @@ export interface Shape {
  * @since 0.1.0
  */
 export class PgSyncInquiry extends Context.Service<PgSyncInquiry, Shape>()("@whizbang/sync/PgSyncInquiry") {}
+
+/** The failure a failing verdict's facts name. */
+const failureOf = (row: EventFacts): HeldEvent["failing"] => {
+  const next = row.failing_next_attempt_at
+  return {
+    eventId: row.failing_event_id ?? row.event_id,
+    streamId: row.stream_id ?? "",
+    perspectiveName: row.key,
+    error: row.failing_error ?? "unknown error",
+    attempts: row.failing_attempts ?? 0,
+    nextAttemptAt: next === null ? undefined : next instanceof Date ? next : new Date(next)
+  }
+}
 
 /**
  * Makes the inquiry and starts its LISTEN connection in the current scope.
@@ -143,36 +162,60 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const ids = [...new Set(eventIds)]
       // A malformed id can name no event: pending forever, and never sent to the database.
       const valid = ids.filter(EventId.isUuid)
-      const out: Record<Verdict, Array<string>> = { pending: ids.filter((id) => !EventId.isUuid(id)), processed: [], deadLettered: [] }
-      if (valid.length === 0) return out as Classified
+      const out: Record<Exclude<Verdict, "failing">, Array<string>> = {
+        pending: ids.filter((id) => !EventId.isUuid(id)),
+        processed: [],
+        deadLettered: []
+      }
+      const failing: Array<HeldEvent> = []
+      if (valid.length === 0) return { ...out, failing }
       const baseName = baseOf(perspectiveName)
       const rows = yield* client.query<EventFacts>(Sql.eventFacts, [baseName, perspectiveName, valid], PgClient.prepared)
       const keys = new Set<string>()
       const verdicts = new Map<string, Array<Verdict>>()
+      const failures = new Map<string, HeldEvent["failing"]>()
       for (const row of rows) {
         keys.add(row.key)
         const types = row.event_types
         const handles = (eventType: string) =>
           types !== null ? types.includes(eventType) : (handled.get(row.key)?.has(eventType) ?? false)
         const v = verdict(row, handles)
+        if (v === "failing" && !failures.has(row.event_id)) failures.set(row.event_id, failureOf(row))
         const list = verdicts.get(row.event_id)
         if (list === undefined) verdicts.set(row.event_id, [v])
         else list.push(v)
       }
       if (keys.size > 1 || [...keys].some((key) => key !== baseName)) versioned.add(baseName)
-      for (const id of valid) out[combine(verdicts.get(id) ?? ["pending"])].push(id)
-      return out as Classified
+      for (const id of valid) {
+        const v = combine(verdicts.get(id) ?? ["pending"])
+        if (v === "failing") {
+          out.pending.push(id)
+          failing.push({ eventId: id, failing: failures.get(id)! })
+        } else out[v].push(id)
+      }
+      return { ...out, failing }
     })
 
-  const pendingForStream = (perspectiveName: string, streamId: string | undefined, eventTypes?: ReadonlyArray<string>) =>
+  const pendingForStream = (
+    perspectiveName: string,
+    streamId: string | undefined,
+    eventTypes?: ReadonlyArray<string>,
+    discovery?: DiscoveryOptions
+  ) =>
     streamId !== undefined && !EventId.isUuid(streamId)
       ? Effect.succeed([])
       : Effect.map(
-          client.query<{ event_id: string }>(
-            Sql.pendingEvents,
-            [baseOf(perspectiveName), perspectiveName, streamId ?? null, eventTypes ?? [], limit],
-            PgClient.prepared
-          ),
+          streamId === undefined
+            ? client.query<{ event_id: string }>(
+                Sql.pendingEvents,
+                [baseOf(perspectiveName), perspectiveName, eventTypes ?? [], limit],
+                PgClient.prepared
+              )
+            : client.query<{ event_id: string }>(
+                Sql.pendingEventsOfStream,
+                [baseOf(perspectiveName), perspectiveName, streamId, eventTypes ?? [], limit, discovery?.deadLettered === true],
+                PgClient.prepared
+              ),
           (rows) => rows.map((r) => r.event_id)
         )
 
@@ -245,7 +288,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
                 Exit.succeed({
                   pending: only(exit.value.pending),
                   processed: only(exit.value.processed),
-                  deadLettered: only(exit.value.deadLettered)
+                  deadLettered: only(exit.value.deadLettered),
+                  failing: exit.value.failing.filter((held) => mine.has(held.eventId))
                 })
               )
             }
@@ -279,13 +323,13 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     trustsTrackerMarks: (perspectiveName) => perspectiveName === baseOf(perspectiveName) && !versioned.has(perspectiveName),
     pendingEventIds: (perspectiveName, eventIds) =>
       classifyCoalesced(perspectiveName, eventIds).pipe(
-        Effect.map((c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered })),
+        Effect.map((c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered, failing: c.failing })),
         Effect.catch((error) =>
           Effect.as(Effect.logWarning("sync inquiry failed; the events stay pending", error), { pendingEventIds: eventIds })
         )
       ),
-    pendingForStream: (perspectiveName, streamId, eventTypes) =>
-      pendingForStream(perspectiveName, streamId, eventTypes).pipe(
+    pendingForStream: (perspectiveName, streamId, eventTypes, discovery) =>
+      pendingForStream(perspectiveName, streamId, eventTypes, discovery).pipe(
         Effect.catch((error) => Effect.as(Effect.logWarning("sync discovery failed", error), [] as ReadonlyArray<string>))
       ),
     changes: { current: signal.current, awaitChangeAfter: (generation) => signal.awaitChangeAfter(generation) },

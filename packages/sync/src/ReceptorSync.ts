@@ -12,9 +12,10 @@
  *   receptors it fires at lifecycle stages, through the sync gate that `PerspectiveSyncAwaiter.layer` provides
  *   (core's `Receptor.SyncGate`). A worker stage that runs inline cannot wait (it would wait on the worker
  *   running it): `Receptor.make` refuses that combination.
- * - Fire behaviour: `FireOnSuccess` (default) fails with `PerspectiveSyncTimeoutError` on a timeout, or
- *   `PerspectiveSyncDeadLetteredError` when an awaited event was dead-lettered, and the handler does not run;
- *   `FireAlways` runs it, with the outcome in `SyncContext.Current`.
+ * - Fire behaviour: `FireOnSuccess` (default) fails with `PerspectiveSyncTimeoutError` on a timeout,
+ *   `PerspectiveSyncDeadLetteredError` when an awaited event was dead-lettered, or `PerspectiveSyncFailingError`
+ *   when the perspective is failing at an awaited event or an earlier one of its stream (in retry backoff), and
+ *   the handler does not run; `FireAlways` runs it, with the outcome in `SyncContext.Current`.
  *
  * @since 0.1.0
  */
@@ -59,7 +60,7 @@ export const awaitsIncomingEvent: (declaration: Receptor.AwaitPerspectiveSync, e
 
 /**
  * The context the handler sees with several declarations: the least successful first (a dead letter, then a
- * timeout), else the first one.
+ * failing event, then a timeout), else the first one.
  *
  * @category rules
  * @since 0.1.0

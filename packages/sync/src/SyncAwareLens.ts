@@ -9,9 +9,11 @@
  * - `withSync(perspective, sync?)`: both, bound to one perspective.
  *
  * A wait that did not end fresh is never ignored: the result is `{ row, sync }`, and `sync` is the
- * `SyncResult` — `TimedOut` means the row may be stale, `DeadLettered` that it lacks the named event; test
- * `SyncResult.isFresh(sync)`. (The original returned the row alone.) An id that is not a UUID, or a perspective
- * the service does not run, fails at the call with `SyncArgumentError`.
+ * `SyncResult` — `TimedOut` means the row may be stale, `DeadLettered` that it lacks the named event (the stream's
+ * dead letters count, on every instance), `Failing` that it lacks the events a failing one holds until a retry
+ * succeeds; test `SyncResult.isFresh(sync)`. (The original returned the row alone.) An id that is not a UUID, a
+ * perspective the service does not run, or `SyncFilter.currentScope()` outside `ScopedEventTracker.withScope`,
+ * fails at the call with `SyncArgumentError`.
  *
  * @since 0.1.0
  */

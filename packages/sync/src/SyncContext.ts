@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { Context, Duration, Option } from "effect"
-import type { SyncOutcome, SyncResult } from "./SyncResult.js"
+import { describeFailing, type FailingEvent, type SyncOutcome, type SyncResult } from "./SyncResult.js"
 
 /**
  * The sync context.
@@ -25,10 +25,12 @@ export interface SyncContext {
   readonly eventsAwaited: number
   /** Default zero. */
   readonly elapsed: Duration.Duration
-  /** Set on a timeout or a dead letter, absent on success. */
+  /** Set on a timeout, a dead letter or a failing event, absent on success. */
   readonly failureReason?: string | undefined
   /** Awaited events that were dead-lettered instead of applied (the read model lacks them). Default empty. */
   readonly deadLettered: ReadonlyArray<string>
+  /** With `Failing`: the failing events holding awaited ones (in retry backoff). Default empty. */
+  readonly failing: ReadonlyArray<FailingEvent>
 }
 
 /**
@@ -38,20 +40,23 @@ export interface SyncContext {
  * @since 0.1.0
  */
 export const make = (
-  fields: Omit<SyncContext, "eventsAwaited" | "elapsed" | "deadLettered"> & {
+  fields: Omit<SyncContext, "eventsAwaited" | "elapsed" | "deadLettered" | "failing"> & {
     readonly eventsAwaited?: number | undefined
     readonly elapsed?: Duration.Duration | undefined
     readonly deadLettered?: ReadonlyArray<string> | undefined
+    readonly failing?: ReadonlyArray<FailingEvent> | undefined
   }
 ): SyncContext => ({
   ...fields,
   eventsAwaited: fields.eventsAwaited ?? 0,
   elapsed: fields.elapsed ?? Duration.zero,
-  deadLettered: fields.deadLettered ?? []
+  deadLettered: fields.deadLettered ?? [],
+  failing: fields.failing ?? []
 })
 
 /**
- * The context of a finished wait. A timeout gets a failure reason naming the perspective and the time waited.
+ * The context of a finished wait. A timeout gets a failure reason naming the perspective and the time waited; a
+ * dead letter, the events; a failing event, the event, its attempts, its next attempt and its error.
  *
  * @category constructors
  * @since 0.1.0
@@ -74,7 +79,12 @@ export const fromResult = (
         }
       : result._tag === "DeadLettered"
         ? { failureReason: `perspective ${target.perspectiveName} dead-lettered ${result.deadLettered.join(", ")}` }
-        : {})
+        : result._tag === "Failing"
+          ? {
+              failing: result.failing,
+              failureReason: `perspective ${target.perspectiveName} is failing: ${result.failing.map(describeFailing).join("; ")}`
+            }
+          : {})
   })
 
 /**
@@ -102,9 +112,17 @@ export const isTimedOut = (self: SyncContext): boolean => self.outcome === "Time
 export const isDeadLettered = (self: SyncContext): boolean => self.outcome === "DeadLettered"
 
 /**
+ * True only for `Failing` (an awaited event is held by a failing one, in retry backoff).
+ *
+ * @category predicates
+ * @since 0.4.0
+ */
+export const isFailing = (self: SyncContext): boolean => self.outcome === "Failing"
+
+/**
  * The sync context of the running receptor handler: `Some` inside a handler the dispatcher ran after an
  * `awaitPerspectiveSync` wait, `None` elsewhere. With several declarations it is the least successful one
- * (a timeout wins); {@link All} has every one.
+ * (a dead letter, then a failing event, then a timeout); {@link All} has every one.
  *
  * @category references
  * @since 0.1.0

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Data, Duration } from "effect"
+import { describeFailing, type FailingEvent } from "./SyncResult.js"
 
 const show = (value: unknown): string => JSON.stringify(String(value).slice(0, 100))
 
@@ -19,10 +20,13 @@ export type SyncFilterIssue =
   | { readonly _tag: "MissingEventTypes" }
   | { readonly _tag: "InvalidEventType"; readonly eventType: unknown }
   | { readonly _tag: "InvalidTimeout"; readonly timeout: unknown }
+  /** An `and` of conditions no event meets at once (two different streams, event types with none in common). */
+  | { readonly _tag: "MatchesNothing"; readonly filter: string }
 
 /**
  * A sync filter was built from bad input: a stream id that is not a UUID, no event types, an empty event type,
- * or a negative timeout. Raised by `build`, naming the first problem.
+ * a negative timeout, or conditions joined so that no event can match (`forStream(a).andStream(b)`,
+ * `forEventTypes("A").andEventTypes("B")`). Raised by `build`, naming the first problem.
  *
  * @category errors
  * @since 0.1.0
@@ -39,6 +43,8 @@ export class SyncFilterError extends Data.TaggedError("SyncFilterError")<{ reado
         return `event type ${show(reason.eventType)} must be a non-empty string`
       case "InvalidTimeout":
         return `timeout ${show(reason.timeout)} must be zero or positive`
+      case "MatchesNothing":
+        return `the filter ${reason.filter} can match no event: it joins with AND two different streams, or event types with none in common`
     }
   }
 }
@@ -131,6 +137,30 @@ export class PerspectiveSyncDeadLetteredError extends Data.TaggedError("Perspect
 }
 
 /**
+ * A receptor's `awaitPerspectiveSync` (fire behaviour `FireOnSuccess`), or a dispatch's wait for all
+ * perspectives, ended because a perspective is failing at an awaited event or at an earlier event of its stream
+ * (in retry backoff): the read model lacks the awaited events until a retry succeeds, so the handler did not run
+ * (or, for `waitForPerspectives`, its result is not returned as complete).
+ *
+ * @category errors
+ * @since 0.4.0
+ */
+export class PerspectiveSyncFailingError extends Data.TaggedError("PerspectiveSyncFailingError")<{
+  readonly receptor: string
+  readonly perspectiveName: string | undefined
+  readonly failing: ReadonlyArray<FailingEvent>
+  /** The awaited events still pending (held). */
+  readonly pending: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    const what = this.perspectiveName === undefined ? "a perspective" : `perspective ${show(this.perspectiveName)}`
+    return `receptor ${show(this.receptor)}: ${what} is failing (${this.failing.map(describeFailing).join("; ")}); the read model lacks ${
+      this.pending.length
+    } awaited event(s) until a retry succeeds`
+  }
+}
+
+/**
  * Why a {@link SyncArgumentError} was raised.
  *
  * @category models
@@ -142,11 +172,14 @@ export type SyncArgumentIssue =
   | { readonly _tag: "UnknownPerspective"; readonly perspectiveName: unknown; readonly known: ReadonlyArray<string> }
   | { readonly _tag: "ImpossibleFilter"; readonly perspectiveName: string; readonly eventTypes: ReadonlyArray<string> }
   | { readonly _tag: "InvalidTimeout"; readonly timeout: unknown }
+  /** The filter selects only events of the current scope (`currentScope()`, `andCurrentScope()`), and none is open. */
+  | { readonly _tag: "NoScope"; readonly perspectiveName: string }
 
 /**
  * A wait was asked with arguments that can never be satisfied: an event or stream id that is not a UUID, a
- * perspective the service does not run, a filter that can match no event the perspective handles, or a negative
- * timeout. Raised at the call, before any waiting.
+ * perspective the service does not run, a filter that can match no event the perspective handles, a negative
+ * timeout, or a filter that selects only the current scope's events outside a scope (it would match nothing and
+ * answer `NoPendingEvents` over a row that may lack the caller's write). Raised at the call, before any waiting.
  *
  * @category errors
  * @since 0.2.0
@@ -167,6 +200,10 @@ export class SyncArgumentError extends Data.TaggedError("SyncArgumentError")<{ r
         )})`
       case "InvalidTimeout":
         return `timeout ${show(reason.timeout)} must be a zero or positive duration`
+      case "NoScope":
+        return `the wait for perspective ${show(
+          reason.perspectiveName
+        )} selects only the current scope's events, and no scope is open: run the code that appends and waits inside ScopedEventTracker.withScope(...), or wait with SyncFilter.forStream(id)`
     }
   }
 }

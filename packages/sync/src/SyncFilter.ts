@@ -9,10 +9,25 @@
  * Bad input (a stream id that is not a UUID, no event types, a negative timeout) is remembered and reported by
  * {@link SyncFilterBuilder.build} as a typed {@link SyncFilterError}, which keeps the fluent chain free of effects.
  *
+ * **A filter that can match nothing says so** — it never answers `NoPendingEvents` as if the read model were fresh:
+ * - an `and` no event can meet (`forStream(a).andStream(b)`, `forEventTypes("A").andEventTypes("B")`, anywhere in
+ *   the tree): `build` fails with `SyncFilterError` (`MatchesNothing`);
+ * - event types the perspective does not handle: the wait fails with `SyncArgumentError` (`ImpossibleFilter`);
+ * - a filter that selects only the current scope's events (`currentScope()`, `...andCurrentScope()`) outside a
+ *   scope: the wait fails with `SyncArgumentError` (`NoScope`); open one with `ScopedEventTracker.withScope`.
+ * Inside a scope that emitted nothing it matches, `currentScope()` answers `NoPendingEvents` with `eventsAwaited`
+ * 0: the scope wrote nothing the read model could lack.
+ *
+ * Streams, event types and `all` select, besides this scope's events, the events still pending in the database
+ * (with `PgSyncInquiry`) — of the streams named, or of every stream for event types alone and `all` — so they
+ * hold on an instance that did not append; a stream named also brings its events still in dead letters (the read
+ * model lacks them: the wait answers `DeadLettered`, naming them).
+ *
  * @since 0.1.0
  */
 import { EventId } from "@whizbang/core"
 import { Duration, Effect, Option } from "effect"
+import * as FilterTerms from "./internal/filterTerms.js"
 import { SyncFilterError, type SyncFilterIssue } from "./SyncError.js"
 
 /**
@@ -128,9 +143,12 @@ const builder = (state: State): SyncFilterBuilder => {
     withDebuggerAwareTimeout: (enabled) => builder({ ...state, debuggerAwareTimeout: enabled }),
     build: () => {
       const [issue] = state.issues
-      return issue === undefined
-        ? Effect.succeed({ filter: state.filter, timeout: state.timeout, debuggerAwareTimeout: state.debuggerAwareTimeout })
-        : Effect.fail(new SyncFilterError({ reason: issue }))
+      if (issue !== undefined) return Effect.fail(new SyncFilterError({ reason: issue }))
+      return Effect.as(check(state.filter), {
+        filter: state.filter,
+        timeout: state.timeout,
+        debuggerAwareTimeout: state.debuggerAwareTimeout
+      })
     }
   }
 }
@@ -139,7 +157,8 @@ const make = (filter: SyncFilterNode, issues: ReadonlyArray<SyncFilterIssue> = [
   builder({ filter, timeout: defaultTimeout, debuggerAwareTimeout: true, issues })
 
 /**
- * Events of one stream. The id must be a UUID.
+ * Events of one stream: this scope's, this process's tracked ones and, with `PgSyncInquiry`, those the database
+ * has pending for the stream or still in its dead letters. The id must be a UUID.
  *
  * @category constructors
  * @since 0.1.0
@@ -148,7 +167,8 @@ export const forStream = (streamId: string): SyncFilterBuilder =>
   make({ _tag: "Stream", streamId }, EventId.isUuid(streamId) ? [] : [{ _tag: "InvalidStreamId", streamId }])
 
 /**
- * Events of any of these types (one or many). No types at all is an error.
+ * Events of any of these types (one or many): this scope's, this process's tracked ones and, with
+ * `PgSyncInquiry`, those the database has pending on any stream. No types at all is an error.
  *
  * @category constructors
  * @since 0.1.0
@@ -162,7 +182,8 @@ export const forEventTypes = (...eventTypes: EventTypesInput): SyncFilterBuilder
 }
 
 /**
- * Every event emitted in the current scope (see `ScopedEventTracker.withScope`).
+ * Every event emitted in the current scope: open one with `ScopedEventTracker.withScope` around the code that
+ * appends and waits. Outside a scope a wait with this filter fails with `SyncArgumentError` (`NoScope`).
  *
  * @category constructors
  * @since 0.1.0
@@ -170,7 +191,9 @@ export const forEventTypes = (...eventTypes: EventTypesInput): SyncFilterBuilder
 export const currentScope = (): SyncFilterBuilder => make({ _tag: "CurrentScope" })
 
 /**
- * Every pending event of the perspective. Broad: prefer a stream or event-type filter.
+ * Every pending event of the perspective: this scope's, this process's tracked ones and, with `PgSyncInquiry`,
+ * every event the database has pending for it (up to its discovery limit). Broad: prefer a stream or event-type
+ * filter.
  *
  * @category constructors
  * @since 0.1.0
@@ -199,6 +222,27 @@ export const matches = (filter: SyncFilterNode, candidate: Candidate): boolean =
       return matches(filter.left, candidate) || matches(filter.right, candidate)
   }
 }
+
+/**
+ * Fails with `SyncFilterError` (`MatchesNothing`) when no event can match the tree: an `and` of two different
+ * streams, or of event types with none in common. `build` runs it; awaiters run it on options built by hand.
+ *
+ * @category validation
+ * @since 0.4.0
+ */
+export const check = (filter: SyncFilterNode): Effect.Effect<void, SyncFilterError> =>
+  FilterTerms.matchesNothing(filter)
+    ? Effect.fail(new SyncFilterError({ reason: { _tag: "MatchesNothing", filter: FilterTerms.render(filter) } }))
+    : Effect.void
+
+/**
+ * True when only events of the current scope can match the tree (`currentScope()`, `x.andCurrentScope()`, an
+ * `or` of such): outside a scope it matches nothing, and awaiters refuse the wait (`SyncArgumentError`, `NoScope`).
+ *
+ * @category predicates
+ * @since 0.4.0
+ */
+export const needsScope = (filter: SyncFilterNode): boolean => FilterTerms.needsScope(filter)
 
 /**
  * True for a {@link SyncFilterBuilder} (as opposed to built {@link SyncOptions}).

@@ -12,6 +12,20 @@
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
+import type { FailingEvent } from "./SyncResult.js"
+
+/**
+ * A pending event held by a failing one: itself, or an earlier event of its stream (the worker stops a stream at
+ * its failing event until a retry succeeds).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface HeldEvent {
+  /** The pending event asked about. */
+  readonly eventId: string
+  readonly failing: FailingEvent
+}
 
 /**
  * The answer to "which of these events are still pending for the perspective?".
@@ -24,6 +38,22 @@ export interface PendingAnswer {
   readonly pendingEventIds: ReadonlyArray<string>
   /** Moved to dead letters instead of applied: not pending, but the read model lacks them. */
   readonly deadLetteredEventIds?: ReadonlyArray<string> | undefined
+  /** Of the pending events, those held by a failing event (in retry backoff): they wait for a retry to succeed. */
+  readonly failing?: ReadonlyArray<HeldEvent> | undefined
+}
+
+/**
+ * Options of {@link SyncInquiryPortShape.pendingForStream}.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface DiscoveryOptions {
+  /**
+   * With a stream: also its events of the perspective that are still in dead letters (neither retried nor
+   * discarded), which the read model lacks. Default false.
+   */
+  readonly deadLettered?: boolean | undefined
 }
 
 /**
@@ -54,9 +84,17 @@ export interface SyncInquiryPortShape {
    * answers false for a base it ever saw served by versions. Absent: true.
    */
   readonly trustsTrackerMarks?: ((perspectiveName: string) => boolean) | undefined
-  /** Cross-scope discovery: the stream's events (of `eventTypes`; none or empty: every type) still pending for the perspective. */
+  /**
+   * Cross-scope discovery: the stream's events (of `eventTypes`; none or empty: every type) still pending for the
+   * perspective; `streamId` undefined: of every stream. With `deadLettered`, also the stream's dead-lettered ones.
+   */
   readonly pendingForStream?:
-    | ((perspectiveName: string, streamId: string, eventTypes?: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>)
+    | ((
+        perspectiveName: string,
+        streamId: string | undefined,
+        eventTypes?: ReadonlyArray<string>,
+        options?: DiscoveryOptions
+      ) => Effect.Effect<ReadonlyArray<string>>)
     | undefined
   /**
    * A counter of "something may have been processed" signals (NOTIFY). Read it before a check, then
@@ -71,12 +109,12 @@ export interface SyncInquiryPortShape {
     | undefined
   /**
    * Parks until a change signal after `generation` (a value of `changes.current`) has settled at least one of
-   * `eventIds` for the perspective — processed or dead-lettered, by the same verdicts as `pendingEventIds` — and
-   * returns the answer for `eventIds`. Waits it does not settle are not woken, so a signal costs one check for
-   * all parked waits instead of one per wait. `unanswered`: of `eventIds`, those the wait has had no database
-   * answer about yet (a port that cannot tell whether a payload's key alone serves the perspective asks before
-   * settling them; `PgSyncInquiry` can tell). Absent: the
-   * awaiter wakes on every change and asks `pendingEventIds` itself.
+   * `eventIds` for the perspective — processed, dead-lettered or held by a failing event, by the same verdicts as
+   * `pendingEventIds` — and returns the answer for `eventIds`. Waits it does not settle are not woken, so a signal
+   * costs one check for all parked waits instead of one per wait. `unanswered`: of `eventIds`, those the wait has
+   * had no database answer about yet (a port that cannot tell whether a payload's key alone serves the perspective
+   * asks before settling them; `PgSyncInquiry` can tell). Absent: the awaiter wakes on every change and asks
+   * `pendingEventIds` itself.
    */
   readonly awaitSettled?:
     | ((
@@ -98,6 +136,8 @@ export interface SyncInquiryPortShape {
 export interface SettledAnswer {
   readonly pendingEventIds: ReadonlyArray<string>
   readonly deadLetteredEventIds: ReadonlyArray<string>
+  /** Of the pending ids, those held by a failing event. */
+  readonly failing?: ReadonlyArray<HeldEvent> | undefined
   readonly generation: number
 }
 

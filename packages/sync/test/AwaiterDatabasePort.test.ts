@@ -6,8 +6,10 @@ import * as EventCompletionAwaiter from "../src/EventCompletionAwaiter.js"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
 import * as SyncEventTracker from "../src/SyncEventTracker.js"
 import * as SyncFilter from "../src/SyncFilter.js"
+import * as ScopedEventTracker from "../src/ScopedEventTracker.js"
 import * as SyncInquiry from "../src/SyncInquiry.js"
 import { SyncInquiryPort, type SyncInquiryPortShape } from "../src/SyncInquiryPort.js"
+import type * as SyncResult from "../src/SyncResult.js"
 import { isRunning, start, uuid } from "./support.js"
 
 /** A fake database port: what it says pending / dead-lettered, a change signal, and how often it was asked. */
@@ -16,8 +18,17 @@ const fakeDatabase = (
 ) => {
   const pending = new Set<string>()
   const deadLettered = new Set<string>()
+  /** Pending ids held by a failing event, and its failure. */
+  const failing = new Map<string, SyncResult.FailingEvent>()
   const signal = new ChangeSignal()
-  const stats = { asked: 0, streamAsks: [] as Array<{ readonly streamId: string; readonly eventTypes: ReadonlyArray<string> | undefined }> }
+  const stats = {
+    asked: 0,
+    streamAsks: [] as Array<{
+      readonly streamId: string | undefined
+      readonly eventTypes: ReadonlyArray<string> | undefined
+      readonly deadLettered: boolean
+    }>
+  }
   /** The stream of a pending event, when a test says (cross-scope discovery answers per stream); unsaid: any stream. */
   const streamOf = new Map<string, string>()
   /** Runs once after the next answer (a completion that commits right after the check's query read). */
@@ -34,7 +45,11 @@ const fakeDatabase = (
           Effect.sync(() => {
             const answer = {
               pendingEventIds: ids.filter((id) => pending.has(id)),
-              deadLetteredEventIds: ids.filter((id) => deadLettered.has(id))
+              deadLetteredEventIds: ids.filter((id) => deadLettered.has(id)),
+              failing: ids.flatMap((id) => {
+                const f = pending.has(id) ? failing.get(id) : undefined
+                return f === undefined ? [] : [{ eventId: id, failing: f }]
+              })
             }
             const after = hooks.afterAnswer
             hooks.afterAnswer = undefined
@@ -43,10 +58,12 @@ const fakeDatabase = (
           })
         )
       ),
-    pendingForStream: (_p, streamId, eventTypes) =>
+    pendingForStream: (_p, streamId, eventTypes, discovery) =>
       Effect.sync(() => {
-        stats.streamAsks.push({ streamId, eventTypes })
-        return [...pending].filter((id) => (streamOf.get(id) ?? streamId) === streamId)
+        stats.streamAsks.push({ streamId, eventTypes, deadLettered: discovery?.deadLettered ?? false })
+        const onStream = (id: string) => streamId === undefined || (streamOf.get(id) ?? streamId) === streamId
+        const dead = discovery?.deadLettered === true ? [...deadLettered].filter((id) => streamOf.get(id) === streamId) : []
+        return [...[...pending].filter(onStream), ...dead]
       }),
     perspectives:
       options.perspectives ??
@@ -61,7 +78,7 @@ const fakeDatabase = (
     Layer.provide(Layer.succeed(SyncInquiryPort, port)),
     Layer.provideMerge(SyncEventTracker.layer)
   )
-  return { pending, deadLettered, streamOf, signal, stats, hooks, layer }
+  return { pending, deadLettered, failing, streamOf, signal, stats, hooks, layer }
 }
 
 const awaiter = Effect.service(PerspectiveSyncAwaiter.PerspectiveSyncAwaiter)
@@ -281,16 +298,84 @@ describe("PerspectiveSyncAwaiter with a database port", () => {
       db.pending.delete(e)
       db.signal.bump()
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", eventsAwaited: 1, pending: [] })
-      // Asked with the types the filter allows ("p" handles A and B); a filter no stored event can match asks nothing.
+      // Asked with the types the filter allows ("p" handles A and B), a stream with its dead letters; event types
+      // alone ask every stream; a filter no stored event can match (only this scope's) asks nothing.
       db.stats.streamAsks.length = 0
       yield* a.isCaughtUp("p", SyncFilter.forStream(s))
       yield* a.isCaughtUp("p", SyncFilter.forStream(s).andEventTypes("A"))
-      yield* a.isCaughtUp("p", SyncFilter.forStream(s).andCurrentScope())
+      yield* ScopedEventTracker.withScope(a.isCaughtUp("p", SyncFilter.forStream(s).andCurrentScope()))
       yield* a.isCaughtUp("p", SyncFilter.forEventTypes("A"))
+      yield* a.isCaughtUp("p", SyncFilter.all().or(SyncFilter.forStream(s).andEventTypes("C")))
       expect(db.stats.streamAsks).toEqual([
-        { streamId: s, eventTypes: undefined },
-        { streamId: s, eventTypes: ["A"] }
+        { streamId: s, eventTypes: undefined, deadLettered: true },
+        { streamId: s, eventTypes: ["A"], deadLettered: true },
+        { streamId: undefined, eventTypes: ["A"], deadLettered: false },
+        { streamId: undefined, eventTypes: undefined, deadLettered: false }
       ])
+    }).pipe(Effect.provide(db.layer))
+  })
+
+  it.effect(
+    "a stream read on an instance that did not append answers DeadLettered for the stream's dead letters, naming them; a receptor's wait does not",
+    () => {
+      const db = fakeDatabase()
+      return Effect.gen(function* () {
+        const [s, dead, incoming] = [uuid(), uuid(), uuid()]
+        db.deadLettered.add(dead)
+        db.streamOf.set(dead, s)
+        const a = yield* awaiter
+        // Nothing tracked here, nothing pending: only the dead letter (still in wh_dead_letters) says the row lacks it.
+        expect(yield* a.wait("p", SyncFilter.forStream(s))).toMatchObject({ _tag: "DeadLettered", deadLettered: [dead], pending: [] })
+        expect(yield* a.waitForStream("p", s)).toMatchObject({ _tag: "DeadLettered", deadLettered: [dead] })
+        // A receptor waits for its incoming event (and what is in flight before it), not for the stream's old dead letters.
+        expect(yield* a.waitForStream("p", s, { eventId: incoming, andStreamPending: true })).toMatchObject({
+          _tag: "NoPendingEvents",
+          deadLettered: []
+        })
+        // Retried or discarded (gone from dead letters): fresh again.
+        db.deadLettered.delete(dead)
+        expect((yield* a.wait("p", SyncFilter.forStream(s)))._tag).toBe("NoPendingEvents")
+      }).pipe(Effect.provide(db.layer))
+    }
+  )
+
+  it.effect(
+    "an awaited event held by a failing one answers Failing at the first check, naming the failing event, its error, attempts and next attempt",
+    () => {
+      const db = fakeDatabase()
+      return Effect.gen(function* () {
+        const [s, head, mine] = [uuid(), uuid(), uuid()]
+        const nextAttemptAt = new Date(Date.now() + 60_000)
+        const failure = { eventId: head, streamId: s, perspectiveName: "p", error: "boom", attempts: 3, nextAttemptAt }
+        db.pending.add(head).add(mine)
+        db.streamOf.set(head, s).set(mine, s)
+        db.failing.set(head, failure).set(mine, failure)
+        const a = yield* awaiter
+        const fiber = yield* start(a.waitForEvents("p", [mine], { timeout: "10 seconds" }))
+        expect(isRunning(fiber)).toBe(false) // no clock advanced: not the timeout
+        expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Failing", failing: [failure], pending: [mine], eventsAwaited: 1 })
+        // A discovered failing event ends a stream read at once too: the stream's later events wait behind it.
+        expect(yield* a.wait("p", SyncFilter.forStream(s).withTimeout("10 seconds"))).toMatchObject({
+          _tag: "Failing",
+          failing: [failure],
+          eventsAwaited: 2
+        })
+        expect(yield* a.isCaughtUp("p", SyncFilter.forStream(s))).toBe(false)
+      }).pipe(Effect.provide(db.layer))
+    }
+  )
+
+  it.effect("a wait already waiting ends with Failing on the change signal of the first failure, not at its timeout", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function* () {
+      const [s, e] = [uuid(), uuid()]
+      db.pending.add(e)
+      const fiber = yield* start((yield* awaiter).waitForEvents("p", [e], { timeout: "10 seconds" }))
+      expect(isRunning(fiber)).toBe(true)
+      const failure = { eventId: e, streamId: s, perspectiveName: "p", error: "boom", attempts: 1, nextAttemptAt: undefined }
+      db.failing.set(e, failure)
+      db.signal.bump() // the failure transaction's NOTIFY
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Failing", failing: [failure], pending: [e] })
     }).pipe(Effect.provide(db.layer))
   })
 
@@ -345,6 +430,24 @@ describe("EventCompletionAwaiter with a database port (every perspective, any in
       db.signal.bump()
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "DeadLettered", deadLettered: [dead] })
       expect(yield* (yield* completion).areEventsFullyProcessed([dead])).toBe(false)
+    }).pipe(Effect.provide(db.layer))
+  })
+})
+
+describe("EventCompletionAwaiter with a failing event", () => {
+  const completion = Effect.service(EventCompletionAwaiter.EventCompletionAwaiter)
+
+  it.effect("held by a failing event in one perspective: Failing at once, naming it; not fully processed", () => {
+    const db = fakeDatabase()
+    return Effect.gen(function* () {
+      const [s, e] = [uuid(), uuid()]
+      const failure = { eventId: e, streamId: s, perspectiveName: "p", error: "boom", attempts: 2, nextAttemptAt: undefined }
+      db.pending.add(e)
+      db.failing.set(e, failure)
+      const fiber = yield* start((yield* completion).waitForEvents([e], { timeout: "10 seconds" }))
+      expect(isRunning(fiber)).toBe(false)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Failing", failing: [failure], pending: [e] })
+      expect(yield* (yield* completion).areEventsFullyProcessed([e])).toBe(false)
     }).pipe(Effect.provide(db.layer))
   })
 })

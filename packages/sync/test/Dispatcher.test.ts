@@ -11,6 +11,8 @@ import * as ReceptorSync from "../src/ReceptorSync.js"
 import * as ScopedEventTracker from "../src/ScopedEventTracker.js"
 import * as SyncContext from "../src/SyncContext.js"
 import * as SyncEventTracker from "../src/SyncEventTracker.js"
+import { SyncInquiryPort, type SyncInquiryPortShape } from "../src/SyncInquiryPort.js"
+import type * as SyncResult from "../src/SyncResult.js"
 import * as TrackedEventTypeRegistry from "../src/TrackedEventTypeRegistry.js"
 import { isRunning, start, uuid, waitersRegistered } from "./support.js"
 
@@ -278,6 +280,88 @@ describe("Dispatcher", () => {
         InlineLifecycleStage.withInlineStage((yield* dispatcher).localInvoke(Dispatcher.event(envelope("OrderPlaced"))))
       )
       expect(refused).toMatchObject({ _tag: "InlineStageSyncError", perspectiveName: "orders" })
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("Dispatcher with a perspective failing at the awaited event (retry backoff)", () => {
+  const failure: SyncResult.FailingEvent = {
+    eventId: uuid(),
+    streamId: uuid(),
+    perspectiveName: "orders",
+    error: "boom",
+    attempts: 1,
+    nextAttemptAt: undefined
+  }
+  /** The database port: every event asked about is pending, held by `failure`. */
+  const failingPort: SyncInquiryPortShape = {
+    authoritative: true,
+    perspectives: new Map([["orders", new Set(["OrderPlaced", "OrderShipped"])]]),
+    pendingEventIds: (_p, ids) => Effect.succeed({ pendingEventIds: ids, failing: ids.map((eventId) => ({ eventId, failing: failure })) })
+  }
+  const failingSetup = (defs: ReadonlyArray<Parameters<typeof Receptor.make>[0]>) =>
+    Dispatcher.layer({ receptors: defs.map((d) => Receptor.make(d)) }).pipe(
+      Layer.provideMerge(Layer.mergeAll(PerspectiveSyncAwaiter.layer, EventCompletionAwaiter.layer)),
+      Layer.provideMerge(SyncEventTracker.layer),
+      Layer.provideMerge(Layer.succeed(SyncInquiryPort, failingPort))
+    )
+
+  it.effect("FireOnSuccess fails with PerspectiveSyncFailingError at once (the handler does not run, like a dead letter)", () => {
+    let ran = false
+    const layer = failingSetup([
+      {
+        name: "strict",
+        handles: ["OrderPlaced"],
+        awaitPerspectiveSync: [{ perspective: "orders" }],
+        handle: () =>
+          Effect.sync(() => {
+            ran = true
+          })
+      }
+    ])
+    return Effect.gen(function* () {
+      const e = envelope("OrderPlaced")
+      const fiber = yield* start(Effect.flip((yield* dispatcher).localInvoke(Dispatcher.event(e))))
+      expect(isRunning(fiber)).toBe(false) // no clock advanced: not the 5 s timeout
+      const error = yield* Fiber.join(fiber)
+      expect(error).toMatchObject({
+        _tag: "PerspectiveSyncFailingError",
+        receptor: "strict",
+        perspectiveName: "orders",
+        failing: [failure]
+      })
+      expect(error.message).toContain(`perspective "orders" is failing (event ${failure.eventId} of stream ${failure.streamId}`)
+      expect(ran).toBe(false)
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("FireAlways runs the handler with SyncContext Failing; waitForPerspectives fails with PerspectiveSyncFailingError", () => {
+    let context: Option.Option<SyncContext.SyncContext> = Option.none()
+    const appended = envelope("OrderShipped")
+    const layer = failingSetup([
+      {
+        name: "lenient",
+        handles: ["OrderPlaced"],
+        awaitPerspectiveSync: [{ perspective: "orders", fireBehavior: "FireAlways" }],
+        handle: () =>
+          Effect.map(SyncContext.Current, (c) => {
+            context = c
+          })
+      },
+      { name: "ship", handles: ["Ship"], handle: () => Effect.as(ScopedEventTracker.trackEmittedEvent(appended), "ok") }
+    ])
+    return Effect.gen(function* () {
+      yield* (yield* dispatcher).localInvoke(Dispatcher.event(envelope("OrderPlaced")))
+      expect(Option.getOrThrow(context)).toMatchObject({ outcome: "Failing", failing: [failure] })
+      const error = yield* Effect.flip(
+        (yield* dispatcher).localInvoke(yield* Dispatcher.command("Ship", {}), { waitForPerspectives: true, timeout: "10 seconds" })
+      )
+      expect(error).toMatchObject({
+        _tag: "PerspectiveSyncFailingError",
+        receptor: "ship",
+        perspectiveName: undefined,
+        pending: [appended.eventId]
+      })
     }).pipe(Effect.provide(layer))
   })
 })

@@ -12,6 +12,11 @@ const facts = (overrides: Partial<EventFacts>): EventFacts => ({
   work_processed: false,
   dead_lettered: false,
   cursor_past: false,
+  stream_id: "s",
+  failing_event_id: null,
+  failing_error: null,
+  failing_attempts: null,
+  failing_next_attempt_at: null,
   ...overrides
 })
 const handles = (type: string) => type === "OrderPlaced"
@@ -25,6 +30,12 @@ describe("the database sync rule", () => {
     expect(verdict(facts({ has_work: true, work_processed: true }), handles)).toBe("processed")
     expect(verdict(facts({ has_work: true, dead_lettered: true }), handles)).toBe("pending") // re-queued dead letter
   })
+  it("an unprocessed work row held by a failing head (itself or an earlier event of its stream) -> failing", () => {
+    const failing = { failing_event_id: "head", failing_error: "boom", failing_attempts: 2 }
+    expect(verdict(facts({ has_work: true, ...failing }), handles)).toBe("failing")
+    expect(verdict(facts({ has_work: true, work_processed: true, ...failing }), handles)).toBe("processed")
+    expect(verdict(facts({ ...failing, cursor_past: true }), handles)).toBe("processed") // no work row: not held
+  })
   it("no work row: dead letter -> deadLettered; not handled -> processed; cursor past -> processed; else pending", () => {
     expect(verdict(facts({ dead_lettered: true, cursor_past: true }), handles)).toBe("deadLettered")
     expect(verdict(facts({ event_type: "Noted" }), handles)).toBe("processed")
@@ -35,9 +46,12 @@ describe("the database sync rule", () => {
     expect(verdict(facts({ retired: true, has_work: true }), handles)).toBe("processed")
     expect(verdict(facts({ retired: true, committed: false, event_type: null }), handles)).toBe("pending")
   })
-  it("over serving versions: dead-lettered if any key dead-lettered it, pending if any has it pending, else processed", () => {
+  it("over serving versions: dead-lettered if any key dead-lettered it, failing if any fails at it, pending if any has it pending, else processed", () => {
     expect(combine(["processed", "processed"])).toBe("processed")
     expect(combine(["processed", "pending"])).toBe("pending")
     expect(combine(["pending", "deadLettered", "processed"])).toBe("deadLettered")
+    expect(combine(["processed", "failing", "pending"])).toBe("failing")
+    expect(combine(["pending", "failing"])).toBe("failing")
+    expect(combine(["failing", "deadLettered"])).toBe("deadLettered")
   })
 })

@@ -5,22 +5,28 @@ import { ChangeSignal, parseDetail, type Processed } from "../src/internal/proce
 
 const p = "order_summary"
 
-/** A database that answers from `verdicts` (absent: pending) and records every question. */
-const fakeDatabase = (verdicts: Record<string, "processed" | "deadLettered">) => {
+type Verdict = "processed" | "deadLettered" | "failing"
+
+/** What a failing verdict's event is held by. */
+const failure = { eventId: "head", streamId: "s", perspectiveName: p, error: "boom", attempts: 1, nextAttemptAt: undefined }
+
+/** A database that answers from `verdicts` (absent: pending; failing: pending, held) and records every question. */
+const fakeDatabase = (verdicts: Record<string, Verdict>) => {
   const asked: Array<ReadonlyArray<string>> = []
   const classify: Classify = (_perspective, ids) =>
     Effect.sync(() => {
       asked.push([...ids].sort())
       return {
-        pending: ids.filter((id) => verdicts[id] === undefined),
-        deadLettered: ids.filter((id) => verdicts[id] === "deadLettered")
+        pending: ids.filter((id) => verdicts[id] === undefined || verdicts[id] === "failing"),
+        deadLettered: ids.filter((id) => verdicts[id] === "deadLettered"),
+        failing: ids.filter((id) => verdicts[id] === "failing").map((eventId) => ({ eventId, failing: failure }))
       }
     })
   return { asked, classify }
 }
 
 const setup = (
-  verdicts: Record<string, "processed" | "deadLettered"> = {}
+  verdicts: Record<string, Verdict> = {}
 ): Effect.Effect<{ signal: ChangeSignal; parked: ParkedWaits; asked: Array<ReadonlyArray<string>> }, never, Scope.Scope> =>
   Effect.gen(function* () {
     const signal = new ChangeSignal()
@@ -77,6 +83,22 @@ describe("ParkedWaits", () => {
       expect(parked.sweeps).toBe(1)
       yield* Fiber.interrupt(b!)
       expect(parked.size).toBe(0)
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a sweep also wakes a wait held by a failing event (a failure notifies without detail), with the failure", () =>
+    Effect.gen(function* () {
+      const { signal, parked } = yield* setup({ e2: "failing" })
+      const [a, b] = yield* parkAll(parked, [["e1"], ["e2", "e3"]])
+      notify(signal, parked, undefined)
+      expect(yield* Fiber.join(b!)).toEqual({
+        pendingEventIds: ["e2", "e3"],
+        deadLetteredEventIds: [],
+        failing: [{ eventId: "e2", failing: failure }],
+        generation: 1
+      })
+      expect(isRunning(a!)).toBe(true)
+      yield* Fiber.interrupt(a!)
     }).pipe(Effect.scoped)
   )
 

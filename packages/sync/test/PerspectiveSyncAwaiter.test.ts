@@ -43,6 +43,29 @@ describe("PerspectiveSyncAwaiter.wait", () => {
     )
   )
 
+  it.effect("currentScope outside a scope is a typed error naming how to open one, never NoPendingEvents", () =>
+    provided(
+      Effect.gen(function* () {
+        const s = uuid()
+        yield* ScopedEventTracker.withScope(emit("Orders", s)) // this process tracks a pending event of s
+        const a = yield* Awaiter
+        for (const filter of [SyncFilter.currentScope(), SyncFilter.forStream(s).andCurrentScope()]) {
+          const error = yield* Effect.flip(a.wait("Orders", filter))
+          expect(error).toMatchObject({ _tag: "SyncArgumentError", reason: { _tag: "NoScope", perspectiveName: "Orders" } })
+          expect(error.message).toContain("ScopedEventTracker.withScope")
+          expect((yield* Effect.flip(a.isCaughtUp("Orders", filter))).reason._tag).toBe("NoScope")
+        }
+        // A filter that can match something outside a scope still waits for it.
+        expect((yield* a.wait("Orders", SyncFilter.currentScope().orStream(s).withTimeout(0)))._tag).toBe("TimedOut")
+        // Inside a scope that emitted nothing it matches: nothing to wait for.
+        expect(yield* ScopedEventTracker.withScope(a.wait("Orders", SyncFilter.currentScope()))).toMatchObject({
+          _tag: "NoPendingEvents",
+          eventsAwaited: 0
+        })
+      })
+    )
+  )
+
   it.effect("a filter that matches nothing -> NoPendingEvents", () =>
     provided(
       ScopedEventTracker.withScope(

@@ -105,7 +105,7 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
       expect(rows.map((r) => r.perspective_name)).toEqual([v1, v2])
       expect(yield* inquiry.pendingForStream(v1, s)).toEqual([e])
       yield* complete(sql, v1, s, e, true)
-      expect(yield* inquiry.classify(v1, [e])).toEqual({ pending: [e], processed: [], deadLettered: [] })
+      expect(yield* inquiry.classify(v1, [e])).toEqual({ pending: [e], processed: [], deadLettered: [], failing: [] })
       expect(yield* inquiry.pendingForStream(v1, s)).toEqual([e]) // still in v2's queue
       const early = yield* awaiter.waitForEvents(v1, [e], { timeout: "300 millis", debuggerAwareTimeout: false })
       expect(early).toMatchObject({ _tag: "TimedOut", pending: [e] })
@@ -113,7 +113,7 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
       const fiber = yield* parkedWait(awaiter, inquiry, e)
       yield* complete(sql, v2, s, e, true)
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Synced", pending: [] })
-      expect(yield* inquiry.classify(v1, [e])).toEqual({ pending: [], processed: [e], deadLettered: [] })
+      expect(yield* inquiry.classify(v1, [e])).toEqual({ pending: [], processed: [e], deadLettered: [], failing: [] })
     })
   )
 
@@ -169,7 +169,7 @@ describe("read-your-writes across perspective versions (real Postgres)", () => {
       // Nothing serves any more: the key asked for decides, and a retired key is no longer processed.
       yield* setState(sql, v1, "retired")
       const unknown = uuid()
-      expect(yield* inquiry.classify(v2, [e, unknown])).toEqual({ pending: [unknown], processed: [e], deadLettered: [] })
+      expect(yield* inquiry.classify(v2, [e, unknown])).toEqual({ pending: [unknown], processed: [e], deadLettered: [], failing: [] })
       expect(yield* inquiry.pendingForStream(v2, s)).toEqual([])
     })
   )

@@ -46,9 +46,19 @@ describe("PgSyncInquiry rules (real Postgres)", () => {
       const { inquiry, sql, store } = yield* services
       const s = uuid()
       const [e1, e2] = (yield* store.append(s, [Orders.placed(s, 1), Orders.placed(s, 2)])).events.map((e) => e.eventId)
-      expect(yield* inquiry.classify("order_summary", [e1!, e2!])).toEqual({ pending: [e1, e2], processed: [], deadLettered: [] })
+      expect(yield* inquiry.classify("order_summary", [e1!, e2!])).toEqual({
+        pending: [e1, e2],
+        processed: [],
+        deadLettered: [],
+        failing: []
+      })
       yield* complete(sql, s, e1!)
-      expect(yield* inquiry.classify("order_summary", [e1!, e2!])).toEqual({ pending: [e2], processed: [e1], deadLettered: [] })
+      expect(yield* inquiry.classify("order_summary", [e1!, e2!])).toEqual({
+        pending: [e2],
+        processed: [e1],
+        deadLettered: [],
+        failing: []
+      })
       // e2's row vanishes without the cursor vouching for it: the database cannot prove it applied.
       yield* sql.query(`DELETE FROM wh_perspective_events WHERE event_id = $1`, [e2])
       expect((yield* inquiry.classify("order_summary", [e2!])).pending).toEqual([e2])
@@ -96,9 +106,83 @@ describe("PgSyncInquiry rules (real Postgres)", () => {
         [bad]
       )
       yield* sql.query(`UPDATE wh_perspective_events SET processed_at = now() WHERE event_id = $1`, [kept])
-      expect(yield* inquiry.classify("order_summary", [bad!, kept!])).toEqual({ pending: [], processed: [kept], deadLettered: [bad] })
+      expect(yield* inquiry.classify("order_summary", [bad!, kept!])).toEqual({
+        pending: [],
+        processed: [kept],
+        deadLettered: [bad],
+        failing: []
+      })
       const port = inquiry.port
-      expect(yield* port.pendingEventIds("order_summary", [bad!, kept!])).toEqual({ pendingEventIds: [], deadLetteredEventIds: [bad] })
+      expect(yield* port.pendingEventIds("order_summary", [bad!, kept!])).toEqual({
+        pendingEventIds: [],
+        deadLetteredEventIds: [bad],
+        failing: []
+      })
+    })
+  )
+
+  scenario(
+    "a failing head (error set by a failed attempt) holds its stream: its event and the later ones are pending and name it",
+    Effect.gen(function* () {
+      const { inquiry, sql, store } = yield* services
+      const [s, other] = [uuid(), uuid()]
+      const [done, head, later] = (yield* store.append(s, [Orders.placed(s, 1), Orders.rejected(s), Orders.placed(s, 2)])).events.map(
+        (e) => e.eventId
+      )
+      const [elsewhere] = (yield* store.append(other, [Orders.placed(other, 1)])).events.map((e) => e.eventId)
+      yield* complete(sql, s, done!)
+      // What reportFailures writes: attempts, the error, the backoff.
+      yield* sql.query(
+        `UPDATE wh_perspective_events SET attempts = 3, error = 'boom', scheduled_for = '2030-01-01T00:00:00Z' WHERE event_id = $1`,
+        [head]
+      )
+      const classified = yield* inquiry.classify("order_summary", [done!, head!, later!, elsewhere!])
+      const failing = { eventId: head, streamId: s, perspectiveName: "order_summary", error: "boom", attempts: 3 }
+      expect(classified).toMatchObject({
+        pending: [head, later, elsewhere],
+        processed: [done],
+        deadLettered: [],
+        failing: [
+          { eventId: head, failing },
+          { eventId: later, failing }
+        ]
+      })
+      expect(classified.failing[0]!.failing.nextAttemptAt).toEqual(new Date("2030-01-01T00:00:00Z"))
+      expect(yield* inquiry.port.pendingEventIds("order_summary", [later!])).toMatchObject({
+        pendingEventIds: [later],
+        failing: [{ eventId: later, failing }]
+      })
+      // A retry that succeeds deletes the row: nothing holds the stream any more.
+      yield* complete(sql, s, head!)
+      expect((yield* inquiry.classify("order_summary", [later!])).failing).toEqual([])
+    })
+  )
+
+  scenario(
+    "stream discovery brings the stream's events still in dead letters when asked; a retried or discarded one no longer",
+    Effect.gen(function* () {
+      const { inquiry, sql, store } = yield* services
+      const [s, other] = [uuid(), uuid()]
+      const [bad, pending] = (yield* store.append(s, [Orders.rejected(s), Orders.placed(s, 1)])).events.map((e) => e.eventId)
+      const [otherBad] = (yield* store.append(other, [Orders.rejected(other)])).events.map((e) => e.eventId)
+      const deadLetter = (id: string) =>
+        sql.query(
+          `WITH moved AS (DELETE FROM wh_perspective_events WHERE event_id = $1 RETURNING work_id, stream_id, perspective_name, event_id)
+           INSERT INTO wh_dead_letters (work_id, stream_id, perspective_name, event_id, event_type, error, attempts)
+           SELECT work_id, stream_id, perspective_name, event_id, 'Rejected', 'boom', 3 FROM moved`,
+          [id]
+        )
+      yield* deadLetter(bad!)
+      yield* deadLetter(otherBad!)
+      expect(yield* inquiry.pendingForStream("order_summary", s)).toEqual([pending])
+      expect(yield* inquiry.pendingForStream("order_summary", s, undefined, { deadLettered: true })).toEqual([bad, pending])
+      expect(yield* inquiry.pendingForStream("order_summary", s, ["OrderPlaced"], { deadLettered: true })).toEqual([pending])
+      expect(yield* inquiry.pendingForStream("order_summary", s, ["Rejected"], { deadLettered: true })).toEqual([bad])
+      // Without a stream, dead letters are never brought (every stream's pending events only).
+      expect(yield* inquiry.pendingForStream("order_summary", undefined, undefined, { deadLettered: true })).toEqual([pending])
+      // Discarded (or retried: the letter is deleted, a fresh work row queued): the stream no longer lacks it.
+      yield* sql.query(`DELETE FROM wh_dead_letters WHERE event_id = $1`, [bad])
+      expect(yield* inquiry.pendingForStream("order_summary", s, undefined, { deadLettered: true })).toEqual([pending])
     })
   )
 
@@ -131,7 +215,7 @@ describe("PgSyncInquiry rules (real Postgres)", () => {
   )
 
   scenario(
-    "a check probes each table by key, never scans it, under plans made while the tables were small and never analysed",
+    "a check probes each table by key, never scans it, under plans made while the tables were small and never analysed; so does a stream's discovery",
     Effect.gen(function* () {
       const { inquiry, sql, store } = yield* services
       const appendOrders = (streams: number, perStream: number) =>
@@ -153,6 +237,12 @@ describe("PgSyncInquiry rules (real Postgres)", () => {
       // Then it grows (no ANALYZE), and a check asks about many events at once, as coalesced first checks do.
       const grown = yield* appendOrders(40, 80)
       const asked = grown.filter((_, k) => k % 100 === 0)
+      // One asked stream is failing at its head: its facts come from one more probe of the work rows' key.
+      yield* sql.query(
+        `UPDATE wh_perspective_events SET attempts = 1, error = 'boom', scheduled_for = now() + interval '1 hour'
+                        WHERE event_id = $1`,
+        [grown[0]]
+      )
       // This connection's scans not flushed to the statistics yet, by table (one connection: a transaction).
       const scans = sql.query<{ relname: string; seq_scan: number; idx_scan: number }>(
         `SELECT relname, seq_scan::int AS seq_scan, idx_scan::int AS idx_scan FROM pg_stat_xact_user_tables
@@ -162,7 +252,11 @@ describe("PgSyncInquiry rules (real Postgres)", () => {
       const [before, after] = yield* sql.withTransaction(
         Effect.gen(function* () {
           const before = yield* scans
-          for (let k = 0; k < 10; k++) expect((yield* inquiry.classify("order_summary", asked)).pending).toHaveLength(asked.length)
+          for (let k = 0; k < 10; k++) {
+            const classified = yield* inquiry.classify("order_summary", asked)
+            expect(classified.pending).toHaveLength(asked.length)
+            expect(classified.failing.map((f) => f.eventId)).toEqual([grown[0]])
+          }
           return [before, yield* scans] as const
         })
       )
@@ -178,6 +272,23 @@ describe("PgSyncInquiry rules (real Postgres)", () => {
           probed: true
         }))
       )
+      // A stream read's discovery (with the stream's dead letters), even under a generic plan: the work rows by key.
+      const [{ stream_id: s }] = (yield* sql.query<{ stream_id: string }>(
+        "SELECT stream_id::text AS stream_id FROM wh_events WHERE event_id = $1",
+        [grown[100]]
+      )) as [{ stream_id: string }]
+      const work = (rows: ReadonlyArray<{ relname: string; seq_scan: number }>) => rows.find((r) => r.relname === "wh_perspective_events")!
+      const [generic, afterGeneric] = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql.query("SET LOCAL plan_cache_mode = force_generic_plan")
+          const before = yield* scans
+          for (let k = 0; k < 10; k++) {
+            expect(yield* inquiry.pendingForStream("order_summary", s, undefined, { deadLettered: true })).toHaveLength(80)
+          }
+          return [before, yield* scans] as const
+        })
+      )
+      expect(work(afterGeneric).seq_scan - work(generic).seq_scan).toBe(0)
     })
   )
 

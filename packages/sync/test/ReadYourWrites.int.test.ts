@@ -3,6 +3,7 @@ import { type Envelope, PerspectiveStore, PerspectiveWorker, Receptor } from "@w
 import { PgClient } from "@whizbang/postgres"
 import { Deferred, Duration, Effect, type Layer, Option } from "effect"
 import * as Dispatcher from "../src/Dispatcher.js"
+import * as EventCompletionAwaiter from "../src/EventCompletionAwaiter.js"
 import * as FireAt from "../src/FireAt.js"
 import * as PerspectiveSyncAwaiter from "../src/PerspectiveSyncAwaiter.js"
 import * as PgSyncInquiry from "../src/PgSyncInquiry.js"
@@ -162,8 +163,9 @@ describe("read-your-writes on Postgres", () => {
   scenario(
     "a dead-lettered event ends the wait and is named in the result",
     {
+      // One attempt: the failure dead-letters at once (with more, the first failure already answers Failing).
       config: {
-        options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 2 },
+        options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 1 },
         failureBackoff: { initial: Duration.millis(10), multiplier: 2, max: Duration.millis(20) }
       }
     },
@@ -193,7 +195,7 @@ describe("read-your-writes on Postgres", () => {
     {
       workerReceptors: [afterPlaced],
       config: {
-        options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 2 },
+        options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 1 },
         failureBackoff: { initial: Duration.millis(10), multiplier: 2, max: Duration.millis(20) }
       }
     },
@@ -207,6 +209,56 @@ describe("read-your-writes on Postgres", () => {
       expect(fired.eventId).toBe(ids[0])
       // Without the gate the handler would run at once with no context; with it, after the rejected event settled.
       expect(Option.map(fired.context, (c) => [c.outcome, c.deadLettered])).toEqual(Option.some(["DeadLettered", [ids[1]]]))
+    })
+  )
+
+  scenario(
+    "a stream whose head is failing answers every wait at its first failure with Failing (the event, its error, attempts, next attempt), not at the timeout",
+    {
+      // Defaults-like: many attempts, a long backoff: the stream stays failing for the whole test.
+      config: {
+        options: { ...Pipeline.fast, maxPerspectiveEventAttempts: 10 },
+        failureBackoff: { initial: Duration.seconds(60), multiplier: 2, max: Duration.seconds(120) }
+      }
+    },
+    Effect.gen(function* () {
+      const store = yield* TrackedEventStore.make
+      const completion = yield* Effect.service(EventCompletionAwaiter.EventCompletionAwaiter)
+      const [s, healthy] = [uuid(), uuid()]
+      const timeout = Duration.seconds(20)
+      const { bad, later, result } = yield* ScopedEventTracker.withScope(
+        Effect.gen(function* () {
+          const [bad, later] = (yield* store.append(s, [Orders.rejected(s), Orders.placed(s, 5)])).events.map((e) => e.eventId)
+          const result = yield* (yield* awaiter).wait("order_summary", SyncFilter.currentScope().withTimeout(timeout))
+          return { bad: bad!, later: later!, result }
+        })
+      )
+      expect(result._tag).toBe("Failing")
+      if (result._tag !== "Failing") return
+      const [failing] = result.failing
+      expect(result.failing).toHaveLength(1)
+      expect(failing).toMatchObject({ eventId: bad, streamId: s, perspectiveName: "order_summary", attempts: 1 })
+      expect(failing!.error).toContain("rejected by the summary")
+      expect(failing!.nextAttemptAt!.getTime()).toBeGreaterThan(Date.now() + 30_000)
+      expect([...result.pending].sort()).toEqual([bad, later].sort())
+      expect(Duration.toMillis(result.elapsed)).toBeLessThan(5_000)
+      expect(SyncResult.isFresh(result)).toBe(false)
+      // The later event is held by it: every way to wait says so at once, naming the failing event.
+      const held = [
+        yield* (yield* awaiter).waitForEvents("order_summary", [later], { timeout }),
+        (yield* SyncAwareLens.getById(Orders.summary, s, { timeout })).sync,
+        yield* completion.waitForEvents([later], { timeout })
+      ]
+      for (const r of held) {
+        expect(r).toMatchObject({ _tag: "Failing", failing: [{ eventId: bad, attempts: 1 }] })
+        expect(r.pending).toContain(later) // the stream read (discovery) awaits the failing event itself too
+        expect(Duration.toMillis(r.elapsed)).toBeLessThan(5_000)
+      }
+      // Other streams are not held.
+      yield* store.append(healthy, [Orders.placed(healthy, 1)])
+      expect(SyncResult.isFresh(yield* (yield* awaiter).wait("order_summary", SyncFilter.forStream(healthy).withTimeout(timeout)))).toBe(
+        true
+      )
     })
   )
 

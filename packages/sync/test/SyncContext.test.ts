@@ -4,6 +4,14 @@ import * as SyncContext from "../src/SyncContext.js"
 import * as SyncResult from "../src/SyncResult.js"
 
 const fields = { elapsed: Duration.millis(120), eventsAwaited: 3, deadLettered: [], pending: [] }
+const failure: SyncResult.FailingEvent = {
+  eventId: "e1",
+  streamId: "s1",
+  perspectiveName: "P",
+  error: "boom",
+  attempts: 2,
+  nextAttemptAt: new Date("2030-01-01T00:00:00Z")
+}
 
 describe("SyncResult", () => {
   it("outcomes are tagged and carry elapsed time and events awaited", () => {
@@ -12,20 +20,45 @@ describe("SyncResult", () => {
       SyncResult.Synced(fields),
       SyncResult.TimedOut(fields),
       SyncResult.NoPendingEvents(fields),
-      SyncResult.DeadLettered(dead)
+      SyncResult.DeadLettered(dead),
+      SyncResult.Failing({ ...fields, pending: ["e2"], failing: [failure] })
     ]
-    expect(results.map((r) => r._tag)).toEqual(["Synced", "TimedOut", "NoPendingEvents", "DeadLettered"])
+    expect(results.map((r) => r._tag)).toEqual(["Synced", "TimedOut", "NoPendingEvents", "DeadLettered", "Failing"])
     expect(results.every((r) => r.eventsAwaited === 3 && Duration.toMillis(r.elapsed) === 120)).toBe(true)
-    expect(results.map(SyncResult.$is("TimedOut"))).toEqual([false, true, false, false])
-    const label = SyncResult.$match({ Synced: () => "s", TimedOut: () => "t", NoPendingEvents: () => "n", DeadLettered: () => "d" })
-    expect(results.map(label)).toEqual(["s", "t", "n", "d"])
+    expect(results.map(SyncResult.$is("TimedOut"))).toEqual([false, true, false, false, false])
+    const label = SyncResult.$match({
+      Synced: () => "s",
+      TimedOut: () => "t",
+      NoPendingEvents: () => "n",
+      DeadLettered: () => "d",
+      Failing: ({ failing }) => `f ${failing[0]!.eventId}`
+    })
+    expect(results.map(label)).toEqual(["s", "t", "n", "d", "f e1"])
   })
 
   it("isFresh: only Synced and NoPendingEvents mean the read model has every awaited event", () => {
     const dead = SyncResult.DeadLettered({ ...fields, deadLettered: ["e1"] })
+    const failing = SyncResult.Failing({ ...fields, pending: ["e2"], failing: [failure] })
     expect(
-      [SyncResult.Synced(fields), SyncResult.NoPendingEvents(fields), SyncResult.TimedOut(fields), dead].map(SyncResult.isFresh)
-    ).toEqual([true, true, false, false])
+      [SyncResult.Synced(fields), SyncResult.NoPendingEvents(fields), SyncResult.TimedOut(fields), dead, failing].map(SyncResult.isFresh)
+    ).toEqual([true, true, false, false, false])
+  })
+})
+
+describe("SyncContext of a Failing wait", () => {
+  it("names the failing event, its attempts, next attempt and error; isFailing", () => {
+    const context = SyncContext.fromResult(SyncResult.Failing({ ...fields, pending: ["e2"], failing: [failure] }), {
+      perspectiveName: "P"
+    })
+    expect(context).toMatchObject({ outcome: "Failing", failing: [failure] })
+    expect(context.failureReason).toBe(
+      "perspective P is failing: event e1 of stream s1 in P: 2 failed attempt(s), next at 2030-01-01T00:00:00.000Z: boom"
+    )
+    expect([SyncContext.isFailing(context), SyncContext.isSuccess(context), SyncContext.isDeadLettered(context)]).toEqual([
+      true,
+      false,
+      false
+    ])
   })
 })
 

@@ -70,7 +70,7 @@ describe("SyncFilter", () => {
         ]
         for (const [builder, tree] of cases) {
           expect(typeof builder.build).toBe("function")
-          expect((yield* builder.build()).filter).toEqual(tree)
+          expect(builder.filter).toEqual(tree)
         }
       })
     )
@@ -133,6 +133,48 @@ describe("SyncFilter", () => {
         expect((yield* SyncFilter.all().withDebuggerAwareTimeout(false).build()).debuggerAwareTimeout).toBe(false)
       })
     )
+  })
+
+  describe("a filter that can match nothing says so", () => {
+    const [s1, s2] = [uuid(), uuid()]
+
+    it.effect("an AND no event can meet is refused at build (MatchesNothing), wherever it sits in the tree", () =>
+      Effect.gen(function* () {
+        const refused = [
+          SyncFilter.forStream(s1).andStream(s2),
+          SyncFilter.forEventTypes("A").andEventTypes("B"),
+          SyncFilter.forStream(s1).andEventTypes("A").and(SyncFilter.forEventTypes("B").orStream(s2)),
+          SyncFilter.all().and(SyncFilter.forStream(s1)).and(SyncFilter.forStream(s2).andCurrentScope())
+        ]
+        for (const builder of refused) expect(yield* reasonOf(builder)).toBe("MatchesNothing")
+        const error = yield* Effect.flip(SyncFilter.forStream(s1).andStream(s2).build())
+        expect(error.message).toBe(
+          `the filter (forStream(${s1}) AND forStream(${s2})) can match no event: it joins with AND two different streams, or event types with none in common`
+        )
+        // A filter built by hand is checked the same way.
+        expect((yield* Effect.flip(SyncFilter.check(SyncFilter.forEventTypes("A").andEventTypes("B").filter))).reason._tag).toBe(
+          "MatchesNothing"
+        )
+        const accepted = [
+          SyncFilter.forStream(s1).andStream(s1),
+          SyncFilter.forEventTypes("A", "B").andEventTypes("B"),
+          SyncFilter.forStream(s1).andStream(s2).or(SyncFilter.forEventTypes("A")),
+          SyncFilter.currentScope().andStream(s1).andEventTypes("A"),
+          SyncFilter.all().andEventTypes("A")
+        ]
+        for (const builder of accepted) yield* builder.build()
+      })
+    )
+
+    it("needsScope: true only when nothing but this scope's events can match", () => {
+      const needs = (builder: SyncFilter.SyncFilterBuilder) => SyncFilter.needsScope(builder.filter)
+      expect(needs(SyncFilter.currentScope())).toBe(true)
+      expect(needs(SyncFilter.forStream(s1).andCurrentScope())).toBe(true)
+      expect(needs(SyncFilter.currentScope().or(SyncFilter.forEventTypes("A").andCurrentScope()))).toBe(true)
+      expect(needs(SyncFilter.currentScope().orStream(s1))).toBe(false)
+      expect(needs(SyncFilter.forEventTypes("A"))).toBe(false)
+      expect(needs(SyncFilter.all())).toBe(false)
+    })
   })
 
   describe("matches", () => {

@@ -10,7 +10,8 @@
  *
  * Done when every asked event is committed and none has a pending work row for the asked perspectives (none
  * given: every perspective; no ids: all pending work). Dead-lettered ones are not pending: the answer names them.
- * On timeout: `AwaiterTimeoutError`, naming the (perspective, event) pairs still pending and the ids not yet
+ * On timeout: `AwaiterTimeoutError`, naming the (perspective, event) pairs still pending — a pending event whose
+ * apply failed with its attempts and error, so a test stuck behind a failing event says why — and the ids not yet
  * committed.
  *
  * @since 0.2.0
@@ -68,11 +69,18 @@ export class MultiHostPerspectiveAwaiter extends Context.Service<MultiHostPerspe
 ) {}
 
 const pendingSql = `
-SELECT pe.perspective_name, pe.event_id::text AS event_id FROM wh_perspective_events pe
+SELECT pe.perspective_name, pe.event_id::text AS event_id, pe.attempts, pe.error FROM wh_perspective_events pe
 WHERE pe.processed_at IS NULL
   AND (cardinality($1::text[]) = 0 OR pe.perspective_name = ANY($1::text[]))
   AND (cardinality($2::uuid[]) = 0 OR pe.event_id = ANY($2::uuid[]))
 ORDER BY pe.event_id LIMIT 20`
+
+interface Pending {
+  readonly perspective_name: string
+  readonly event_id: string
+  readonly attempts: number
+  readonly error: string | null
+}
 
 const uncommittedSql = `
 SELECT i.id::text AS event_id FROM unnest($1::uuid[]) AS i(id)
@@ -100,7 +108,7 @@ export const layer: Layer.Layer<MultiHostPerspectiveAwaiter, never, PgClient.PgC
 
     const check = (perspectives: ReadonlyArray<string>, eventIds: ReadonlyArray<string>) =>
       Effect.gen(function* () {
-        const pending = yield* client.query<{ perspective_name: string; event_id: string }>(pendingSql, [perspectives, eventIds])
+        const pending = yield* client.query<Pending>(pendingSql, [perspectives, eventIds])
         const uncommitted = eventIds.length === 0 ? [] : yield* client.query<{ event_id: string }>(uncommittedSql, [eventIds])
         return { pending, uncommitted }
       })
@@ -112,7 +120,7 @@ export const layer: Layer.Layer<MultiHostPerspectiveAwaiter, never, PgClient.PgC
           const eventIds = wait?.eventIds ?? []
           const timeout = Duration.fromInputUnsafe(wait?.timeout ?? Duration.seconds(10))
           let last = {
-            pending: [] as ReadonlyArray<{ perspective_name: string; event_id: string }>,
+            pending: [] as ReadonlyArray<Pending>,
             uncommitted: [] as ReadonlyArray<{ event_id: string }>
           }
           const loop: Effect.Effect<void, PostgresError.PostgresError> = Effect.gen(function* () {
@@ -135,7 +143,9 @@ export const layer: Layer.Layer<MultiHostPerspectiveAwaiter, never, PgClient.PgC
           })
           const done = yield* Effect.timeoutOption(loop, timeout)
           if (Option.isNone(done)) {
-            const pairs = last.pending.map((p) => `${p.perspective_name}/${p.event_id}`)
+            const pairs = last.pending.map(
+              (p) => `${p.perspective_name}/${p.event_id}${p.error === null ? "" : ` (failing after ${p.attempts} attempt(s): ${p.error})`}`
+            )
             return yield* new AwaiterTimeoutError({
               awaiter: "MultiHostPerspectiveAwaiter",
               waitingFor:

@@ -9,7 +9,7 @@ import {
   PerspectiveRewinder,
   type PerspectiveWorker
 } from "@whizbang/core"
-import { type PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
+import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { Duration, Effect, Fiber, Layer, Schema } from "effect"
 import * as LifecycleStageAwaiter from "../src/LifecycleStageAwaiter.js"
 import * as MessageAwaiter from "../src/MessageAwaiter.js"
@@ -120,6 +120,16 @@ describe("testing awaiters", () => {
             const notYet = yield* Effect.flip(hosts.awaitPerspectives({ eventIds: [missing], timeout: Duration.millis(100) }))
             expect(notYet._tag).toBe("AwaiterTimeoutError")
             expect(notYet.message).toContain(`not yet committed: ${missing}`)
+            // A pending event whose apply failed (in backoff): the timeout says why it is stuck.
+            const sql = yield* Effect.service(PgClient.PgClient)
+            const held = EventId.unsafeMake()
+            yield* sql.query(
+              `INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, attempts, error, scheduled_for, partition_number)
+               VALUES ($1, $2, 'nobody_runs_it', $3, 3, 'boom', now() + interval '1 hour', 0)`,
+              [EventId.unsafeMake(), id, held]
+            )
+            const stuck = yield* Effect.flip(hosts.awaitPerspectives({ perspectives: ["nobody_runs_it"], timeout: Duration.millis(100) }))
+            expect(stuck.message).toContain(`nobody_runs_it/${held} (failing after 3 attempt(s): boom)`)
           })
         )
       }),

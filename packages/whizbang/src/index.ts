@@ -65,6 +65,7 @@ export {
   Dispatcher,
   EventCompletionAwaiter,
   PerspectiveSyncAwaiter,
+  ScopedEventTracker,
   SyncAwareLens,
   SyncContext,
   SyncError,

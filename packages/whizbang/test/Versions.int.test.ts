@@ -2,7 +2,7 @@
 // retirement, rolling deploys and the typed errors.
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Effect, Fiber, Layer, Logger, Schema } from "effect"
+import { Effect, Fiber, Layer, Logger, Schedule, Schema } from "effect"
 import {
   EventId,
   EventRegistry,
@@ -198,6 +198,43 @@ describe("perspective versions (Whizbang.layer)", () => {
     )
   )
 
+  it.live("with autoCutover off, a caught-up version is listed as caught up and the build loop says once what serves it", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const id = EventId.unsafeMake()
+        yield* Effect.scoped(Effect.andThen(deposit(id, 3), settle).pipe(Effect.provide(app(url, [Fixtures.balance]))))
+        const lines: Array<string> = []
+        const capture = Logger.layer([
+          Logger.make((options) => {
+            if (options.logLevel === "Info") lines.push(String(options.message))
+          })
+        ])
+        const said = (l: string) => l.includes("balance__v2 is caught up and waits for a cutover")
+        const result = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* settle
+            const v2 = yield* Effect.map(PgPerspectiveVersions.list, (vs) => vs.find((v) => v.perspectiveName === "balance__v2")!).pipe(
+              Effect.repeat({ until: (v) => v.caughtUp && lines.some(said), schedule: Schedule.spaced("20 millis"), times: 500 })
+            )
+            yield* deposit(id, 4)
+            yield* settle
+            return { v2, still: (yield* PgPerspectiveVersions.list).find((v) => v.perspectiveName === "balance__v2") }
+          }).pipe(
+            Effect.provide(
+              app(url, [Fixtures.balance, Fixtures.balanceVersion(2)], { versions: { interval: "20 millis", autoCutover: false } })
+            ),
+            Effect.provide(capture)
+          )
+        )
+        expect(result.v2).toMatchObject({ state: "building", caughtUp: true, progress: 1 })
+        expect(result.still).toMatchObject({ state: "building", caughtUp: true })
+        expect(lines.filter(said)).toEqual([
+          "perspective balance__v2 is caught up and waits for a cutover (versions.autoCutover is off): `whizbang cutover balance` serves it"
+        ])
+      })
+    )
+  )
+
   it.live("typed errors: unknown perspective or version, not caught up, nothing to roll back, bad options and names", () =>
     withDatabase((url) =>
       Effect.gen(function* () {
@@ -216,7 +253,8 @@ describe("perspective versions (Whizbang.layer)", () => {
             )
             const badLag = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2, { maxLag: -1 }))
             const badTimeout = yield* Effect.flip(PgPerspectiveVersions.awaitLive("balance__v2", { timeout: -5 }))
-            return { unknown, noVersion, nothing, notReady, list, awaitUnknown, awaitTimedOut, badLag, badTimeout }
+            const badLease = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2, { lease: 0 }))
+            return { unknown, noVersion, nothing, notReady, list, awaitUnknown, awaitTimedOut, badLag, badTimeout, badLease }
           }).pipe(Effect.provide(app(url, [Fixtures.balance, Fixtures.balanceVersion(2)], { versions: { interval: null } })))
         )
         expect(errors.unknown._tag).toBe("UnknownPerspectiveVersion")
@@ -236,6 +274,7 @@ describe("perspective versions (Whizbang.layer)", () => {
           message: "maxLag must be a positive integer, got -1"
         })
         expect(errors.badTimeout).toMatchObject({ _tag: "PostgresConfigError", option: "timeout" })
+        expect(errors.badLease).toMatchObject({ _tag: "PostgresConfigError", option: "lease" })
         const refused = (perspectives: ReadonlyArray<Perspective.Any>, config: Partial<Whizbang.Config> = {}) =>
           Effect.flip(Effect.scoped(Layer.build(app(url, perspectives, config))))
         const suffixed = { ...Fixtures.balance, name: "balance__v2", baseName: "balance__v2" }
@@ -246,6 +285,10 @@ describe("perspective versions (Whizbang.layer)", () => {
         )
         const badOption = yield* refused([Fixtures.balance], { versions: { chunkStreams: 0 } })
         expect(badOption.message).toContain("versions.chunkStreams must be a positive integer")
+        expect(yield* refused([Fixtures.balance], { versions: { cutover: { lease: -1 } } })).toMatchObject({
+          _tag: "PostgresConfigError",
+          option: "versions.cutover.lease"
+        })
       })
     )
   )
@@ -348,9 +391,20 @@ describe("a version that cannot apply its history", () => {
             yield* settle
           }).pipe(Effect.provide(app(url, [Fixtures.balance])))
         )
+        const warnings: Array<string> = []
+        const capture = Logger.layer([
+          Logger.make((options) => {
+            if (options.logLevel === "Warn") warnings.push(String(options.message))
+          })
+        ])
+        const heldBack = (l: string) => l.includes("balance__v2 has replayed its history but dead-lettered 1 event(s)")
         const result = yield* Effect.scoped(
           Effect.gen(function* () {
             yield* settle
+            // The build loop says it once, not at every round (rounds every 20 ms while the checks below run).
+            yield* Effect.sync(() => warnings.some(heldBack)).pipe(
+              Effect.repeat({ until: (seen) => seen, schedule: Schedule.spaced("20 millis"), times: 500 })
+            )
             const versions = yield* PgPerspectiveVersions.list
             const refused = yield* Effect.flip(PgPerspectiveVersions.cutover("balance", 2))
             const awaited = yield* Effect.flip(PgPerspectiveVersions.awaitLive("balance__v2"))
@@ -364,8 +418,17 @@ describe("a version that cannot apply its history", () => {
               health,
               served: yield* sql<{ data: unknown }>("SELECT data FROM wh_per_balance")
             }
-          }).pipe(Effect.provide(app(url, [Fixtures.balance, picky], { options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 } })))
+          }).pipe(
+            Effect.provide(
+              app(url, [Fixtures.balance, picky], {
+                options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 },
+                versions: { interval: "20 millis" }
+              })
+            ),
+            Effect.provide(capture)
+          )
         )
+        expect(warnings.filter(heldBack)).toHaveLength(1)
         expect(result.versions.find((v) => v.perspectiveName === "balance__v2")).toMatchObject({ state: "building", deadLetters: 1 })
         expect(result.refused.message).toContain("balance__v2 dead-lettered 1 event(s)")
         // awaitLive does not wait out its 10-minute default: this version cannot go live on its own.

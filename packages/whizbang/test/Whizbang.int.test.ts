@@ -10,6 +10,7 @@ import {
   PgClient,
   PgHealth,
   PgWatchdog,
+  ScopedEventTracker,
   SyncAwareLens,
   SyncFilter,
   Whizbang
@@ -109,6 +110,35 @@ describe("Whizbang.layer", () => {
           const models = yield* Effect.service(PerspectiveStore.PerspectiveStore)
           expect(Option.isSome(yield* models.getById("balance", id))).toBe(true)
         }).pipe(Effect.provide(app(url, { maxConnections: 1 })))
+      )
+  )
+
+  it.live(
+    "currentScope() through whizbang: inside ScopedEventTracker.withScope every read sees its own write (20 of 20); outside a scope the read is a typed NoScope error, never NoPendingEvents over a stale row",
+    () =>
+      withDatabase((url) =>
+        Effect.gen(function* () {
+          const store = yield* EventStore.EventStore
+          const id = EventId.unsafeMake()
+          const reads: Array<{ readonly outcome: string; readonly total: number | undefined }> = []
+          for (let i = 1; i <= 20; i++) {
+            const { row, sync } = yield* ScopedEventTracker.withScope(
+              Effect.gen(function* () {
+                yield* store.append(id, [Fixtures.Deposited.make({ accountId: id, amount: 1 })])
+                return yield* SyncAwareLens.getById(Fixtures.balance, id, SyncFilter.currentScope().withTimeout(Duration.seconds(10)))
+              })
+            )
+            reads.push({ outcome: sync._tag, total: Option.getOrUndefined(Option.map(row, (r) => r.data.total)) })
+          }
+          expect(reads.filter((r) => r.outcome !== "Synced" && r.outcome !== "NoPendingEvents")).toEqual([])
+          expect(reads.map((r) => r.total)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
+          // Outside a scope the filter could match nothing: refused, naming how to open one.
+          const other = EventId.unsafeMake()
+          yield* store.append(other, [Fixtures.Deposited.make({ accountId: other, amount: 5 })])
+          const refused = yield* Effect.flip(SyncAwareLens.getById(Fixtures.balance, other, SyncFilter.currentScope()))
+          expect(refused).toMatchObject({ _tag: "SyncArgumentError", reason: { _tag: "NoScope", perspectiveName: "balance" } })
+          expect(refused.message).toContain("ScopedEventTracker.withScope")
+        }).pipe(Effect.provide(app(url)))
       )
   )
 

@@ -28,6 +28,9 @@ const holdIfAsked = (tag: string) => {
   while (!existsSync(Path.join(dir, "release")) && Date.now() < deadline) Atomics.wait(cell, 0, 0, 5)
 }
 
+/** The tag of a deposit `balance` fails to apply (`activity` applies it). */
+export const poison = "poison"
+
 export const definitions = Effect.sync(() => {
   const events = EventRegistry.make([Deposited, Withdrawn])
   const balance = Perspective.make({
@@ -39,6 +42,8 @@ export const definitions = Effect.sync(() => {
       Deposited: (m, e) => {
         const { amount, tag } = e.payload
         holdIfAsked(tag)
+        // A marked payload the balance cannot apply: retried with backoff, then dead-lettered (the honest-wait scenarios).
+        if (tag === poison) throw new Error(`poison deposit on ${e.payload.accountId}`)
         return { total: m.total + amount, count: m.count + 1, trail: step(m.trail, tag) }
       },
       Withdrawn: (m, e) => {

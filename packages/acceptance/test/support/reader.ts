@@ -3,7 +3,8 @@
 // tracker never saw the write). Started by the tests with `--import tsx`. Environment: DATABASE_URL,
 // ACCEPTANCE_SCHEMA. Prints "ready"; then answers each "<request id> <stream id>" line on stdin with
 // `SyncAwareLens.getById(balance, stream, SyncFilter.forStream(stream))` as one JSON line
-// `{ id, outcome, version }` (version 0: no row). Stops when stdin ends.
+// `{ id, outcome, version, elapsed, deadLettered, failing }` (version 0: no row; elapsed in ms; failing: the
+// `Failing` outcome's events). Stops when stdin ends.
 import { createInterface } from "node:readline"
 import { Duration, Effect, Layer, Option } from "effect"
 import { SyncAwareLens, SyncFilter, Whizbang } from "whizbang"
@@ -35,7 +36,9 @@ const main = Effect.gen(function* () {
         SyncFilter.forStream(streamId).withTimeout(Duration.seconds(20))
       )
       const version = Option.match(row, { onNone: () => 0, onSome: (r) => r.version })
-      process.stdout.write(`${JSON.stringify({ id, outcome: sync._tag, version })}\n`)
+      const failing = sync._tag === "Failing" ? sync.failing : []
+      const elapsed = Duration.toMillis(sync.elapsed)
+      process.stdout.write(`${JSON.stringify({ id, outcome: sync._tag, version, elapsed, deadLettered: sync.deadLettered, failing })}\n`)
     }).pipe(Effect.provide(services))
   createInterface({ input: process.stdin }).on("line", (line) => {
     const [id, streamId] = line.split(" ")

@@ -9,6 +9,18 @@ const entry = fileURLToPath(new URL("./reader.ts", import.meta.url))
 export interface Read {
   readonly outcome: string
   readonly version: number
+  /** How long the wait took, in ms. */
+  readonly elapsed: number
+  readonly deadLettered: ReadonlyArray<string>
+  /** With `Failing`: its failing events (`nextAttemptAt` as an ISO string, after JSON). */
+  readonly failing: ReadonlyArray<{
+    readonly eventId: string
+    readonly streamId: string
+    readonly perspectiveName: string
+    readonly error: string
+    readonly attempts: number
+    readonly nextAttemptAt?: string
+  }>
 }
 
 export interface Reader {

@@ -1,11 +1,14 @@
 // A worker process of the acceptance suite: `Whizbang.layer` as the README composes it, started by the tests
 // with `--import tsx`. Environment: DATABASE_URL, ACCEPTANCE_SCHEMA, ACCEPTANCE_PERSPECTIVES (comma-separated
 // names this instance runs; default all), ACCEPTANCE_OPTIONS (JSON worker options over the suite's; its
-// `failureBackoff` goes to the coordinator). Prints "ready" once the worker polls; then answers each "idle" line on
-// stdin, after the worker's `awaitIdle`, with one JSON line. Stops gracefully (deregisters) when stdin ends.
+// `failureBackoff` goes to the coordinator), ACCEPTANCE_VERSIONS (JSON `versions` options), ACCEPTANCE_PAUSE_HANDOVER
+// (a hand-over step: every hand-over prints "handover <step> <key>" there and waits until the process stops). Prints
+// "ready" once the worker polls; then answers each "idle" line on stdin, after the worker's `awaitIdle`, with one JSON
+// line. Stops gracefully (deregisters) when stdin ends.
+import { writeSync } from "node:fs"
 import { createInterface } from "node:readline"
 import { type Duration, Effect, Layer } from "effect"
-import { PerspectiveWorker, PgPerspectiveRewinder, Receptor, Whizbang } from "whizbang"
+import { PerspectiveWorker, PgPerspectiveRewinder, PgPerspectiveVersions, Receptor, Whizbang } from "whizbang"
 import * as Domain from "./domain.js"
 import * as RunScript from "./runScript.js"
 
@@ -14,6 +17,22 @@ const { failureBackoff, ...overrides } = JSON.parse(process.env.ACCEPTANCE_OPTIO
   readonly failureBackoff?: { readonly initial?: Duration.Input; readonly multiplier?: number; readonly max?: Duration.Input }
   readonly [option: string]: unknown
 }
+const versions = process.env.ACCEPTANCE_VERSIONS === undefined ? undefined : JSON.parse(process.env.ACCEPTANCE_VERSIONS)
+const pause = process.env.ACCEPTANCE_PAUSE_HANDOVER
+
+// The test kills or stops the process while a hand-over waits here; writeSync puts the line out before the wait.
+const hooks =
+  pause === undefined
+    ? Layer.empty
+    : Layer.succeed(PgPerspectiveVersions.HandOverHooks, {
+        onStep: (step, key) =>
+          step === pause
+            ? Effect.andThen(
+                Effect.sync(() => writeSync(1, `handover ${step} ${key}\n`)),
+                Effect.never
+              )
+            : Effect.void
+      })
 
 const app = Layer.unwrap(
   Effect.gen(function* () {
@@ -43,10 +62,11 @@ const app = Layer.unwrap(
       options: { ...Domain.options, ...overrides },
       ...(failureBackoff ? { failureBackoff } : {}),
       rewind: Domain.rewind,
-      watchdog: { interval: null }
+      watchdog: { interval: null },
+      ...(versions ? { versions } : {})
     })
   })
-)
+).pipe(Layer.provide(hooks))
 
 const main = Effect.gen(function* () {
   const worker = yield* PerspectiveWorker.PerspectiveWorker

@@ -19,6 +19,14 @@ export interface Worker {
   readonly held: Effect.Effect<void, Error>
   /** Event ids the worker's side-effect receptor fired for so far (`effects: true`), in order. */
   readonly effects: () => ReadonlyArray<string>
+  /** Resolves with the version's key once a hand-over paused at `pauseHandOver`. */
+  readonly paused: Effect.Effect<string, Error>
+  /** The lines the worker logged (its stdout, but for the lines of the protocol). */
+  readonly logs: () => ReadonlyArray<string>
+  /** Kills the process (SIGKILL) and waits until it is gone. */
+  readonly kill: Effect.Effect<void>
+  /** Closes its stdin (it stops gracefully: its layers release) and waits until it exited. */
+  readonly stop: Effect.Effect<void>
 }
 
 export interface Options {
@@ -31,14 +39,21 @@ export interface Options {
   readonly options?: Record<string, unknown>
   /** Run the PostPerspective receptor on balance that reports each firing. */
   readonly effects?: boolean
+  /** `Whizbang.layer`'s `versions` options over the worker's. */
+  readonly versions?: Record<string, unknown>
+  /** Pause every hand-over at this step (`PgPerspectiveVersions.HandOverHooks`) until the process stops. */
+  readonly pauseHandOver?: "locked" | "ready" | "caughtUp"
 }
 
 export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scope> =>
   Effect.gen(function* () {
     const ready = yield* Deferred.make<void, Error>()
     const held = yield* Deferred.make<void, Error>()
+    const paused = yield* Deferred.make<string, Error>()
+    const exited = yield* Deferred.make<void>()
     const waiting: Array<Deferred.Deferred<IdleReport, Error>> = []
     const effects: Array<string> = []
+    const logs: Array<string> = []
     const child: ChildScript.ChildScript = yield* ChildScript.start(
       entry,
       {
@@ -47,28 +62,43 @@ export const start = (options: Options): Effect.Effect<Worker, Error, Scope.Scop
         ...(options.perspectives ? { ACCEPTANCE_PERSPECTIVES: options.perspectives.join(",") } : {}),
         ...(options.holdDir ? { ACCEPTANCE_HOLD_DIR: options.holdDir } : {}),
         ...(options.options ? { ACCEPTANCE_OPTIONS: JSON.stringify(options.options) } : {}),
-        ...(options.effects === true ? { ACCEPTANCE_EFFECTS: "1" } : {})
+        ...(options.effects === true ? { ACCEPTANCE_EFFECTS: "1" } : {}),
+        ...(options.versions ? { ACCEPTANCE_VERSIONS: JSON.stringify(options.versions) } : {}),
+        ...(options.pauseHandOver ? { ACCEPTANCE_PAUSE_HANDOVER: options.pauseHandOver } : {})
       },
       (line) => {
         if (line === "ready") Deferred.doneUnsafe(ready, Effect.void)
         else if (line === "held") Deferred.doneUnsafe(held, Effect.void)
         else if (line.startsWith("effect ")) effects.push(line.slice(7))
+        else if (line.startsWith("handover ")) Deferred.doneUnsafe(paused, Effect.succeed(line.split(" ")[2]!))
         else if (line.startsWith("{")) {
           const next = waiting.shift()
           if (next !== undefined) Deferred.doneUnsafe(next, Effect.succeed(JSON.parse(line) as IdleReport))
-        }
+        } else logs.push(line)
       },
       (code) => {
         const error = new Error(`worker exited with ${code}: ${child.stderr()}`)
         Deferred.doneUnsafe(ready, Effect.fail(error))
         Deferred.doneUnsafe(held, Effect.fail(error))
+        Deferred.doneUnsafe(paused, Effect.fail(error))
         for (const next of waiting.splice(0)) Deferred.doneUnsafe(next, Effect.fail(error))
+        Deferred.doneUnsafe(exited, Effect.void)
       }
     )
     yield* Deferred.await(ready)
     return {
       effects: () => effects,
       held: Deferred.await(held),
+      paused: Deferred.await(paused),
+      logs: () => logs,
+      kill: Effect.andThen(
+        Effect.sync(() => child.kill()),
+        Deferred.await(exited)
+      ),
+      stop: Effect.andThen(
+        Effect.sync(() => child.end()),
+        Deferred.await(exited)
+      ),
       awaitIdle: Effect.gen(function* () {
         const answer = yield* Deferred.make<IdleReport, Error>()
         waiting.push(answer)

@@ -1,9 +1,8 @@
 // The root command and its shared flags, the database connection they describe, output and confirmation.
-import { PgClient, PostgresError } from "@whizbang/postgres"
+import { PgClient, PgOperations, PostgresError } from "@whizbang/postgres"
 import { Console, Effect, Option } from "effect"
 import { Command, Flag, Prompt } from "effect/cli"
 import { invalidInput, OperationError, refused } from "../OperationError.js"
-import * as Sql from "../sql/schemas.js"
 
 export const root = Command.make("whizbang").pipe(
   Command.withDescription("Operate Whizbang perspectives in a PostgreSQL service schema."),
@@ -50,7 +49,7 @@ const isUndefinedTable = (e: OperationError): boolean =>
  */
 const wrongSchema = (schema: string, error: OperationError) =>
   Effect.gen(function* () {
-    const found = yield* PgClient.query<{ schema: string }>(Sql.withWhizbangTables).pipe(
+    const found = yield* PgClient.PgClient.use((client) => PgOperations.Schemas.withWhizbangTables(client)).pipe(
       Effect.map((rows) => rows.map((r) => r.schema)),
       Effect.orElseSucceed(() => undefined)
     )

@@ -1,5 +1,5 @@
-// Runs an operation's SQL: Postgres errors become the CLI's DatabaseFailure.
-import { PgClient, type PostgresError } from "@whizbang/postgres"
+// Runs a `PgOperations` operation on the client in context: Postgres errors become the CLI's DatabaseFailure.
+import { PgClient, type PgOperations, type PostgresError } from "@whizbang/postgres"
 import { Effect } from "effect"
 import { databaseFailure, type OperationError } from "../OperationError.js"
 
@@ -7,7 +7,9 @@ export const orFailure = <A, R>(
   effect: Effect.Effect<A, PostgresError.PostgresError | OperationError, R>
 ): Effect.Effect<A, OperationError, R> => Effect.catchTag(effect, "PostgresError", (e) => Effect.fail(databaseFailure(e)))
 
-export const query = <Row extends object = Record<string, unknown>>(sql: string, params?: ReadonlyArray<unknown>) =>
-  orFailure(PgClient.query<Row>(sql, params))
+export const run = <Request, A>(
+  operation: PgOperations.Operation<Request, A>,
+  ...request: [Request] extends [undefined] ? [] : [request: Request]
+): Effect.Effect<A, OperationError, PgClient.PgClient> => orFailure(PgClient.PgClient.use((client) => operation(client, ...request)))
 
-export const iso = (value: unknown): string | null => (value === null || value === undefined ? null : new Date(value as Date).toISOString())
+export const iso = (value: Date | null): string | null => (value === null ? null : value.toISOString())

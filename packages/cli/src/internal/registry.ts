@@ -2,11 +2,10 @@
 // one registered version and checks event types against those it handles, so an operation on a misspelled name or
 // type is refused before anything is written.
 import { Perspective } from "@whizbang/core"
-import type { PgClient } from "@whizbang/postgres"
+import { type PgClient, PgOperations } from "@whizbang/postgres"
 import { Effect } from "effect"
 import { invalidInput, NotFound, OperationError } from "../OperationError.js"
-import * as Sql from "../sql/registry.js"
-import { query } from "./database.js"
+import { run } from "./database.js"
 
 export interface Registered {
   /** The version's key: the base name for version 1, `<base>__v<N>` after. */
@@ -19,22 +18,10 @@ export interface Registered {
 
 /** Every registered version; empty on a schema without the registry. */
 export const load: Effect.Effect<ReadonlyArray<Registered>, OperationError, PgClient.PgClient> = Effect.gen(function* () {
-  const [registry] = yield* query<{ present: boolean }>(Sql.hasRegistry)
-  if (registry?.present !== true) return []
-  const rows = yield* query<{
-    perspective_name: string
-    base_name: string
-    version: number
-    state: Registered["state"]
-    event_types: Array<string>
-  }>(Sql.registered)
-  return rows.map((r) => ({
-    key: r.perspective_name,
-    baseName: r.base_name,
-    version: r.version,
-    state: r.state,
-    eventTypes: r.event_types
-  }))
+  const registry = yield* run(PgOperations.Registry.hasRegistry)
+  if (!registry.present) return []
+  const rows = yield* run(PgOperations.Registry.registered)
+  return rows.map((r) => ({ key: r.perspectiveName, baseName: r.baseName, version: r.version, state: r.state, eventTypes: r.eventTypes }))
 })
 
 /**

@@ -3,11 +3,31 @@ import type { PgPerspectiveVersions } from "@whizbang/postgres"
 import { Console, Duration, Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Versions from "../Versions.js"
-import { deadInstanceAfterFlag, output, root, withDatabase } from "./context.js"
+import { confirm, deadInstanceAfterFlag, output, root, withDatabase, yesFlag } from "./context.js"
 import { age, bar, count, table } from "./render.js"
 
-const stateText = (v: PgPerspectiveVersions.VersionInfo): string =>
-  v.state === "building" ? `building ${Math.floor(v.progress * 100)}%` : v.state
+const stateText = (v: PgPerspectiveVersions.VersionInfo): string => {
+  switch (v.state) {
+    case "building":
+      return v.caughtUp ? "caught up" : `building ${Math.floor(v.progress * 100)}%`
+    case "ready":
+      return v.handOverAbandoned ? "ready, resuming" : "ready, handing over"
+    default:
+      return v.state
+  }
+}
+
+/** Under the table: what a caught-up version waits for, and who finishes an abandoned hand-over. */
+const notes = (versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>): ReadonlyArray<string> =>
+  versions.flatMap((v) =>
+    v.caughtUp
+      ? [
+          `${v.perspectiveName} is caught up, waiting for a cutover: automatic unless its instances run with versions.autoCutover: false, then \`whizbang cutover ${v.baseName}\``
+        ]
+      : v.state === "ready" && v.handOverAbandoned
+        ? [`${v.perspectiveName}: its hand-over's owner stopped; the next build round of an instance that runs it finishes the hand-over`]
+        : []
+  )
 
 /** The replay of planned history: its average rate since it started and the time left at that rate. */
 const replayText = (v: PgPerspectiveVersions.VersionInfo): string =>
@@ -19,22 +39,25 @@ const replayText = (v: PgPerspectiveVersions.VersionInfo): string =>
 
 /** The versions table of `perspectives` and of `status`. */
 export const renderVersions = (versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>): string =>
-  table(
-    ["PERSPECTIVE", "BASE", "VERSION", "STATE", "PROGRESS", "STREAMS REPLAYED", "REPLAY", "PENDING", "LAG", "DEAD LETTERS", "RUNNER"],
-    versions.map((v) => [
-      v.perspectiveName,
-      v.baseName,
-      `v${v.version}`,
-      stateText(v),
-      v.state === "retired" ? "-" : bar(v.progress),
-      `${count(v.historyStreams - v.streamsToReplay)}/${count(v.historyStreams)}`,
-      replayText(v),
-      `${count(v.pendingEvents)} events`,
-      v.pendingEvents === 0 ? "-" : age(v.lagSeconds),
-      count(v.deadLetters),
-      v.state === "retired" ? "-" : v.hasRunner ? "running" : "no instance runs it"
-    ])
-  )
+  [
+    table(
+      ["PERSPECTIVE", "BASE", "VERSION", "STATE", "PROGRESS", "STREAMS REPLAYED", "REPLAY", "PENDING", "LAG", "DEAD LETTERS", "RUNNER"],
+      versions.map((v) => [
+        v.perspectiveName,
+        v.baseName,
+        `v${v.version}`,
+        stateText(v),
+        v.state === "retired" ? "-" : bar(v.progress),
+        `${count(v.historyStreams - v.streamsToReplay)}/${count(v.historyStreams)}`,
+        replayText(v),
+        `${count(v.pendingEvents)} events`,
+        v.pendingEvents === 0 ? "-" : age(v.lagSeconds),
+        count(v.deadLetters),
+        v.state === "retired" ? "-" : v.hasRunner ? "running" : "no instance runs it"
+      ])
+    ),
+    ...notes(versions)
+  ].join("\n")
 
 const frame = (versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>) =>
   `perspective versions — ${new Date().toISOString()}\n${renderVersions(versions)}`
@@ -87,7 +110,7 @@ const switchFlags = {
 const switched = (verb: string) => (r: PgPerspectiveVersions.CutoverResult) =>
   r.switched
     ? `${r.baseName}: ${verb} ${r.live}${r.replaced === undefined ? "" : ` (${r.replaced} now retiring)`} in ${r.millis} ms`
-    : `${r.baseName}: nothing to do, ${r.live} is live (no newer version building or ready)`
+    : `${r.baseName}: nothing to do, ${r.live} is live (no newer version to go to)`
 
 export const cutover = Command.make(
   "cutover",
@@ -123,4 +146,41 @@ export const rollback = Command.make("rollback", { perspective, ...switchFlags }
       yield* output(result, switched("rolled back to"))
     })
   )
-).pipe(Command.withDescription("Switch reads back to the version the last cutover replaced, while it is retiring."))
+).pipe(
+  Command.withDescription(
+    "Switch reads back to the older version the last cutover replaced, while it is retiring. Never forward: after a rollback, `cutover` goes back to the newer version."
+  )
+)
+
+export const retire = Command.make(
+  "retire",
+  {
+    perspective,
+    force: Flag.Boolean("force").pipe(Flag.withDescription("retire it even while live instances run it"), Flag.withDefault(false)),
+    deadInstanceAfter: deadInstanceAfterFlag,
+    yes: yesFlag
+  },
+  (args) =>
+    withDatabase(
+      Effect.gen(function* () {
+        yield* confirm(
+          `retire ${args.perspective}: appends stop routing its events to it and its pending work is dropped (its table and view stay)?`,
+          args.yes
+        )
+        const retired = yield* Versions.retire({
+          perspective: args.perspective,
+          force: args.force,
+          deadInstanceAfter: Duration.seconds(args.deadInstanceAfter)
+        })
+        yield* output(retired, (rs) =>
+          rs.length === 0
+            ? `${args.perspective}: already retired, nothing to do`
+            : rs.map((r) => `retired ${r.perspectiveName} (${count(r.dropped)} pending work row(s) dropped)`).join("\n")
+        )
+      })
+    )
+).pipe(
+  Command.withDescription(
+    "Retire a perspective removed from the code (a version's key, or a base name for all its versions): appends stop routing to it and its pending work is dropped; asks for confirmation."
+  )
+)

@@ -28,11 +28,7 @@ const claimOnce = (ctx: WorkerContext) =>
             streams.prefetch(ids, pending)
             return ids
           })
-    ).pipe(
-      Effect.catchCause((cause) =>
-        Effect.as(Effect.logWarning("claiming work failed; retrying on the next poll", cause), [] as ReadonlyArray<string>)
-      )
-    )
+    ).pipe((claim) => ctx.logs.claim.guard(claim, [] as ReadonlyArray<string>))
     const previous = yield* SubscriptionRef.get(progress)
     const next = verdict(previous, streams.pollOutcome(claimed), options.idleThresholdPolls)
     // Lifecycles whose last perspective completed outside a cycle's own check (a dead letter, a crash) are

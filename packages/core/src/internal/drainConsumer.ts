@@ -22,15 +22,15 @@ const appliedIn = (result: CycleResult) => result.processed.reduce((n, g) => n +
 const withLeaseRenewal = <A, E>(ctx: WorkerContext, streamIds: ReadonlyArray<string>, cycle: Effect.Effect<A, E>): Effect.Effect<A, E> => {
   const { coordinator, instanceId } = ctx.deps
   const renewEvery = Duration.millis(Math.max(1, Math.floor((ctx.leaseSeconds * 1000) / 3)))
-  const renew = coordinator.renewStreamLeases({ instanceId, streamIds, leaseSeconds: ctx.leaseSeconds }).pipe(
-    Effect.tap((held) =>
+  const renew = ctx.logs.lease.guard(
+    Effect.tap(coordinator.renewStreamLeases({ instanceId, streamIds, leaseSeconds: ctx.leaseSeconds }), (held) =>
       held.length < streamIds.length
         ? Effect.logWarning(
             `lost the lease on ${streamIds.length - held.length} stream(s) during a long cycle; their work is redone by the new owner`
           )
         : Effect.void
     ),
-    Effect.catchCause((cause) => Effect.logWarning("renewing stream leases failed; retrying", cause))
+    undefined
   )
   return Effect.scoped(Effect.andThen(Effect.forkScoped(Effect.forever(Effect.delay(renew, renewEvery))), cycle))
 }
@@ -45,9 +45,7 @@ const afterResult = (ctx: WorkerContext, batch: ReadonlyArray<string>, result: C
     )
     yield* Effect.forEach(result.processed, (group) => runHook(hooks.onPerspectiveEventProcessed, group), { discard: true })
     yield* Effect.forEach(result.failures, (failure) => runHook(hooks.onPerspectiveEventFailed, failure), { discard: true })
-    yield* afterCycle(ctx.lifecycle, result.processed, []).pipe(
-      Effect.catchCause((cause) => Effect.logWarning("lifecycle stages failed; they are retried when the worker is idle", cause))
-    )
+    yield* ctx.logs.stages.guard(afterCycle(ctx.lifecycle, result.processed, []), undefined)
     yield* runHook(hooks.onBatchCycleComplete, {
       streams: batch.length,
       eventsApplied,
@@ -80,12 +78,11 @@ const processStreams = (
     }
     // Whatever is left is claimed again by the next poll; ask for it now.
     if (batch.length > 0) yield* Queue.offer(ctx.wake, undefined)
+    return true
   }).pipe(
-    Effect.catchCause((cause) =>
-      Effect.logWarning("perspective cycle failed; its work will be delivered again", cause).pipe(
-        Effect.andThen(Queue.offer(ctx.wake, undefined))
-      )
-    )
+    // A failed cycle's work is delivered again: claim it again now.
+    (cycles) => ctx.logs.cycle.guard(cycles, false),
+    Effect.flatMap((done) => (done ? Effect.void : Effect.asVoid(Queue.offer(ctx.wake, undefined))))
   )
 
 /** One consumer, forever. */

@@ -4,6 +4,7 @@
  * `requestImmediatePoll` send the claim loop.
  */
 import { Effect, type Queue, type SubscriptionRef } from "effect"
+import type { OutageLog } from "../OutageLog.js"
 import type { CycleSummary, Hooks } from "../PerspectiveWorker.js"
 import type { LifecycleDeps } from "./lifecycle.js"
 import type { CycleDeps } from "./workerCycle.js"
@@ -22,6 +23,13 @@ export interface WorkerContext {
   /** The safety-net poll interval (the longer one when NOTIFY wake-ups are heard). */
   readonly pollMillis: number
   readonly leaseSeconds: number
+  /** Each loop logs a run of failures (a database outage) once, and once more when it recovers: see `OutageLog`. */
+  readonly logs: {
+    readonly claim: OutageLog
+    readonly lease: OutageLog
+    readonly cycle: OutageLog
+    readonly stages: OutageLog
+  }
 }
 
 /** Runs a hook, if set; a failing hook is logged and never stops the worker. */

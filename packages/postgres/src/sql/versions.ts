@@ -18,6 +18,9 @@ export const renameLegacyTable = (baseName: string) =>
 export const replaceView = (baseName: string, key: string) =>
   `CREATE OR REPLACE VIEW ${Identifier.quote(PerspectiveTable.served(baseName))} AS SELECT * FROM ${Identifier.quote(PerspectiveTable.ofVersion(key))}`
 
+/** Every registered version's key (an unknown perspective's refusal names them). */
+export const registeredKeys = `SELECT perspective_name FROM wh_perspective_versions ORDER BY base_name, version`
+
 /** Params: $1 base name. The versions of a base, row-locked (registration and state changes run one at a time). */
 export const versionsOfBase = `
 SELECT perspective_name, version, state, event_types, fingerprint FROM wh_perspective_versions WHERE base_name = $1::text
@@ -114,7 +117,9 @@ SELECT v.perspective_name, v.base_name, v.version, v.state, v.event_types, v.reg
          SELECT 1 FROM wh_service_instances i
          WHERE i.last_heartbeat_at > now() - make_interval(secs => $1::float8)
            AND (i.perspective_names IS NULL OR v.perspective_name = ANY(i.perspective_names))
-       ) AS has_runner
+       ) AS has_runner,
+       CASE WHEN v.state = 'ready' THEN v.handover_until END AS handover_until,
+       v.state = 'ready' AND (v.handover_until IS NULL OR v.handover_until <= now()) AS handover_abandoned
 FROM wh_perspective_versions v
 CROSS JOIN LATERAL (SELECT count(*)::int AS planned FROM wh_perspective_backfill b WHERE b.perspective_name = v.perspective_name) p
 ORDER BY v.base_name, v.version`
@@ -141,12 +146,6 @@ export const listVersionsForBuild = listing(
   `CASE WHEN ${building} THEN (${pendingOf}) ELSE (SELECT count(*) FROM (SELECT 1 ${pendingRows} LIMIT $2::int) c) END`,
   `CASE WHEN ${building} THEN ${oldestOf} END`
 )
-
-/** Params: $1 key, $2 new state. */
-export const setState = `
-UPDATE wh_perspective_versions SET state = $2::text, state_changed_at = now(),
-  retire_after = CASE WHEN $2::text = 'retiring' THEN retire_after ELSE NULL END
-WHERE perspective_name = $1::text`
 
 /** Params: $1 key, $2 grace seconds. */
 export const setRetiring = `
@@ -186,3 +185,39 @@ FROM due d`
  * ANALYZE takes no lock that blocks reads or writes; a role that does not own the tables gets a warning, not an error.
  */
 export const analyzeBuildTables = "ANALYZE wh_perspective_events, wh_perspective_backfill"
+
+/**
+ * Retires versions by hand (a perspective removed from the code): no longer routed, their pending work and planned
+ * history dropped, in one statement. Run after {@link lockAppends}, so no append in flight routes to them after it.
+ * A bare `wh_processed` notification wakes read-your-writes waits that counted on them. Params: $1 keys. Returns
+ * each retired key with the rows dropped.
+ */
+export const retireVersions = `
+WITH retired AS (
+  UPDATE wh_perspective_versions SET state = 'retired', state_changed_at = now(), retire_after = NULL
+  WHERE perspective_name = ANY($1::text[]) AND state <> 'retired'
+  RETURNING perspective_name
+),
+dropped AS (
+  DELETE FROM wh_perspective_events pe USING retired r WHERE pe.perspective_name = r.perspective_name RETURNING pe.perspective_name
+),
+unplanned AS (
+  DELETE FROM wh_perspective_backfill b USING retired r WHERE b.perspective_name = r.perspective_name RETURNING b.perspective_name
+)
+SELECT r.perspective_name,
+       (SELECT count(*) FROM dropped d WHERE d.perspective_name = r.perspective_name)::int AS dropped,
+       (SELECT count(*) FROM unplanned u WHERE u.perspective_name = r.perspective_name)::int AS unplanned,
+       pg_notify('wh_processed', current_schema()) IS NULL AS notified
+FROM retired r ORDER BY r.perspective_name`
+
+/**
+ * Live instances (heartbeat newer than $2 seconds) that run each key: those that list it, and those that list no
+ * perspectives (they run every one). Params: $1 keys, $2 seconds.
+ */
+export const liveRunners = `
+SELECT k.name AS perspective_name, count(i.instance_id)::int AS instances
+FROM unnest($1::text[]) AS k(name)
+LEFT JOIN wh_service_instances i
+  ON i.last_heartbeat_at > now() - make_interval(secs => $2::float8)
+ AND (i.perspective_names IS NULL OR k.name = ANY(i.perspective_names))
+GROUP BY k.name`

@@ -4,19 +4,12 @@
  * the snapshot interval (a snapshot at each full chunk), then write model, snapshots and covered work rows.
  */
 import type { EventRegistry, PerspectiveRunner } from "@whizbang/core"
-import { type PgClient, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { type PgClient, PgOperations, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
 import { Effect, Option } from "effect"
-import * as Rebuild from "../sql/rebuild.js"
 import { RebuildFailed } from "../StreamLockError.js"
 
-interface EventRow {
-  readonly event_id: string
-  readonly event_type: string
-  readonly payload: unknown
-  readonly metadata: unknown
-  readonly scope: unknown
-  readonly stream_version: number
-}
+const Replays = PgOperations.Replays
+type EventRow = PgOperations.Replays.EventRow
 
 export interface Fold {
   readonly model: unknown
@@ -44,20 +37,20 @@ export const fold = (input: FoldInput): Effect.Effect<Fold, RebuildFailed | Post
     const failed = (reason: string, cause?: unknown) =>
       new RebuildFailed({ operation: input.operation, streamId, perspectiveName, reason, ...(cause === undefined ? {} : { cause }) })
     const after = Option.match(input.start, { onNone: () => null, onSome: (s) => s.eventId })
-    const rows = yield* client.query<EventRow>(Rebuild.readEvents, [streamId, runner.eventTypes, after, perspectiveName])
+    const rows = yield* Replays.readEvents(client, { streamId, eventTypes: runner.eventTypes, afterEventId: after, perspectiveName })
     let model: unknown = Option.match(input.start, { onNone: () => undefined, onSome: (s) => s.data })
     let action: Fold["action"] = "none"
     const snapshots: Array<PgPerspectiveSnapshots.Snapshot> = []
     for (let from = 0; from < rows.length; from += input.every) {
       const chunk = rows.slice(from, from + input.every)
       const envelopes = yield* Effect.forEach(chunk, (row) =>
-        input.events.decode(row.event_type, row.payload, row.event_id).pipe(
-          Effect.mapError((e) => failed(`event ${row.event_id} does not decode: ${e.message}`, e)),
+        input.events.decode(row.eventType, row.payload, row.eventId).pipe(
+          Effect.mapError((e) => failed(`event ${row.eventId} does not decode: ${e.message}`, e)),
           Effect.map((payload) => ({
-            eventId: row.event_id,
+            eventId: row.eventId,
             streamId,
-            streamVersion: row.stream_version,
-            eventType: row.event_type,
+            streamVersion: row.streamVersion,
+            eventType: row.eventType,
             payload,
             metadata: row.metadata ?? {},
             scope: row.scope ?? {}
@@ -68,9 +61,9 @@ export const fold = (input: FoldInput): Effect.Effect<Fold, RebuildFailed | Post
       if (outcome.failure !== undefined) return yield* failed(outcome.failure.message, outcome.failure)
       model = outcome.model
       action = outcome.action
-      if (chunk.length === input.every) snapshots.push({ streamId, perspectiveName, eventId: chunk.at(-1)!.event_id, data: model })
+      if (chunk.length === input.every) snapshots.push({ streamId, perspectiveName, eventId: chunk.at(-1)!.eventId, data: model })
     }
-    return { model, action, last: rows.at(-1), eventIds: rows.map((r) => r.event_id), snapshots }
+    return { model, action, last: rows.at(-1), eventIds: rows.map((r) => r.eventId), snapshots }
   })
 
 /**
@@ -87,21 +80,22 @@ export const commit = (
   versionIncrement?: number
 ): Effect.Effect<number, PostgresError.PostgresError> =>
   Effect.gen(function* () {
-    const covered = yield* client.query(Rebuild.deleteCoveredWork, [streamId, perspectiveName, result.eventIds])
+    const covered = yield* Replays.deleteCoveredWork(client, { streamId, perspectiveName, eventIds: result.eventIds })
     const last = result.last
     if (last !== undefined) {
       if (result.action === "none") {
-        yield* client.query(Rebuild.upsertModel(perspectiveName), [
+        yield* Replays.upsertModel(client, {
+          perspectiveName,
           streamId,
-          JSON.stringify(result.model),
-          JSON.stringify({ ...((last.metadata as object | null) ?? {}), eventId: last.event_id, eventType: last.event_type }),
-          JSON.stringify(last.scope ?? {}),
-          versionIncrement ?? covered.length
-        ])
+          data: JSON.stringify(result.model),
+          metadata: JSON.stringify({ ...((last.metadata as object | null) ?? {}), eventId: last.eventId, eventType: last.eventType }),
+          scope: JSON.stringify(last.scope ?? {}),
+          newlyApplied: versionIncrement ?? covered
+        })
       } else {
-        yield* client.query(Rebuild.deleteModel(perspectiveName), [streamId])
+        yield* Replays.deleteModel(client, { perspectiveName, streamId })
       }
     }
     yield* PgPerspectiveSnapshots.write(client, result.snapshots, keep)
-    return covered.length
+    return covered
   })

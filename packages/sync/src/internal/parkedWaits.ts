@@ -6,7 +6,8 @@
  *   whose event is named is settled at once, without a query; the others are not woken at all.
  * - **By a sweep**: a notification without detail (a dead letter, a reconnect, a completion that removed no work row)
  *   wakes one sweeper fiber, which asks the database about every parked event in one query per perspective and
- *   completes only the waits that query settles (processed or dead-lettered). Signals during a sweep are folded
+ *   completes only the waits that query settles (processed, dead-lettered, or held by a failing event: a failure
+ *   notifies without detail too). Signals during a sweep are folded
  *   into the next one. So N parked waits and M notifications cost at most about M queries, never N × M wake-ups.
  *
  * - **Perspective versions**: a payload names keys (`balance__v2`), a wait is for every serving version of its base
@@ -24,6 +25,7 @@
  */
 import { Perspective } from "@whizbang/core"
 import { Deferred, Effect, Exit, type Scope } from "effect"
+import type { HeldEvent } from "../SyncInquiryPort.js"
 import type { ChangeSignal, Processed } from "./processedListener.js"
 
 /** What settled a parked wait. @internal */
@@ -32,6 +34,8 @@ export interface Settled {
   readonly pendingEventIds: ReadonlyArray<string>
   /** Of the wait's ids, those dead-lettered. */
   readonly deadLetteredEventIds: ReadonlyArray<string>
+  /** Of the wait's pending ids, those held by a failing event (absent: none). */
+  readonly failing?: ReadonlyArray<HeldEvent> | undefined
   /** The change counter the answer is as fresh as: park again with it, so a later signal is not lost. */
   readonly generation: number
 }
@@ -40,7 +44,14 @@ export interface Settled {
 export type Classify = (
   perspectiveName: string,
   eventIds: ReadonlyArray<string>
-) => Effect.Effect<{ readonly pending: ReadonlyArray<string>; readonly deadLettered: ReadonlyArray<string> }, unknown>
+) => Effect.Effect<
+  {
+    readonly pending: ReadonlyArray<string>
+    readonly deadLettered: ReadonlyArray<string>
+    readonly failing?: ReadonlyArray<HeldEvent> | undefined
+  },
+  unknown
+>
 
 /** Whether a payload naming `key` settles waits for `baseName` without a query. @internal */
 export type FastPath = (baseName: string, key: string) => boolean
@@ -219,7 +230,7 @@ export class ParkedWaits {
     this.unpark(entry)
     Deferred.doneUnsafe(
       entry.done,
-      Exit.succeed({
+      Exit.succeed<Settled>({
         pendingEventIds: entry.eventIds.filter((id) => !processed.has(id)),
         deadLetteredEventIds: [],
         generation: entry.generation
@@ -239,18 +250,24 @@ export class ParkedWaits {
       byPerspective,
       ([perspectiveName, entries]) =>
         this.classify(perspectiveName, [...new Set(entries.flatMap((e) => e.eventIds))]).pipe(
-          Effect.map(({ pending, deadLettered }) => {
+          Effect.map(({ deadLettered, failing, pending }) => {
             const pendingSet = new Set(pending)
             const deadSet = new Set(deadLettered)
+            const held = new Map((failing ?? []).map((h) => [h.eventId, h]))
             for (const entry of entries) {
               const stillPending = entry.eventIds.filter((id) => pendingSet.has(id))
-              if (stillPending.length === entry.eventIds.length) continue
+              const failingHere = entry.eventIds.flatMap((id) => {
+                const h = held.get(id)
+                return h === undefined ? [] : [h]
+              })
+              if (stillPending.length === entry.eventIds.length && failingHere.length === 0) continue
               this.unpark(entry)
               Deferred.doneUnsafe(
                 entry.done,
-                Exit.succeed({
+                Exit.succeed<Settled>({
                   pendingEventIds: stillPending,
                   deadLetteredEventIds: entry.eventIds.filter((id) => deadSet.has(id)),
+                  ...(failingHere.length === 0 ? {} : { failing: failingHere }),
                   generation
                 })
               )

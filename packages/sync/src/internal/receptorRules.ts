@@ -11,6 +11,7 @@ import * as SyncContext from "../SyncContext.js"
 import {
   type InlineStageSyncError,
   PerspectiveSyncDeadLetteredError,
+  PerspectiveSyncFailingError,
   PerspectiveSyncTimeoutError,
   type SyncArgumentError
 } from "../SyncError.js"
@@ -54,14 +55,17 @@ export const awaitsIncomingEvent = (declaration: Receptor.AwaitPerspectiveSync, 
 
 /**
  * The context the handler sees with several declarations: the least successful first (a dead letter, then a
- * timeout), else the first one.
+ * failing event, then a timeout), else the first one.
  *
  * @category rules
  * @since 0.1.0
  */
 export const worst = (contexts: ReadonlyArray<SyncContext.SyncContext>): Option.Option<SyncContext.SyncContext> =>
-  Option.orElse(Option.fromUndefinedOr(contexts.find((c) => c.outcome === "DeadLettered") ?? contexts.find(SyncContext.isTimedOut)), () =>
-    Option.fromUndefinedOr(contexts[0])
+  Option.orElse(
+    Option.fromUndefinedOr(
+      contexts.find(SyncContext.isDeadLettered) ?? contexts.find(SyncContext.isFailing) ?? contexts.find(SyncContext.isTimedOut)
+    ),
+    () => Option.fromUndefinedOr(contexts[0])
   )
 
 /**
@@ -70,7 +74,12 @@ export const worst = (contexts: ReadonlyArray<SyncContext.SyncContext>): Option.
  * @category models
  * @since 0.2.0
  */
-export type ReceptorSyncError = PerspectiveSyncTimeoutError | PerspectiveSyncDeadLetteredError | InlineStageSyncError | SyncArgumentError
+export type ReceptorSyncError =
+  | PerspectiveSyncTimeoutError
+  | PerspectiveSyncDeadLetteredError
+  | PerspectiveSyncFailingError
+  | InlineStageSyncError
+  | SyncArgumentError
 
 /**
  * Runs every declaration of `receptor` for an incoming event, in order; the contexts for its handler.
@@ -110,6 +119,15 @@ export const awaitWith = (
             receptor: receptor.name,
             perspectiveName: declaration.perspective,
             deadLettered: result.deadLettered
+          })
+        }
+        // Like a dead letter: the read model lacks an awaited event (until a retry succeeds), so the handler waits.
+        if (result._tag === "Failing") {
+          return yield* new PerspectiveSyncFailingError({
+            receptor: receptor.name,
+            perspectiveName: declaration.perspective,
+            failing: result.failing,
+            pending: result.pending
           })
         }
       }

@@ -24,11 +24,14 @@ import { EventId } from "@whizbang/core"
 import { Duration, Effect, Fiber } from "effect"
 import type { SyncEventTrackerShape } from "../SyncEventTracker.js"
 import type { PendingAnswer, SettledAnswer, SyncInquiryPortShape } from "../SyncInquiryPort.js"
+import type { FailingEvent } from "../SyncResult.js"
 
 /** @internal */
 export interface SettleState {
   readonly remaining: Set<string>
   readonly deadLettered: Set<string>
+  /** Still-pending ids held by a failing event (in retry backoff), with its failure: the wait ends at once. */
+  readonly failing: Map<string, FailingEvent>
   /** Ids the tracker reported pending at some check: its later "not pending" is a processed mark. */
   readonly seenLocal: Set<string>
   /** Set once an id ended by anything but the first database check (the tracker, a notification, a poll): the wait waited. */
@@ -39,6 +42,7 @@ export interface SettleState {
 export const makeState = (ids: Iterable<string>): SettleState => ({
   remaining: new Set(ids),
   deadLettered: new Set(),
+  failing: new Map(),
   seenLocal: new Set(),
   waited: false
 })
@@ -72,20 +76,34 @@ export const check = (
       else ask.push(id)
     }
     if (ask.length === 0) return local
-    const answer = yield* port.pendingEventIds(perspectiveName, ask)
-    const pending = new Set(answer.pendingEventIds)
-    for (const id of answer.deadLetteredEventIds ?? []) if (state.remaining.has(id)) state.deadLettered.add(id)
-    for (const id of ask) if (!pending.has(id)) state.remaining.delete(id)
+    record(state, ask, yield* port.pendingEventIds(perspectiveName, ask))
     return local.filter((id) => state.remaining.has(id))
   })
+
+/** Applies a database answer about `asked` to `state`: dead letters and failures noted, settled ids removed. */
+const record = (state: SettleState, asked: Iterable<string>, answer: PendingAnswer): void => {
+  const pending = new Set(answer.pendingEventIds)
+  for (const id of answer.deadLetteredEventIds ?? []) if (state.remaining.has(id)) state.deadLettered.add(id)
+  for (const held of answer.failing ?? []) if (state.remaining.has(held.eventId)) state.failing.set(held.eventId, held.failing)
+  for (const id of asked) if (!pending.has(id)) state.remaining.delete(id)
+}
+
+/**
+ * Whether the wait ends before everything is processed: an awaited event dead-lettered (it will never be applied)
+ * or held by a failing event (it waits for a retry that may take minutes).
+ *
+ * @internal
+ */
+export const endsAtOnce = (state: SettleState): boolean => state.deadLettered.size > 0 || state.failing.size > 0
 
 /** Whether a tracker mark ends the wait without the database (see the module overview). */
 const trustsMarks = (port: SyncInquiryPortShape, perspectiveName: string): boolean =>
   port.authoritative !== true || (port.trustsTrackerMarks?.(perspectiveName) ?? true)
 
 /**
- * Waits (no timeout of its own) until `state.remaining` is empty or an event was dead-lettered: true; false when the tracker dropped a
- * tracked event it was waiting for (stale cleanup, unregistered) and no authoritative port can tell.
+ * Waits (no timeout of its own) until `state.remaining` is empty or `ends(state)` (an event dead-lettered or
+ * failing): true; false when the tracker dropped a tracked event it was waiting for (stale cleanup, unregistered)
+ * and no authoritative port can tell.
  *
  * @internal
  */
@@ -96,7 +114,7 @@ export const settle = (
   state: SettleState,
   firstLocal: ReadonlyArray<string>,
   pollInterval: Duration.Input,
-  endsAtOnce: (state: SettleState) => boolean = (s) => s.deadLettered.size > 0,
+  ends: (state: SettleState) => boolean = endsAtOnce,
   /** The change counter read before the check that produced `firstLocal` (so a signal since then is not lost). */
   firstGeneration?: number,
   /**
@@ -113,8 +131,9 @@ export const settle = (
     // Forked, so a tracker mark that wins a round does not cancel it: the mark is trusted only after this answer.
     const firstAnswer =
       unasked.length === 0 ? undefined : yield* Effect.forkChild(port.pendingEventIds(perspectiveName, unasked), { startImmediately: true })
-    // A dead-lettered awaited event ends the wait at once: it will never be applied, so waiting longer cannot help.
-    while (state.remaining.size > 0 && !endsAtOnce(state)) {
+    // A dead-lettered awaited event ends the wait at once: it will never be applied, so waiting longer cannot help;
+    // so does a failing one: a read-your-writes read wants the answer now, not after the retries.
+    while (state.remaining.size > 0 && !ends(state)) {
       const trackerWait =
         local.length === 0
           ? Effect.never
@@ -133,9 +152,7 @@ export const settle = (
       const woke = yield* Effect.raceAll([trackerWait, changed, Effect.as(Effect.sleep(pollInterval), { _tag: "poll" } as const)])
       const before = state.remaining.size
       if (woke._tag === "asked") {
-        const pending = new Set(woke.answer.pendingEventIds)
-        for (const id of woke.answer.deadLetteredEventIds ?? []) if (state.remaining.has(id)) state.deadLettered.add(id)
-        for (const id of unasked) if (!pending.has(id)) state.remaining.delete(id)
+        record(state, unasked, woke.answer)
         // Marks the tracker made while the answer was on its way count now (if the port trusts them).
         if (trustsMarks(port, perspectiveName)) {
           for (const id of unasked) {
@@ -155,9 +172,7 @@ export const settle = (
       }
       if (woke._tag === "settled") {
         // The notification (or the sweep's query) answered for every id it was given: apply it, no further check.
-        const pending = new Set(woke.answer.pendingEventIds)
-        for (const id of woke.answer.deadLetteredEventIds) if (state.remaining.has(id)) state.deadLettered.add(id)
-        for (const id of woke.asked) if (!pending.has(id)) state.remaining.delete(id)
+        record(state, woke.asked, woke.answer)
         generation = woke.answer.generation
         local = local.filter((id) => state.remaining.has(id))
         unasked = unasked.filter((id) => state.remaining.has(id))

@@ -108,6 +108,15 @@ export const checkPerspective = (port: SyncInquiryPortShape, perspectiveName: un
         new SyncArgumentError({ reason: { _tag: "UnknownPerspective", perspectiveName, known: [...(port.perspectives?.keys() ?? [])] } })
       )
 
+/** The failing events holding the wait's still-pending ids, each once. */
+const failingEvents = (state: Settle.SettleState): ReadonlyArray<SyncResult.FailingEvent> => {
+  const byEvent = new Map<string, SyncResult.FailingEvent>()
+  for (const [id, failing] of state.failing) {
+    if (state.remaining.has(id)) byEvent.set(`${failing.perspectiveName}\t${failing.eventId}`, failing)
+  }
+  return [...byEvent.values()]
+}
+
 /** @internal */
 export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape, pollInterval: Duration.Input) => {
   const awaitIds = (request: WaitRequest): Effect.Effect<SyncResult.SyncResult> =>
@@ -123,8 +132,9 @@ export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape,
       const local = yield* Settle.check(tracker, port, request.perspectiveName, state, false)
       const firstAsk = port.authoritative === true ? local : []
       const discovered = request.discovered
+      // A failing event ends the wait whether asked for or discovered: it holds its stream until a retry succeeds.
       const endsAtOnce = (s: Settle.SettleState) =>
-        discovered === undefined ? s.deadLettered.size > 0 : [...s.deadLettered].some((id) => !discovered.has(id))
+        s.failing.size > 0 || (discovered === undefined ? s.deadLettered.size > 0 : [...s.deadLettered].some((id) => !discovered.has(id)))
       const settled =
         state.remaining.size === 0 || endsAtOnce(state)
           ? true
@@ -149,6 +159,9 @@ export const make = (tracker: SyncEventTrackerShape, port: SyncInquiryPortShape,
           : {})
       }
       if (nothingPending) return SyncResult.NoPendingEvents(fields)
+      // Failing first: its fields also name any dead letter, so nothing is lost.
+      const failing = failingEvents(state)
+      if (failing.length > 0 && state.remaining.size > 0) return SyncResult.Failing({ ...fields, failing })
       if (!settled) return SyncResult.TimedOut(fields)
       return state.deadLettered.size > 0 ? SyncResult.DeadLettered(fields) : SyncResult.Synced(fields)
     })

@@ -1,0 +1,108 @@
+/**
+ * The statements Whizbang's other packages run against its `wh_` tables, as typed operations: each pairs one
+ * statement with its request type and the schema of its rows, which are decoded, never asserted. The stream
+ * locker (`@whizbang/stream-locker`) and the operator's CLI (`@whizbang/cli`) call these and hold no SQL of their
+ * own, so a table's columns are named in one package (and spelled once, in an internal registry the drizzle
+ * schema is checked against).
+ *
+ * **When to use**: tooling of your own that needs what `whizbang` CLI commands do (an admin UI listing dead
+ * letters, a script force-releasing locks) without shelling out; an app's code reads its read models through
+ * lenses instead.
+ *
+ * ```ts
+ * const client = yield* PgClient.PgClient
+ * const letters = yield* PgOperations.DeadLetters.list(client, { perspectiveName: null, limit: 100 })
+ * ```
+ *
+ * **Gotchas**
+ * - An operation runs on the client given: inside `client.withTransaction(...)` it runs on the transaction.
+ * - A row that does not decode (a schema of another release) fails with a `PostgresError` whose reason is
+ *   `UnexpectedRow`, naming the operation.
+ * - These are database-level steps, not workflows: `PgOperations.Rebuilds` deletes and re-enqueues, but the
+ *   checks (the version registered and live, the event types handled) are the CLI's `Rewind.rebuild`.
+ *
+ * @since 0.5.0
+ */
+
+/**
+ * @category models
+ * @since 0.5.0
+ */
+export type { Operation } from "./internal/operation.js"
+
+/**
+ * Acquire, renew, release and fence stream locks; force-release them.
+ *
+ * @since 0.5.0
+ */
+export * as StreamLocks from "./sql/streamLocks.js"
+
+/**
+ * Cursors flagged RewindRequired: the debounce, the start-up scan, the trigger, the completion; flagging.
+ *
+ * @since 0.5.0
+ */
+export * as Rewinds from "./sql/rewinds.js"
+
+/**
+ * One stream's replay for one perspective: its events, the covered work, the model row.
+ *
+ * @since 0.5.0
+ */
+export * as Replays from "./sql/replays.js"
+
+/**
+ * A new perspective's history: the streams, the locked placeholder cursor.
+ *
+ * @since 0.5.0
+ */
+export * as Bootstraps from "./sql/bootstraps.js"
+
+/**
+ * One (stream, perspective)'s cursor, purged.
+ *
+ * @since 0.5.0
+ */
+export * as Purges from "./sql/purges.js"
+
+/**
+ * An in-place rebuild of a perspective version, batch by batch.
+ *
+ * @since 0.5.0
+ */
+export * as Rebuilds from "./sql/rebuilds.js"
+
+/**
+ * Dead letters: list, show, retry, discard.
+ *
+ * @since 0.5.0
+ */
+export * as DeadLetters from "./sql/deadLetters.js"
+
+/**
+ * Cursors flagged Failed, where each is stopped.
+ *
+ * @since 0.5.0
+ */
+export * as FailedCursors from "./sql/failedCursors.js"
+
+/**
+ * Pending work by perspective, and its removal.
+ *
+ * @since 0.5.0
+ */
+export * as Work from "./sql/work.js"
+
+/**
+ * The perspective versions registry as an operator reads it.
+ *
+ * @since 0.5.0
+ */
+export * as Registry from "./sql/registry.js"
+
+/**
+ * The schemas of the database that hold Whizbang tables.
+ *
+ * @since 0.5.0
+ */
+export * as Schemas from "./sql/schemas.js"
