@@ -33,9 +33,10 @@ const plannedEvents = Effect.map(
 
 /** v2's history as registered. */
 const history = Effect.map(
-  sql<{ streams: number; events: string }>("SELECT backfill_streams AS streams, backfill_events AS events FROM wh_perspective_versions WHERE perspective_name = $1", [
-    key
-  ]),
+  sql<{ streams: number; events: string }>(
+    "SELECT backfill_streams AS streams, backfill_events AS events FROM wh_perspective_versions WHERE perspective_name = $1",
+    [key]
+  ),
   (rows) => ({ streams: rows[0]?.streams ?? 0, events: Number(rows[0]?.events ?? 0) })
 )
 
@@ -181,7 +182,9 @@ describe("history replay through the front door", () => {
             history: yield* history,
             v2: yield* Writer.mismatches("balance__v2"),
             misapplied: yield* misapplied,
-            cursors: (yield* sql<{ n: number }>("SELECT count(*)::int AS n FROM wh_perspective_cursors WHERE perspective_name = $1", [key]))[0]!.n
+            cursors: (yield* sql<{ n: number }>("SELECT count(*)::int AS n FROM wh_perspective_cursors WHERE perspective_name = $1", [
+              key
+            ]))[0]!.n
           }
         }).pipe(Effect.provide(Writer.layer(url, schema)))
         console.log(
@@ -199,34 +202,36 @@ describe("history replay through the front door", () => {
     180_000
   )
 
-  it.live("two builders replaying at once, two replayers each: no stream written twice, together exactly the history", () =>
-    Effect.gen(function* () {
-      const { url } = yield* TestDatabase.TestDatabase
-      const schema = "replay_fence"
-      const result = yield* Effect.gen(function* () {
-        yield* Writer.appendConcurrently({ streamIds: Writer.streams(600), appenders: 10, perAppender: 600, batch: 10 })
-        const versions = { replayChunkEvents: 20, replayConcurrency: 2, autoCutover: false }
-        const a = yield* Replayers.start({ url, schema, role: "builder", versions })
-        const b = yield* Replayers.start({ url, schema, role: "builder", versions })
-        yield* until(registered, "v2 registered")
-        yield* until(
-          Effect.map(planned, (n) => n === 0),
-          "v2's history replayed"
-        )
-        return {
-          a: (yield* a.stats)[key]!,
-          b: (yield* b.stats)[key]!,
-          history: yield* history,
-          v2: yield* Writer.mismatches("balance__v2"),
-          misapplied: yield* misapplied
-        }
-      }).pipe(Effect.provide(Writer.layer(url, schema)))
-      console.log(`replay fencing: builder a replayed ${result.a}, b ${result.b} of ${result.history.events} events`)
-      expect(result.a).toBeGreaterThan(0)
-      expect(result.b).toBeGreaterThan(0)
-      expect(result.a + result.b).toBe(result.history.events)
-      expect(result).toMatchObject({ v2: 0, misapplied: 0 })
-    }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
+  it.live(
+    "two builders replaying at once, two replayers each: no stream written twice, together exactly the history",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* TestDatabase.TestDatabase
+        const schema = "replay_fence"
+        const result = yield* Effect.gen(function* () {
+          yield* Writer.appendConcurrently({ streamIds: Writer.streams(600), appenders: 10, perAppender: 600, batch: 10 })
+          const versions = { replayChunkEvents: 20, replayConcurrency: 2, autoCutover: false }
+          const a = yield* Replayers.start({ url, schema, role: "builder", versions })
+          const b = yield* Replayers.start({ url, schema, role: "builder", versions })
+          yield* until(registered, "v2 registered")
+          yield* until(
+            Effect.map(planned, (n) => n === 0),
+            "v2's history replayed"
+          )
+          return {
+            a: (yield* a.stats)[key]!,
+            b: (yield* b.stats)[key]!,
+            history: yield* history,
+            v2: yield* Writer.mismatches("balance__v2"),
+            misapplied: yield* misapplied
+          }
+        }).pipe(Effect.provide(Writer.layer(url, schema)))
+        console.log(`replay fencing: builder a replayed ${result.a}, b ${result.b} of ${result.history.events} events`)
+        expect(result.a).toBeGreaterThan(0)
+        expect(result.b).toBeGreaterThan(0)
+        expect(result.a + result.b).toBe(result.history.events)
+        expect(result).toMatchObject({ v2: 0, misapplied: 0 })
+      }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
     120_000
   )
 })

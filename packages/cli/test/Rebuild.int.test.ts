@@ -152,7 +152,9 @@ describe("whizbang rebuild", () => {
           )
         ).toEqual([...customers].sort().map((c) => ({ stream_id: c, newest: true })))
         expect(
-          yield* sql("select backfill_streams, backfill_events::int, replay_started_at from wh_perspective_versions where perspective_name = 'customer_stats'")
+          yield* sql(
+            "select backfill_streams, backfill_events::int, replay_started_at from wh_perspective_versions where perspective_name = 'customer_stats'"
+          )
         ).toEqual([{ backfill_streams: 2, backfill_events: 6, replay_started_at: null }])
 
         // -t is checked, then narrows the rebuild to those types, as work rows.

@@ -104,7 +104,9 @@ describe("whizbang perspectives / cutover / rollback", () => {
         yield* sql(`delete from wh_perspective_backfill where perspective_name = 'balance__v2' and stream_id = $1`, [a])
         // Its replay started 10 s ago: half the history (1.5 of 3 events, by streams) in 10 s, so 1.5 events left at
         // 0.15 events/s, 10 s.
-        yield* sql(`update wh_perspective_versions set replay_started_at = now() - interval '10 seconds' where perspective_name = 'balance__v2'`)
+        yield* sql(
+          `update wh_perspective_versions set replay_started_at = now() - interval '10 seconds' where perspective_name = 'balance__v2'`
+        )
         const status = yield* run("status", "--json")
         expect(status.json().versions).toMatchObject([
           { perspectiveName: "balance", state: "live" },

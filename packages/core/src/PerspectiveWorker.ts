@@ -300,7 +300,9 @@ const makeContext = (config: Config) =>
       hooks: config.hooks ?? {},
       lifecycle,
       reconcileLifecycles: reconcileLog.guard(
-        Effect.asVoid(Effect.tap(completeLifecycles(lifecycle), (n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void))),
+        Effect.asVoid(
+          Effect.tap(completeLifecycles(lifecycle), (n) => (n > 0 ? Effect.logInfo(`fired ${n} orphaned lifecycle(s)`) : Effect.void))
+        ),
         undefined
       ),
       progress: yield* SubscriptionRef.make(initialProgress),

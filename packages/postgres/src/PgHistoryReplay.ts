@@ -239,8 +239,7 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
           yield* client.query(Sql.markStarted, [key])
           // The first chunk's size from the history as planned (events per stream); later ones from what they found.
           const [planned] = yield* client.query<ProgressRow>(Sql.progress, [[key]])
-          const perStream =
-            planned === undefined || planned.backfill_streams === 0 ? 1 : planned.backfill_events / planned.backfill_streams
+          const perStream = planned === undefined || planned.backfill_streams === 0 ? 1 : planned.backfill_events / planned.backfill_streams
           const each = yield* Effect.forEach(
             Array.from({ length: concurrency }, () => targets.get(key)!),
             (target) => replayer(target, perStream),
@@ -250,9 +249,7 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
         }
         // Nothing taken: none planned, or every planned stream held by other replayers (their chunks commit soon).
         return picked
-      }).pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logWarning("perspective history replay failed; retrying", cause), 0))
-      )
+      }).pipe(Effect.catchCause((cause) => Effect.as(Effect.logWarning("perspective history replay failed; retrying", cause), 0)))
 
       yield* Effect.forkScoped(
         Effect.gen(function* () {

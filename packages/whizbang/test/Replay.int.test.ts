@@ -4,7 +4,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
 import { Effect, Layer, Metric, Schema } from "effect"
-import { EventId, EventRegistry, EventStore, Perspective, PerspectiveWorker, PgClient, PgHealth, PgHistoryReplay, PgPerspectiveVersions, Whizbang } from "whizbang"
+import {
+  EventId,
+  EventRegistry,
+  EventStore,
+  Perspective,
+  PerspectiveWorker,
+  PgClient,
+  PgHealth,
+  PgHistoryReplay,
+  PgPerspectiveVersions,
+  Whizbang
+} from "whizbang"
 import * as Fixtures from "./fixtures.js"
 
 const events = EventRegistry.make([Fixtures.Deposited])
@@ -34,7 +45,10 @@ const replayed = (key: string) =>
   Effect.map(Metric.value(Metric.withAttributes(PgHistoryReplay.replayedEventsCounter, { perspective: key })), (s) => Number(s.count))
 
 const planned = (key: string) =>
-  Effect.map(sql<{ n: number }>("SELECT count(*)::int AS n FROM wh_perspective_backfill WHERE perspective_name = $1", [key]), (r) => r[0]!.n)
+  Effect.map(
+    sql<{ n: number }>("SELECT count(*)::int AS n FROM wh_perspective_backfill WHERE perspective_name = $1", [key]),
+    (r) => r[0]!.n
+  )
 
 /** Polls `check` every 10 ms until it holds; fails after 30 s. */
 const until = <E, R>(check: Effect.Effect<boolean, E, R>, what: string) =>
@@ -80,7 +94,7 @@ describe("history replay (Whizbang.layer)", () => {
             yield* until(
               Effect.map(
                 sql<{ dead: number; work: number }>(
-                `SELECT (SELECT count(*) FROM wh_dead_letters WHERE perspective_name = 'balance__v2')::int AS dead,
+                  `SELECT (SELECT count(*) FROM wh_dead_letters WHERE perspective_name = 'balance__v2')::int AS dead,
                         (SELECT count(*) FROM wh_perspective_events WHERE perspective_name = 'balance__v2')::int AS work`
                 ),
                 (r) => r[0]!.dead === 1 && r[0]!.work === 0
@@ -139,7 +153,9 @@ describe("history replay (Whizbang.layer)", () => {
               health: yield* PgHealth.check({ heartbeatMaxAge: null }),
               v2: (yield* PgPerspectiveVersions.list).find((v) => v.perspectiveName === "balance__v2")
             }
-          }).pipe(Effect.provide(Whizbang.layer(config(url, [Fixtures.balance, v2], { versions: { interval: "20 millis", replay: "off" } }))))
+          }).pipe(
+            Effect.provide(Whizbang.layer(config(url, [Fixtures.balance, v2], { versions: { interval: "20 millis", replay: "off" } })))
+          )
         )
         expect(serving.planned).toBe(2)
         expect((yield* replayed("balance__v2")) - before).toBe(0)
@@ -156,7 +172,9 @@ describe("history replay (Whizbang.layer)", () => {
               Effect.gen(function* () {
                 yield* PgPerspectiveVersions.awaitLive("balance__v2", { timeout: "30 seconds", interval: "10 millis" })
                 return yield* sql<{ total: number }>("SELECT (data->>'total')::int AS total FROM wh_per_balance ORDER BY 1")
-              }).pipe(Effect.provide(Whizbang.layer(config(url, [Fixtures.balance, v2], { versions: { interval: "20 millis", replay: "off" } }))))
+              }).pipe(
+                Effect.provide(Whizbang.layer(config(url, [Fixtures.balance, v2], { versions: { interval: "20 millis", replay: "off" } })))
+              )
             )
           }).pipe(Effect.provide(Whizbang.layerBuilder(config(url, [Fixtures.balance, v2]))))
         )
@@ -169,7 +187,7 @@ describe("history replay (Whizbang.layer)", () => {
   it.live("replay options are checked at start-up, naming the option; nothing connects", () =>
     Effect.gen(function* () {
       const url = "postgres://nobody@127.0.0.1:1/none"
-      const refused = (layer: Layer.Layer<unknown, unknown>) => Effect.flip(Effect.scoped(Layer.build(layer)))
+      const refused = <A, E>(layer: Layer.Layer<A, E>) => Effect.flip(Effect.scoped(Layer.build(layer)))
       const bad = (versions: Record<string, unknown>) =>
         refused(Whizbang.layer(config(url, [Fixtures.balance], { versions: versions as Whizbang.Config["versions"] })))
       const cases = [

@@ -5,7 +5,7 @@
 // on stdin with one JSON line: the history events this process replayed, by perspective key. Stops gracefully when
 // stdin ends.
 import { createInterface } from "node:readline"
-import { Effect, Layer, Metric } from "effect"
+import { Effect, Metric } from "effect"
 import { PerspectiveWorker, PgHistoryReplay, Whizbang } from "whizbang"
 import * as Domain from "./domain.js"
 import * as RunScript from "./runScript.js"
@@ -36,17 +36,20 @@ const main = Effect.gen(function* () {
     }
     process.stdout.write(`${JSON.stringify({ replayed })}\n`)
   })
-  const run = Effect.gen(function* () {
-    if (role === "serve") yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
-    createInterface({ input: process.stdin }).on("line", (line) => {
-      if (line === "stats") Effect.runFork(stats)
+  const serve = <R>(started: Effect.Effect<void, never, R>) =>
+    Effect.gen(function* () {
+      yield* started
+      createInterface({ input: process.stdin }).on("line", (line) => {
+        if (line === "stats") Effect.runFork(stats)
+      })
+      process.stdout.write("ready\n")
+      return yield* Effect.never
     })
-    process.stdout.write("ready\n")
-    return yield* Effect.never
-  })
   return yield* role === "builder"
-    ? run.pipe(Effect.provide(Whizbang.layerBuilder(config)))
-    : run.pipe(Effect.provide(Whizbang.layer(config) as Layer.Layer<PerspectiveWorker.PerspectiveWorker, unknown>))
+    ? serve(Effect.void).pipe(Effect.provide(Whizbang.layerBuilder(config)))
+    : serve(Effect.flatMap(PerspectiveWorker.PerspectiveWorker, (worker) => worker.awaitPolls(1))).pipe(
+        Effect.provide(Whizbang.layer(config))
+      )
 }).pipe(Effect.scoped)
 
 RunScript.run("acceptance replayer", main)

@@ -40,7 +40,8 @@ export const start = (options: Options): Effect.Effect<Replayer, Error, Scope.Sc
         if (line === "ready") Deferred.doneUnsafe(ready, Effect.void)
         else if (line.startsWith('{"replayed"')) {
           const next = waiting.shift()
-          if (next !== undefined) Deferred.doneUnsafe(next, Effect.succeed((JSON.parse(line) as { replayed: Record<string, number> }).replayed))
+          if (next !== undefined)
+            Deferred.doneUnsafe(next, Effect.succeed((JSON.parse(line) as { replayed: Record<string, number> }).replayed))
         } else if (process.env.DEBUG_REPLAYERS) console.log(`[${options.role}] ${line}`)
       },
       (code) => {

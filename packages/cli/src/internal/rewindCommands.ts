@@ -75,12 +75,10 @@ export const rebuild = Command.make(
           if (!json) yield* Console.error(describePlan(plan))
         } else yield* confirm(`${describePlan(plan)}. Continue?`, false)
         const result = yield* Rewind.rebuild({ ...options, onProgress: progress("rebuild", json) })
-        yield* output(
-          result,
-          (r) =>
-            r.planned === undefined
-              ? `rebuilding ${r.perspective}: ${count(r.streams)} stream(s) reset, ${count(r.enqueued)} event(s) re-enqueued`
-              : `rebuilding ${r.perspective}: ${count(r.streams)} stream(s) reset, ${count(r.planned)} event(s) planned for replay (whizbang perspectives shows its progress)`
+        yield* output(result, (r) =>
+          r.planned === undefined
+            ? `rebuilding ${r.perspective}: ${count(r.streams)} stream(s) reset, ${count(r.enqueued)} event(s) re-enqueued`
+            : `rebuilding ${r.perspective}: ${count(r.streams)} stream(s) reset, ${count(r.planned)} event(s) planned for replay (whizbang perspectives shows its progress)`
         )
       })
     )
