@@ -18,7 +18,8 @@
  *
  * **Live work first.** The replay runs on connections of its own, and before each chunk it looks at the oldest
  * pending live event (work that fires receptors, of the perspectives this instance runs): while it waited longer than
- * `liveLagTarget`, the replay pauses (up to a second at a time). `replay: "off"` keeps an instance out of replays
+ * `liveLagTarget`, the replay pauses, at most as long as its last chunk took (so it keeps at least half its pace
+ * when the lag has another cause, such as a machine short of CPU). `replay: "off"` keeps an instance out of replays
  * altogether; `Whizbang.layerBuilder` starts an instance that replays and runs no worker (a builder), so history can
  * be replayed on other machines while the serving instances only serve.
  *
@@ -54,7 +55,8 @@ export interface Options {
   /** Events per chunk (one transaction), about: the streams per chunk adapt to the history's events per stream. Default 5,000. */
   readonly replayChunkEvents?: number | undefined
   /**
-   * The replay pauses while the oldest pending live event has waited longer than this. Default 50 milliseconds.
+   * The replay pauses while the oldest pending live event has waited longer than this, at most as long as its last
+   * chunk took. Default 50 milliseconds.
    */
   readonly liveLagTarget?: Duration.Input | undefined
 }
