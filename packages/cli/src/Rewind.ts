@@ -4,10 +4,13 @@
  *
  * - `rewind` flags cursors RewindRequired with the stream's first event as the trigger; the worker's rewind
  *   machinery replays them under a stream lock.
- * - `rebuild` deletes the perspective's rows, cursors, snapshots and pending work of the streams and enqueues
- *   a work row for every event of the types it handles, which the ordinary pipeline applies from scratch. Leases
- *   on the streams are revoked in the same transaction, so an instance applying them right now cannot commit
- *   a model computed before the rebuild (its fencing fails and it retries).
+ * - `rebuild` deletes the perspective's rows, cursors, snapshots and pending work of the streams and plans their
+ *   history (`wh_perspective_backfill`) for the replay of the instances that run the perspective
+ *   (`PgHistoryReplay`: read in large ordered batches, folded in memory, written in bulk — the path of a new
+ *   version's history), which rebuilds them from scratch; a stream's later events wait for its replay. With `-t`
+ *   (some of the types only), every event of those types is enqueued as a work row instead, which the ordinary
+ *   pipeline applies. Leases on the streams are revoked in the same transaction, so an instance applying them right
+ *   now cannot commit a model computed before the rebuild (its fencing fails and it retries).
  *
  * A rebuild is **in place**: a repair of a read model whose code did not change (rows lost or damaged, a bug fixed
  * without a change of logic). Readers see each batch's rows missing until the workers re-apply them. A change of a
@@ -78,8 +81,10 @@ export interface Result {
   /** The perspective version acted on: its key (a base name given resolves to the live version's key). */
   readonly perspective: string
   readonly streams: number
-  /** Rebuild only: work rows enqueued. */
+  /** Rebuild only: work rows enqueued (a rebuild of some of the types, `eventTypes`). */
   readonly enqueued: number
+  /** Rebuild only: events planned for the replay (a rebuild of every type the perspective handles). */
+  readonly planned?: number | undefined
 }
 
 const nilUuid = "00000000-0000-0000-0000-000000000000"
@@ -157,8 +162,13 @@ export interface RebuildPlan {
   readonly streams: number
   /** Pending work rows dropped (those of the re-enqueued types come back among `events`). */
   readonly pendingWork: number
-  /** Events re-enqueued. */
+  /** Events rebuilt. */
   readonly events: number
+  /**
+   * How: `replay` (every type it handles: the history is planned for the replay of the instances that run it) or
+   * `work` (some of its types, `eventTypes`: a work row per event for the workers).
+   */
+  readonly via: "replay" | "work"
 }
 
 // Everything a rebuild needs, checked: the registered version, its types, its table, the partition count.
@@ -181,6 +191,8 @@ const prepare = (options: RebuildOptions) =>
       )
     }
     const types = yield* Registry.eventTypes(target, options.eventTypes ?? [], registered)
+    // The replay folds every type the perspective handles: a rebuild of some of them goes as work rows.
+    const via = types.length === target.eventTypes.length && target.eventTypes.every((t) => types.includes(t)) ? "replay" : "work"
     const perspective = target.key
     // The version's own table; for version 1 of a database no release with versions has started on yet, the
     // plain `wh_per_<name>` table it still has.
@@ -190,7 +202,7 @@ const prepare = (options: RebuildOptions) =>
     const legacyTable =
       !ownTable && Perspective.parseKey(perspective).version === 1 && (yield* run(Rebuilds.baseTableExists, { table: legacy })).present
     const table = ownTable ? own : legacyTable ? legacy : undefined
-    return { target, perspective, types, table, partitions, streamId }
+    return { target, perspective, types, table, partitions, streamId, via: via as "replay" | "work" }
   })
 
 /**
@@ -203,7 +215,7 @@ const prepare = (options: RebuildOptions) =>
  */
 export const planRebuild = (options: RebuildOptions): Effect.Effect<RebuildPlan, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
-    const { target, perspective, types, table, streamId } = yield* prepare(options)
+    const { target, perspective, types, table, streamId, via } = yield* prepare(options)
     const stream = streamId ?? null
     const request = { perspectiveName: perspective, eventTypes: types, streamId: stream }
     const counts = yield* run(Rebuilds.counts, request)
@@ -217,7 +229,8 @@ export const planRebuild = (options: RebuildOptions): Effect.Effect<RebuildPlan,
       rows,
       streams: streamId === undefined ? counts.streams : 1,
       pendingWork: counts.pending,
-      events: counts.events
+      events: counts.events,
+      via
     }
   })
 
@@ -231,7 +244,8 @@ export const planRebuild = (options: RebuildOptions): Effect.Effect<RebuildPlan,
  */
 export const rebuild = (options: RebuildOptions): Effect.Effect<Result, OperationError, PgClient.PgClient> =>
   Effect.gen(function* () {
-    const { perspective, types, table, partitions, streamId } = yield* prepare(options)
+    const { perspective, types, table, partitions, streamId, via } = yield* prepare(options)
+    if (via === "replay") yield* orFailure(run(Rebuilds.resetHistory, { perspectiveName: perspective }))
     const step = (streams: ReadonlyArray<string>) =>
       orFailure(
         PgClient.withTransaction(
@@ -242,20 +256,23 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
             yield* run(Rebuilds.deleteCursors, batch)
             yield* run(Rebuilds.deleteSnapshots, batch)
             yield* run(Rebuilds.deletePendingWork, batch)
+            if (via === "replay") return (yield* run(Rebuilds.planHistory, { ...batch, eventTypes: types })).events
             return yield* run(Rebuilds.enqueueEvents, { ...batch, eventTypes: types, partitionCount: partitions })
           })
         )
       )
     if (streamId !== undefined) {
       yield* options.onProgress?.({ done: 0, total: 1 }) ?? Effect.void
-      const enqueued = yield* step([streamId])
+      const events = yield* step([streamId])
       yield* options.onProgress?.({ done: 1, total: 1 }) ?? Effect.void
-      return { perspective, streams: 1, enqueued }
+      return via === "replay" ? { perspective, streams: 1, enqueued: 0, planned: events } : { perspective, streams: 1, enqueued: events }
     }
     const target = { perspectiveName: perspective, eventTypes: types }
     const { n: count } = yield* run(Rebuilds.countStreams, target)
     const page = (after: string, limit: number) =>
       Effect.map(run(Rebuilds.streams, { ...target, after, limit }), (rows) => rows.map((r) => r.streamId))
     const { affected, done } = yield* inBatches(options, count, page, step)
-    return { perspective, streams: done, enqueued: affected }
+    return via === "replay"
+      ? { perspective, streams: done, enqueued: 0, planned: affected }
+      : { perspective, streams: done, enqueued: affected }
   }).pipe(Effect.withSpan("whizbang.rewind", { attributes: { "whizbang.perspective": options.perspective, "whizbang.mode": "rebuild" } }))

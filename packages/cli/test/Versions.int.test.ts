@@ -64,9 +64,10 @@ describe("whizbang perspectives / cutover / rollback", () => {
           }
         ])
         const human = yield* run("perspectives")
-        expect(human.stdout).toMatch(/balance\s+balance\s+v1\s+live\s+\[#{14}\] 100%\s+0\/0\s+0 events\s+-\s+0\s+running/)
+        expect(human.stdout).toMatch(/balance\s+balance\s+v1\s+live\s+\[#{14}\] 100%\s+0\/0\s+-\s+0 events\s+-\s+0\s+running/)
+        // Nothing replayed yet: the replay is waiting.
         expect(human.stdout).toMatch(
-          /balance__v2\s+balance\s+v2\s+building 0%\s+\[-{14}\] 0%\s+0\/2\s+0 events\s+-\s+0\s+no instance runs it/
+          /balance__v2\s+balance\s+v2\s+building 0%\s+\[-{14}\] 0%\s+0\/2\s+waiting\s+0 events\s+-\s+0\s+no instance runs it/
         )
 
         // Not caught up: two streams of history to replay.
@@ -101,17 +102,25 @@ describe("whizbang perspectives / cutover / rollback", () => {
            values (gen_random_uuid(), 'bank', 'web-2', 8, now(), '{balance,balance__v2}')`
         )
         yield* sql(`delete from wh_perspective_backfill where perspective_name = 'balance__v2' and stream_id = $1`, [a])
+        // Its replay started 10 s ago: half the history (1.5 of 3 events, by streams) in 10 s, so 1.5 events left at
+        // 0.15 events/s, 10 s.
+        yield* sql(
+          `update wh_perspective_versions set replay_started_at = now() - interval '10 seconds' where perspective_name = 'balance__v2'`
+        )
         const status = yield* run("status", "--json")
         expect(status.json().versions).toMatchObject([
           { perspectiveName: "balance", state: "live" },
           { perspectiveName: "balance__v2", state: "building", streamsToReplay: 1, progress: 0.5, hasRunner: true }
         ])
+        const building = status.json().versions[1] as { replayEventsPerSecond: number; replayEtaSeconds: number }
+        expect(building.replayEventsPerSecond).toBeCloseTo(0.15, 2)
+        expect(building.replayEtaSeconds).toBeCloseTo(10, 0)
         expect(status.json().versionFindings).toMatchObject([
           { perspective: "balance__v2", reason: { _tag: "VersionBuilding", baseName: "balance", version: 2, progress: 0.5 } }
         ])
         const statusHuman = yield* run("status")
         expect(statusHuman.stdout).toMatch(
-          /PERSPECTIVE VERSIONS\n.*\n.*\n\s+balance__v2\s+balance\s+v2\s+building 50%\s+\[#{7}-{7}\] 50%\s+1\/2/
+          /PERSPECTIVE VERSIONS\n.*\n.*\n\s+balance__v2\s+balance\s+v2\s+building 50%\s+\[#{7}-{7}\] 50%\s+1\/2\s+0 events\/s, ETA 1\d\.\ds/
         )
         expect(statusHuman.stdout).toMatch(
           /VersionBuilding: version 2 of perspective "balance" \(balance__v2\) is building: 50% of its history applied/

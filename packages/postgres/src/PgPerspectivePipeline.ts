@@ -35,9 +35,10 @@ import {
 } from "@whizbang/core"
 import { type Duration, Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
-import type { DuplicateInstanceError, PostgresConfigError, PostgresError } from "./PostgresError.js"
+import { type DuplicateInstanceError, PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import type { SchemaReady } from "./SchemaReady.js"
 import * as PgEventStore from "./PgEventStore.js"
+import * as PgHistoryReplay from "./PgHistoryReplay.js"
 import * as PgInstanceRegistry from "./PgInstanceRegistry.js"
 import * as PgLifecycleStore from "./PgLifecycleStore.js"
 import * as PgNotificationListener from "./PgNotificationListener.js"
@@ -77,8 +78,10 @@ export interface Config extends Omit<PerspectiveWorker.Config, "events"> {
    */
   readonly snapshots?: PgPerspectiveSnapshots.Input
   /**
-   * Perspective versions (see `PgPerspectiveVersions`): the build loop's interval (`null`: off), chunk size,
-   * backlog bound, automatic cutover to the newest declared version (default on) and the hand-over's options.
+   * Perspective versions (see `PgPerspectiveVersions`): the build loop's interval (`null`: off, the replay of
+   * history too), automatic cutover to the newest declared version (default on), the hand-over's options, and the
+   * replay of history (`PgHistoryReplay`: `replay` `"auto"` or `"off"`, its concurrency, chunk size and live-lag
+   * target).
    */
   readonly versions?: PgPerspectiveVersions.Options | undefined
 }
@@ -283,6 +286,66 @@ const ports = (config: DecodedPorts, workerPool: boolean): PortsLayer =>
   )
 
 /**
+ * The version build loop and the replay of history of the versions `config` declares (both off when
+ * `versions.interval` is `null`).
+ */
+const versionsBuild = (config: Decoded) =>
+  Layer.merge(
+    PgPerspectiveVersions.layerBuilderDecoded(config.perspectives, config.versions, config.options.partitionCount),
+    config.versions.interval === null
+      ? Layer.empty
+      : PgHistoryReplay.layer({
+          perspectives: config.perspectives,
+          events: config.events,
+          partitionCount: config.options.partitionCount,
+          options: config.versions.replay,
+          interval: config.versions.interval
+        })
+  )
+
+/**
+ * The layer of a builder ({@link layerBuild}): the ports, refused on a bad configuration.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export type BuildLayer = Layer.Layer<
+  Ports,
+  DecodeError | DefinitionErrors.InvalidPerspectiveName | EventRegistry.InvalidEventDefinition | PostgresError | VersionTableConflict,
+  PgClient | SchemaReady | InstanceProvider.InstanceProvider
+>
+
+/**
+ * A builder: the ports, the version build loop and the replay of history of the versions `config` declares — no
+ * perspective worker, so it applies no live work (nor the work-row path of a stream whose history failed to replay:
+ * an instance with a worker that runs the version does). For replaying history on machines of its own while the
+ * serving instances (`versions.replay: "off"`) only serve. `versions.replay: "off"` is refused here.
+ *
+ * @category layers
+ * @since 0.5.0
+ */
+export const layerBuild = (config: Config): BuildLayer =>
+  Layer.unwrap(
+    Effect.gen(function* () {
+      if (config.versions?.replay === "off") {
+        return yield* new PostgresConfigError({
+          option: "versions.replay",
+          message: 'versions.replay is "off": a builder replays history, so it cannot be off here (leave it out, or "auto")'
+        })
+      }
+      return layerBuildDecoded(yield* decode(config))
+    })
+  )
+
+/**
+ * {@link layerBuild} for a configuration {@link decode} checked already.
+ *
+ * @category layers
+ * @since 0.5.0
+ */
+export const layerBuildDecoded = (config: Decoded): BuildLayer => versionsBuild(config).pipe(Layer.provideMerge(ports(config, false)))
+
+/**
  * The services and errors of {@link layer}.
  *
  * @category models
@@ -321,7 +384,7 @@ export const layer = (config: Config): PipelineLayer => Layer.unwrap(Effect.map(
  */
 export const layerDecoded = (config: Decoded): PipelineLayer =>
   PerspectiveWorker.layerDecoded(config.worker).pipe(
-    Layer.merge(PgPerspectiveVersions.layerBuilderDecoded(config.perspectives, config.versions, config.options.partitionCount)),
+    Layer.merge(versionsBuild(config)),
     Layer.provideMerge(ports(config, true)),
     Layer.provideMerge(PgInstanceRegistry.layerDecoded(config.registry))
   )

@@ -36,6 +36,7 @@ import { OutageLog, Perspective, WorkerOptions } from "@whizbang/core"
 import { Clock, type Context, Duration, Effect, Layer, Metric } from "effect"
 import * as DurationOptions from "./internal/durationOption.js"
 import * as HandOver from "./internal/handOver.js"
+import * as PgHistoryReplay from "./PgHistoryReplay.js"
 import { ddlLock, ensureBase } from "./internal/versionTables.js"
 import { PgClient } from "./PgClient.js"
 import { PostgresConfigError, type PostgresError } from "./PostgresError.js"
@@ -130,6 +131,12 @@ export interface VersionInfo {
    * @since 0.3.0
    */
   readonly handOverAbandoned: boolean
+  /**
+   * While history is planned and being replayed (`PgHistoryReplay`): history events replayed per second, on average
+   * since the replay started, and the seconds left at that rate. Undefined otherwise.
+   */
+  readonly replayEventsPerSecond?: number | undefined
+  readonly replayEtaSeconds?: number | undefined
 }
 
 /**
@@ -342,6 +349,7 @@ interface ListedRow {
   readonly has_runner: boolean
   readonly handover_until: Date | null
   readonly handover_abandoned: boolean
+  readonly replay_started_at: Date | null
 }
 
 const toInfo =
@@ -353,6 +361,9 @@ const toInfo =
     const streamShare = r.backfill_streams === 0 ? 1 : replayedStreams / r.backfill_streams
     const eventShare = historyEvents === 0 ? 1 : Math.max(0, 1 - r.pending / historyEvents)
     const progress = r.state === "building" || r.planned > 0 ? Math.min(streamShare, eventShare) : 1
+    // The replay's average rate since it started: the planned streams' share of the history's events, done.
+    const replaySeconds = r.replay_started_at === null || r.planned === 0 ? 0 : (now - r.replay_started_at.getTime()) / 1000
+    const replayRate = replaySeconds > 0 ? (historyEvents * streamShare) / replaySeconds : undefined
     return {
       perspectiveName: r.perspective_name,
       baseName: r.base_name,
@@ -372,7 +383,9 @@ const toInfo =
       hasRunner: r.has_runner,
       caughtUp: false,
       handOverUntil: r.handover_until ?? undefined,
-      handOverAbandoned: r.handover_abandoned
+      handOverAbandoned: r.handover_abandoned,
+      replayEventsPerSecond: replayRate,
+      replayEtaSeconds: replayRate === undefined || replayRate === 0 ? undefined : (historyEvents * (1 - streamShare)) / replayRate
     }
   }
 
@@ -726,6 +739,11 @@ export interface BuildOptions {
   readonly autoCutover?: boolean | undefined
   /** Options of automatic cutovers. */
   readonly cutover?: CutoverOptions | undefined
+  /**
+   * Who applies planned history: `"work"` (default) writes it as work rows for the worker, chunk by chunk;
+   * `"none"` leaves it to the replay (`PgHistoryReplay`), which `layerBuilder` is composed with.
+   */
+  readonly history?: "work" | "none" | undefined
 }
 
 /**
@@ -759,7 +777,7 @@ export const buildStep = (
     let written = 0
     for (const v of versions) {
       const d = mine.get(v.perspectiveName)
-      if (d === undefined || v.streamsToReplay === 0) continue
+      if (d === undefined || v.streamsToReplay === 0 || options.history === "none") continue
       let pending = v.pendingEvents
       let left = v.streamsToReplay
       for (let round = 0; round < 20 && left > 0 && pending < maxPending; round++) {
@@ -830,7 +848,7 @@ export const buildStep = (
  * @category models
  * @since 0.3.0
  */
-export interface Options extends Omit<BuildOptions, "partitionCount"> {
+export interface Options extends Omit<BuildOptions, "partitionCount" | "history">, PgHistoryReplay.Options {
   /** Rounds of the loop while nothing is being built. Default 1 second; `null` turns the loop off. */
   readonly interval?: Duration.Input | null | undefined
 }
@@ -844,6 +862,8 @@ export interface Options extends Omit<BuildOptions, "partitionCount"> {
 export interface DecodedOptions {
   readonly interval: Duration.Duration | null
   readonly build: Omit<BuildOptions, "partitionCount">
+  /** The replay of history's options (`PgHistoryReplay`). */
+  readonly replay: PgHistoryReplay.Decoded
 }
 
 /**
@@ -861,9 +881,10 @@ export const decodeOptions = (options: Options | undefined): Effect.Effect<Decod
       return yield* new PostgresConfigError({ option: "versions.autoCutover", message: "versions.autoCutover must be a boolean" })
     }
     yield* decodeCutover(o.cutover, "versions.cutover.")
+    const replay = yield* PgHistoryReplay.decodeOptions(o)
     const interval =
       o.interval === null ? null : yield* DurationOptions.decode("versions.interval", o.interval, "positive", Duration.seconds(1))
-    return { interval, build: o }
+    return { interval, build: o, replay }
   })
 
 /**
@@ -947,7 +968,8 @@ export const layerBuilderDecoded = (
       let unanalyzed = 0
       let analyzedAt = 0
       const round = Effect.gen(function* () {
-        const r = yield* buildStep(declared, { ...build, partitionCount })
+        // History is the replay's (`PgHistoryReplay`, composed beside this loop), never work rows.
+        const r = yield* buildStep(declared, { ...build, partitionCount, history: "none" })
         unanalyzed += r.written
         const now = yield* Clock.currentTimeMillis
         if (unanalyzed >= analyzeAfterRows && now - analyzedAt >= analyzeAtMostEveryMillis) {

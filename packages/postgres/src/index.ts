@@ -100,6 +100,11 @@ export * as PerspectiveTable from "./PerspectiveTable.js"
 export * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
 
 /**
+ * @since 0.5.0
+ */
+export * as PgHistoryReplay from "./PgHistoryReplay.js"
+
+/**
  * @since 0.3.0
  */
 export * as VersionError from "./VersionError.js"

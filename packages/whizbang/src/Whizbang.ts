@@ -344,6 +344,42 @@ const withHooks = (
 })
 
 /**
+ * A builder: an instance started to replay perspective history (new versions, `whizbang rebuild`, a new
+ * perspective's catch-up) — the write side of {@link layerWithoutWorker}, plus the version build loop and the replay
+ * of history of the versions `config.perspectives` declares (`PgHistoryReplay`). It runs no perspective worker, so it
+ * applies no live work: start the serving instances with `versions: { replay: "off" }` and one or more builders on
+ * other machines, and the serving instances only serve. A stream whose history cannot be replayed (a failing event)
+ * becomes work rows that an instance with a worker running that version applies. `versions.replay: "off"` is refused
+ * (`PostgresConfigError` naming it) before anything connects.
+ *
+ * @category layers
+ * @since 0.5.0
+ */
+export const layerBuilder = (config: Config): Layer.Layer<WriteServices, Errors> =>
+  config.versions?.replay === "off"
+    ? Layer.unwrap(
+        Effect.fail(
+          new PostgresError.PostgresConfigError({
+            option: "versions.replay",
+            message: 'versions.replay is "off": a builder replays history, so it cannot be off there (leave it out, or "auto")'
+          })
+        )
+      )
+    : decoded(config, (d) =>
+        TrackedEventStore.layer.pipe(
+          Layer.provideMerge(
+            Layer.mergeAll(
+              PgPerspectivePipeline.layerBuildDecoded(d.pipeline.pipeline),
+              PgPerspectiveStreamLocker.layerDecoded(d.pipeline.lock),
+              operations(d)
+            )
+          ),
+          Layer.provideMerge(layerSync(config)),
+          Layer.provideMerge(infrastructure(d))
+        )
+      )
+
+/**
  * The whole service: infrastructure, the tracked event store, the perspective worker (signalling the sync
  * tracker after every commit) with its rewinder and stream locks, sync, health and watchdog. Every option is
  * checked once, before anything connects ({@link decode}), and the decoded parts are handed down.

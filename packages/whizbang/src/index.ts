@@ -40,6 +40,7 @@ export {
   PgClient,
   PgEventStore,
   PgHealth,
+  PgHistoryReplay,
   PgMigrator,
   PgPerspectivePipeline,
   PgPerspectiveStore,

@@ -33,8 +33,11 @@ export const rewind = Command.make("rewind", { perspective, stream, batchSize },
 /** What a rebuild will do, in one line (the confirmation question, `--dry-run`, the line printed with `--yes`). */
 export const describePlan = (plan: Rewind.RebuildPlan): string =>
   `rebuild ${plan.perspective} in place: empties ${count(plan.rows)} row(s)${plan.table === null ? "" : ` of ${plan.table}`} and resets ` +
-  `${count(plan.streams)} stream(s) (cursors, snapshots, ${count(plan.pendingWork)} pending work row(s)), then re-enqueues ` +
-  `${count(plan.events)} event(s) of ${plan.eventTypes.join(", ")}; reads miss the emptied rows until the workers re-apply them`
+  `${count(plan.streams)} stream(s) (cursors, snapshots, ${count(plan.pendingWork)} pending work row(s)), then ` +
+  (plan.via === "replay"
+    ? `plans ${count(plan.events)} event(s) of ${plan.eventTypes.join(", ")} for the replay of the instances that run it; ` +
+      "reads miss the emptied rows until they are replayed"
+    : `re-enqueues ${count(plan.events)} event(s) of ${plan.eventTypes.join(", ")}; reads miss the emptied rows until the workers re-apply them`)
 
 export const rebuild = Command.make(
   "rebuild",
@@ -72,16 +75,18 @@ export const rebuild = Command.make(
           if (!json) yield* Console.error(describePlan(plan))
         } else yield* confirm(`${describePlan(plan)}. Continue?`, false)
         const result = yield* Rewind.rebuild({ ...options, onProgress: progress("rebuild", json) })
-        yield* output(
-          result,
-          (r) => `rebuilding ${r.perspective}: ${count(r.streams)} stream(s) reset, ${count(r.enqueued)} event(s) re-enqueued`
+        yield* output(result, (r) =>
+          r.planned === undefined
+            ? `rebuilding ${r.perspective}: ${count(r.streams)} stream(s) reset, ${count(r.enqueued)} event(s) re-enqueued`
+            : `rebuilding ${r.perspective}: ${count(r.streams)} stream(s) reset, ${count(r.planned)} event(s) planned for replay (whizbang perspectives shows its progress)`
         )
       })
     )
 ).pipe(
   Command.withDescription(
-    "Repair a read model in place: delete a registered perspective's rows, cursors, snapshots and pending work, and re-enqueue " +
-      "every event of the types it handles (-t: only these; each must be one it handles). A base name means its live version, " +
+    "Repair a read model in place: delete a registered perspective's rows, cursors, snapshots and pending work, and replay " +
+      "every event of the types it handles (the instances that run it replay the history in bulk; -t: only these types, each " +
+      "one it handles, re-enqueued as work rows). A base name means its live version, " +
       "<base>__v<N> that version. Says what it will empty and asks first (--yes without a terminal). Readers see the rows " +
       "missing until re-applied: to change a perspective's logic or shape with no downtime, declare a new version of it " +
       "instead (built beside the live one, switched by cutover, undone by rollback)."

@@ -29,11 +29,19 @@ const notes = (versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>): Read
         : []
   )
 
+/** The replay of planned history: its average rate since it started and the time left at that rate. */
+const replayText = (v: PgPerspectiveVersions.VersionInfo): string =>
+  v.streamsToReplay === 0
+    ? "-"
+    : v.replayEventsPerSecond === undefined
+      ? "waiting"
+      : `${count(Math.round(v.replayEventsPerSecond))} events/s, ETA ${v.replayEtaSeconds === undefined ? "-" : age(v.replayEtaSeconds)}`
+
 /** The versions table of `perspectives` and of `status`. */
 export const renderVersions = (versions: ReadonlyArray<PgPerspectiveVersions.VersionInfo>): string =>
   [
     table(
-      ["PERSPECTIVE", "BASE", "VERSION", "STATE", "PROGRESS", "STREAMS REPLAYED", "PENDING", "LAG", "DEAD LETTERS", "RUNNER"],
+      ["PERSPECTIVE", "BASE", "VERSION", "STATE", "PROGRESS", "STREAMS REPLAYED", "REPLAY", "PENDING", "LAG", "DEAD LETTERS", "RUNNER"],
       versions.map((v) => [
         v.perspectiveName,
         v.baseName,
@@ -41,6 +49,7 @@ export const renderVersions = (versions: ReadonlyArray<PgPerspectiveVersions.Ver
         stateText(v),
         v.state === "retired" ? "-" : bar(v.progress),
         `${count(v.historyStreams - v.streamsToReplay)}/${count(v.historyStreams)}`,
+        replayText(v),
         `${count(v.pendingEvents)} events`,
         v.pendingEvents === 0 ? "-" : age(v.lagSeconds),
         count(v.deadLetters),
@@ -88,7 +97,7 @@ export const perspectives = Command.make(
     )
 ).pipe(
   Command.withDescription(
-    "Every perspective version: state, build progress, streams replayed, pending events and lag, dead letters, whether a live instance runs it."
+    "Every perspective version: state, build progress, streams replayed, the replay's rate and ETA, pending events and lag, dead letters, whether a live instance runs it."
   )
 )
 

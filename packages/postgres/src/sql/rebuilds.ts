@@ -1,7 +1,7 @@
 /**
  * The operator's in-place rebuild of a perspective version (`whizbang rebuild`): database-level only. It deletes
- * the version's rows, cursors, snapshots and pending work of a batch of streams and re-enqueues work the ordinary
- * pipeline applies. `table` is a version's own table (`PerspectiveTable.ofVersion`), quoted here.
+ * the version's rows, cursors, snapshots and pending work of a batch of streams, and plans their history for the
+ * replay ({@link planHistory}) or re-enqueues work the ordinary pipeline applies ({@link enqueueEvents}). `table` is a version's own table (`PerspectiveTable.ofVersion`), quoted here.
  */
 import { Schema } from "effect"
 import * as Identifier from "../internal/identifier.js"
@@ -9,9 +9,11 @@ import {
   ActiveStreams as a,
   Events as e,
   PerspectiveCursors as c,
+  PerspectiveBackfill,
   PerspectiveEvents as w,
   PerspectiveRows as m,
-  PerspectiveSnapshots as s
+  PerspectiveSnapshots as s,
+  PerspectiveVersions
 } from "../internal/columns.js"
 import * as Operation from "../internal/operation.js"
 
@@ -218,4 +220,56 @@ INSERT INTO ${w.table} (${w.workId}, ${w.streamId}, ${w.perspectiveName}, ${w.ev
 SELECT gen_random_uuid(), e.${e.streamId}, $1::text, e.${e.eventId}, abs(hashtext(e.${e.streamId}::text)) % $4::int
 FROM ${e.table} e WHERE e.${e.streamId} = ANY($2::uuid[]) AND e.${e.eventType} = ANY($3::text[])
 RETURNING ${w.workId}`
+})
+
+const v = PerspectiveVersions
+const b = PerspectiveBackfill
+
+/**
+ * Plans the streams' history for the replay of the instances that run the perspective (`PgHistoryReplay`) instead of
+ * enqueuing work: per stream with events of the types, its newest such event (every later one is routed to the
+ * perspective by its append; the replay removes the work of any event it covers), and adds them to the version's
+ * history as planned (`backfill_streams`, `backfill_events`: the replay's progress). Returns the events planned.
+ *
+ * @category operations
+ * @since 0.5.0
+ */
+export const planHistory = Operation.single({
+  name: "rebuilds.planHistory",
+  Row: Schema.Struct({ events: Schema.Number }),
+  params: (r: Batch & { readonly eventTypes: ReadonlyArray<string> }) => [r.perspectiveName, r.streamIds, r.eventTypes],
+  sql: `
+WITH planned AS (
+  INSERT INTO ${b.table} (${b.perspectiveName}, ${b.streamId}, ${b.throughEventId})
+  SELECT DISTINCT ON (e.${e.streamId}) $1::text, e.${e.streamId}, e.${e.eventId}
+  FROM ${e.table} e WHERE e.${e.streamId} = ANY($2::uuid[]) AND e.${e.eventType} = ANY($3::text[])
+  ORDER BY e.${e.streamId}, e.${e.eventId} DESC
+  ON CONFLICT (${b.perspectiveName}, ${b.streamId}) DO UPDATE SET ${b.throughEventId} = excluded.${b.throughEventId}
+  RETURNING 1
+),
+counted AS (SELECT count(*) AS n FROM ${e.table} e WHERE e.${e.streamId} = ANY($2::uuid[]) AND e.${e.eventType} = ANY($3::text[])),
+counts AS (
+  UPDATE ${v.table}
+  SET ${v.backfillStreams} = ${v.backfillStreams} + (SELECT count(*) FROM planned),
+      ${v.backfillEvents} = ${v.backfillEvents} + (SELECT n FROM counted)
+  WHERE ${v.perspectiveName} = $1::text
+  RETURNING 1
+)
+SELECT (SELECT n FROM counted)::int AS events`
+})
+
+/**
+ * Starts a rebuild's history afresh when nothing of the version is planned any more: its planned counts, and the
+ * replay's start (`replay_started_at`, migration 0018, not in the column registry: its table is checked against
+ * migration 0005's CREATE TABLE).
+ *
+ * @category operations
+ * @since 0.5.0
+ */
+export const resetHistory = Operation.void({
+  name: "rebuilds.resetHistory",
+  params: (r: { readonly perspectiveName: string }) => [r.perspectiveName],
+  sql: `
+UPDATE ${v.table} SET ${v.backfillStreams} = 0, ${v.backfillEvents} = 0, replay_started_at = NULL
+WHERE ${v.perspectiveName} = $1::text AND NOT EXISTS (SELECT 1 FROM ${b.table} x WHERE x.${b.perspectiveName} = $1::text)`
 })

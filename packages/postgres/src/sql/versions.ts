@@ -108,6 +108,7 @@ SELECT (SELECT count(*) FROM wh_perspective_events WHERE perspective_name = $1::
 
 const listing = (pending: string, oldest: string) => `
 SELECT v.perspective_name, v.base_name, v.version, v.state, v.event_types, v.registered_at, v.state_changed_at, v.retire_after,
+       v.replay_started_at,
        v.backfill_streams, v.backfill_events::bigint AS backfill_events, p.planned,
        (${pending})::int AS pending,
        ${oldest} AS oldest_pending,

@@ -1,0 +1,159 @@
+/**
+ * One chunk of a version's history replayed in one transaction (see `sql/replayHistory.ts` for the fencing): pick up
+ * to `maxStreams` planned streams (row-locked), read their events in one statement, decode and fold each stream in
+ * memory with the perspective's runner (the same fold, encoding and failure blame as the worker's cycle), write the
+ * models in bulk, then the cursors, the plan rows' deletion and the work-row path for the streams that cannot be
+ * replayed here — all or nothing.
+ *
+ * A stream goes to the work-row path (its history as work rows that fire no receptors, applied by the worker as
+ * before replays existed) when it already has a cursor, when an event of it does not decode, or when the fold stops
+ * (a handler throws, a model does not encode): nothing of it is written here, so the worker applies its events up to
+ * the failing one, retries that one with backoff and dead-letters it after `maxPerspectiveEventAttempts`, as always.
+ */
+import type { Envelope, EventRegistry, PerspectiveRunner } from "@whizbang/core"
+import { Data, Effect } from "effect"
+import type { PgClient } from "../PgClient.js"
+import type { PostgresError } from "../PostgresError.js"
+import * as Sql from "../sql/replayHistory.js"
+import { type ModelRowWrite, writeModels } from "./writeModels.js"
+
+/** A version whose history this instance can replay. */
+export interface Target {
+  readonly key: string
+  readonly eventTypes: ReadonlyArray<string>
+  readonly runner: PerspectiveRunner.PerspectiveRunner
+}
+
+/** What one chunk did. */
+export interface Chunk {
+  /** Plan rows picked (and deleted): 0 when none was left after `after`, or all were held by other replayers. */
+  readonly picked: number
+  /** The last stream picked (the next chunk's keyset start). */
+  readonly last: string | undefined
+  /** Streams folded and written here, and their events. */
+  readonly replayedStreams: number
+  readonly events: number
+  /** Streams given to the work-row path, and the work rows written for them. */
+  readonly fallbackStreams: number
+  readonly fallbackEvents: number
+}
+
+/**
+ * A cursor of a picked stream appeared between the pick and the chunk's commit (a bootstrap): the chunk is rolled back
+ * and picked again, when that stream goes to the work-row path.
+ */
+export class ChunkConflict extends Data.TaggedError("ChunkConflict")<{ readonly perspectiveName: string }> {}
+
+interface Picked {
+  readonly stream_id: string
+  readonly through_event_id: string
+  readonly has_cursor: boolean
+}
+
+interface EventRow {
+  readonly stream_id: string
+  readonly event_id: string
+  readonly event_type: string
+  readonly payload: unknown
+  readonly metadata: unknown
+  readonly scope: unknown
+  readonly stream_version: number
+}
+
+const none: Chunk = { picked: 0, last: undefined, replayedStreams: 0, events: 0, fallbackStreams: 0, fallbackEvents: 0 }
+
+// Decodes one stream's rows; undefined when one does not decode (the stream then takes the work-row path).
+const decodeStream = Effect.fnUntraced(function* (events: EventRegistry.EventRegistry, rows: ReadonlyArray<EventRow>) {
+  const envelopes: Array<Envelope.Envelope> = []
+  for (const row of rows) {
+    const decoded = yield* Effect.result(events.decode(row.event_type, row.payload, row.event_id))
+    if (decoded._tag === "Failure") return undefined
+    envelopes.push({
+      eventId: row.event_id,
+      streamId: row.stream_id,
+      streamVersion: row.stream_version,
+      eventType: row.event_type,
+      payload: decoded.success,
+      metadata: (row.metadata ?? {}) as Envelope.EventMetadata,
+      scope: (row.scope ?? {}) as Envelope.EventScope
+    })
+  }
+  return envelopes
+})
+
+/** Replays one chunk of `target`'s planned history after stream `after`, in one transaction of `client`. */
+export const replayChunk = (
+  client: PgClient["Service"],
+  events: EventRegistry.EventRegistry,
+  target: Target,
+  options: { readonly after: string; readonly maxStreams: number; readonly partitionCount: number }
+): Effect.Effect<Chunk, PostgresError | ChunkConflict> =>
+  client.withTransaction(
+    Effect.gen(function* () {
+      const picked = yield* client.query<Picked>(Sql.pickChunk, [target.key, options.after, options.maxStreams])
+      if (picked.length === 0) return none
+      const types = [...target.eventTypes]
+      const fresh = picked.filter((p) => !p.has_cursor)
+      const rows =
+        fresh.length === 0
+          ? []
+          : yield* client.query<EventRow>(Sql.readHistory, [fresh.map((p) => p.stream_id), fresh.map((p) => p.through_event_id), types])
+      const byStream = new Map<string, Array<EventRow>>()
+      for (const row of rows) {
+        const list = byStream.get(row.stream_id)
+        if (list === undefined) byStream.set(row.stream_id, [row])
+        else list.push(row)
+      }
+      const writes: Array<ModelRowWrite> = []
+      const replayed: Array<string> = []
+      const lastIds: Array<string> = []
+      const fallback: Array<Picked> = picked.filter((p) => p.has_cursor)
+      let applied = 0
+      for (const p of fresh) {
+        const list = byStream.get(p.stream_id)
+        // No event of the types left (a plan row with nothing behind it): nothing to write, the plan row goes.
+        if (list === undefined) continue
+        const envelopes = yield* decodeStream(events, list)
+        const outcome = envelopes === undefined ? undefined : yield* target.runner.run(p.stream_id, undefined, envelopes)
+        if (envelopes === undefined || outcome === undefined || outcome.failure !== undefined || outcome.lastEventId === undefined) {
+          fallback.push(p)
+          continue
+        }
+        const last = envelopes.find((e) => e.eventId === outcome.lastEventId)!
+        writes.push({
+          perspectiveName: target.key,
+          streamId: p.stream_id,
+          data: outcome.model,
+          action: outcome.action,
+          metadata: { ...(last.metadata as object), eventId: last.eventId, eventType: last.eventType },
+          scope: last.scope,
+          eventsApplied: outcome.appliedEventIds.length
+        })
+        replayed.push(p.stream_id)
+        lastIds.push(outcome.lastEventId)
+        applied += outcome.appliedEventIds.length
+      }
+      if (writes.length > 0) yield* writeModels(client, writes)
+      const [done] = yield* client.query<{ cursors: number; covered: number; fallback: number; forgotten: number }>(Sql.finishChunk, [
+        target.key,
+        replayed,
+        lastIds,
+        types,
+        fallback.map((p) => p.stream_id),
+        fallback.map((p) => p.through_event_id),
+        options.partitionCount,
+        picked.map((p) => p.stream_id)
+      ])
+      if (done!.cursors < replayed.length) return yield* new ChunkConflict({ perspectiveName: target.key })
+      // Work the fold covered was removed: read-your-writes waits that counted on it look again.
+      if (done!.covered > 0) yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
+      return {
+        picked: picked.length,
+        last: picked.at(-1)!.stream_id,
+        replayedStreams: replayed.length,
+        events: applied,
+        fallbackStreams: fallback.length,
+        fallbackEvents: done!.fallback
+      }
+    })
+  )
