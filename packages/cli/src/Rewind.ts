@@ -235,8 +235,9 @@ export const planRebuild = (options: RebuildOptions): Effect.Effect<RebuildPlan,
   })
 
 /**
- * Deletes the perspective's rows, cursors, snapshots and pending work of the streams and re-enqueues every
- * event of the types it handles (or of `eventTypes`), one transaction per batch. Refuses, writing nothing, what
+ * Deletes the perspective's rows, cursors, snapshots and pending work of the streams and plans their history for
+ * the replay of the instances that run it (every type it handles; with `eventTypes`, those types re-enqueued as
+ * work rows instead), one transaction per batch. Refuses, writing nothing, what
  * {@link planRebuild} refuses.
  *
  * @category constructors
