@@ -202,7 +202,7 @@ describe("whizbang CLI", () => {
   )
 
   it.live(
-    "rebuild refuses what the service did not register, then deletes rows and cursors and re-enqueues every event of the types it handles",
+    "rebuild refuses what the service did not register, then deletes rows and cursors and plans the history of every type it handles for the replay",
     () =>
       Effect.gen(function* () {
         yield* sql(
@@ -246,19 +246,18 @@ describe("whizbang CLI", () => {
         const refused = yield* cli(["rebuild", "rebuilt"], env())
         expect(refused.code).toBe(4)
         expect(refused.stderr).toMatch(
-          /rebuild rebuilt in place: empties 3 row\(s\) of wh_per_rebuilt__v1 and resets 3 stream\(s\) .* re-enqueues 6 event\(s\) of RebuiltDeposited; .* refusing without a terminal/
+          /rebuild rebuilt in place: empties 3 row\(s\) of wh_per_rebuilt__v1 and resets 3 stream\(s\) .* plans 6 event\(s\) of RebuiltDeposited for the replay .* refusing without a terminal/
         )
         yield* nothingWritten()
 
-        // No -t: every type it handles (and only those: the Ignored events are not enqueued).
+        // No -t: every type it handles (and only those: the Ignored events are not planned), planned for the replay.
         const rebuilt = yield* cli(["rebuild", "rebuilt", "--yes", "--json"], env())
         expect(rebuilt.code).toBe(0)
-        expect(rebuilt.json()).toEqual({ perspective: "rebuilt", streams: 3, enqueued: 6 })
+        expect(rebuilt.json()).toEqual({ perspective: "rebuilt", streams: 3, enqueued: 0, planned: 6 })
         expect(yield* sql("select count(*)::int as n from wh_per_rebuilt")).toEqual([{ n: 0 }])
         expect(yield* sql("select count(*)::int as n from wh_perspective_cursors where perspective_name = 'rebuilt'")).toEqual([{ n: 0 }])
-        expect(
-          yield* sql("select count(*)::int as n, max(attempts) as a from wh_perspective_events where perspective_name = 'rebuilt'")
-        ).toEqual([{ n: 6, a: 0 }])
+        expect(yield* sql("select count(*)::int as n from wh_perspective_events where perspective_name = 'rebuilt'")).toEqual([{ n: 0 }])
+        expect(yield* sql("select count(*)::int as n from wh_perspective_backfill where perspective_name = 'rebuilt'")).toEqual([{ n: 3 }])
       }),
     120_000
   )

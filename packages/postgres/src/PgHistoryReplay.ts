@@ -30,7 +30,7 @@
  *
  * @since 0.5.0
  */
-import { type EventRegistry, type Perspective, PerspectiveRunner } from "@whizbang/core"
+import { type EventRegistry, OutageLog, type Perspective, PerspectiveRunner } from "@whizbang/core"
 import { Clock, Duration, Effect, Layer, Metric } from "effect"
 import * as DurationOptions from "./internal/durationOption.js"
 import { replayChunk, type Target } from "./internal/historyReplay.js"
@@ -234,6 +234,8 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
           }
         })
 
+      // A failed round (a database outage) is logged once, and once more when a round works again.
+      const outages = yield* OutageLog.make("perspective history replay")
       const round = Effect.gen(function* () {
         const planned = yield* client.query<{ perspective_name: string }>(Sql.plannedKeys, [keys])
         let picked = 0
@@ -251,7 +253,7 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
         }
         // Nothing taken: none planned, or every planned stream held by other replayers (their chunks commit soon).
         return picked
-      }).pipe(Effect.catchCause((cause) => Effect.as(Effect.logWarning("perspective history replay failed; retrying", cause), 0)))
+      }).pipe((attempt) => outages.guard(attempt, 0))
 
       yield* Effect.forkScoped(
         Effect.gen(function* () {
