@@ -1,0 +1,149 @@
+/**
+ * The registry of versions: what the database knows of each declared version (`wh_perspective_versions`), how a new
+ * one is registered with its history planned, and how one is retired by hand. Apart because registration is the one
+ * place that holds appends to plan history without a gap (see `PgPerspectiveVersions`' module notes), and retiring
+ * by hand is its inverse under the same lock.
+ *
+ * @internal
+ */
+import { Perspective } from "@whizbang/core"
+import { Duration, Effect, Layer } from "effect"
+import { PgClient } from "../../PgClient.js"
+import type { Declared, Retired, RetireOptions, State } from "../../PgPerspectiveVersions.js"
+import type { PostgresConfigError, PostgresError } from "../../PostgresError.js"
+import { SchemaReady } from "../../SchemaReady.js"
+import * as Sql from "../../sql/versions.js"
+import { type UnknownPerspectiveVersion, VersionInUse, type VersionTableConflict } from "../../VersionError.js"
+import * as DurationOptions from "../durationOption.js"
+import { ddlLock, ensureBase } from "../versionTables.js"
+import { type BaseRow, unknown } from "./baseVersions.js"
+
+/** See `PgPerspectiveVersions.register`. */
+export const register = (
+  declared: ReadonlyArray<Declared>
+): Effect.Effect<ReadonlyArray<string>, PostgresError | VersionTableConflict, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const byBase = new Map<string, Array<Declared>>()
+    for (const d of declared) byBase.set(d.baseName, [...(byBase.get(d.baseName) ?? []), d])
+    return yield* client.withTransaction(
+      Effect.gen(function* () {
+        yield* client.query(ddlLock)
+        const added: Array<string> = []
+        let appendsHeld = false
+        const holdAppends = Effect.suspend(() => {
+          if (appendsHeld) return Effect.void
+          appendsHeld = true
+          return Effect.asVoid(client.query(Sql.lockAppends))
+        })
+        for (const [baseName, versions] of byBase) {
+          const rows = yield* client.query<{
+            perspective_name: string
+            version: number
+            state: State
+            event_types: Array<string>
+            fingerprint: string | null
+          }>(Sql.versionsOfBase, [baseName])
+          let hasLive = rows.some((r) => r.state === "live")
+          for (const d of [...versions].sort((a, b) => a.version - b.version)) {
+            const row = rows.find((r) => r.perspective_name === d.name)
+            const types = [...new Set(d.eventTypes)].sort()
+            if (row === undefined) {
+              const legacy = (yield* client.query<{ present: boolean }>(Sql.hasHistory, [d.name]))[0]?.present === true
+              // A version processed before versions existed was routed by its appenders: its history is applied.
+              if (!legacy) yield* holdAppends
+              yield* client.query(Sql.insertVersion, [
+                d.name,
+                baseName,
+                d.version,
+                hasLive ? "building" : "live",
+                types,
+                d.fingerprint ?? null
+              ])
+              hasLive = true
+              if (!legacy) yield* client.query(Sql.planBackfill, [d.name, types])
+              added.push(d.name)
+              continue
+            }
+            const known = [...row.event_types].sort()
+            if (known.join("\u0000") !== types.join("\u0000")) {
+              yield* holdAppends
+              yield* client.query(Sql.updateEventTypes, [d.name, types])
+              const gained = types.filter((t) => !known.includes(t))
+              if (gained.length > 0) {
+                yield* Effect.logWarning(
+                  `perspective ${d.name} now handles ${gained.join(", ")}: new events of these types are routed to it, their history is not replayed (raise its version to rebuild it)`
+                )
+              }
+            }
+            if (row.state === "retired") {
+              yield* Effect.logWarning(`perspective ${d.name} is retired: this instance runs it, but it is no longer routed nor served`)
+            }
+            if (d.fingerprint !== undefined && row.fingerprint !== d.fingerprint) {
+              if (row.fingerprint !== null) {
+                yield* Effect.logWarning(
+                  `perspective ${d.name}: its model, initial value or handlers differ from those version ${d.version} was registered with; ` +
+                    `the rows built so far keep the old logic — declare version ${d.version + 1} to rebuild them ` +
+                    "(a different compiler or bundler changes a handler's source text too)"
+                )
+              }
+              yield* client.query(Sql.updateFingerprint, [d.name, d.fingerprint])
+            }
+          }
+          yield* ensureBase(
+            client,
+            baseName,
+            versions.map((v) => v.name)
+          )
+        }
+        return added
+      })
+    )
+  })
+
+/** See `PgPerspectiveVersions.retire`. */
+export const retire = (
+  name: string,
+  options: RetireOptions = {}
+): Effect.Effect<ReadonlyArray<Retired>, PostgresError | PostgresConfigError | UnknownPerspectiveVersion | VersionInUse, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const deadAfter = yield* DurationOptions.decode("deadInstanceAfter", options.deadInstanceAfter, "positive", Duration.seconds(30))
+    const { baseName } = Perspective.parseKey(name)
+    return yield* client.withTransaction(
+      Effect.gen(function* () {
+        const rows = yield* client.query<BaseRow & { readonly event_types: ReadonlyArray<string> }>(Sql.versionsOfBase, [baseName])
+        const named = rows.filter((r) => r.perspective_name === name)
+        const targets = (named.length > 0 ? named : name === baseName ? rows : []).filter((r) => r.state !== "retired")
+        if (named.length === 0 && (name !== baseName || rows.length === 0)) return yield* unknown(client, baseName, undefined, [])
+        if (targets.length === 0) return []
+        const keys = targets.map((r) => r.perspective_name)
+        const handingOver = targets.find((r) => r.state === "ready")
+        if (handingOver !== undefined) {
+          return yield* new VersionInUse({ perspectiveName: handingOver.perspective_name, reason: "HandOverInProgress", instances: 0 })
+        }
+        if (options.force !== true) {
+          const runners = yield* client.query<{ perspective_name: string; instances: number }>(Sql.liveRunners, [
+            keys,
+            Duration.toSeconds(deadAfter)
+          ])
+          const run = runners.find((r) => r.instances > 0)
+          if (run !== undefined) {
+            return yield* new VersionInUse({ perspectiveName: run.perspective_name, reason: "RunByLiveInstance", instances: run.instances })
+          }
+        }
+        yield* client.query(Sql.lockAppends)
+        const retired = yield* client.query<{ perspective_name: string; dropped: number; unplanned: number }>(Sql.retireVersions, [keys])
+        for (const r of retired) {
+          yield* Effect.logInfo(`perspective ${r.perspective_name} retired by hand (${r.dropped} pending work row(s) dropped)`)
+        }
+        return retired.map((r) => ({ perspectiveName: r.perspective_name, dropped: r.dropped, unplanned: r.unplanned }))
+      })
+    )
+  })
+
+/** See `PgPerspectiveVersions.layerRegistration`. */
+export const layerRegistration = (
+  declared: ReadonlyArray<Declared>
+): Layer.Layer<never, PostgresError | VersionTableConflict, PgClient | SchemaReady> =>
+  Layer.effectDiscard(Effect.andThen(SchemaReady, register(declared)))
