@@ -118,7 +118,8 @@ export const mismatches = {
         OR (p.data->>'deposits')::int <> fold.deposits OR p.data->>'trail' <> fold.trail`
 } as const
 
+// `work`: what is left to apply — work rows, and streams of history planned for a replay (a rebuild, a new version).
 export const counts = `
   SELECT (SELECT count(*)::int FROM wh_events) AS events,
-         (SELECT count(*)::int FROM wh_perspective_events) AS work,
+         (SELECT count(*)::int FROM wh_perspective_events) + (SELECT count(*)::int FROM wh_perspective_backfill) AS work,
          (SELECT count(*)::int FROM wh_dead_letters) AS dead_letters`
