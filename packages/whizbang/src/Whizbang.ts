@@ -320,19 +320,17 @@ export const layerOperations = (
  * @since 0.1.0
  */
 export const layerWithoutWorker = (config: Config): Layer.Layer<WriteServices, Errors> =>
-  decoded(config, (d) =>
-    TrackedEventStore.layer.pipe(
-      Layer.provideMerge(
-        Layer.mergeAll(
-          PgPerspectivePipeline.layerPortsDecoded(d.pipeline.pipeline),
-          PgPerspectiveStreamLocker.layerDecoded(d.pipeline.lock),
-          operations(d)
-        )
-      ),
-      Layer.provideMerge(layerSync(config)),
-      Layer.provideMerge(infrastructure(d))
-    )
+  decoded(config, (d) => writeSide(config, d, PgPerspectivePipeline.layerPortsDecoded(d.pipeline.pipeline)))
+
+/** The write side around `ports`: the tracked event store, stream locks, health and watchdog, sync, infrastructure. */
+const writeSide = <E>(config: Config, d: Decoded, ports: Layer.Layer<PgPerspectivePipeline.Ports, E, PortsNeeds>) =>
+  TrackedEventStore.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(ports, PgPerspectiveStreamLocker.layerDecoded(d.pipeline.lock), operations(d))),
+    Layer.provideMerge(layerSync(config)),
+    Layer.provideMerge(infrastructure(d))
   )
+
+type PortsNeeds = PgClient.PgClient | SchemaReady.SchemaReady | InstanceProvider.InstanceProvider
 
 /** The decoded pipeline with the worker's hooks replaced (the sync tracker's signals added). */
 const withHooks = (
@@ -365,19 +363,7 @@ export const layerBuilder = (config: Config): Layer.Layer<WriteServices, Errors>
           })
         )
       )
-    : decoded(config, (d) =>
-        TrackedEventStore.layer.pipe(
-          Layer.provideMerge(
-            Layer.mergeAll(
-              PgPerspectivePipeline.layerBuildDecoded(d.pipeline.pipeline),
-              PgPerspectiveStreamLocker.layerDecoded(d.pipeline.lock),
-              operations(d)
-            )
-          ),
-          Layer.provideMerge(layerSync(config)),
-          Layer.provideMerge(infrastructure(d))
-        )
-      )
+    : decoded(config, (d) => writeSide(config, d, PgPerspectivePipeline.layerBuildDecoded(d.pipeline.pipeline)))
 
 /**
  * The whole service: infrastructure, the tracked event store, the perspective worker (signalling the sync

@@ -1,21 +1,12 @@
 // The page's options, checked before anything listens or connects.
 import { DurationOption } from "@whizbang/core"
 import { Duration, Effect, Result } from "effect"
+import type { Options } from "../Dashboard.js"
 import { type DashboardError, invalidOption } from "../DashboardError.js"
 import * as Token from "./token.js"
 
-export interface Input {
-  readonly host?: string | undefined
-  readonly port?: number | undefined
-  readonly basePath?: string | undefined
-  readonly allowActions?: boolean | undefined
-  readonly token?: string | undefined
-  readonly refreshInterval?: Duration.Input | undefined
-  readonly slowRefreshInterval?: Duration.Input | undefined
-  readonly deadInstanceAfter?: Duration.Input | undefined
-  readonly stuckAfter?: Duration.Input | undefined
-  readonly historyPoints?: number | undefined
-}
+/** The public options (`Dashboard.Options`), as given. */
+export type Input = Options
 
 export interface Decoded {
   readonly host: string
