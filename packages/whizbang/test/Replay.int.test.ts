@@ -2,15 +2,12 @@
 // takes the work-row path (and dead-letters as always) while the others are replayed; an instance with
 // `versions.replay: "off"` never replays, a builder does, and readiness does not wait for it; the options are checked.
 import { describe, expect, it } from "@effect/vitest"
-import { TestDatabase } from "@whizbang/testing"
 import { Effect, Layer, Metric, Schema } from "effect"
 import {
   EventId,
   EventRegistry,
-  EventStore,
   Perspective,
   PerspectiveWorker,
-  PgClient,
   PgHealth,
   PgHistoryReplay,
   PgPerspectiveVersions,
@@ -31,14 +28,7 @@ const config = (url: string, perspectives: ReadonlyArray<Perspective.Any>, extra
   ...extra
 })
 
-const withDatabase = <A, E>(body: (url: string) => Effect.Effect<A, E, never>) =>
-  Effect.scoped(Effect.flatMap(Effect.service(TestDatabase.TestDatabase), ({ url }) => body(url)).pipe(Effect.provide(TestDatabase.layer)))
-
-const sql = <Row extends object>(text: string, params: ReadonlyArray<unknown> = []) =>
-  Effect.flatMap(Effect.service(PgClient.PgClient), (client) => client.query<Row>(text, params))
-
-const deposit = (streamId: string, amount: number) =>
-  Effect.flatMap(EventStore.EventStore, (store) => store.append(streamId, [Fixtures.Deposited.make({ accountId: streamId, amount })]))
+const { deposit, sql, withDatabase } = Fixtures
 
 /** This process's count of history events replayed for `key` (the counter is process-wide: read before and after). */
 const replayed = (key: string) =>

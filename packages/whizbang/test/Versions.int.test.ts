@@ -1,20 +1,8 @@
 // Perspective versions through `Whizbang.layer`: the upgrade of a pre-versions table, registration racing appends,
 // retirement, rolling deploys and the typed errors.
 import { describe, expect, it } from "@effect/vitest"
-import { TestDatabase } from "@whizbang/testing"
 import { Effect, Fiber, Layer, Logger, Schedule, Schema } from "effect"
-import {
-  EventId,
-  EventRegistry,
-  EventStore,
-  Perspective,
-  PerspectiveWorker,
-  PgClient,
-  PgHealth,
-  PgPerspectiveVersions,
-  PgWatchdog,
-  Whizbang
-} from "whizbang"
+import { EventId, EventRegistry, Perspective, PerspectiveWorker, PgHealth, PgPerspectiveVersions, PgWatchdog, Whizbang } from "whizbang"
 import * as Fixtures from "./fixtures.js"
 
 const events = EventRegistry.make([Fixtures.Deposited])
@@ -31,11 +19,7 @@ const app = (url: string, perspectives: ReadonlyArray<Perspective.Any>, config: 
     ...config
   })
 
-const withDatabase = <A, E>(body: (url: string) => Effect.Effect<A, E, never>) =>
-  Effect.scoped(Effect.flatMap(Effect.service(TestDatabase.TestDatabase), ({ url }) => body(url)).pipe(Effect.provide(TestDatabase.layer)))
-
-const sql = <Row extends object>(text: string, params: ReadonlyArray<unknown> = []) =>
-  Effect.flatMap(Effect.service(PgClient.PgClient), (client) => client.query<Row>(text, params))
+const { deposit, sql, withDatabase } = Fixtures
 
 /** Rows of a version's table that differ from the fold of `wh_events` (or exist on one side only). */
 const mismatches = (table: string) =>
@@ -60,9 +44,6 @@ const settle = Effect.gen(function* () {
   }
   return yield* Effect.die(new Error("work still pending after 200 idle rounds"))
 })
-
-const deposit = (streamId: string, amount: number) =>
-  Effect.flatMap(EventStore.EventStore, (store) => store.append(streamId, [Fixtures.Deposited.make({ accountId: streamId, amount })]))
 
 describe("perspective versions (Whizbang.layer)", () => {
   it.live("a table of a release before versions becomes version 1's table behind the view, nothing re-applied", () =>

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "@effect/vitest"
-import { TestDatabase } from "@whizbang/testing"
 import { Deferred, Duration, Effect, Fiber, Layer, Option, Schedule } from "effect"
 import {
   EventId,
@@ -59,8 +58,7 @@ const elsewhere = (url: string, body: Effect.Effect<unknown, unknown, EventStore
     )
   )
 
-const withDatabase = <A, E>(body: (url: string) => Effect.Effect<A, E, never>) =>
-  Effect.scoped(Effect.flatMap(Effect.service(TestDatabase.TestDatabase), ({ url }) => body(url)).pipe(Effect.provide(TestDatabase.layer)))
+const { withDatabase } = Fixtures
 
 describe("Whizbang.layer", () => {
   it.live("a start refused for a bad option has not touched the database: the schema does not exist", () =>
