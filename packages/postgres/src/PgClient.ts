@@ -35,12 +35,13 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, type Duration, Effect, Layer, type Redacted, type Scope, Stream } from "effect"
+import { Config, Context, type Duration, Effect, Layer, type Redacted, Scope, Stream } from "effect"
 import pg from "pg"
 import * as Identifier from "./internal/identifier.js"
 import * as Connection from "./internal/connection.js"
 import * as ConnectionOptions from "./internal/connectionOptions.js"
 import * as ListenConnection from "./internal/listenConnection.js"
+import * as SearchPath from "./internal/searchPath.js"
 import * as StatementName from "./internal/statementName.js"
 import * as Transaction from "./internal/transaction.js"
 import { fromCause, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
@@ -150,6 +151,12 @@ export interface Shape {
    * doubling to 5 s), logged as one warning per outage and one line when it is back. Never fails.
    */
   readonly listen: (channel: string) => Stream.Stream<string | undefined>
+  /**
+   * The notifications of `channel` for every schema, on the same connection as `listen`: each element is the whole
+   * payload (`<schema>` or `<schema>\n<detail>`), `undefined` as for `listen`. For what serves many schemas at once
+   * (the tenant fleet finding the tenants with work).
+   */
+  readonly listenAll: (channel: string) => Stream.Stream<string | undefined>
   /** Runs one statement; every value is a bound parameter (`$1`, `$2`, ...). */
   readonly query: <Row extends object = Record<string, unknown>>(
     sql: string,
@@ -165,6 +172,16 @@ export interface Shape {
    * `maxConnections` must be an integer >= 1 (else a `PostgresConfigError` naming it).
    */
   readonly dedicated: (options: { readonly maxConnections: number }) => Effect.Effect<Shape, PostgresConfigError, Scope.Scope>
+  /**
+   * The same client bound to another schema (a tenant's): its statements run on this client's pool, each
+   * connection moved to `schema` (one `SET search_path` when a checkout finds it on another schema, none per
+   * statement); its `listen` delivers `schema`'s notifications; its `dedicated` is one pool shared by every view
+   * of this client (made by the first view that asks, sized by it, ended with this client), so the connections
+   * of a process do not grow with its tenants. A statement of one view inside another view's transaction is a
+   * defect: one transaction serves one schema. `schema` must be a schema name validated already
+   * (`Identifier.validateSchema`); the view of this client's own schema is this client.
+   */
+  readonly forSchema: (schema: string) => Shape
 }
 
 /**
@@ -188,14 +205,14 @@ const fromDecoded = (
   shared?: ListenConnection.Listen
 ): Effect.Effect<Shape, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const schema = decoded.schema
+    const initial = decoded.schema
     const config: pg.PoolConfig = {
       connectionString: decoded.connectionString,
       max: decoded.maxConnections,
       connectionTimeoutMillis: decoded.connectTimeoutMillis,
       idleTimeoutMillis: decoded.idleTimeoutMillis,
       application_name: decoded.applicationName,
-      options: `-c search_path=${Identifier.quote(schema)}${decoded.jit ? "" : " -c jit=off"}`
+      options: `-c search_path=${Identifier.quote(initial)}${decoded.jit ? "" : " -c jit=off"}`
     }
     const pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
@@ -207,21 +224,7 @@ const fromDecoded = (
       }),
       (pool) => Effect.promise(() => pool.end())
     )
-    const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) =>
-      Transaction.withConnection(pool, (connection) =>
-        Connection.run<Row>(
-          connection,
-          config,
-          sql,
-          params,
-          decoded.preparedStatements && options?.prepared === true ? StatementName.of(sql) : undefined
-        )
-      )
-
     const statement = (connection: Connection.Connection, sql: string) => Effect.asVoid(Connection.run(connection, config, sql))
-
-    const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R> =>
-      Transaction.withTransaction(pool, statement, effect)
 
     const connect = Effect.tryPromise({
       try: () => {
@@ -237,14 +240,61 @@ const fromDecoded = (
       catch: (cause) => fromCause(cause)
     })
 
-    const listen = shared ?? (yield* ListenConnection.make(connect, schema))
+    const listen = shared ?? (yield* ListenConnection.make(connect))
 
-    const dedicated = (own: { readonly maxConnections: number }) =>
-      Effect.flatMap(ConnectionOptions.decodePoolSize("maxConnections", own.maxConnections), (maxConnections) =>
-        fromDecoded({ ...decoded, maxConnections }, listen)
-      )
+    // The pool `dedicated` made for a schema-bound view: one per client, whatever the number of views, so tenants
+    // share it (a pool per tenant would multiply connections by the tenants). Made on first use, in this scope.
+    const scope = yield* Effect.scope
+    let requested = 1
+    const madeOnce = yield* Effect.cached(
+      Effect.suspend(() => Effect.provideService(fromDecoded({ ...decoded, maxConnections: requested }, listen), Scope.Scope, scope))
+    )
+    const sharedDedicated = (maxConnections: number): Effect.Effect<Shape> =>
+      Effect.suspend(() => {
+        requested = maxConnections
+        return madeOnce
+      })
 
-    return PgClient.of({ schema, pool, connect, listen, query, withTransaction, dedicated })
+    const view = (schema: string, bound: boolean): Shape => {
+      // Assigned once below; read lazily by `forSchema` (the view of its own schema is itself).
+      let self: Shape
+      const target: Transaction.Target = {
+        pool,
+        schema,
+        prepare: (connection) => SearchPath.ensure(connection, config, initial, schema)
+      }
+      const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) =>
+        Transaction.withConnection(target, (connection) =>
+          Connection.run<Row>(
+            connection,
+            config,
+            sql,
+            params,
+            decoded.preparedStatements && options?.prepared === true ? StatementName.of(sql) : undefined
+          )
+        )
+      const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R> =>
+        Transaction.withTransaction(target, statement, effect)
+      const dedicated = (own: { readonly maxConnections: number }) =>
+        Effect.flatMap(ConnectionOptions.decodePoolSize("maxConnections", own.maxConnections), (maxConnections) =>
+          bound
+            ? Effect.map(sharedDedicated(maxConnections), (client) => client.forSchema(schema))
+            : fromDecoded({ ...decoded, maxConnections }, listen)
+        )
+      self = PgClient.of({
+        schema,
+        pool,
+        connect,
+        listen: (channel) => listen(channel, schema),
+        listenAll: (channel) => listen(channel, undefined),
+        query,
+        withTransaction,
+        dedicated,
+        forSchema: (other) => (other === schema ? self : view(other, true))
+      })
+      return self
+    }
+    return view(initial, false)
   })
 
 /**

@@ -23,11 +23,15 @@ import { fromCause, type PostgresError } from "./PostgresError.js"
  * @since 0.5.0
  */
 export const run = <A>(f: (db: NodePgDatabase) => PromiseLike<A>): Effect.Effect<A, PostgresError, PgClient> =>
-  Effect.flatMap(Effect.service(PgClient), (client) =>
-    Effect.flatMap(Transaction.currentClient(client.pool), (connection) =>
-      Effect.tryPromise({
-        try: () => f(drizzle(Option.isSome(connection) ? connection.value : client.pool)),
-        catch: (cause) => fromCause(cause)
-      })
+  Effect.flatMap(Effect.service(PgClient), (client) => {
+    const onTransaction = Effect.flatMap(Transaction.currentClient(client), (connection) =>
+      Option.isSome(connection)
+        ? Effect.tryPromise({ try: () => f(drizzle(connection.value)), catch: (cause) => fromCause(cause) })
+        : Effect.die(new Error("PgDrizzle.run: no transaction connection"))
     )
-  )
+    // Outside a transaction the query gets a one-statement transaction of its own: a pooled connection is put on the
+    // client's schema (a tenant's, for a schema-bound view) only by the client's own checkout, never by drizzle's.
+    return Effect.flatMap(Transaction.currentClient(client), (connection) =>
+      Option.isSome(connection) ? onTransaction : client.withTransaction(onTransaction)
+    )
+  })

@@ -254,7 +254,7 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
         // Inside a caller's transaction the work is visible only at its commit: the NOTIFY rides in it, and the
         // append is the transaction's own statement. Otherwise the append commits without one, alone or with the
         // appends that waited with it, and the workers are woken after the commit (see WorkWakeUp).
-        const inTransaction = (yield* Transaction.currentClient(client.pool))._tag === "Some"
+        const inTransaction = (yield* Transaction.currentClient(client))._tag === "Some"
         const first = yield* inTransaction
           ? appendOne(request, true, true)
           : prepared.events.length > maxEventsToWait

@@ -157,7 +157,7 @@ export const make = Effect.gen(function* () {
     getById: (name, id) =>
       Effect.gen(function* () {
         yield* checked(name)
-        const inTransaction = (yield* Transaction.currentClient(client.pool))._tag === "Some"
+        const inTransaction = (yield* Transaction.currentClient(client))._tag === "Some"
         return yield* !canonicalUuid.test(id) || inTransaction ? alone(name, id) : readerOf(name)(id)
       }),
     getMany: (name, ids) => Effect.andThen(checked(name), rowsById(name, ids, "getMany")),

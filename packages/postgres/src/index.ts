@@ -113,3 +113,13 @@ export * as VersionError from "./VersionError.js"
  * @since 0.5.0
  */
 export * as PgOperations from "./PgOperations.js"
+
+/**
+ * @since 0.6.0
+ */
+export * as PgTenants from "./PgTenants.js"
+
+/**
+ * @since 0.6.0
+ */
+export * as TenantError from "./TenantError.js"

@@ -40,6 +40,7 @@ import {
   PgHealth,
   type PgInstanceRegistry,
   PgPerspectivePipeline,
+  PgTenants,
   PgWatchdog,
   PostgresError,
   SchemaReady
@@ -61,8 +62,10 @@ import {
   TrackedEventTypeRegistry,
   WorkerSignals
 } from "@whizbang/sync"
-import { Effect, Layer, type Redacted } from "effect"
+import { type Duration, Effect, Layer, type Redacted } from "effect"
 import * as Os from "node:os"
+import * as TenantFleet from "./internal/tenantFleet.js"
+import * as Tenants from "./Tenants.js"
 
 /**
  * Configuration of a Whizbang service.
@@ -115,6 +118,23 @@ export interface Config extends PgPerspectivePipeline.Config {
    * the registered perspectives' own types are always tracked.
    */
   readonly trackedEventTypes?: TrackedEventTypeRegistry.Mappings
+  /** Many tenants ({@link layerTenants}): the catalog's names and how the fleet holds tenants. */
+  readonly tenants?: TenantsConfig
+}
+
+/**
+ * Tenancy options (read by {@link layerTenants} only).
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface TenantsConfig extends PgTenants.Options {
+  /** A tenant's services stop this long after their last request or work; default 30 seconds. */
+  readonly idleTimeToLive?: Duration.Input | undefined
+  /** How often a tenant with work is checked for being idle again; default 2 seconds. */
+  readonly idleCheck?: Duration.Input | undefined
+  /** Apply only these tenants' work in this process (requests for any tenant are served); default all. */
+  readonly serve?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -187,6 +207,8 @@ export interface Decoded {
   readonly pipeline: PgPerspectiveRewinder.DecodedPipeline
   readonly health: PgHealth.Decoded
   readonly watchdog: PgWatchdog.Decoded
+  /** The catalog's and the fleet's options: always checked, used by `layerTenants`. */
+  readonly tenants: { readonly catalog: PgTenants.Decoded; readonly fleet: TenantFleet.Options }
 }
 
 const configError = (option: string, rule: string, value: unknown) =>
@@ -231,8 +253,17 @@ export const decode = (config: Config): Effect.Effect<Decoded, Errors> =>
     const health = yield* PgHealth.decodeOptions(config.health, "health.")
     const watchdog = yield* PgWatchdog.decodeOptions(config.watchdog, "watchdog.")
     yield* TrackedEventTypeRegistry.make(config.trackedEventTypes)
+    const catalog = yield* PgTenants.decodeOptions(config.tenants, client.schema, "tenants.")
+    const fleet = yield* TenantFleet.decodeOptions(config.tenants, (id) => PgTenants.validateId(id, catalog.prefix))
     // The health check diagnoses with the watchdog's options when they are given.
-    return { config, client, pipeline, health: config.watchdog ? { ...health, watchdog } : health, watchdog }
+    return {
+      config,
+      client,
+      pipeline,
+      health: config.watchdog ? { ...health, watchdog } : health,
+      watchdog,
+      tenants: { catalog, fleet }
+    }
   })
 
 /**
@@ -254,8 +285,11 @@ const identity = (config: Config) =>
     processId: process.pid
   })
 
-const infrastructure = (d: Decoded) =>
-  Layer.mergeAll(SchemaReady.layer, identity(d.config)).pipe(Layer.provideMerge(PgClient.layerDecoded(d.client)))
+/** The client of the service schema, or of a tenant's (a schema-bound view of the process's one client). */
+type ClientLayer = Layer.Layer<PgClient.PgClient>
+
+const infrastructure = (d: Decoded, client: ClientLayer = PgClient.layerDecoded(d.client)) =>
+  Layer.mergeAll(SchemaReady.layer, identity(d.config)).pipe(Layer.provideMerge(client))
 
 /**
  * The service's infrastructure: client, migrations and identity (no worker).
@@ -323,11 +357,11 @@ export const layerWithoutWorker = (config: Config): Layer.Layer<WriteServices, E
   decoded(config, (d) => writeSide(config, d, PgPerspectivePipeline.layerPortsDecoded(d.pipeline.pipeline)))
 
 /** The write side around `ports`: the tracked event store, stream locks, health and watchdog, sync, infrastructure. */
-const writeSide = <E>(config: Config, d: Decoded, ports: Layer.Layer<PgPerspectivePipeline.Ports, E, PortsNeeds>) =>
+const writeSide = <E>(config: Config, d: Decoded, ports: Layer.Layer<PgPerspectivePipeline.Ports, E, PortsNeeds>, client?: ClientLayer) =>
   TrackedEventStore.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(ports, PgPerspectiveStreamLocker.layerDecoded(d.pipeline.lock), operations(d))),
     Layer.provideMerge(layerSync(config)),
-    Layer.provideMerge(infrastructure(d))
+    Layer.provideMerge(infrastructure(d, client))
   )
 
 type PortsNeeds = PgClient.PgClient | SchemaReady.SchemaReady | InstanceProvider.InstanceProvider
@@ -373,14 +407,63 @@ export const layerBuilder = (config: Config): Layer.Layer<WriteServices, Errors>
  * @category layers
  * @since 0.1.0
  */
-export const layer = (config: Config): Layer.Layer<Services, Errors> =>
-  decoded(config, (d) => {
-    const pipeline = Layer.unwrap(
-      Effect.map(WorkerSignals.hooks(config.hooks), (hooks) => PgPerspectiveRewinder.layerPipelineDecoded(withHooks(d.pipeline, hooks)))
-    )
-    return TrackedEventStore.layer.pipe(
-      Layer.provideMerge(Layer.merge(pipeline, operations(d))),
-      Layer.provideMerge(layerSync(config)),
-      Layer.provideMerge(infrastructure(d))
-    )
-  })
+export const layer = (config: Config): Layer.Layer<Services, Errors> => decoded(config, (d) => service(d))
+
+/**
+ * The whole service of {@link layer} from a decoded configuration, on `client` (default: a client of its own).
+ *
+ * @internal
+ */
+export const service = (d: Decoded, client?: ClientLayer): Layer.Layer<Services, Errors> => {
+  const pipeline = Layer.unwrap(
+    Effect.map(WorkerSignals.hooks(d.config.hooks), (hooks) => PgPerspectiveRewinder.layerPipelineDecoded(withHooks(d.pipeline, hooks)))
+  )
+  return TrackedEventStore.layer.pipe(
+    Layer.provideMerge(Layer.merge(pipeline, operations(d))),
+    Layer.provideMerge(layerSync(d.config)),
+    Layer.provideMerge(infrastructure(d, client))
+  )
+}
+
+/**
+ * The write side of {@link layerWithoutWorker} from a decoded configuration, on `client`.
+ *
+ * @internal
+ */
+export const writeService = (d: Decoded, client?: ClientLayer): Layer.Layer<WriteServices, Errors> =>
+  writeSide(d.config, d, PgPerspectivePipeline.layerPortsDecoded(d.pipeline.pipeline), client)
+
+/**
+ * Many tenants in one service ({@link Tenants}): the process's one client (of the service schema, which is the
+ * tenant `default`), the tenant catalog (`<schema>_tenants.wh_tenants`, created when missing) and `Tenants`, whose
+ * `run(tenantId, effect)` gives `effect` the services of {@link layer} bound to that tenant's schema. The worker
+ * fleet serves every tenant with work (or `tenants.serve`) from this process: each tenant's worker runs as in
+ * {@link layer}, all of them on one worker pool and one LISTEN connection. Every option is checked before anything
+ * connects, `tenants.*` included; a tenant's services start on first use (its schema migrated then if needed).
+ *
+ * ```ts
+ * const app = Whizbang.layerTenants({ databaseUrl, schema: "orders", events, perspectives, tenants: {} })
+ * const program = Tenants.run("acme", placeOrder(order))   // the event store of tenant "acme"
+ * ```
+ *
+ * @category layers
+ * @since 0.6.0
+ */
+export const layerTenants = (config: Config): Layer.Layer<Tenants.Tenants | PgTenants.PgTenants | PgClient.PgClient, Errors> =>
+  // One instance id for every tenant's services of this process.
+  decoded({ ...config, instanceId: config.instanceId ?? EventId.unsafeMake() }, (d) =>
+    Layer.effect(
+      Tenants.Tenants,
+      Effect.gen(function* () {
+        const client = yield* PgClient.PgClient
+        const catalog = yield* PgTenants.PgTenants
+        const fleet = yield* TenantFleet.make(
+          client,
+          catalog,
+          (view) => service(d, Layer.succeed(PgClient.PgClient, view)),
+          d.tenants.fleet
+        )
+        return Tenants.Tenants.of(fleet)
+      })
+    ).pipe(Layer.provideMerge(PgTenants.layerDecoded(d.tenants.catalog)), Layer.provideMerge(PgClient.layerDecoded(d.client)))
+  )

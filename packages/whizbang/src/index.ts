@@ -7,6 +7,11 @@
 
 /** @since 0.1.0 */
 export * as Whizbang from "./Whizbang.js"
+
+/**
+ * @since 0.6.0
+ */
+export * as Tenants from "./Tenants.js"
 /**
  * The modules an application uses. The worker's machinery (work coordinator, batchers, completion strategies,
  * dedup cache, runners) stays in `@whizbang/core` for those who compose their own pipeline.
@@ -46,10 +51,12 @@ export {
   PgPerspectiveStore,
   PgPerspectiveVersions,
   PgStatus,
+  PgTenants,
   PgWatchdog,
   PostgresError,
   SchemaReady,
   Telemetry,
+  TenantError,
   VersionError
 } from "@whizbang/postgres"
 /** @since 0.1.0 */

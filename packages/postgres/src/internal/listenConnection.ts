@@ -3,9 +3,10 @@
  * subscriber and ended when the last one leaves, shared by every channel and every subscriber (a `Whizbang.layer`
  * process LISTENs on `wh_work` and `wh_processed` through it). Each subscriber is a `Stream` with a queue of its own.
  *
- * - Only this schema's notifications are delivered (a channel's name is shared by every schema of a database; the
- *   payload names the schema). A payload may carry detail after the schema and a newline (`<schema>\n<detail>`):
- *   the element is that detail, or `undefined` for a bare schema.
+ * - A subscriber names its schema and gets only that schema's notifications (a channel's name is shared by every
+ *   schema of a database; the payload names the schema). A payload may carry detail after the schema and a newline
+ *   (`<schema>\n<detail>`): the element is that detail, or `undefined` for a bare schema. A subscriber of no schema
+ *   gets every payload whole (the tenant fleet). Views of one client bound to many schemas share the connection.
  * - `undefined` also arrives once the subscriber's channel is LISTENed (its first element: "you are listening now")
  *   and after every reconnect, since notifications sent while disconnected are lost: a subscriber treats it as
  *   "something may have changed".
@@ -24,28 +25,44 @@ import * as Identifier from "./identifier.js"
 import type { PostgresError } from "../PostgresError.js"
 
 /** What `PgClient.listen` is. @internal */
-export type Listen = (channel: string) => Stream.Stream<string | undefined>
+export type Listen = (channel: string, schema: string | undefined) => Stream.Stream<string | undefined>
+
+/** One subscriber: its queue, and the schema whose payloads it takes (`undefined`: every payload, whole). */
+interface Subscriber {
+  readonly queue: Queue.Enqueue<string | undefined>
+  readonly schema: string | undefined
+}
+
+/** What a subscriber of `schema` receives of `payload`: the detail, `undefined` for a bare schema, `null`: not its. */
+const detailFor = (schema: string | undefined, payload: string): string | undefined | null => {
+  if (schema === undefined) return payload
+  if (payload === schema) return undefined
+  return payload.length > schema.length && payload.startsWith(schema) && payload[schema.length] === "\n"
+    ? payload.slice(schema.length + 1)
+    : null
+}
 
 // Channels were checked to be plain identifiers (`listen`), so they need no quoting.
 const listenTo = (connection: pg.Client, channels: ReadonlyArray<string>) =>
   Effect.tryPromise(() => connection.query(channels.map((channel) => `LISTEN ${channel}`).join("; ")))
 
 /** The subscriptions and the connection that serves them, for as long as `Scope` lives. @internal */
-export const make = (connect: Effect.Effect<pg.Client, PostgresError>, schema: string): Effect.Effect<Listen, never, Scope.Scope> =>
+export const make = (connect: Effect.Effect<pg.Client, PostgresError>): Effect.Effect<Listen, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const subscribers = new Map<string, Set<Queue.Enqueue<string | undefined>>>()
+    const subscribers = new Map<string, Set<Subscriber>>()
     /** The connection, from its connect until it breaks: a channel subscribed meanwhile LISTENs on it itself. */
     let current: pg.Client | undefined
-    const withDetail = `${schema}\n`
     const deliver = (message: pg.Notification) => {
       const payload = message.payload
       if (payload === undefined) return
-      const detail = payload === schema ? undefined : payload.startsWith(withDetail) ? payload.slice(withDetail.length) : null
-      if (detail === null) return
-      for (const queue of subscribers.get(message.channel) ?? []) Queue.offerUnsafe(queue, detail)
+      for (const subscriber of subscribers.get(message.channel) ?? []) {
+        const detail = detailFor(subscriber.schema, payload)
+        if (detail !== null) Queue.offerUnsafe(subscriber.queue, detail)
+      }
     }
     const listening = (channels: Iterable<string>) => {
-      for (const channel of channels) for (const queue of subscribers.get(channel) ?? []) Queue.offerUnsafe(queue, undefined)
+      for (const channel of channels)
+        for (const subscriber of subscribers.get(channel) ?? []) Queue.offerUnsafe(subscriber.queue, undefined)
     }
 
     const outages = yield* OutageLog.make("LISTEN connection")
@@ -74,25 +91,26 @@ export const make = (connect: Effect.Effect<pg.Client, PostgresError>, schema: s
       acquire: Effect.forkScoped(connection.pipe(Effect.tapCause(outages.failed), Effect.retry(reconnect)))
     })
 
-    const add = (channel: string, queue: Queue.Enqueue<string | undefined>) => {
-      const queues = subscribers.get(channel)
-      if (queues === undefined) subscribers.set(channel, new Set([queue]))
-      else queues.add(queue)
+    const add = (channel: string, subscriber: Subscriber) => {
+      const set = subscribers.get(channel)
+      if (set === undefined) subscribers.set(channel, new Set([subscriber]))
+      else set.add(subscriber)
     }
-    const remove = (channel: string, queue: Queue.Enqueue<string | undefined>) => {
-      const queues = subscribers.get(channel)
-      queues?.delete(queue)
-      if (queues?.size === 0) subscribers.delete(channel)
+    const remove = (channel: string, subscriber: Subscriber) => {
+      const set = subscribers.get(channel)
+      set?.delete(subscriber)
+      if (set?.size === 0) subscribers.delete(channel)
     }
 
-    return (channel) =>
+    return (channel, schema) =>
       Identifier.isValid(channel)
         ? Stream.callback<string | undefined>((queue) =>
             Effect.gen(function* () {
               // Registered before the connection opens, so the `undefined` after its LISTEN reaches this subscriber.
+              const subscriber: Subscriber = { queue, schema }
               yield* Effect.acquireRelease(
-                Effect.sync(() => add(channel, queue)),
-                () => Effect.sync(() => remove(channel, queue))
+                Effect.sync(() => add(channel, subscriber)),
+                () => Effect.sync(() => remove(channel, subscriber))
               )
               yield* RcRef.get(session)
               const client = current

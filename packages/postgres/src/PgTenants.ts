@@ -1,0 +1,351 @@
+/**
+ * The tenant catalog of a service: a tenant is a Postgres schema, listed in `<schema>_tenants.wh_tenants`
+ * (`catalogSchema`) beside the service's own schema, which is the tenant `default`. Adding a tenant creates and
+ * migrates its schema; removing one drops it; `migrate` brings every tenant's schema to the shipped migrations.
+ * Everything here is idempotent and resumable: an add that died half-way is finished by the next add of that id,
+ * a `migrate` run again skips the tenants done (one statement each).
+ *
+ * **Where it lives on Citus**: the catalog schema is created with schema-based sharding off, so it stays a local
+ * schema of the coordinator; each tenant schema is created with the session's setting (a distributed schema when
+ * `citus.enable_schema_based_sharding` is on), so one tenant's statements go to one node.
+ *
+ * **Gotchas**
+ * - Ids become schema names (`prefix` + id): they are validated (`InvalidTenantId`) before anything is written.
+ * - Adds, removes and migrations of one service run one at a time (a transaction-scoped advisory lock per tenant).
+ * - `changes` wakes on every add and remove (channel `wh_tenants`), in this process and others.
+ *
+ * @since 0.6.0
+ */
+import { Context, Effect, Layer, type Stream } from "effect"
+import * as Identifier from "./internal/identifier.js"
+import * as TenantId from "./internal/tenants/tenantId.js"
+import { PgClient } from "./PgClient.js"
+import * as PgMigrator from "./PgMigrator.js"
+import { type MigrationError, PostgresConfigError, type PostgresError } from "./PostgresError.js"
+import { type InvalidTenantId, TenantConflict, TenantRemovalRefused, UnknownTenant } from "./TenantError.js"
+
+/**
+ * The id of the tenant whose schema is the service's own (the client's schema): a single-tenant service is this
+ * tenant alone.
+ *
+ * @category constants
+ * @since 0.6.0
+ */
+export const defaultTenant = "default"
+
+/**
+ * @category models
+ * @since 0.6.0
+ */
+export interface Options {
+  /** Prepended to a tenant id to name its schema; default `tenant_`. A valid identifier of at most 20 characters. */
+  readonly prefix?: string | undefined
+  /** The schema of the catalog; default `<service schema>_tenants`. */
+  readonly catalogSchema?: string | undefined
+}
+
+/**
+ * The options as {@link decodeOptions} leaves them.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface Decoded {
+  readonly prefix: string
+  readonly catalogSchema: string
+}
+
+/**
+ * Checks the options without connecting; `option` prefixes the names in errors (`tenants.` in the umbrella).
+ *
+ * @category constructors
+ * @since 0.6.0
+ */
+export const decodeOptions = (
+  options: Options | undefined,
+  serviceSchema: string,
+  option = ""
+): Effect.Effect<Decoded, PostgresConfigError> =>
+  Effect.gen(function* () {
+    const prefix = options?.prefix ?? "tenant_"
+    if (!(typeof prefix === "string" && prefix.length <= 20 && Identifier.isValid(prefix) && !prefix.startsWith("pg_"))) {
+      return yield* new PostgresConfigError({
+        option: `${option}prefix`,
+        message: `${option}prefix must be 1 to 20 characters of a-z, 0-9 and _, starting with a letter or _, not pg_ (got ${JSON.stringify(prefix)})`
+      })
+    }
+    const catalogSchema = yield* Identifier.validateSchema(options?.catalogSchema ?? `${serviceSchema}_tenants`, `${option}catalogSchema`)
+    if (catalogSchema === serviceSchema || catalogSchema.startsWith(prefix)) {
+      return yield* new PostgresConfigError({
+        option: `${option}catalogSchema`,
+        message: `${option}catalogSchema "${catalogSchema}" must differ from the service schema and not start with the tenant prefix "${prefix}"`
+      })
+    }
+    return { prefix, catalogSchema }
+  })
+
+/**
+ * One row of the catalog.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface Tenant {
+  readonly id: string
+  readonly schema: string
+  /** `provisioning` while its schema is being created and migrated, `removing` while it is dropped. */
+  readonly state: "active" | "provisioning" | "removing"
+  readonly createdAt: Date
+  /** When `add` or `migrate` last brought its schema to the shipped migrations. */
+  readonly migratedAt: Date | undefined
+}
+
+/**
+ * What {@link Shape.migrate} did.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface MigrateReport {
+  readonly tenants: number
+  /** Tenants that had migrations to apply (the others were current). */
+  readonly migrated: ReadonlyArray<string>
+  /** Tenants whose migration failed, with the error; the others were migrated (run `migrate` again to resume). */
+  readonly failed: ReadonlyArray<{ readonly tenantId: string; readonly error: PostgresError | MigrationError }>
+}
+
+/**
+ * Progress of {@link Shape.migrate}: called after each tenant.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export type Progress = (done: number, total: number, tenantId: string) => Effect.Effect<void>
+
+/**
+ * @category models
+ * @since 0.6.0
+ */
+export interface Shape {
+  readonly serviceSchema: string
+  readonly catalogSchema: string
+  readonly prefix: string
+  /** Checks an id (it becomes a schema name); the default tenant's id is valid. */
+  readonly validate: (tenantId: unknown) => Effect.Effect<string, InvalidTenantId>
+  /** The schema of a valid tenant id (the service schema for the default tenant). */
+  readonly schemaOf: (tenantId: string) => string
+  /** Every tenant, the default one first, then by id. */
+  readonly list: Effect.Effect<ReadonlyArray<Tenant>, PostgresError>
+  /** An active tenant. */
+  readonly get: (tenantId: string) => Effect.Effect<Tenant, InvalidTenantId | UnknownTenant | PostgresError>
+  /** Creates and migrates the tenant's schema, then lists it as active; finishes an add that died half-way. */
+  readonly add: (tenantId: string) => Effect.Effect<Tenant, InvalidTenantId | TenantConflict | PostgresError | MigrationError>
+  /** Drops the tenant's schema (every event and read model in it) and its catalog row; `confirm` repeats the id. */
+  readonly remove: (
+    tenantId: string,
+    options: { readonly confirm: string }
+  ) => Effect.Effect<void, InvalidTenantId | UnknownTenant | TenantRemovalRefused | PostgresError>
+  /** Migrates every tenant's schema (`concurrency` at a time, default 4), reporting progress after each. */
+  readonly migrate: (options?: {
+    readonly concurrency?: number
+    readonly onProgress?: Progress
+  }) => Effect.Effect<MigrateReport, PostgresError>
+  /**
+   * Wakes when tenants are added or removed, here or in another process: the id, or `undefined` once listening
+   * (and after a reconnect: something may have changed).
+   */
+  readonly changes: Stream.Stream<string | undefined>
+}
+
+/**
+ * @category services
+ * @since 0.6.0
+ */
+export class PgTenants extends Context.Service<PgTenants, Shape>()("@whizbang/postgres/PgTenants") {}
+
+interface Row {
+  readonly tenant_id: string
+  readonly schema_name: string
+  readonly state: Tenant["state"]
+  readonly created_at: Date
+  readonly migrated_at: Date | null
+}
+
+const toTenant = (row: Row): Tenant => ({
+  id: row.tenant_id,
+  schema: row.schema_name,
+  state: row.state,
+  createdAt: row.created_at,
+  migratedAt: row.migrated_at ?? undefined
+})
+
+/**
+ * Creates the catalog when missing (and lists the default tenant in it), then serves it.
+ *
+ * @category constructors
+ * @since 0.6.0
+ */
+export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgClient> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    const serviceSchema = client.schema
+    const { prefix, catalogSchema } = options
+    const catalog = `${Identifier.quote(catalogSchema)}.wh_tenants`
+    const lockKey = (tenantId: string) => `@whizbang/postgres/PgTenants:${catalogSchema}:${tenantId}`
+    const lock = (tenantId: string) => client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [lockKey(tenantId)])
+    const notify = (tenantId: string) => client.query("SELECT pg_notify('wh_tenants', $1)", [`${catalogSchema}\n${tenantId}`])
+
+    yield* client.withTransaction(
+      Effect.gen(function* () {
+        yield* lock("")
+        // Coordinator-local on Citus: the catalog spans tenants, so it must not become a distributed schema.
+        yield* client.query("SELECT set_config('citus.enable_schema_based_sharding', 'off', true)")
+        yield* client.query(`CREATE SCHEMA IF NOT EXISTS ${Identifier.quote(catalogSchema)}`)
+        yield* client.query(`CREATE TABLE IF NOT EXISTS ${catalog} (
+          tenant_id text PRIMARY KEY,
+          schema_name text NOT NULL UNIQUE,
+          state text NOT NULL CHECK (state IN ('provisioning', 'active', 'removing')),
+          created_at timestamptz NOT NULL DEFAULT now(),
+          migrated_at timestamptz
+        )`)
+        yield* client.query(
+          `INSERT INTO ${catalog} (tenant_id, schema_name, state, migrated_at) VALUES ($1, $2, 'active', now()) ON CONFLICT DO NOTHING`,
+          [defaultTenant, serviceSchema]
+        )
+      })
+    )
+
+    const validate = (tenantId: unknown) => validateId(tenantId, prefix)
+    const schemaOf = (tenantId: string) => (tenantId === defaultTenant ? serviceSchema : `${prefix}${tenantId}`)
+    const row = (tenantId: string) =>
+      Effect.map(client.query<Row>(`SELECT * FROM ${catalog} WHERE tenant_id = $1`, [tenantId]), (rows) => rows[0])
+
+    const list = Effect.map(client.query<Row>(`SELECT * FROM ${catalog} ORDER BY tenant_id <> $1, tenant_id`, [defaultTenant]), (rows) =>
+      rows.map(toTenant)
+    )
+
+    const get = (tenantId: string) =>
+      Effect.flatMap(validate(tenantId), (id) =>
+        Effect.flatMap(row(id), (found) =>
+          found?.state === "active"
+            ? Effect.succeed(toTenant(found))
+            : Effect.fail(new UnknownTenant({ tenantId: id, state: found?.state }))
+        )
+      )
+
+    const migrateOne = (schema: string) => Effect.provideService(PgMigrator.run, PgClient, client.forSchema(schema))
+
+    const add = (tenantId: string) =>
+      Effect.gen(function* () {
+        const id = yield* validate(tenantId)
+        const schema = schemaOf(id)
+        yield* client.withTransaction(
+          Effect.gen(function* () {
+            yield* lock(id)
+            const found = yield* row(id)
+            if (found !== undefined && found.state !== "provisioning") {
+              return yield* new TenantConflict({ tenantId: id, schema, reason: "exists" })
+            }
+            if (found === undefined) {
+              const taken = yield* client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])
+              if (taken.length > 0) return yield* new TenantConflict({ tenantId: id, schema, reason: "schemaTaken" })
+              yield* client.query(`INSERT INTO ${catalog} (tenant_id, schema_name, state) VALUES ($1, $2, 'provisioning')`, [id, schema])
+            }
+          })
+        )
+        yield* migrateOne(schema)
+        const rows = yield* client.withTransaction(
+          Effect.tap(
+            client.query<Row>(`UPDATE ${catalog} SET state = 'active', migrated_at = now() WHERE tenant_id = $1 RETURNING *`, [id]),
+            () => notify(id)
+          )
+        )
+        yield* Effect.logInfo("tenant added", { tenant: id, schema })
+        return toTenant(rows[0]!)
+      })
+
+    const remove = (tenantId: string, options: { readonly confirm: string }) =>
+      Effect.gen(function* () {
+        const id = yield* validate(tenantId)
+        if (id === defaultTenant) return yield* new TenantRemovalRefused({ tenantId: id, reason: "default" })
+        if (options.confirm !== id) return yield* new TenantRemovalRefused({ tenantId: id, reason: "notConfirmed" })
+        const found = yield* row(id)
+        if (found === undefined) return yield* new UnknownTenant({ tenantId: id, state: undefined })
+        // First out of service everywhere (the fleets let go of it on the notification), then dropped.
+        yield* client.withTransaction(
+          Effect.andThen(client.query(`UPDATE ${catalog} SET state = 'removing' WHERE tenant_id = $1`, [id]), notify(id))
+        )
+        yield* client.withTransaction(
+          Effect.gen(function* () {
+            yield* lock(id)
+            yield* client.query(`DROP SCHEMA IF EXISTS ${Identifier.quote(found.schema_name)} CASCADE`)
+            yield* client.query(`DELETE FROM ${catalog} WHERE tenant_id = $1`, [id])
+            yield* notify(id)
+          })
+        )
+        yield* Effect.logInfo("tenant removed", { tenant: id, schema: found.schema_name })
+      })
+
+    const migrate = (migrateOptions?: { readonly concurrency?: number; readonly onProgress?: Progress }) =>
+      Effect.gen(function* () {
+        const tenants = (yield* list).filter((t) => t.state !== "removing")
+        const migrated: Array<string> = []
+        const failed: Array<MigrateReport["failed"][number]> = []
+        let done = 0
+        yield* Effect.forEach(
+          tenants,
+          (tenant) =>
+            migrateOne(tenant.schema).pipe(
+              Effect.tap((report) =>
+                report.applied.length > 0
+                  ? Effect.andThen(
+                      Effect.sync(() => migrated.push(tenant.id)),
+                      client.query(`UPDATE ${catalog} SET migrated_at = now() WHERE tenant_id = $1`, [tenant.id])
+                    )
+                  : Effect.void
+              ),
+              Effect.catch((error) => Effect.sync(() => void failed.push({ tenantId: tenant.id, error }))),
+              Effect.andThen(
+                Effect.suspend(() => {
+                  done += 1
+                  return migrateOptions?.onProgress?.(done, tenants.length, tenant.id) ?? Effect.void
+                })
+              )
+            ),
+          { concurrency: Math.max(1, migrateOptions?.concurrency ?? 4), discard: true }
+        )
+        return { tenants: tenants.length, migrated, failed }
+      })
+
+    const changes = client.forSchema(catalogSchema).listen("wh_tenants")
+
+    return PgTenants.of({ serviceSchema, catalogSchema, prefix, validate, schemaOf, list, get, add, remove, migrate, changes })
+  })
+
+/**
+ * {@link layer} for options {@link decodeOptions} checked already.
+ *
+ * @category layers
+ * @since 0.6.0
+ */
+export const layerDecoded = (options: Decoded): Layer.Layer<PgTenants, PostgresError, PgClient> => Layer.effect(PgTenants, make(options))
+
+/**
+ * Checks a tenant id without connecting (`InvalidTenantId` says why it cannot be one); `prefix` is the service's
+ * tenant schema prefix (default `tenant_`).
+ *
+ * @category validation
+ * @since 0.6.0
+ */
+export const validateId = (tenantId: unknown, prefix = "tenant_"): Effect.Effect<string, InvalidTenantId> =>
+  tenantId === defaultTenant ? Effect.succeed(defaultTenant) : TenantId.validate(tenantId, prefix)
+
+/**
+ * @category layers
+ * @since 0.6.0
+ */
+export const layer = (options?: Options): Layer.Layer<PgTenants, PostgresError | PostgresConfigError, PgClient> =>
+  Layer.effect(
+    PgTenants,
+    Effect.flatMap(PgClient, (client) => Effect.flatMap(decodeOptions(options, client.schema), make))
+  )

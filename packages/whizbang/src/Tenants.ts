@@ -1,0 +1,108 @@
+/**
+ * Many tenants on one service: a tenant is a Postgres schema, and one process serves all of them.
+ * `Whizbang.layerTenants(config)` provides `Tenants`; work for a tenant runs inside `Tenants.run(tenantId, effect)`,
+ * where `effect` sees that tenant's event store, lenses, awaiters, receptors and dispatcher — the services of
+ * `Whizbang.layer`, bound to the tenant's schema — and `CurrentTenant` says which tenant it is.
+ *
+ * ```ts
+ * const placeOrder = (tenantId: string, order: Order) =>
+ *   Tenants.run(tenantId, Effect.gen(function* () {
+ *     const store = yield* EventStore.EventStore
+ *     yield* store.append(AppendRequest.make(order.id, [OrderPlaced.make(order)]))
+ *   }))
+ * ```
+ *
+ * **No tenant, no service**: with tenancy on, `Whizbang.layerTenants` provides no event store of its own, so code
+ * that needs one outside `Tenants.run` does not compile; code that reads the tenant (`Tenants.current`,
+ * `Tenants.provideCurrent`) fails with `TenantRequired` when none is set. Nothing ever falls back to the default
+ * tenant (the service schema, id `default`), which is served like any other.
+ *
+ * **Isolation**: every statement of a tenant's services runs on a connection put on the tenant's schema, and one
+ * transaction serves one tenant (a statement of another tenant inside it is a defect), so tenant A's events are
+ * never visible, applied, awaited or dead-lettered in tenant B.
+ *
+ * **Workers**: one fleet per process serves every tenant (or `tenants.serve`): the tenants with work are found by
+ * their notifications (`wh_work` names the schema), never by polling each tenant; a tenant's services start when
+ * it has work or a request and stop `idleTimeToLive` after neither, so idle tenants cost nothing. All tenants share
+ * the process's pools (`maxConnections` for requests, one worker pool, one LISTEN connection), whose queues serve
+ * them in turn: a tenant with a large backlog does not starve the others.
+ *
+ * @since 0.6.0
+ */
+import { TenantError } from "@whizbang/postgres"
+import type { PgTenants } from "@whizbang/postgres"
+import { Context, Effect } from "effect"
+import type * as Whizbang from "./Whizbang.js"
+
+/**
+ * The tenant the current fiber works for (`undefined`: none). `Tenants.run` sets it; forked fibers inherit it.
+ *
+ * @category references
+ * @since 0.6.0
+ */
+export const CurrentTenant = Context.Reference<string | undefined>("whizbang/Tenants/CurrentTenant", {
+  defaultValue: () => undefined
+})
+
+/**
+ * What a tenant's work may fail with besides its own errors: an id refused or unknown, or the tenant's services
+ * failing to start (its schema not migrated, the database down).
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export type RunError = TenantError.InvalidTenantId | TenantError.UnknownTenant | Whizbang.Errors
+
+/**
+ * @category models
+ * @since 0.6.0
+ */
+export interface Shape {
+  /** Runs `effect` for `tenantId`, with that tenant's services (those of `Whizbang.layer`) and `CurrentTenant`. */
+  readonly run: <A, E, R>(tenantId: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | RunError, Exclude<R, Whizbang.Services>>
+  /** The catalog: list, add, remove and migrate tenants. */
+  readonly catalog: PgTenants.Shape
+  /** The tenants whose services run in this process now (with work, or a request in the last `idleTimeToLive`). */
+  readonly active: Effect.Effect<ReadonlyArray<string>>
+}
+
+/**
+ * @category services
+ * @since 0.6.0
+ */
+export class Tenants extends Context.Service<Tenants, Shape>()("whizbang/Tenants") {}
+
+/**
+ * `run` of the `Tenants` in context.
+ *
+ * @category accessors
+ * @since 0.6.0
+ */
+export const run = <A, E, R>(
+  tenantId: string,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | RunError, Exclude<R, Whizbang.Services> | Tenants> =>
+  Effect.flatMap(Effect.service(Tenants), (tenants) => tenants.run(tenantId, effect))
+
+/**
+ * The current fiber's tenant, or `TenantRequired` naming `operation`.
+ *
+ * @category accessors
+ * @since 0.6.0
+ */
+export const current = (operation = "this operation"): Effect.Effect<string, TenantError.TenantRequired> =>
+  Effect.flatMap(Effect.service(CurrentTenant), (tenantId) =>
+    tenantId === undefined ? Effect.fail(new TenantError.TenantRequired({ operation })) : Effect.succeed(tenantId)
+  )
+
+/**
+ * Runs `effect` for the tenant already in `CurrentTenant` (set by middleware, say): `TenantRequired` when none is.
+ *
+ * @category accessors
+ * @since 0.6.0
+ */
+export const provideCurrent = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  operation?: string
+): Effect.Effect<A, E | RunError | TenantError.TenantRequired, Exclude<R, Whizbang.Services> | Tenants> =>
+  Effect.flatMap(current(operation), (tenantId) => run(tenantId, effect))

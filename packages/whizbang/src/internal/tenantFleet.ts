@@ -1,0 +1,222 @@
+// The services of many tenants in one process: each tenant's `Whizbang.layer` services (its "stack") built on a
+// view of the process's one client bound to the tenant's schema, kept in an `RcMap` while something holds them
+// (a request in `Tenants.run`, or the fleet while the tenant has work) and `idleTimeToLive` after.
+//
+// Finding work without polling each tenant: appends NOTIFY `wh_work` with their schema (the payload), and the fleet
+// LISTENs to every schema on the process's one LISTEN connection. A notified tenant is held until a check finds its
+// queue empty and no version building, and no notification came since the previous check; then let go. So a
+// tenant costs statements only while it has work, and idle tenants cost nothing. Notifications sent while the
+// LISTEN connection was down are lost: on every (re)connect the fleet sweeps the catalog once (one statement per
+// tenant) and holds the tenants with work. The worker of a held tenant runs exactly as a single-tenant worker
+// (leases, fencing, rewinds, versions, dead letters), its statements on the process's one worker pool, whose FIFO
+// queue serves the tenants in turn.
+import { DurationOption } from "@whizbang/core"
+import { type PgClient, type PgTenants, PostgresError, type TenantError } from "@whizbang/postgres"
+import { type Context, Duration, Effect, Fiber, Layer, RcMap, Result, Schedule, type Scope, Stream } from "effect"
+import { CurrentTenant, type Shape } from "../Tenants.js"
+import type * as Whizbang from "../Whizbang.js"
+
+/** How the fleet runs (decoded). */
+export interface Options {
+  readonly idleTimeToLive: Duration.Duration
+  readonly idleCheck: Duration.Duration
+  /** Serve only these tenants' work (requests for others are still served); `undefined`: every tenant. */
+  readonly serve: ReadonlySet<string> | undefined
+}
+
+type Stack = Context.Context<Whizbang.Services>
+
+interface Hold {
+  /** A notification came since the last idle check. */
+  dirty: boolean
+  fiber: Fiber.Fiber<void> | undefined
+}
+
+const busySql = `SELECT EXISTS (SELECT 1 FROM wh_perspective_events)
+  OR EXISTS (SELECT 1 FROM wh_lifecycle_pending)
+  OR EXISTS (SELECT 1 FROM wh_perspective_versions WHERE state = 'building') AS busy`
+
+/** `Tenants` over `catalog`, each tenant's stack made by `stack` on its schema's view of `client`. */
+export const make = (
+  client: PgClient.Shape,
+  catalog: PgTenants.Shape,
+  stack: (client: PgClient.Shape) => Layer.Layer<Whizbang.Services, Whizbang.Errors>,
+  options: Options
+): Effect.Effect<Shape, Whizbang.Errors, Scope.Scope> =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    /** Active tenants: id -> schema, from the catalog, refreshed when it changes. */
+    const known = new Map<string, string>()
+    const bySchema = new Map<string, string>()
+    const refresh = Effect.map(catalog.list, (tenants) => {
+      known.clear()
+      bySchema.clear()
+      for (const t of tenants) {
+        if (t.state !== "active") continue
+        known.set(t.id, t.schema)
+        bySchema.set(t.schema, t.id)
+      }
+    })
+    yield* refresh
+
+    const stacks = yield* RcMap.make({
+      lookup: (tenantId: string): Effect.Effect<Stack, Whizbang.Errors, Scope.Scope> =>
+        Effect.tap(Layer.build(stack(client.forSchema(catalog.schemaOf(tenantId)))), () =>
+          Effect.logDebug("tenant services started", { tenant: tenantId })
+        ),
+      idleTimeToLive: options.idleTimeToLive
+    })
+
+    const resolve = (tenantId: string) =>
+      Effect.gen(function* () {
+        const id = yield* catalog.validate(tenantId)
+        if (known.has(id)) return id
+        // Added in another process, its notification not here yet: the catalog decides.
+        const tenant = yield* catalog.get(id)
+        known.set(tenant.id, tenant.schema)
+        bySchema.set(tenant.schema, tenant.id)
+        return id
+      })
+
+    const run: Shape["run"] = (tenantId, effect) =>
+      Effect.flatMap(resolve(tenantId), (id) =>
+        Effect.scoped(
+          Effect.flatMap(RcMap.get(stacks, id), (context) =>
+            effect.pipe(Effect.provideContext(context), Effect.provideService(CurrentTenant, id))
+          )
+        )
+      )
+
+    const active = Effect.map(RcMap.keys(stacks), (keys) => [...keys])
+
+    {
+      const holds = new Map<string, Hold>()
+      const busy = (tenantId: string) =>
+        Effect.map(
+          client.forSchema(catalog.schemaOf(tenantId)).query<{ busy: boolean }>(busySql, [], { prepared: true }),
+          (rows) => rows[0]?.busy === true
+        )
+
+      /** Holds the tenant's stack until it is idle; a stack that fails to start is retried while there is work. */
+      const hold = (tenantId: string, state: Hold) =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            yield* RcMap.get(stacks, tenantId)
+            while (true) {
+              yield* Effect.sleep(options.idleCheck)
+              if (state.dirty) {
+                state.dirty = false
+                continue
+              }
+              if (!(yield* busy(tenantId))) return
+            }
+          })
+        ).pipe(
+          Effect.tapCause((cause) =>
+            Effect.logWarning("tenant services failed; retrying while the tenant has work", { tenant: tenantId, cause })
+          ),
+          Effect.retry(Schedule.spaced(options.idleCheck)),
+          Effect.ignore
+        )
+
+      const activate = (tenantId: string): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          if (options.serve !== undefined && !options.serve.has(tenantId)) return Effect.void
+          const existing = holds.get(tenantId)
+          if (existing !== undefined) {
+            existing.dirty = true
+            return Effect.void
+          }
+          const state: Hold = { dirty: false, fiber: undefined }
+          holds.set(tenantId, state)
+          return Effect.map(
+            Effect.forkIn(hold(tenantId, state).pipe(Effect.ensuring(Effect.sync(() => holds.delete(tenantId)))), scope),
+            (fiber) => {
+              state.fiber = fiber
+            }
+          )
+        })
+
+      const release = (tenantId: string) =>
+        Effect.suspend(() => {
+          const state = holds.get(tenantId)
+          holds.delete(tenantId)
+          return Effect.andThen(state?.fiber === undefined ? Effect.void : Fiber.interrupt(state.fiber), RcMap.invalidate(stacks, tenantId))
+        })
+
+      const sweep = Effect.gen(function* () {
+        const ids = [...known.keys()].filter((id) => options.serve === undefined || options.serve.has(id))
+        yield* Effect.forEach(
+          ids,
+          (id) =>
+            Effect.flatMap(
+              busy(id).pipe(
+                Effect.tapError((error) => Effect.logWarning("tenant sweep: could not read the queue", { tenant: id, error })),
+                Effect.orElseSucceed(() => true)
+              ),
+              (isBusy) => (isBusy ? activate(id) : Effect.void)
+            ),
+          { concurrency: 4, discard: true }
+        )
+        yield* Effect.logDebug("tenant sweep", { tenants: ids.length, held: holds.size })
+      })
+
+      const onWork = (payload: string | undefined): Effect.Effect<void> => {
+        if (payload === undefined) return sweep
+        const newline = payload.indexOf("\n")
+        const schema = newline < 0 ? payload : payload.slice(0, newline)
+        const id = bySchema.get(schema)
+        if (id !== undefined) return activate(id)
+        // A tenant added in another process (its catalog notification may come later), or another service's schema.
+        if (!schema.startsWith(catalog.prefix)) return Effect.void
+        return Effect.flatMap(Effect.ignore(refresh), () => {
+          const added = bySchema.get(schema)
+          return added === undefined ? Effect.void : activate(added)
+        })
+      }
+
+      const onCatalog = (tenantId: string | undefined): Effect.Effect<void> =>
+        Effect.flatMap(Effect.ignore(refresh), () => (tenantId !== undefined && !known.has(tenantId) ? release(tenantId) : Effect.void))
+
+      yield* Effect.forkScoped(Stream.runForEach(catalog.changes, onCatalog))
+      yield* Effect.forkScoped(Stream.runForEach(client.listenAll("wh_work"), onWork))
+    }
+
+    return { run, catalog, active }
+  })
+
+/** The fleet's options as given (`tenants` of the umbrella's config, less the catalog's). */
+export interface Input {
+  readonly idleTimeToLive?: Duration.Input | undefined
+  readonly idleCheck?: Duration.Input | undefined
+  readonly serve?: ReadonlyArray<string> | undefined
+}
+
+const duration = (option: string, input: unknown, fallback: Duration.Duration) =>
+  Result.match(DurationOption.checkOr(input, "positive", fallback), {
+    onSuccess: Effect.succeed,
+    onFailure: (message) => Effect.fail(new PostgresError.PostgresConfigError({ option, message: `${option} ${message}` }))
+  })
+
+/** Checks the fleet's options without connecting; errors name `tenants.<option>`. */
+export const decodeOptions = (
+  input: Input | undefined,
+  validate: (tenantId: unknown) => Effect.Effect<string, TenantError.InvalidTenantId>
+): Effect.Effect<Options, PostgresError.PostgresConfigError> =>
+  Effect.gen(function* () {
+    const idleTimeToLive = yield* duration("tenants.idleTimeToLive", input?.idleTimeToLive, Duration.seconds(30))
+    const idleCheck = yield* duration("tenants.idleCheck", input?.idleCheck, Duration.seconds(2))
+    const serve =
+      input?.serve === undefined
+        ? undefined
+        : new Set(
+            yield* Effect.forEach(input.serve, (id) =>
+              validate(id).pipe(
+                Effect.mapError(
+                  (error) => new PostgresError.PostgresConfigError({ option: "tenants.serve", message: `tenants.serve: ${error.message}` })
+                )
+              )
+            )
+          )
+    return { idleTimeToLive, idleCheck, serve }
+  })

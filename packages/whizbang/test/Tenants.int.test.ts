@@ -1,0 +1,151 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Layer, Option, Schedule } from "effect"
+import { EventId, PgClient, SyncAwareLens, SyncFilter, TenantError, Tenants, Whizbang } from "whizbang"
+import * as Fixtures from "./fixtures.js"
+
+const app = (url: string, config: Partial<Whizbang.Config> = {}) =>
+  Layer.unwrap(
+    Effect.map(Fixtures.definitions, ({ events, perspectives }) =>
+      Whizbang.layerTenants({
+        databaseUrl: url,
+        schema: "saas",
+        events,
+        perspectives,
+        options: Fixtures.fast,
+        watchdog: { interval: null },
+        tenants: { idleCheck: Duration.millis(100), idleTimeToLive: Duration.millis(200) },
+        ...config
+      })
+    )
+  )
+
+const { withDatabase } = Fixtures
+
+/** A deposit through the tenant's own event store, read back synced through its lens. */
+const depositAndRead = (tenantId: string, accountId: string, amount: number) =>
+  Tenants.run(
+    tenantId,
+    Effect.gen(function* () {
+      yield* Fixtures.deposit(accountId, amount)
+      const { row } = yield* SyncAwareLens.getById(
+        Fixtures.balance,
+        accountId,
+        SyncFilter.forStream(accountId).withTimeout(Duration.seconds(10))
+      )
+      return Option.getOrUndefined(Option.map(row, (r) => r.data.total))
+    })
+  )
+
+describe("Whizbang.layerTenants", () => {
+  it.live("tenants are schemas: an append in one is applied and read there, and is nowhere in the other", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const { catalog } = yield* Tenants.Tenants
+        yield* catalog.add("acme")
+        yield* catalog.add("globex")
+        const id = EventId.unsafeMake()
+        expect(yield* depositAndRead("acme", id, 5)).toBe(5)
+        expect(yield* depositAndRead("globex", id, 7)).toBe(7)
+        expect(yield* depositAndRead("acme", id, 1)).toBe(6)
+        const client = yield* PgClient.PgClient
+        const rows = yield* client.query<{ s: string; n: string }>(
+          `SELECT 'acme' AS s, count(*)::text AS n FROM tenant_acme.wh_events UNION ALL SELECT 'globex', count(*)::text FROM tenant_globex.wh_events UNION ALL SELECT 'default', count(*)::text FROM saas.wh_events`
+        )
+        expect(Object.fromEntries(rows.map((r) => [r.s, Number(r.n)]))).toEqual({ acme: 2, globex: 1, default: 0 })
+        const tenants = yield* catalog.list
+        expect(tenants.map((t) => [t.id, t.schema, t.state])).toEqual([
+          ["default", "saas", "active"],
+          ["acme", "tenant_acme", "active"],
+          ["globex", "tenant_globex", "active"]
+        ])
+      }).pipe(Effect.provide(app(url)))
+    )
+  )
+
+  it.live(
+    "no tenant, no fallback: hostile ids are typed errors and write nothing; an unknown tenant is UnknownTenant; CurrentTenant unset is TenantRequired",
+    () =>
+      withDatabase((url) =>
+        Effect.gen(function* () {
+          const { catalog } = yield* Tenants.Tenants
+          yield* catalog.add("acme")
+          const hostile = [
+            'a"; DROP SCHEMA saas CASCADE; --',
+            "Acme",
+            "ünicode",
+            "x".repeat(64),
+            "pg_catalog",
+            "tenant_acme",
+            "",
+            "1abc",
+            "a b"
+          ]
+          for (const id of hostile) {
+            const added = yield* Effect.flip(catalog.add(id))
+            expect(added._tag, id).toBe("InvalidTenantId")
+            const ran = yield* Effect.flip(Tenants.run(id, Fixtures.deposit(EventId.unsafeMake(), 1)))
+            expect(ran._tag, id).toBe("InvalidTenantId")
+          }
+          const unknown = yield* Effect.flip(Tenants.run("initech", Fixtures.deposit(EventId.unsafeMake(), 1)))
+          expect(unknown).toBeInstanceOf(TenantError.UnknownTenant)
+          const required = yield* Effect.flip(Tenants.provideCurrent(Fixtures.deposit(EventId.unsafeMake(), 1)))
+          expect(required._tag).toBe("TenantRequired")
+          // Nothing written anywhere: only the catalog, the default tenant's schema and acme's exist, and no events.
+          const client = yield* PgClient.PgClient
+          const schemas = yield* client.query<{ nspname: string }>(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'tenant%' OR nspname LIKE 'saas%' ORDER BY 1"
+          )
+          expect(schemas.map((s) => s.nspname)).toEqual(["saas", "saas_tenants", "tenant_acme"])
+          const events = yield* client.query<{ n: string }>("SELECT count(*)::text AS n FROM tenant_acme.wh_events")
+          expect(events[0]!.n).toBe("0")
+        }).pipe(Effect.provide(app(url)))
+      )
+  )
+
+  it.live("a tenant removed needs its id again, drops its schema, and is unknown afterwards; the default tenant cannot be removed", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const { catalog } = yield* Tenants.Tenants
+        yield* catalog.add("acme")
+        expect(yield* depositAndRead("acme", EventId.unsafeMake(), 3)).toBe(3)
+        expect((yield* Effect.flip(catalog.remove("acme", { confirm: "acm" })))._tag).toBe("TenantRemovalRefused")
+        expect((yield* Effect.flip(catalog.remove("default", { confirm: "default" })))._tag).toBe("TenantRemovalRefused")
+        yield* catalog.remove("acme", { confirm: "acme" })
+        const client = yield* PgClient.PgClient
+        expect(yield* client.query("SELECT 1 FROM pg_namespace WHERE nspname = 'tenant_acme'")).toEqual([])
+        const after = yield* Effect.flip(Tenants.run("acme", Fixtures.deposit(EventId.unsafeMake(), 1)))
+        expect(after._tag).toBe("UnknownTenant")
+        // Added again: a fresh, empty tenant.
+        yield* catalog.add("acme")
+        expect(yield* depositAndRead("acme", EventId.unsafeMake(), 4)).toBe(4)
+      }).pipe(Effect.provide(app(url)))
+    )
+  )
+
+  it.live("the fleet applies a tenant's work with no request holding it, and lets an idle tenant go", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const tenants = yield* Tenants.Tenants
+        yield* tenants.catalog.add("acme")
+        const id = EventId.unsafeMake()
+        // Appended without waiting: the request lets go at once; only the fleet (woken by wh_work) applies it.
+        yield* Tenants.run("acme", Fixtures.deposit(id, 9))
+        const total = yield* Tenants.run(
+          "acme",
+          Effect.flatMap(
+            Fixtures.sql<{ total: number }>("SELECT (data->>'total')::int AS total FROM wh_per_balance WHERE id = $1", [id]),
+            (rows) => (rows.length === 0 ? Effect.fail("not yet" as const) : Effect.succeed(rows[0]!.total))
+          ).pipe(Effect.retry({ times: 200, schedule: Schedule.spaced(Duration.millis(50)) }))
+        )
+        expect(total).toBe(9)
+        // Idle: the fleet and the requests let go, and the services stop.
+        const active = yield* Effect.repeat(tenants.active, {
+          until: (ids) => ids.length === 0,
+          times: 200,
+          schedule: Schedule.spaced(Duration.millis(50))
+        })
+        expect(active).toEqual([])
+      }).pipe(Effect.provide(app(url)))
+    )
+  )
+})
