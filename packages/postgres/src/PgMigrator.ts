@@ -24,6 +24,7 @@ import * as Identifier from "./internal/identifier.js"
 import { type EmbeddedMigration, migrations as embedded } from "./internal/migrations.generated.js"
 import { PgClient, type Shape } from "./PgClient.js"
 import { MigrationError, type PostgresError } from "./PostgresError.js"
+import * as MigrationLock from "./internal/migrationLock.js"
 import { SCHEMA_PLACEHOLDER } from "./internal/schemaPlaceholder.js"
 
 /**
@@ -46,8 +47,7 @@ export interface Report {
  */
 export const migrations: ReadonlyArray<EmbeddedMigration> = embedded
 
-const lock = (client: Shape) =>
-  client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`@whizbang/postgres/PgMigrator:${client.schema}`])
+const lock = (client: Shape) => MigrationLock.take(client)
 
 const applyOne = (client: Shape, migration: EmbeddedMigration) =>
   client.withTransaction(
@@ -97,35 +97,54 @@ const isCurrent = (client: Shape): Effect.Effect<boolean, PostgresError> =>
  * @category constructors
  * @since 0.1.0
  */
-export const run: Effect.Effect<Report, PostgresError | MigrationError, PgClient> = Effect.gen(function* () {
-  const client = yield* PgClient
-  // A current schema costs one statement and no lock (a service of many tenants checks each tenant it activates);
-  // anything else, an edited migration included, takes the locked path below, which reports it.
-  if (yield* isCurrent(client)) return { schema: client.schema, applied: [], alreadyApplied: migrations.map((m) => m.tag) }
-  const schema = Identifier.quote(client.schema)
-  yield* client.withTransaction(
-    Effect.gen(function* () {
-      yield* lock(client)
-      yield* client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
-      yield* client.query(
-        `CREATE TABLE IF NOT EXISTS ${schema}.wh_migrations (
+export const run: Effect.Effect<Report, PostgresError | MigrationError, PgClient> = Effect.suspend(() => migrate(true))
+
+/**
+ * {@link run} for a schema that must exist already (a tenant's, created by `PgTenants.add`): a schema that does not
+ * exist (never added, or dropped by a removal) is a `MigrationError`, never created again.
+ *
+ * @category constructors
+ * @since 0.6.0
+ */
+export const runExisting: Effect.Effect<Report, PostgresError | MigrationError, PgClient> = Effect.suspend(() => migrate(false))
+
+const migrate = (create: boolean) =>
+  Effect.gen(function* () {
+    const client = yield* PgClient
+    // A current schema costs one statement and no lock (a service of many tenants checks each tenant it activates);
+    // anything else, an edited migration included, takes the locked path below, which reports it.
+    if (yield* isCurrent(client)) return { schema: client.schema, applied: [], alreadyApplied: migrations.map((m) => m.tag) }
+    const schema = Identifier.quote(client.schema)
+    yield* client.withTransaction(
+      Effect.gen(function* () {
+        yield* lock(client)
+        if (!create && (yield* client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [client.schema])).length === 0) {
+          return yield* new MigrationError({
+            schema: client.schema,
+            tag: migrations[0]!.tag,
+            message: `schema "${client.schema}" does not exist (a tenant's schema is created by adding the tenant, and dropped by removing it)`
+          })
+        }
+        yield* client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+        yield* client.query(
+          `CREATE TABLE IF NOT EXISTS ${schema}.wh_migrations (
         idx integer PRIMARY KEY,
         tag text NOT NULL,
         hash text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`
-      )
-    })
-  )
-  const applied: Array<string> = []
-  const alreadyApplied: Array<string> = []
-  for (const migration of migrations) {
-    const didApply = yield* applyOne(client, migration)
-    ;(didApply ? applied : alreadyApplied).push(migration.tag)
-  }
-  yield* Effect.logDebug("whizbang migrations", { schema: client.schema, applied })
-  return { schema: client.schema, applied, alreadyApplied }
-})
+        )
+      })
+    )
+    const applied: Array<string> = []
+    const alreadyApplied: Array<string> = []
+    for (const migration of migrations) {
+      const didApply = yield* applyOne(client, migration)
+      ;(didApply ? applied : alreadyApplied).push(migration.tag)
+    }
+    yield* Effect.logDebug("whizbang migrations", { schema: client.schema, applied })
+    return { schema: client.schema, applied, alreadyApplied }
+  })
 
 /**
  * Tags of shipped migrations not yet applied in the client's schema (all of them when the schema or its

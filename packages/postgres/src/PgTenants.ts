@@ -18,6 +18,7 @@
  */
 import { Context, Effect, Layer, type Stream } from "effect"
 import * as Identifier from "./internal/identifier.js"
+import * as MigrationLock from "./internal/migrationLock.js"
 import * as TenantId from "./internal/tenants/tenantId.js"
 import { PgClient } from "./PgClient.js"
 import * as PgMigrator from "./PgMigrator.js"
@@ -278,6 +279,7 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
         yield* client.withTransaction(
           Effect.gen(function* () {
             yield* lock(id)
+            yield* MigrationLock.take(client, found.schema_name)
             yield* client.query(`DROP SCHEMA IF EXISTS ${Identifier.quote(found.schema_name)} CASCADE`)
             yield* client.query(`DELETE FROM ${catalog} WHERE tenant_id = $1`, [id])
             yield* notify(id)

@@ -41,6 +41,18 @@ export const layer: Layer.Layer<SchemaReady, PostgresError | MigrationError, PgC
 )
 
 /**
+ * {@link layer} for a schema that must exist already (a tenant's): pending migrations are applied, a missing schema
+ * is a `MigrationError` (it is never created here; `PgTenants.add` creates it).
+ *
+ * @category layers
+ * @since 0.6.0
+ */
+export const layerExisting: Layer.Layer<SchemaReady, PostgresError | MigrationError, PgClient> = Layer.effect(
+  SchemaReady,
+  Effect.map(PgMigrator.runExisting, (report) => SchemaReady.of({ schema: report.schema, report }))
+)
+
+/**
  * Provides the gate only if every shipped migration is already applied; fails with a `MigrationError` naming the
  * first pending one otherwise. Changes nothing.
  *

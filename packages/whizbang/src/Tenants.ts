@@ -59,7 +59,10 @@ export type RunError = TenantError.InvalidTenantId | TenantError.UnknownTenant |
  */
 export interface Shape {
   /** Runs `effect` for `tenantId`, with that tenant's services (those of `Whizbang.layer`) and `CurrentTenant`. */
-  readonly run: <A, E, R>(tenantId: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | RunError, Exclude<R, Whizbang.Services>>
+  readonly run: <A, E, R>(
+    tenantId: string,
+    effect: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | RunError, Exclude<R, Whizbang.WriteServices>>
   /** The catalog: list, add, remove and migrate tenants. */
   readonly catalog: PgTenants.Shape
   /** The tenants whose services run in this process now (with work, or a request in the last `idleTimeToLive`). */
@@ -81,7 +84,7 @@ export class Tenants extends Context.Service<Tenants, Shape>()("whizbang/Tenants
 export const run = <A, E, R>(
   tenantId: string,
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E | RunError, Exclude<R, Whizbang.Services> | Tenants> =>
+): Effect.Effect<A, E | RunError, Exclude<R, Whizbang.WriteServices> | Tenants> =>
   Effect.flatMap(Effect.service(Tenants), (tenants) => tenants.run(tenantId, effect))
 
 /**
@@ -104,5 +107,5 @@ export const current = (operation = "this operation"): Effect.Effect<string, Ten
 export const provideCurrent = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   operation?: string
-): Effect.Effect<A, E | RunError | TenantError.TenantRequired, Exclude<R, Whizbang.Services> | Tenants> =>
+): Effect.Effect<A, E | RunError | TenantError.TenantRequired, Exclude<R, Whizbang.WriteServices> | Tenants> =>
   Effect.flatMap(current(operation), (tenantId) => run(tenantId, effect))

@@ -133,7 +133,11 @@ export interface TenantsConfig extends PgTenants.Options {
   readonly idleTimeToLive?: Duration.Input | undefined
   /** How often a tenant with work is checked for being idle again; default 2 seconds. */
   readonly idleCheck?: Duration.Input | undefined
-  /** Apply only these tenants' work in this process (requests for any tenant are served); default all. */
+  /**
+   * Apply only these tenants' work in this process; default all. Requests for any tenant are served (for a tenant
+   * not served here, by its write side without a worker); `[]`: a process that only writes (its workers run in
+   * other processes).
+   */
   readonly serve?: ReadonlyArray<string> | undefined
 }
 
@@ -285,11 +289,16 @@ const identity = (config: Config) =>
     processId: process.pid
   })
 
-/** The client of the service schema, or of a tenant's (a schema-bound view of the process's one client). */
+/**
+ * The client of the service schema (its own), or of a tenant's: a schema-bound view of the process's one client,
+ * whose schema exists already (a tenant's services never create it: a removed tenant stays removed).
+ */
 type ClientLayer = Layer.Layer<PgClient.PgClient>
 
-const infrastructure = (d: Decoded, client: ClientLayer = PgClient.layerDecoded(d.client)) =>
-  Layer.mergeAll(SchemaReady.layer, identity(d.config)).pipe(Layer.provideMerge(client))
+const infrastructure = (d: Decoded, client?: ClientLayer) =>
+  client === undefined
+    ? Layer.mergeAll(SchemaReady.layer, identity(d.config)).pipe(Layer.provideMerge(PgClient.layerDecoded(d.client)))
+    : Layer.mergeAll(SchemaReady.layerExisting, identity(d.config)).pipe(Layer.provideMerge(client))
 
 /**
  * The service's infrastructure: client, migrations and identity (no worker).
@@ -460,10 +469,17 @@ export const layerTenants = (config: Config): Layer.Layer<Tenants.Tenants | PgTe
         const fleet = yield* TenantFleet.make(
           client,
           catalog,
-          (view) => service(d, Layer.succeed(PgClient.PgClient, view)),
+          (view, served) =>
+            served ? service(d, Layer.succeed(PgClient.PgClient, view)) : writeService(d, Layer.succeed(PgClient.PgClient, view)),
           d.tenants.fleet
         )
         return Tenants.Tenants.of(fleet)
       })
-    ).pipe(Layer.provideMerge(PgTenants.layerDecoded(d.tenants.catalog)), Layer.provideMerge(PgClient.layerDecoded(d.client)))
+    ).pipe(
+      Layer.provideMerge(PgTenants.layerDecoded(d.tenants.catalog)),
+      // The service schema (the default tenant) is migrated, and created, at start as in `layer`; tenants' schemas
+      // are created by adding them.
+      Layer.provideMerge(SchemaReady.layer),
+      Layer.provideMerge(PgClient.layerDecoded(d.client))
+    )
   )

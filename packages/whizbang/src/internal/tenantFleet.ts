@@ -12,7 +12,7 @@
 // queue serves the tenants in turn.
 import { DurationOption } from "@whizbang/core"
 import { type PgClient, type PgTenants, PostgresError, type TenantError } from "@whizbang/postgres"
-import { type Context, Duration, Effect, Fiber, Layer, RcMap, Result, Schedule, type Scope, Stream } from "effect"
+import { Cause, type Context, Deferred, Duration, Effect, Fiber, Layer, RcMap, Result, Schedule, type Scope, Stream } from "effect"
 import { CurrentTenant, type Shape } from "../Tenants.js"
 import type * as Whizbang from "../Whizbang.js"
 
@@ -20,11 +20,14 @@ import type * as Whizbang from "../Whizbang.js"
 export interface Options {
   readonly idleTimeToLive: Duration.Duration
   readonly idleCheck: Duration.Duration
-  /** Serve only these tenants' work (requests for others are still served); `undefined`: every tenant. */
+  /**
+   * Apply only these tenants' work (requests for the others get their write side, no worker); `undefined`: every
+   * tenant; empty: a process that only writes.
+   */
   readonly serve: ReadonlySet<string> | undefined
 }
 
-type Stack = Context.Context<Whizbang.Services>
+type Stack = Context.Context<Whizbang.WriteServices>
 
 interface Hold {
   /** A notification came since the last idle check. */
@@ -40,11 +43,13 @@ const busySql = `SELECT EXISTS (SELECT 1 FROM wh_perspective_events)
 export const make = (
   client: PgClient.Shape,
   catalog: PgTenants.Shape,
-  stack: (client: PgClient.Shape) => Layer.Layer<Whizbang.Services, Whizbang.Errors>,
+  /** A tenant's services: with its worker when this process serves the tenant (`served`), else the write side. */
+  stack: (client: PgClient.Shape, served: boolean) => Layer.Layer<Whizbang.WriteServices, Whizbang.Errors>,
   options: Options
 ): Effect.Effect<Shape, Whizbang.Errors, Scope.Scope> =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
+    const serves = (tenantId: string) => options.serve === undefined || options.serve.has(tenantId)
     /** Active tenants: id -> schema, from the catalog, refreshed when it changes. */
     const known = new Map<string, string>()
     const bySchema = new Map<string, string>()
@@ -59,11 +64,29 @@ export const make = (
     })
     yield* refresh
 
+    // One generation of a tenant's services at a time: a tenant used again while its previous services still stop
+    // (deregistering the instance, releasing leases) starts its next ones after they stopped, not beside them.
+    const stopping = new Map<string, Deferred.Deferred<void>>()
     const stacks = yield* RcMap.make({
       lookup: (tenantId: string): Effect.Effect<Stack, Whizbang.Errors, Scope.Scope> =>
-        Effect.tap(Layer.build(stack(client.forSchema(catalog.schemaOf(tenantId)))), () =>
-          Effect.logDebug("tenant services started", { tenant: tenantId })
-        ),
+        Effect.gen(function* () {
+          const previous = stopping.get(tenantId)
+          if (previous !== undefined) yield* Deferred.await(previous)
+          const stopped = yield* Deferred.make<void>()
+          stopping.set(tenantId, stopped)
+          // Registered first, so it runs last: after the services' own finalizers.
+          yield* Effect.addFinalizer(() =>
+            Effect.andThen(
+              Effect.sync(() => {
+                if (stopping.get(tenantId) === stopped) stopping.delete(tenantId)
+              }),
+              Deferred.succeed(stopped, undefined)
+            )
+          )
+          const context = yield* Layer.build(stack(client.forSchema(catalog.schemaOf(tenantId)), serves(tenantId)))
+          yield* Effect.logDebug("tenant services started", { tenant: tenantId })
+          return context
+        }),
       idleTimeToLive: options.idleTimeToLive
     })
 
@@ -108,20 +131,23 @@ export const make = (
                 state.dirty = false
                 continue
               }
-              if (!(yield* busy(tenantId))) return
+              const isBusy = yield* busy(tenantId)
+              // A notification that came while the check ran may be for work committed after its snapshot.
+              if (!isBusy && !state.dirty) return
             }
           })
         ).pipe(
           Effect.tapCause((cause) =>
-            Effect.logWarning("tenant services failed; retrying while the tenant has work", { tenant: tenantId, cause })
+            Effect.logWarning(`tenant ${tenantId}: its services failed; retrying while it is a tenant`, Cause.pretty(cause))
           ),
-          Effect.retry(Schedule.spaced(options.idleCheck)),
+          // Only while it is still a tenant: a removed tenant's services are not started again.
+          Effect.retry({ schedule: Schedule.spaced(options.idleCheck), while: () => known.has(tenantId) }),
           Effect.ignore
         )
 
       const activate = (tenantId: string): Effect.Effect<void> =>
         Effect.suspend(() => {
-          if (options.serve !== undefined && !options.serve.has(tenantId)) return Effect.void
+          if (!serves(tenantId)) return Effect.void
           const existing = holds.get(tenantId)
           if (existing !== undefined) {
             existing.dirty = true
@@ -145,7 +171,7 @@ export const make = (
         })
 
       const sweep = Effect.gen(function* () {
-        const ids = [...known.keys()].filter((id) => options.serve === undefined || options.serve.has(id))
+        const ids = [...known.keys()].filter(serves)
         yield* Effect.forEach(
           ids,
           (id) =>
