@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, Schedule } from "effect"
-import { EventId, PgClient, SyncAwareLens, SyncFilter, TenantError, Tenants, Whizbang } from "whizbang"
+import { EventId, PgClient, Receptor, SyncAwareLens, SyncFilter, TenantError, Tenants, Whizbang } from "whizbang"
 import * as Fixtures from "./fixtures.js"
 
 const app = (url: string, config: Partial<Whizbang.Config> = {}) =>
@@ -148,4 +148,37 @@ describe("Whizbang.layerTenants", () => {
       }).pipe(Effect.provide(app(url)))
     )
   )
+
+  it.live("receptors run for their tenant: Tenants.current inside a receptor names the tenant whose event it handles", () => {
+    const seen: Array<readonly [string, string]> = []
+    const receptor = Receptor.make({
+      name: "who-am-i",
+      handles: [Fixtures.Deposited],
+      stage: "PostPerspective",
+      perspective: "balance",
+      handle: (e) =>
+        Effect.flatMap(Effect.orDie(Tenants.current("receptor")), (tenant) =>
+          Effect.sync(() => void seen.push([tenant, e.payload.accountId]))
+        )
+    })
+    return withDatabase((url) =>
+      Effect.gen(function* () {
+        const { catalog } = yield* Tenants.Tenants
+        yield* catalog.add("acme")
+        yield* catalog.add("globex")
+        const a = EventId.unsafeMake()
+        const g = EventId.unsafeMake()
+        expect(yield* depositAndRead("acme", a, 1)).toBe(1)
+        expect(yield* depositAndRead("globex", g, 2)).toBe(2)
+        yield* Effect.repeat(
+          Effect.sync(() => seen.length),
+          { until: (n) => n >= 2, times: 200, schedule: Schedule.spaced(Duration.millis(50)) }
+        )
+        expect([...seen].sort()).toEqual([
+          ["acme", a],
+          ["globex", g]
+        ])
+      }).pipe(Effect.provide(app(url, { receptors: [receptor] })))
+    )
+  })
 })

@@ -83,7 +83,11 @@ export const make = (
               Deferred.succeed(stopped, undefined)
             )
           )
-          const context = yield* Layer.build(stack(client.forSchema(catalog.schemaOf(tenantId)), serves(tenantId)))
+          // Built with the tenant in context: the fibers its services fork (worker, receptors, dispatcher) inherit it,
+          // so `Tenants.current` answers there too.
+          const context = yield* Layer.build(stack(client.forSchema(catalog.schemaOf(tenantId)), serves(tenantId))).pipe(
+            Effect.provideService(CurrentTenant, tenantId)
+          )
           yield* Effect.logDebug("tenant services started", { tenant: tenantId })
           return context
         }),
