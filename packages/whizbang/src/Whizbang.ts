@@ -139,6 +139,12 @@ export interface TenantsConfig extends PgTenants.Options {
    * other processes).
    */
   readonly serve?: ReadonlyArray<string> | undefined
+  /**
+   * Metrics stay bounded by default: `whizbang_tenants_active`, `whizbang_tenants_with_work` and
+   * `whizbang_tenants_lag_seconds_max` (the worst tenant's lag). `true` adds `whizbang_tenant_lag_seconds` labelled
+   * with each tenant that has work (one series per tenant: mind your metrics backend with many tenants).
+   */
+  readonly metricsPerTenant?: boolean | undefined
 }
 
 /**

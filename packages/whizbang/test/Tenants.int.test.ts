@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Duration, Effect, Layer, Metric, Option, Schedule } from "effect"
 import { EventId, PgClient, Receptor, SyncAwareLens, SyncFilter, TenantError, Tenants, Whizbang } from "whizbang"
 import * as Fixtures from "./fixtures.js"
 
@@ -138,13 +138,23 @@ describe("Whizbang.layerTenants", () => {
           ).pipe(Effect.retry({ times: 200, schedule: Schedule.spaced(Duration.millis(50)) }))
         )
         expect(total).toBe(9)
-        // Idle: the fleet and the requests let go, and the services stop.
-        const active = yield* Effect.repeat(tenants.active, {
-          until: (ids) => ids.length === 0,
+        // Idle: the fleet and the requests let go, and the services stop; the bounded gauges say so.
+        const gauge = (name: string) =>
+          Effect.map(Metric.snapshot, (all) => all.filter((m) => m.id === name).map((m) => Number(m.state.value)))
+        const state = Effect.all({
+          active: tenants.active,
+          running: gauge("whizbang_tenants_active"),
+          withWork: gauge("whizbang_tenants_with_work"),
+          maxLag: gauge("whizbang_tenants_lag_seconds_max"),
+          perTenant: gauge("whizbang_tenant_lag_seconds")
+        })
+        const idle = yield* Effect.repeat(state, {
+          until: (s) => s.active.length === 0 && s.running[0] === 0,
           times: 200,
           schedule: Schedule.spaced(Duration.millis(50))
         })
-        expect(active).toEqual([])
+        // Per-tenant series are opt-in (tenants.metricsPerTenant): none here.
+        expect(idle).toEqual({ active: [], running: [0], withWork: [0], maxLag: [0], perTenant: [] })
       }).pipe(Effect.provide(app(url)))
     )
   )

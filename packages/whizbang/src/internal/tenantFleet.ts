@@ -15,6 +15,7 @@ import { type PgClient, type PgTenants, PostgresError, type TenantError } from "
 import { Cause, type Context, Deferred, Duration, Effect, Fiber, Layer, RcMap, Result, Schedule, type Scope, Stream } from "effect"
 import { CurrentTenant, type Shape } from "../Tenants.js"
 import type * as Whizbang from "../Whizbang.js"
+import * as TenantMetrics from "./tenantMetrics.js"
 
 /** How the fleet runs (decoded). */
 export interface Options {
@@ -25,6 +26,8 @@ export interface Options {
    * tenant; empty: a process that only writes.
    */
   readonly serve: ReadonlySet<string> | undefined
+  /** Label the lag gauge with each tenant with work (`whizbang_tenant_lag_seconds`); default off. */
+  readonly metricsPerTenant: boolean
 }
 
 type Stack = Context.Context<Whizbang.WriteServices>
@@ -35,9 +38,11 @@ interface Hold {
   fiber: Fiber.Fiber<void> | undefined
 }
 
+// Whether the tenant has anything for a worker, and its lag (seconds since its oldest pending event).
 const busySql = `SELECT EXISTS (SELECT 1 FROM wh_perspective_events)
   OR EXISTS (SELECT 1 FROM wh_lifecycle_pending)
-  OR EXISTS (SELECT 1 FROM wh_perspective_versions WHERE state = 'building') AS busy`
+  OR EXISTS (SELECT 1 FROM wh_perspective_versions WHERE state = 'building') AS busy,
+  coalesce(extract(epoch FROM now() - (SELECT min(created_at) FROM wh_perspective_events)), 0)::float8 AS lag`
 
 /** `Tenants` over `catalog`, each tenant's stack made by `stack` on its schema's view of `client`. */
 export const make = (
@@ -67,6 +72,8 @@ export const make = (
     // One generation of a tenant's services at a time: a tenant used again while its previous services still stop
     // (deregistering the instance, releasing leases) starts its next ones after they stopped, not beside them.
     const stopping = new Map<string, Deferred.Deferred<void>>()
+    /** Tenants whose services run (the `whizbang_tenants_active` gauge). */
+    let running = 0
     const stacks = yield* RcMap.make({
       lookup: (tenantId: string): Effect.Effect<Stack, Whizbang.Errors, Scope.Scope> =>
         Effect.gen(function* () {
@@ -89,6 +96,9 @@ export const make = (
             Effect.provideService(CurrentTenant, tenantId)
           )
           yield* Effect.logDebug("tenant services started", { tenant: tenantId })
+          running += 1
+          yield* metrics.active(running)
+          yield* Effect.addFinalizer(() => Effect.suspend(() => metrics.active(--running)))
           return context
         }),
       idleTimeToLive: options.idleTimeToLive
@@ -114,14 +124,15 @@ export const make = (
         )
       )
 
+    const metrics = TenantMetrics.make(options.metricsPerTenant)
     const active = Effect.map(RcMap.keys(stacks), (keys) => [...keys])
 
     {
       const holds = new Map<string, Hold>()
       const busy = (tenantId: string) =>
         Effect.map(
-          client.forSchema(catalog.schemaOf(tenantId)).query<{ busy: boolean }>(busySql, [], { prepared: true }),
-          (rows) => rows[0]?.busy === true
+          client.forSchema(catalog.schemaOf(tenantId)).query<{ busy: boolean; lag: number }>(busySql, [], { prepared: true }),
+          (rows) => ({ busy: rows[0]?.busy === true, lag: rows[0]?.lag ?? 0 })
         )
 
       /** Holds the tenant's stack until it is idle; a stack that fails to start is retried while there is work. */
@@ -135,9 +146,10 @@ export const make = (
                 state.dirty = false
                 continue
               }
-              const isBusy = yield* busy(tenantId)
+              const now = yield* busy(tenantId)
+              yield* metrics.lag(tenantId, now.lag)
               // A notification that came while the check ran may be for work committed after its snapshot.
-              if (!isBusy && !state.dirty) return
+              if (!now.busy && !state.dirty) return
             }
           })
         ).pipe(
@@ -160,7 +172,17 @@ export const make = (
           const state: Hold = { dirty: false, fiber: undefined }
           holds.set(tenantId, state)
           return Effect.map(
-            Effect.forkIn(hold(tenantId, state).pipe(Effect.ensuring(Effect.sync(() => holds.delete(tenantId)))), scope),
+            Effect.forkIn(
+              hold(tenantId, state).pipe(
+                Effect.ensuring(
+                  Effect.andThen(
+                    Effect.sync(() => holds.delete(tenantId)),
+                    metrics.released(tenantId)
+                  )
+                )
+              ),
+              scope
+            ),
             (fiber) => {
               state.fiber = fiber
             }
@@ -182,9 +204,9 @@ export const make = (
             Effect.flatMap(
               busy(id).pipe(
                 Effect.tapError((error) => Effect.logWarning("tenant sweep: could not read the queue", { tenant: id, error })),
-                Effect.orElseSucceed(() => true)
+                Effect.orElseSucceed(() => ({ busy: true, lag: 0 }))
               ),
-              (isBusy) => (isBusy ? activate(id) : Effect.void)
+              (now) => (now.busy ? activate(id) : Effect.void)
             ),
           { concurrency: 4, discard: true }
         )
@@ -220,6 +242,7 @@ export interface Input {
   readonly idleTimeToLive?: Duration.Input | undefined
   readonly idleCheck?: Duration.Input | undefined
   readonly serve?: ReadonlyArray<string> | undefined
+  readonly metricsPerTenant?: boolean | undefined
 }
 
 const duration = (option: string, input: unknown, fallback: Duration.Duration) =>
@@ -248,5 +271,12 @@ export const decodeOptions = (
               )
             )
           )
-    return { idleTimeToLive, idleCheck, serve }
+    const metricsPerTenant = input?.metricsPerTenant ?? false
+    if (typeof metricsPerTenant !== "boolean") {
+      return yield* new PostgresError.PostgresConfigError({
+        option: "tenants.metricsPerTenant",
+        message: `tenants.metricsPerTenant must be a boolean, got ${JSON.stringify(metricsPerTenant)}`
+      })
+    }
+    return { idleTimeToLive, idleCheck, serve, metricsPerTenant }
   })

@@ -1,0 +1,43 @@
+// The fleet's metrics, bounded whatever the number of tenants: how many tenants run services here and how many
+// have work, and the worst lag among them (seconds since the oldest pending event of a tenant with work). A label
+// per tenant is opt-in (`tenants.metricsPerTenant`): a gauge per tenant with work, set to 0 when it has none left.
+import { Effect, Metric } from "effect"
+
+const active = Metric.gauge("whizbang_tenants_active", { description: "tenants whose services run in this process" })
+const withWork = Metric.gauge("whizbang_tenants_with_work", { description: "tenants this process holds for their work" })
+const maxLag = Metric.gauge("whizbang_tenants_lag_seconds_max", {
+  description: "the worst lag of the tenants with work here: seconds since their oldest pending event"
+})
+const tenantLag = Metric.gauge("whizbang_tenant_lag_seconds", {
+  description: "seconds since the oldest pending event, per tenant with work (opt-in: tenants.metricsPerTenant)"
+})
+
+/** The metrics of one fleet. */
+export const make = (perTenant: boolean) => {
+  const lags = new Map<string, number>()
+  const publish = Effect.suspend(() => Metric.update(maxLag, Math.max(0, ...lags.values())))
+  return {
+    /** The number of tenants whose services run. */
+    active: (count: number) => Metric.update(active, count),
+    /** A held tenant's lag, measured at its idle check. */
+    lag: (tenantId: string, seconds: number) =>
+      Effect.andThen(
+        Effect.sync(() => lags.set(tenantId, seconds)),
+        Effect.all([
+          publish,
+          Metric.update(withWork, lags.size),
+          perTenant ? Metric.update(Metric.withAttributes(tenantLag, { tenant: tenantId }), seconds) : Effect.void
+        ])
+      ),
+    /** A tenant let go (idle, removed). */
+    released: (tenantId: string) =>
+      Effect.andThen(
+        Effect.sync(() => lags.delete(tenantId)),
+        Effect.all([
+          publish,
+          Metric.update(withWork, lags.size),
+          perTenant ? Metric.update(Metric.withAttributes(tenantLag, { tenant: tenantId }), 0) : Effect.void
+        ])
+      )
+  }
+}
