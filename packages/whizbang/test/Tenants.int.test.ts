@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Metric, Option, Schedule } from "effect"
-import { EventId, PgClient, Receptor, SyncAwareLens, SyncFilter, TenantError, Tenants, Whizbang } from "whizbang"
+import { EventId, EventStore, PgClient, Receptor, SyncAwareLens, SyncFilter, TenantError, Tenants, Whizbang } from "whizbang"
 import * as Fixtures from "./fixtures.js"
 
 const app = (url: string, config: Partial<Whizbang.Config> = {}) =>
@@ -191,4 +191,39 @@ describe("Whizbang.layerTenants", () => {
       }).pipe(Effect.provide(app(url, { receptors: [receptor] })))
     )
   })
+
+  it.live("fair: a quiet tenant's event is applied while another tenant still works through a backlog of 40,000 events", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        // The backlog is written by a process that only writes (serve: []), then a serving process starts on it.
+        const streams = Array.from({ length: 400 }, () => EventId.unsafeMake())
+        yield* Effect.gen(function* () {
+          const { catalog } = yield* Tenants.Tenants
+          yield* catalog.add("busy")
+          yield* catalog.add("quiet")
+          yield* Tenants.run(
+            "busy",
+            Effect.forEach(
+              Array.from({ length: 80 }, (_, i) => streams[i * 5]!),
+              (stream) =>
+                Effect.flatMap(EventStore.EventStore, (store) =>
+                  store.append(
+                    stream,
+                    Array.from({ length: 500 }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
+                  )
+                ),
+              { discard: true, concurrency: 2 }
+            )
+          )
+        }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+        yield* Effect.gen(function* () {
+          const id = EventId.unsafeMake()
+          expect(yield* depositAndRead("quiet", id, 3)).toBe(3)
+          // The quiet tenant was served while the busy one still had work: it did not wait behind the backlog.
+          const [left] = yield* Tenants.run("busy", Fixtures.sql<{ n: number }>("SELECT count(*)::int AS n FROM wh_perspective_events"))
+          expect(left!.n).toBeGreaterThan(0)
+        }).pipe(Effect.provide(app(url)))
+      })
+    )
+  )
 })
