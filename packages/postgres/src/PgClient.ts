@@ -179,7 +179,7 @@ export interface Shape {
    * of this client (made by the first view that asks, sized by it, ended with this client), so the connections
    * of a process do not grow with its tenants. A statement of one view inside another view's transaction is a
    * defect: one transaction serves one schema. `schema` must be a schema name validated already
-   * (`Identifier.validateSchema`); the view of this client's own schema is this client.
+   * (`Identifier.validateSchema`).
    */
   readonly forSchema: (schema: string) => Shape
 }
@@ -290,7 +290,9 @@ const fromDecoded = (
         query,
         withTransaction,
         dedicated,
-        forSchema: (other) => (other === schema ? self : view(other, true))
+        // A view of its own schema is itself; the client's own schema asked of the client gives a view too, so its
+        // `dedicated` is the shared pool like every tenant's.
+        forSchema: (other) => (other === schema && bound ? self : view(other, true))
       })
       return self
     }

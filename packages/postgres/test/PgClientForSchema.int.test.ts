@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { PgClient } from "@whizbang/postgres"
+import { Effect, Exit } from "effect"
+import { type FreshDatabase, freshDatabase } from "./fixtures/freshDatabase.js"
+
+let db: FreshDatabase
+beforeAll(async () => {
+  db = await freshDatabase()
+})
+afterAll(() => db.drop())
+
+// One pool of 2 connections, and three schemas with a table `t` each holding its own name.
+const withViews = <A, E>(f: (base: PgClient.Shape, a: PgClient.Shape, b: PgClient.Shape) => Effect.Effect<A, E>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const base = yield* PgClient.make({ url: db.url, schema: "view_base", maxConnections: 2 })
+      for (const schema of ["view_base", "view_a", "view_b"]) {
+        yield* base.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+        yield* base.query(`CREATE TABLE IF NOT EXISTS ${schema}.t (name text)`)
+        yield* base.query(`TRUNCATE ${schema}.t`)
+        yield* base.query(`INSERT INTO ${schema}.t VALUES ('${schema}')`)
+      }
+      return yield* f(base, base.forSchema("view_a"), base.forSchema("view_b"))
+    })
+  )
+
+const name = (client: PgClient.Shape, prepared: boolean) =>
+  Effect.map(client.query<{ name: string }>("SELECT name FROM t", [], { prepared }), (rows) => rows.map((r) => r.name).join())
+
+describe("PgClient.forSchema", () => {
+  it.live("views of one pool each see their own schema, statement after statement, prepared or not, however they interleave", () =>
+    withViews((base, a, b) =>
+      Effect.gen(function* () {
+        const seen = yield* Effect.forEach(
+          Array.from({ length: 60 }, (_, i) => i),
+          (i) => {
+            const [client, expected] = i % 3 === 0 ? [base, "view_base"] : i % 3 === 1 ? [a, "view_a"] : [b, "view_b"]
+            return Effect.map(name(client, i % 2 === 0), (got) => (got === expected ? "ok" : `${expected} saw ${got}`))
+          },
+          { concurrency: 6 }
+        )
+        expect(seen.filter((s) => s !== "ok")).toEqual([])
+        expect(a.schema).toBe("view_a")
+        expect(a.pool).toBe(base.pool)
+      })
+    )
+  )
+
+  it.live("a transaction runs on its view's schema; a statement of another view inside it is a defect, and nothing of it commits", () =>
+    withViews((_base, a, b) =>
+      Effect.gen(function* () {
+        yield* a.withTransaction(Effect.andThen(a.query("INSERT INTO t VALUES ('a2')"), a.query("INSERT INTO t VALUES ('a3')")))
+        expect(yield* name(a, false)).toBe("view_a,a2,a3")
+        const crossed = yield* Effect.exit(
+          a.withTransaction(Effect.andThen(a.query("INSERT INTO t VALUES ('a4')"), b.query("INSERT INTO t VALUES ('b2')")))
+        )
+        expect(Exit.isFailure(crossed) && Exit.hasDies(crossed)).toBe(true)
+        expect(yield* name(a, false)).toBe("view_a,a2,a3")
+        expect(yield* name(b, false)).toBe("view_b")
+      })
+    )
+  )
+
+  it.live("every view's `dedicated` is one pool shared by all views, each bound to its view's schema", () =>
+    withViews((base, a, b) =>
+      Effect.gen(function* () {
+        const da = yield* a.dedicated({ maxConnections: 2 })
+        const db2 = yield* b.dedicated({ maxConnections: 3 })
+        const dbase = yield* base.forSchema("view_base").dedicated({ maxConnections: 2 })
+        expect(da.pool).toBe(db2.pool)
+        expect(dbase.pool).toBe(da.pool)
+        expect(da.pool).not.toBe(base.pool)
+        expect(yield* name(da, true)).toBe("view_a")
+        expect(yield* name(db2, true)).toBe("view_b")
+        expect(yield* name(dbase, true)).toBe("view_base")
+      })
+    )
+  )
+})
