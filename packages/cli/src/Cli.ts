@@ -22,6 +22,7 @@ import { locks } from "./internal/lockCommands.js"
 import { rebuild, rewind } from "./internal/rewindCommands.js"
 import { failed, migrate, status } from "./internal/statusCommands.js"
 import { cutover, perspectives, retire, rollback } from "./internal/versionCommands.js"
+import { tenants } from "./internal/tenantCommands.js"
 import { work } from "./internal/workCommands.js"
 import { exitCode, OperationError } from "./OperationError.js"
 
@@ -45,6 +46,7 @@ export const command = root.pipe(
     cutover,
     rollback,
     retire,
+    tenants,
     dashboard
   ])
 )
