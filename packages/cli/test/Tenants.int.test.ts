@@ -171,10 +171,10 @@ describe("whizbang tenants", () => {
         const failed = yield* run("tenants", "migrate", "--concurrency", "1")
         expect(failed.code).toBe(1)
         expect(failed.stderr).toMatch(/migrated 4\/4/)
-        expect(failed.stderr).toMatch(/whizbang: database: 1 of 4 tenant\(s\) failed to migrate \(a2: .*replay_started_at.*\); the others are migrated/)
-        const columns = yield* sql(
-          "select table_schema from information_schema.columns where column_name = 'replay_started_at' order by 1"
+        expect(failed.stderr).toMatch(
+          /whizbang: database: 1 of 4 tenant\(s\) failed to migrate \(a2: .*replay_started_at.*\); the others are migrated/
         )
+        const columns = yield* sql("select table_schema from information_schema.columns where column_name = 'replay_started_at' order by 1")
         expect(columns.map((r) => r.table_schema)).toEqual(["shop", "tenant_a1", "tenant_a2", "tenant_a3"])
 
         // Fixed, run again: only a2 has anything to apply.
@@ -206,7 +206,10 @@ describe("--tenant", () => {
             expect(result.code, `${args[0]} --tenant ${JSON.stringify(id)}`).toBe(2)
             expect(result.stderr).toMatch(/^whizbang: invalid tenant id /)
           }
-          for (const args of [["tenants", "add", id], ["tenants", "remove", id, "--yes"]]) {
+          for (const args of [
+            ["tenants", "add", id],
+            ["tenants", "remove", id, "--yes"]
+          ]) {
             const result = yield* run(...args)
             expect(result.code, `${args.join(" ")}`).toBe(2)
             expect(result.stderr).toMatch(/^whizbang: invalid tenant id /)
@@ -264,7 +267,11 @@ describe("--tenant", () => {
           yield* registerIn(schema)
           const [stream] = yield* sql("select stream_id from wh_events limit 1", [], schema)
           yield* sql(`insert into wh_per_balance__v1 (id, data) values ($1, '{"total": 1}')`, [stream!.stream_id], schema)
-          yield* sql("insert into wh_perspective_cursors (stream_id, perspective_name, status) values ($1, 'balance', 2)", [stream!.stream_id], schema)
+          yield* sql(
+            "insert into wh_perspective_cursors (stream_id, perspective_name, status) values ($1, 'balance', 2)",
+            [stream!.stream_id],
+            schema
+          )
         }
         const count = (schema: string) =>
           Effect.map(
@@ -287,15 +294,17 @@ describe("--tenant", () => {
     60_000
   )
 
-  it.live("the executable runs a command for a tenant", () =>
-    Effect.gen(function* () {
-      const { url } = yield* TestDatabase.TestDatabase
-      yield* run("tenants", "add", "acme")
-      yield* pending("tenant_acme", "balance", 60)
-      const result = yield* cli(["status", "--schema", "shop", "--tenant", "acme", "--json"], { DATABASE_URL: url })
-      expect(result.code).toBe(0)
-      expect(result.json().schema).toBe("tenant_acme")
-    }).pipe(Effect.provide(database)),
+  it.live(
+    "the executable runs a command for a tenant",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* TestDatabase.TestDatabase
+        yield* run("tenants", "add", "acme")
+        yield* pending("tenant_acme", "balance", 60)
+        const result = yield* cli(["status", "--schema", "shop", "--tenant", "acme", "--json"], { DATABASE_URL: url })
+        expect(result.code).toBe(0)
+        expect(result.json().schema).toBe("tenant_acme")
+      }).pipe(Effect.provide(database)),
     60_000
   )
 })

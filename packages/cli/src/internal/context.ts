@@ -74,7 +74,11 @@ const connect = <A, R>(flags: RootFlags, effect: Effect.Effect<A, OperationError
   })
 
 /** A missing table explained: the wrong `--schema`, or a tenant's schema not migrated. */
-const explained = <A, R>(effect: Effect.Effect<A, OperationError, R>, tenant: { readonly id: string; readonly schema: string } | undefined, schema: string) =>
+const explained = <A, R>(
+  effect: Effect.Effect<A, OperationError, R>,
+  tenant: { readonly id: string; readonly schema: string } | undefined,
+  schema: string
+) =>
   Effect.catchIf(effect, isUndefinedTable, (e) =>
     tenant === undefined
       ? Effect.flatMap(wrongSchema(schema, e), Effect.fail)
@@ -104,9 +108,8 @@ export const withDatabase = <A, R>(effect: Effect.Effect<A, OperationError, R>) 
         const schema =
           id === PgTenants.defaultTenant
             ? flags.schema
-            : (yield* Effect.flatMap(orFailure(PgTenants.make(options)), (catalog) =>
-                Effect.mapError(catalog.get(id), fromTenantError)
-              )).schema
+            : (yield* Effect.flatMap(orFailure(PgTenants.make(options)), (catalog) => Effect.mapError(catalog.get(id), fromTenantError)))
+                .schema
         return yield* Effect.provideService(explained(effect, { id, schema }, schema), PgClient.PgClient, client.forSchema(schema))
       })
     )

@@ -77,9 +77,7 @@ const confirmation = (id: string, confirm: Option.Option<string>, yes: boolean, 
     if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) {
       return yield* refused(`${question} — refusing without a terminal to confirm on; pass --confirm ${id} (or --yes)`)
     }
-    return yield* Prompt.run(Prompt.String({ message: `${question}. Type the tenant id to confirm:` })).pipe(
-      Effect.orElseSucceed(() => "")
-    )
+    return yield* Prompt.run(Prompt.String({ message: `${question}. Type the tenant id to confirm:` })).pipe(Effect.orElseSucceed(() => ""))
   })
 
 const remove = Command.make(
@@ -98,7 +96,8 @@ const remove = Command.make(
           return yield* refused("the default tenant holds the service's own schema and cannot be removed")
         }
         const found = (yield* orFailure(tenants.list)).find((t) => t.id === id)
-        if (found === undefined) return yield* Effect.fail(Tenants.fromTenantError(new TenantError.UnknownTenant({ tenantId: id, state: undefined })))
+        if (found === undefined)
+          return yield* Effect.fail(Tenants.fromTenantError(new TenantError.UnknownTenant({ tenantId: id, state: undefined })))
         const typed = yield* confirmation(id, args.confirm, args.yes, found.schema)
         if (typed.trim() !== id) return yield* refused(`not confirmed ("${typed.trim()}" is not "${id}"); nothing changed`)
         yield* tenants.remove(id, { confirm: typed.trim() }).pipe(Effect.mapError(Tenants.fromTenantError))
