@@ -23,11 +23,14 @@ const healthText = (t: Tenants.TenantHealth): ReadonlyArray<string> =>
       : [count(t.pending), t.pending === 0 ? "-" : age(t.lagSeconds), count(t.deadLetters ?? 0), ""]
 
 export const renderOverview = (o: Tenants.Overview): string => {
+  // The last column, the reason a tenant is unreadable, only when one is.
+  const notes = o.shown.some((t) => t.error !== null)
   const rows = o.shown.map((t) => {
     const [pending, lag, dead, note] = healthText(t)
-    return [t.id, t.schema, t.state, day(t.createdAt), day(t.migratedAt), pending!, lag!, dead!, note!]
+    return [t.id, t.schema, t.state, day(t.createdAt), day(t.migratedAt), pending!, lag!, dead!, ...(notes ? [note!] : [])]
   })
-  const lines = [table(["TENANT", "SCHEMA", "STATE", "CREATED", "MIGRATED", "PENDING", "LAG", "DEAD LETTERS", ""], rows)]
+  const headers = ["TENANT", "SCHEMA", "STATE", "CREATED", "MIGRATED", "PENDING", "LAG", "DEAD LETTERS", ...(notes ? ["PROBLEM"] : [])]
+  const lines = [table(headers, rows)]
   if (o.shown.length < o.tenants) lines.push(`  … the worst ${count(o.shown.length)} of ${count(o.tenants)} by lag (--top N for more)`)
   lines.push(
     "",
