@@ -1,7 +1,7 @@
 /**
  * The tenants of a service as an operator sees them: the catalog (`PgTenants`) with each tenant's health — pending
  * work, lag in seconds (the age of its oldest pending work row) and dead letters — read from every tenant's schema
- * in one statement per 200 tenants. `whizbang tenants list` runs {@link overview}; {@link fromTenantError} is how
+ * in one statement per 100 tenants. `whizbang tenants list` runs {@link overview}; {@link fromTenantError} is how
  * every command turns a tenant error into the CLI's `OperationError`.
  *
  * **Gotchas**

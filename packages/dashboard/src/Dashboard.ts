@@ -17,7 +17,7 @@
  *
  * **Tenants**: the page shows the schema of the `PgClient` it runs with (`whizbang dashboard --tenant <id>`: that
  * tenant's). With `tenants`, `/tenants` lists every tenant of the catalog with its pending work, lag and dead letters
- * (the worst `top` by lag, read in one statement per 200 tenants, when the page is opened).
+ * (the worst `top` by lag, read in one statement per 100 tenants, when the page is opened).
  *
  * @since 0.4.0
  */

@@ -1,7 +1,7 @@
 /**
  * The health of many tenant schemas at once (`whizbang tenants list`): per schema its pending work, the age of its
  * oldest pending work row and its dead letters, in one statement for a batch of schemas (a `UNION ALL` of one
- * aggregate per schema), so listing 1,000 tenants costs a few statements, not thousands.
+ * aggregate per schema), so listing 1,000 tenants costs ten statements, not thousands.
  */
 import { Schema } from "effect"
 import { DeadLetters as d, PerspectiveEvents as w } from "../internal/columns.js"
@@ -36,12 +36,14 @@ export interface Request {
 }
 
 /**
- * How many schemas one statement should cover at most: the statement's text grows with each.
+ * How many schemas one statement should cover at most. Each schema adds its two tables and their indexes to the
+ * statement's locks (about 8: 800 for a statement, well under the default lock table of 64 per connection) and to
+ * its planning: against 1,006 tenants, 100 per statement took ~0.4 s in all, 200 per statement ~2 s, 50 ~1 s.
  *
  * @category constants
  * @since 0.6.0
  */
-export const batchSize = 200
+export const batchSize = 100
 
 const one = (schema: string, index: number): string => {
   const s = Identifier.quote(schema)
