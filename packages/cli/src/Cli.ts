@@ -1,11 +1,12 @@
 /**
  * The `whizbang` command line: `migrate`, `status`, `failed`, `dead-letters list|show|retry|discard`,
- * `rewind`, `rebuild`, `work list|remove`, `locks list|release`, `perspectives`, `cutover` and `rollback`, against
- * `--database-url` (default `DATABASE_URL`) and a service schema (`--schema`, default `whizbang`). Tables for people
- * by default, `--json` for scripts.
+ * `rewind`, `rebuild`, `work list|remove`, `locks list|release`, `perspectives`, `cutover`, `rollback`, `retire` and
+ * `tenants list|add|remove|migrate`, against `--database-url` (default `DATABASE_URL`) and a service schema (`--schema`,
+ * default `whizbang`), or with `--tenant <id>` that tenant's schema. Tables for people by default, `--json` for scripts.
  *
  * Exit codes: 0 success; 1 the operation failed (database); 2 bad input (flags, arguments, ids, names, an event type
- * the perspective does not handle); 3 not found (also a perspective the service did not register); 4 refused (not
+ * the perspective does not handle, an invalid tenant id); 3 not found (also a perspective the service did not register, a
+ * tenant not in the catalog); 4 refused (not
  * confirmed, no terminal without `--yes`, `locks release` or `work remove` of a registered perspective without
  * `--force`, a rebuild of a version building, ready or retired, a version not ready to go live); 5 timed out (a
  * cutover or rollback; nothing switched). A refusal writes nothing.
@@ -22,6 +23,7 @@ import { locks } from "./internal/lockCommands.js"
 import { rebuild, rewind } from "./internal/rewindCommands.js"
 import { failed, migrate, status } from "./internal/statusCommands.js"
 import { cutover, perspectives, retire, rollback } from "./internal/versionCommands.js"
+import { tenants } from "./internal/tenantCommands.js"
 import { work } from "./internal/workCommands.js"
 import { exitCode, OperationError } from "./OperationError.js"
 
@@ -45,6 +47,7 @@ export const command = root.pipe(
     cutover,
     rollback,
     retire,
+    tenants,
     dashboard
   ])
 )

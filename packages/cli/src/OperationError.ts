@@ -5,9 +5,9 @@
  * | reason | exit code |
  * |---|---|
  * | `DatabaseFailure` (connection, SQL) | 1 |
- * | `InvalidInput` (also flag/argument parse errors) | 2 |
- * | `NotFound` (also a perspective the service did not register) | 3 |
- * | `Refused` (confirmation declined, no TTY without `--yes`, missing `--force`, a rebuild of a version not live or retiring, a version not ready to go live) | 4 |
+ * | `InvalidInput` (also flag/argument parse errors, an invalid tenant id) | 2 |
+ * | `NotFound` (also a perspective the service did not register, a tenant not in the catalog) | 3 |
+ * | `Refused` (confirmation declined, no TTY without `--yes`, missing `--force`, a rebuild of a version not live or retiring, a version not ready to go live, a tenant id taken, the default tenant's removal) | 4 |
  * | `TimedOut` (a cutover or rollback did not finish in `--timeout`; nothing was switched) | 5 |
  *
  * @since 0.1.0

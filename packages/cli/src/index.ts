@@ -43,3 +43,8 @@ export * as Versions from "./Versions.js"
  * @since 0.4.0
  */
 export * as Work from "./Work.js"
+
+/**
+ * @since 0.6.0
+ */
+export * as Tenants from "./Tenants.js"

@@ -15,8 +15,9 @@
  * when, outcome) and listed on the page. Listens on 127.0.0.1 by default. Every string from the database is
  * HTML-escaped, and the Content-Security-Policy runs only the page's own script.
  *
- * **Tenants**: the page shows the schema of the `PgClient` it runs with. A tenant is a schema (see DESIGN): when
- * tenants exist (issue 39), the page runs one hub per tenant schema and serves each under `/t/<tenant>/`.
+ * **Tenants**: the page shows the schema of the `PgClient` it runs with (`whizbang dashboard --tenant <id>`: that
+ * tenant's). With `tenants`, `/tenants` lists every tenant of the catalog with its pending work, lag and dead letters
+ * (the worst `top` by lag, read in one statement per 100 tenants, when the page is opened).
  *
  * @since 0.4.0
  */
@@ -56,6 +57,26 @@ export interface Options {
   readonly stuckAfter?: Duration.Input | undefined
   /** Samples kept for the sparklines; default 60. */
   readonly historyPoints?: number | undefined
+  /**
+   * The service's tenant catalog (as configured in `Whizbang.layerTenants`): serves `/tenants`, every tenant with its
+   * pending work, lag and dead letters (the worst `top` by lag, default 50, and totals). Default: no tenants page.
+   */
+  readonly tenants?: TenantsOptions | undefined
+}
+
+/**
+ * @category models
+ * @since 0.6.0
+ */
+export interface TenantsOptions {
+  /** The service schema (the default tenant); default the client's schema. */
+  readonly serviceSchema?: string | undefined
+  /** The tenant schema prefix; default `tenant_`. */
+  readonly prefix?: string | undefined
+  /** The catalog's schema; default `<service schema>_tenants`. */
+  readonly catalogSchema?: string | undefined
+  /** Tenants listed (the worst by lag); default 50. */
+  readonly top?: number | undefined
 }
 
 /**
@@ -80,8 +101,8 @@ export interface Running {
  */
 export const serve = (options: Options = {}): Effect.Effect<Running, DashboardError, PgClient.PgClient | Scope.Scope> =>
   Effect.gen(function* () {
-    const decoded = yield* decode(options)
     const client = yield* PgClient.PgClient
+    const decoded = yield* decode(options, client.schema)
     const hub = yield* Hub.make(decoded, Live.render(decoded))
     const server = HttpRouter.serve(Routes.layer({ options: decoded, hub, client }), { disableLogger: true, disableListenLog: true }).pipe(
       Layer.provideMerge(NodeHttpServer.layer(() => Http.createServer(), { host: decoded.host, port: decoded.port }))

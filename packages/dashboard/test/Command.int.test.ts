@@ -59,6 +59,37 @@ describe("whizbang dashboard", () => {
     }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped)
   )
 
+  it.live("--tenant serves that tenant's schema; /tenants lists the service's tenants", () =>
+    Effect.gen(function* () {
+      const { url } = yield* TestDatabase.TestDatabase
+      const base = ["--database-url", url, "--schema", "ops"]
+      expect((yield* exitOf([...base, "migrate"])).code).toBe(0)
+      expect((yield* exitOf([...base, "tenants", "add", "acme"])).code).toBe(0)
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() => whizbang([...base, "dashboard", "--tenant", "acme"])),
+        (c) => Effect.sync(() => c.kill("SIGTERM"))
+      )
+      const printed = yield* Effect.promise(
+        () =>
+          new Promise<string>((resolve, reject) => {
+            let out = ""
+            child.stdout.on("data", (d) => {
+              out += d
+              if (out.includes("read-only")) resolve(out)
+            })
+            child.on("exit", (code) => reject(new Error(`exited with ${code} before printing the URL: ${out}`)))
+          })
+      ).pipe(Effect.timeout("30 seconds"))
+      const page = /whizbang dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(printed)?.[1]
+      expect(page).toBeDefined()
+      expect(yield* Effect.promise(() => fetch(page!).then((r) => r.text()))).toContain("schema <b>tenant_acme</b>")
+      const tenants = yield* Effect.promise(() => fetch(`${page}tenants`).then((r) => r.text()))
+      expect(tenants).toMatch(/<h2>Tenants <span class="n">2<\/span><\/h2>/)
+      expect(tenants).toContain('<tr data-tenant="default"><td>default</td><td class="id">ops</td>')
+      expect(tenants).toContain('<tr data-tenant="acme"><td>acme</td><td class="id">tenant_acme</td>')
+    }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped)
+  )
+
   it.live("a bad option is refused before anything listens (exit code 2)", () =>
     Effect.gen(function* () {
       const { url } = yield* TestDatabase.TestDatabase

@@ -114,3 +114,10 @@ export * as SyncInquiry from "./sql/syncInquiry.js"
  * @since 0.5.0
  */
 export * as Schemas from "./sql/schemas.js"
+
+/**
+ * The health of many tenant schemas in one statement per batch: pending work, lag, dead letters.
+ *
+ * @since 0.6.0
+ */
+export * as TenantHealth from "./sql/tenantHealth.js"

@@ -9,7 +9,7 @@ import { Console, Duration, Effect, Option, type Scope } from "effect"
 import { Command, Flag } from "effect/cli"
 import { invalidInput, type OperationError, refused } from "../OperationError.js"
 import { parseDuration } from "../Versions.js"
-import { deadInstanceAfterFlag, withDatabase } from "./context.js"
+import { deadInstanceAfterFlag, root, withDatabase } from "./context.js"
 
 /** The part of `@whizbang/dashboard` this command uses. */
 interface DashboardModule {
@@ -22,6 +22,11 @@ interface DashboardModule {
       readonly token: string | undefined
       readonly refreshInterval: Duration.Duration
       readonly deadInstanceAfter: Duration.Duration
+      readonly tenants: {
+        readonly serviceSchema: string
+        readonly prefix: string | undefined
+        readonly catalogSchema: string | undefined
+      }
     }) => Effect.Effect<
       { readonly url: string; readonly token: string | undefined; readonly tokenGenerated: boolean },
       { readonly message: string; readonly reason: { readonly _tag: string } },
@@ -59,6 +64,7 @@ export const dashboard = Command.make(
       Effect.scoped(
         Effect.gen(function* () {
           const module = yield* load
+          const shared = yield* root
           const refresh = Option.isSome(flags.refresh) ? yield* parseDuration("refresh", flags.refresh.value) : Duration.seconds(2)
           const envToken = process.env.WHIZBANG_DASHBOARD_TOKEN
           const running = yield* module.Dashboard.serve({
@@ -68,7 +74,13 @@ export const dashboard = Command.make(
             allowActions: flags.allowActions,
             token: flags.allowActions && envToken !== undefined && envToken !== "" ? envToken : undefined,
             refreshInterval: refresh,
-            deadInstanceAfter: Duration.seconds(flags.deadInstanceAfter)
+            deadInstanceAfter: Duration.seconds(flags.deadInstanceAfter),
+            // The tenants page reads the catalog of the service schema, also when the page shows a tenant's schema.
+            tenants: {
+              serviceSchema: shared.schema,
+              prefix: Option.getOrUndefined(shared.tenantPrefix),
+              catalogSchema: Option.getOrUndefined(shared.tenantCatalog)
+            }
           }).pipe(Effect.mapError((e): OperationError => invalidInput(e.reason._tag, e.message)))
           yield* Console.log(`whizbang dashboard: ${running.url}`)
           if (running.token === undefined) yield* Console.log("read-only (start with --allow-actions to act from the page)")
@@ -78,4 +90,8 @@ export const dashboard = Command.make(
         })
       )
     )
-).pipe(Command.withDescription("Serve the operations page (perspectives, versions, lag, dead letters, instances, locks) until Ctrl-C."))
+).pipe(
+  Command.withDescription(
+    "Serve the operations page (perspectives, versions, lag, dead letters, instances, locks; /tenants: every tenant's lag and dead letters) until Ctrl-C."
+  )
+)

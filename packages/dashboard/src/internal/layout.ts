@@ -66,6 +66,8 @@ export interface Frame {
   readonly basePath: string
   readonly schema: string
   readonly actionsAllowed: boolean
+  /** Link the tenants page from the header. */
+  readonly tenantsPage: boolean
   readonly nonce: string
 }
 
@@ -73,7 +75,7 @@ export const document = (frame: Frame, body: Html, options: { readonly live: boo
   html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${frame.title}</title><style>${raw(css)}</style></head>
-<body><header><h1><a href="${frame.basePath}/">whizbang</a></h1><span class="meta">schema <b>${frame.schema}</b></span>
+<body><header><h1><a href="${frame.basePath}/">whizbang</a></h1><span class="meta">schema <b>${frame.schema}</b></span>${frame.tenantsPage ? html`<a class="meta" href="${frame.basePath}/tenants">tenants</a>` : ""}
 <span class="meta" id="link">${options.live ? "connecting…" : ""}</span>
 <span class="mode">${frame.actionsAllowed ? "actions allowed (token)" : "read-only"}</span></header>
 <main>${options.live ? html`<div id="live" data-revision="0">${body}</div>` : body}</main>

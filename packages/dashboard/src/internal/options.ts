@@ -1,5 +1,6 @@
 // The page's options, checked before anything listens or connects.
 import { DurationOption } from "@whizbang/core"
+import { PgTenants } from "@whizbang/postgres"
 import { Duration, Effect, Result } from "effect"
 import type { Options } from "../Dashboard.js"
 import { type DashboardError, invalidOption } from "../DashboardError.js"
@@ -21,6 +22,8 @@ export interface Decoded {
   readonly deadInstanceAfter: Duration.Duration
   readonly stuckAfter: Duration.Duration
   readonly historyPoints: number
+  /** Set when the tenants page is served. */
+  readonly tenants: { readonly serviceSchema: string; readonly catalog: PgTenants.Decoded; readonly top: number } | undefined
 }
 
 const duration = (option: string, input: Duration.Input | undefined, fallback: Duration.Duration, min: Duration.Duration) =>
@@ -36,7 +39,21 @@ const duration = (option: string, input: Duration.Input | undefined, fallback: D
 
 const basePathPattern = /^(\/[A-Za-z0-9._~-]+)*$/
 
-export const decode = (input: Input): Effect.Effect<Decoded, DashboardError> =>
+const decodeTenants = (input: Input["tenants"], clientSchema: string) =>
+  Effect.gen(function* () {
+    if (input === undefined) return undefined
+    const serviceSchema = input.serviceSchema ?? clientSchema
+    const catalog = yield* PgTenants.decodeOptions(input, serviceSchema, "tenants.").pipe(
+      Effect.mapError((e) => invalidOption(e.option, e.message))
+    )
+    const top = input.top ?? 50
+    if (!Number.isInteger(top) || top < 1 || top > 1000) {
+      return yield* invalidOption("tenants.top", `tenants.top must be a whole number from 1 to 1000, got ${top}`)
+    }
+    return { serviceSchema, catalog, top }
+  })
+
+export const decode = (input: Input, clientSchema: string): Effect.Effect<Decoded, DashboardError> =>
   Effect.gen(function* () {
     const host = input.host ?? "127.0.0.1"
     if (host.length === 0 || /[\s/]/.test(host)) return yield* invalidOption("host", `host must be a host name or address, got "${host}"`)
@@ -72,6 +89,7 @@ export const decode = (input: Input): Effect.Effect<Decoded, DashboardError> =>
       slowRefreshInterval: yield* duration("slow-refresh", input.slowRefreshInterval, Duration.seconds(10), Duration.millis(100)),
       deadInstanceAfter: yield* duration("dead-instance-after", input.deadInstanceAfter, Duration.seconds(30), Duration.seconds(1)),
       stuckAfter: yield* duration("stuck-after", input.stuckAfter, Duration.seconds(30), Duration.seconds(1)),
-      historyPoints
+      historyPoints,
+      tenants: yield* decodeTenants(input.tenants, clientSchema)
     }
   })

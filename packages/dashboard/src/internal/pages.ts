@@ -1,8 +1,8 @@
 // The pages other than the live one: a dead letter with its payload, an action's confirmation, its outcome, and
 // not found. Every one is a full document with a link back.
-import type { DeadLetters } from "@whizbang/cli"
+import type { DeadLetters, Tenants } from "@whizbang/cli"
 import type { Described } from "./actions.js"
-import { time } from "./format.js"
+import { age, count, time } from "./format.js"
 import { type Html, html } from "./html.js"
 
 export const deadLetter = (d: DeadLetters.Detail, base: string): Html =>
@@ -28,3 +28,23 @@ export const outcome = (title: string, message: string, ok: boolean, base: strin
 
 export const notFound = (message: string, base: string): Html =>
   html`<section id="not-found"><h2>Not found</h2><p id="message">${message}</p><p><a href="${base}/">back to the overview</a></p></section>`
+
+/** Every tenant's health: the worst first (bounded), and totals over all of them. */
+export const tenants = (o: Tenants.Overview, base: string): Html =>
+  html`<section id="tenants"><h2>Tenants <span class="n">${count(o.tenants)}</span></h2>
+<p id="totals">${count(o.active)} active${o.inTransition === 0 ? "" : `, ${count(o.inTransition)} being added or removed`}${
+    o.unreadable === 0 ? "" : html`, <span class="bad">${count(o.unreadable)} unreadable</span>`
+  } — ${count(o.totals.pending)} pending in ${count(o.totals.lagging)} tenant(s), max lag ${age(o.totals.maxLagSeconds)}, ${count(o.totals.deadLetters)} dead letter(s)${
+    o.shown.length < o.tenants ? ` — the worst ${count(o.shown.length)} by lag below` : ""
+  }</p>
+<table><thead><tr><th>tenant</th><th>schema</th><th>state</th><th class="num">pending</th><th class="num">lag</th><th class="num">dead letters</th><th>migrated</th></tr></thead><tbody>${o.shown.map(
+    (t) =>
+      html`<tr data-tenant="${t.id}"><td>${t.id}</td><td class="id">${t.schema}</td><td>${t.state}</td>${
+        t.error !== null
+          ? html`<td class="wrap bad" colspan="3">unreadable: ${t.error}</td>`
+          : html`<td class="num">${t.pending === null ? "-" : count(t.pending)}</td><td class="num">${t.pending ? age(t.lagSeconds) : "-"}</td><td class="num${
+              (t.deadLetters ?? 0) > 0 ? " bad" : ""
+            }">${t.deadLetters === null ? "-" : count(t.deadLetters)}</td>`
+      }<td>${t.migratedAt === null ? "-" : time(t.migratedAt)}</td></tr>`
+  )}</tbody></table>
+<p class="muted">Open one tenant's page with <code>whizbang dashboard --tenant &lt;id&gt;</code>. <a href="${base}/">back to the overview</a></p></section>`

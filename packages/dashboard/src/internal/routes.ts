@@ -1,8 +1,8 @@
 // The routes, under the base path. Reads need nothing; an action's POST needs the server started with actions
 // allowed, the token (form field `token`, header `x-whizbang-token` or `authorization: Bearer <token>`) and
 // `confirm=yes` (the confirmation form sends it). Every POST is recorded, refused ones too.
-import { DeadLetters, type OperationError } from "@whizbang/cli"
-import { PgClient } from "@whizbang/postgres"
+import { DeadLetters, type OperationError, Tenants } from "@whizbang/cli"
+import { PgClient, PgTenants } from "@whizbang/postgres"
 import { Effect, Layer, Option, Stream, SubscriptionRef } from "effect"
 import { Headers, HttpRouter, type HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import * as Actions from "./actions.js"
@@ -50,6 +50,7 @@ export const layer = (ctx: Context) => {
     basePath: base,
     schema: ctx.client.schema,
     actionsAllowed: ctx.options.token !== undefined,
+    tenantsPage: ctx.options.tenants !== undefined,
     nonce: Layout.nonce()
   })
   const page = (title: string, body: Html, status = 200, live = false) => {
@@ -113,6 +114,26 @@ export const layer = (ctx: Context) => {
       Effect.catch(failure("dead letter"))
     )
   )
+
+  // Read when the page is opened, from the service schema's client (the page may show a tenant's schema).
+  const tenants = (() => {
+    const options = ctx.options.tenants
+    if (options === undefined) return undefined
+    const service = ctx.client.forSchema(options.serviceSchema)
+    return Effect.gen(function* () {
+      const catalog = yield* PgTenants.make(options.catalog).pipe(Effect.provideService(PgClient.PgClient, service))
+      return yield* Tenants.overview({ top: options.top }).pipe(
+        Effect.provideService(PgTenants.PgTenants, catalog),
+        Effect.provideService(PgClient.PgClient, service)
+      )
+    }).pipe(
+      Effect.map((o) => page("whizbang — tenants", Pages.tenants(o, base))),
+      Effect.catchTag("PostgresError", (e) =>
+        Effect.succeed(page("tenants", Pages.outcome("Tenants", `database: ${e.message}`, false, base), 503))
+      ),
+      Effect.catch(failure("tenants"))
+    )
+  })()
 
   const who = (request: HttpServerRequest.HttpServerRequest) =>
     `${Option.getOrElse(request.remoteAddress, () => "unknown address")} ${Option.getOrElse(Headers.get(request.headers, "user-agent"), () => "(no user agent)")}`
@@ -194,6 +215,7 @@ export const layer = (ctx: Context) => {
     HttpRouter.add("GET", at("/"), overview),
     HttpRouter.add("GET", at("/events"), events),
     HttpRouter.add("GET", at("/snapshot.json"), snapshotJson),
+    ...(tenants === undefined ? [] : [HttpRouter.add("GET", at("/tenants"), tenants)]),
     HttpRouter.add("GET", at("/dead-letters/:id"), deadLetter),
     HttpRouter.add("GET", at("/dead-letters/:id/retry"), confirmPage(retry)),
     HttpRouter.add("POST", at("/dead-letters/:id/retry"), perform(retry)),

@@ -1,0 +1,42 @@
+// `PgOperations.TenantHealth.summary`: many schemas' pending work, lag and dead letters in one statement, each row
+// naming its schema; a schema without Whizbang's tables fails the statement (the CLI then reads schema by schema).
+import { expect, layer } from "@effect/vitest"
+import { PgClient, PgMigrator, PgOperations } from "@whizbang/postgres"
+import { PgTestDatabase } from "@whizbang/testing"
+import { Effect } from "effect"
+
+const Health = PgOperations.TenantHealth
+
+layer(PgTestDatabase.layer({ schema: "health_a" }))((it) => {
+  it.effect("one statement reads every schema given: pending rows, the oldest one's age, dead letters; a missing table fails it", () =>
+    Effect.gen(function* () {
+      const client = yield* PgClient.PgClient
+      const b = client.forSchema("health_b")
+      yield* Effect.provideService(PgMigrator.run, PgClient.PgClient, b)
+      const work = (c: PgClient.Shape, ageSeconds: number, processed: boolean) =>
+        c.query(
+          `insert into wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number, created_at, processed_at)
+           values (gen_random_uuid(), gen_random_uuid(), 'balance', gen_random_uuid(), 0, now() - make_interval(secs => $1), $2)`,
+          [ageSeconds, processed ? new Date() : null]
+        )
+      yield* work(client, 120, false)
+      yield* work(client, 30, false)
+      yield* work(client, 900, true)
+      yield* b.query(
+        `insert into wh_dead_letters (work_id, stream_id, perspective_name, event_id, event_type, payload, error, attempts)
+         values (gen_random_uuid(), gen_random_uuid(), 'balance', gen_random_uuid(), 'Deposited', '{}', 'boom', 3)`
+      )
+
+      const rows = yield* Health.summary(client, { schemas: ["health_a", "health_b"] })
+      const bySchema = Object.fromEntries(rows.map((r) => [r.schema, r]))
+      expect(bySchema.health_a).toMatchObject({ pending: 2, deadLetters: 0 })
+      expect(bySchema.health_a!.lagSeconds).toBeGreaterThanOrEqual(119)
+      expect(bySchema.health_a!.lagSeconds).toBeLessThan(900)
+      expect(bySchema.health_b).toEqual({ schema: "health_b", pending: 0, lagSeconds: null, deadLetters: 1 })
+      expect(yield* Health.summary(client, { schemas: [] })).toEqual([])
+
+      const missing = yield* Effect.flip(Health.summary(client, { schemas: ["health_a", "health_none"] }))
+      expect(missing.reason._tag).toBe("UndefinedTable")
+    })
+  )
+})
