@@ -181,7 +181,8 @@ const toTenant = (row: Row): Tenant => ({
 })
 
 /**
- * Creates the catalog when missing (and lists the default tenant in it), then serves it.
+ * Serves the catalog; the first `add` creates it (and lists the default tenant in it), so a service or a command
+ * that only reads tenants writes nothing (without a catalog, the default tenant is the only one).
  *
  * @category constructors
  * @since 0.6.0
@@ -196,7 +197,8 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
     const lock = (tenantId: string) => client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [lockKey(tenantId)])
     const notify = (tenantId: string) => client.query("SELECT pg_notify('wh_tenants', $1)", [`${catalogSchema}\n${tenantId}`])
 
-    yield* client.withTransaction(
+    // Created by the first add, not before: reading the tenants (a CLI's `--tenant`, `tenants list`) writes nothing.
+    const ensureCatalog = client.withTransaction(
       Effect.gen(function* () {
         yield* lock("")
         // Coordinator-local on Citus: the catalog spans tenants, so it must not become a distributed schema.
@@ -218,11 +220,29 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
 
     const validate = (tenantId: unknown) => validateId(tenantId, prefix)
     const schemaOf = (tenantId: string) => (tenantId === defaultTenant ? serviceSchema : `${prefix}${tenantId}`)
+    // Without a catalog yet there is the default tenant alone.
+    const defaultRow: Row = {
+      tenant_id: defaultTenant,
+      schema_name: serviceSchema,
+      state: "active",
+      created_at: new Date(0),
+      migrated_at: null
+    }
+    const orNoCatalog = <A>(query: Effect.Effect<A, PostgresError>, none: A) =>
+      Effect.catchIf(
+        query,
+        (e) => e.reason._tag === "UndefinedTable" || (e.reason._tag === "Unknown" && e.reason.code === "3F000"),
+        () => Effect.succeed(none)
+      )
     const row = (tenantId: string) =>
-      Effect.map(client.query<Row>(`SELECT * FROM ${catalog} WHERE tenant_id = $1`, [tenantId]), (rows) => rows[0])
+      orNoCatalog(
+        Effect.map(client.query<Row>(`SELECT * FROM ${catalog} WHERE tenant_id = $1`, [tenantId]), (rows) => rows[0]),
+        tenantId === defaultTenant ? defaultRow : undefined
+      )
 
-    const list = Effect.map(client.query<Row>(`SELECT * FROM ${catalog} ORDER BY tenant_id <> $1, tenant_id`, [defaultTenant]), (rows) =>
-      rows.map(toTenant)
+    const list = Effect.map(
+      orNoCatalog(client.query<Row>(`SELECT * FROM ${catalog} ORDER BY tenant_id <> $1, tenant_id`, [defaultTenant]), [defaultRow]),
+      (rows) => rows.map(toTenant)
     )
 
     const get = (tenantId: string) =>
@@ -240,6 +260,7 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
       Effect.gen(function* () {
         const id = yield* validate(tenantId)
         const schema = schemaOf(id)
+        yield* ensureCatalog
         yield* client.withTransaction(
           Effect.gen(function* () {
             yield* lock(id)
@@ -302,7 +323,7 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
                 report.applied.length > 0
                   ? Effect.andThen(
                       Effect.sync(() => migrated.push(tenant.id)),
-                      client.query(`UPDATE ${catalog} SET migrated_at = now() WHERE tenant_id = $1`, [tenant.id])
+                      orNoCatalog(client.query(`UPDATE ${catalog} SET migrated_at = now() WHERE tenant_id = $1`, [tenant.id]), [])
                     )
                   : Effect.void
               ),
