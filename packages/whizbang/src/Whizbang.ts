@@ -62,7 +62,7 @@ import {
   TrackedEventTypeRegistry,
   WorkerSignals
 } from "@whizbang/sync"
-import { type Duration, Effect, Layer, type Redacted } from "effect"
+import { Duration, Effect, Layer, type Redacted } from "effect"
 import * as Os from "node:os"
 import * as TenantFleet from "./internal/tenantFleet.js"
 import * as Tenants from "./Tenants.js"
@@ -449,6 +449,18 @@ export const writeService = (d: Decoded, client?: ClientLayer): Layer.Layer<Writ
   writeSide(d.config, d, PgPerspectivePipeline.layerPortsDecoded(d.pipeline.pipeline), client)
 
 /**
+ * A tenant's services poll less than a single-tenant service's: a process may hold hundreds of tenants at once, and
+ * each one's loops would otherwise poll every second. The fleet's notifications wake a tenant's worker, so its
+ * safety-net poll while notifications are healthy defaults to 10 s, and the version build loop's round to 5 s; a
+ * value given in the configuration wins.
+ */
+const tenantDefaults = (config: Config): Config => ({
+  ...config,
+  options: { notifyHealthyPollingInterval: Duration.seconds(10), ...config.options },
+  versions: { interval: Duration.seconds(5), ...config.versions }
+})
+
+/**
  * Many tenants in one service ({@link Tenants}): the process's one client (of the service schema, which is the
  * tenant `default`), the tenant catalog (`<schema>_tenants.wh_tenants`, created when missing) and `Tenants`, whose
  * `run(tenantId, effect)` gives `effect` the services of {@link layer} bound to that tenant's schema. The worker
@@ -466,7 +478,7 @@ export const writeService = (d: Decoded, client?: ClientLayer): Layer.Layer<Writ
  */
 export const layerTenants = (config: Config): Layer.Layer<Tenants.Tenants | PgTenants.PgTenants | PgClient.PgClient, Errors> =>
   // One instance id for every tenant's services of this process.
-  decoded({ ...config, instanceId: config.instanceId ?? EventId.unsafeMake() }, (d) =>
+  decoded(tenantDefaults({ ...config, instanceId: config.instanceId ?? EventId.unsafeMake() }), (d) =>
     Layer.effect(
       Tenants.Tenants,
       Effect.gen(function* () {
