@@ -99,7 +99,9 @@ describe.skipIf(skipped !== undefined)("the front door on Citus", () => {
           yield* Writer.appendConcurrently({ streamIds, appenders: 2, perAppender: 150, batch: 5 })
           const live = yield* Effect.forkChild(Writer.appendConcurrently({ streamIds, appenders: 2, perAppender: 50, batch: 1 }))
           const deploy = yield* Workers.start({ url, schema, perspectives: ["balance", "activity", "balance__v2"] })
-          const cutAt = yield* Effect.map(PgPerspectiveVersions.list, (vs) => vs.find((v) => v.baseName === "balance" && v.state === "live")).pipe(
+          const cutAt = yield* Effect.map(PgPerspectiveVersions.list, (vs) =>
+            vs.find((v) => v.baseName === "balance" && v.state === "live")
+          ).pipe(
             Effect.repeat({ until: (v) => v?.perspectiveName === "balance__v2", schedule: Schedule.spaced("50 millis"), times: 2_400 })
           )
           yield* Fiber.join(live)
@@ -156,10 +158,20 @@ describe.skipIf(skipped !== undefined)("the front door on Citus", () => {
                   while (running) {
                     const accountId = streamIds[(loop * 5 + (i % 5)) % streamIds.length]!
                     const at = Date.now()
-                    const appended = yield* EventStore.append(accountId, [Domain.Deposited.make({ accountId, amount: 1, tag: `m${loop}.${i}` })])
-                    const { row, sync } = yield* SyncAwareLens.getById(balance, accountId, SyncFilter.forStream(accountId).withTimeout(Duration.seconds(60)))
+                    const appended = yield* EventStore.append(accountId, [
+                      Domain.Deposited.make({ accountId, amount: 1, tag: `m${loop}.${i}` })
+                    ])
+                    const { row, sync } = yield* SyncAwareLens.getById(
+                      balance,
+                      accountId,
+                      SyncFilter.forStream(accountId).withTimeout(Duration.seconds(60))
+                    )
                     const version = Option.match(row, { onNone: () => 0, onSome: (r) => r.version })
-                    rounds.push({ at, millis: Date.now() - at, ok: SyncResult.isFresh(sync) && version >= appended.events[0]!.streamVersion })
+                    rounds.push({
+                      at,
+                      millis: Date.now() - at,
+                      ok: SyncResult.isFresh(sync) && version >= appended.events[0]!.streamVersion
+                    })
                     i++
                   }
                 }),
@@ -167,12 +179,18 @@ describe.skipIf(skipped !== undefined)("the front door on Citus", () => {
             )
           )
           // Let the loops run before, during and after the move.
-          yield* Effect.repeat(Effect.sync(() => rounds.length), { until: (n) => n >= 40, schedule: Schedule.spaced("20 millis") })
+          yield* Effect.repeat(
+            Effect.sync(() => rounds.length),
+            { until: (n) => n >= 40, schedule: Schedule.spaced("20 millis") }
+          )
           const moveStarted = Date.now()
           yield* Citus.move(schema, to)
           const moveEnded = Date.now()
           const before = rounds.length
-          yield* Effect.repeat(Effect.sync(() => rounds.length), { until: (n) => n >= before + 40, schedule: Schedule.spaced("20 millis") })
+          yield* Effect.repeat(
+            Effect.sync(() => rounds.length),
+            { until: (n) => n >= before + 40, schedule: Schedule.spaced("20 millis") }
+          )
           running = false
           yield* Fiber.join(loops)
           yield* Workers.settle(
@@ -180,7 +198,10 @@ describe.skipIf(skipped !== undefined)("the front door on Citus", () => {
             Effect.map(Writer.counts, (c) => c.work)
           )
           const during = rounds.filter((r) => r.at + r.millis >= moveStarted && r.at <= moveEnded)
-          const outside = rounds.filter((r) => r.at + r.millis < moveStarted || r.at > moveEnded).map((r) => r.millis).sort((a, b) => a - b)
+          const outside = rounds
+            .filter((r) => r.at + r.millis < moveStarted || r.at > moveEnded)
+            .map((r) => r.millis)
+            .sort((a, b) => a - b)
           return {
             rounds: rounds.length,
             notOk: rounds.filter((r) => !r.ok).length,

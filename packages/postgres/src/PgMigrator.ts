@@ -147,7 +147,9 @@ export const run: Effect.Effect<Report, PostgresError | MigrationError, PgClient
       yield* lock(client)
       // On Citus with schema sharding on, a schema created now would be distributed at once, and the first
       // migrations (triggers) could not run in it: it is created local and distributed after the migrations.
-      yield* client.query("SELECT set_config('citus.enable_schema_based_sharding', 'off', true) WHERE EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')")
+      yield* client.query(
+        "SELECT set_config('citus.enable_schema_based_sharding', 'off', true) WHERE EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')"
+      )
       yield* client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
       yield* client.query(
         `CREATE TABLE IF NOT EXISTS ${schema}.wh_migrations (

@@ -9,7 +9,7 @@ import { PgClient } from "whizbang"
 export const url = process.env.WHIZBANG_CITUS_URL ?? "postgres://postgres@127.0.0.1:5701/postgres"
 
 /** One statement on the coordinator, outside any service (a client of its own, closed after it). */
-export const query = <Row>(sql: string, params: ReadonlyArray<unknown> = []) =>
+export const query = <Row extends object>(sql: string, params: ReadonlyArray<unknown> = []) =>
   Effect.flatMap(Effect.service(PgClient.PgClient), (client) => client.query<Row>(sql, params)).pipe(
     Effect.provide(PgClient.layer({ url, schema: "public", maxConnections: 1, connectTimeout: Duration.millis(1_500) })),
     Effect.orDie
@@ -40,9 +40,7 @@ export const unavailable = (): Promise<string | undefined> =>
 
 /** The README's one-time set-up of the database: schemas created from now on are distributed schemas. */
 export const enableSchemaSharding = Effect.asVoid(
-  query(
-    `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET citus.enable_schema_based_sharding = on', current_database()); END $$`
-  )
+  query(`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET citus.enable_schema_based_sharding = on', current_database()); END $$`)
 )
 
 /** `n` fresh schema names, dropped (CASCADE) when the scope closes. */
