@@ -3,7 +3,7 @@
 // schemas by the migrator (the database has `citus.enable_schema_based_sharding` on, as the README tells users to set),
 // and spread over both worker nodes; they are dropped with the test's scope.
 import { randomUUID } from "node:crypto"
-import { Duration, Effect, type Scope } from "effect"
+import { Cause, Duration, Effect, type Scope } from "effect"
 import { PgClient } from "whizbang"
 
 export const url = process.env.WHIZBANG_CITUS_URL ?? "postgres://postgres@127.0.0.1:5701/postgres"
@@ -14,6 +14,8 @@ export const query = <Row extends object>(sql: string, params: ReadonlyArray<unk
     Effect.provide(PgClient.layer({ url, schema: "public", maxConnections: 1, connectTimeout: Duration.millis(1_500) })),
     Effect.orDie
   )
+
+const reason = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** `undefined` when a Citus coordinator with 2+ worker nodes answers at {@link url}, else why the tier is skipped. */
 export const unavailable = (): Promise<string | undefined> =>
@@ -32,7 +34,7 @@ export const unavailable = (): Promise<string | undefined> =>
       ),
       Effect.catchCause((cause) =>
         Effect.succeed(
-          `no Citus coordinator answers at ${url} (${String(cause).split("\n")[0]}); start one with ../shared/citus/cluster.sh start or set WHIZBANG_CITUS_URL`
+          `no Citus coordinator answers at ${url} (${reason(Cause.squash(cause))}); start one with ../shared/citus/cluster.sh start or set WHIZBANG_CITUS_URL`
         )
       )
     )
