@@ -84,7 +84,7 @@ describe.skipIf(skipped !== undefined)("the front door on Citus", () => {
           expect(r.stale, r.schema).toBe(0)
         }
       }).pipe(Effect.scoped),
-    300_000
+    420_000
   )
 
   it.live(
