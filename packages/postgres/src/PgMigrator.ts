@@ -17,6 +17,16 @@
  * bookkeeping under the lock, so instances starting together apply each migration exactly once (the others wait,
  * then see it applied). Running it again is a no-op.
  *
+ * **Citus**: when the database has the `citus` extension and `citus.enable_schema_based_sharding` is on for the
+ * session (`ALTER DATABASE ... SET` or `ALTER ROLE ... SET`, Citus's own switch), the service schema becomes a
+ * distributed schema: it is created as a local schema on the coordinator, migrated, then distributed
+ * (`citus_schema_distribute`, placing it on a worker node) in the last step's transaction. Migrating first and
+ * distributing after lets every migration run as written, also the early ones that created triggers (migration 0019
+ * drops them: Citus refuses triggers on distributed tables). Later migrations run on the distributed schema, so they
+ * must stay within what Citus runs (see the README, "Outgrowing one database"). An existing local schema (a
+ * database that was plain PostgreSQL before) is distributed the same way at the next run. With the switch off, the
+ * schema stays local to the coordinator.
+ *
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
@@ -48,6 +58,51 @@ export interface Report {
 export const migrations: ReadonlyArray<EmbeddedMigration> = embedded
 
 const lock = (client: Shape) => MigrationLock.take(client)
+
+/**
+ * The schema's Citus state: `local` (no Citus, or a schema Citus does not distribute), `wanted` (Citus is installed
+ * and its schema-sharding switch is on, the schema is not distributed yet) or `distributed`.
+ */
+const citusState = (client: Shape) =>
+  client
+    .query<{ citus: boolean; wanted: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus,
+              coalesce(current_setting('citus.enable_schema_based_sharding', true), 'off') = 'on' AS wanted`
+    )
+    .pipe(
+      Effect.flatMap(([row]) =>
+        row?.citus
+          ? client
+              .query<{ distributed: boolean }>(
+                "SELECT EXISTS (SELECT 1 FROM pg_dist_schema WHERE schemaid = $1::regnamespace) AS distributed",
+                [client.schema]
+              )
+              .pipe(Effect.map(([r]) => (r?.distributed ? "distributed" : row.wanted ? "wanted" : "local")))
+          : Effect.succeed("local" as const)
+      )
+    )
+
+/**
+ * On a distributed schema, the functions planned once per connection (`SET plan_cache_mode = force_generic_plan`,
+ * a plain-PostgreSQL optimisation, migration 0008) are planned at every call instead: Citus cannot plan an
+ * INSERT ... SELECT with parameters as a generic plan ("could not create distributed plan ... parameters in SQL
+ * functions"). Idempotent; run after every migration run, so a migration that re-creates such a function is adapted
+ * too.
+ */
+const adaptFunctions = (client: Shape) =>
+  client
+    .query<{ fn: string }>(
+      `SELECT p.oid::regprocedure::text AS fn FROM pg_proc p
+        WHERE p.pronamespace = $1::regnamespace AND 'plan_cache_mode=force_generic_plan' = ANY (p.proconfig)`,
+      [client.schema]
+    )
+    .pipe(
+      Effect.flatMap((rows) =>
+        Effect.forEach(rows, ({ fn }) => client.query(`ALTER FUNCTION ${fn} SET plan_cache_mode = force_custom_plan`), {
+          discard: true
+        })
+      )
+    )
 
 const applyOne = (client: Shape, migration: EmbeddedMigration) =>
   client.withTransaction(
@@ -111,9 +166,11 @@ export const runExisting: Effect.Effect<Report, PostgresError | MigrationError, 
 const migrate = (create: boolean) =>
   Effect.gen(function* () {
     const client = yield* PgClient
-    // A current schema costs one statement and no lock (a service of many tenants checks each tenant it activates);
-    // anything else, an edited migration included, takes the locked path below, which reports it.
-    if (yield* isCurrent(client)) return { schema: client.schema, applied: [], alreadyApplied: migrations.map((m) => m.tag) }
+    // A current schema costs one or two statements and no lock (a service of many tenants checks each tenant it
+    // activates); anything else, an edited migration or a schema Citus should distribute, takes the locked path.
+    if ((yield* isCurrent(client)) && (yield* citusState(client)) !== "wanted") {
+      return { schema: client.schema, applied: [], alreadyApplied: migrations.map((m) => m.tag) }
+    }
     const schema = Identifier.quote(client.schema)
     yield* client.withTransaction(
       Effect.gen(function* () {
@@ -125,6 +182,11 @@ const migrate = (create: boolean) =>
             message: `schema "${client.schema}" does not exist (a tenant's schema is created by adding the tenant, and dropped by removing it)`
           })
         }
+        // On Citus with schema sharding on, a schema created now would be distributed at once, and the first
+        // migrations (triggers) could not run in it: it is created local and distributed after the migrations.
+        yield* client.query(
+          "SELECT set_config('citus.enable_schema_based_sharding', 'off', true) WHERE EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')"
+        )
         yield* client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
         yield* client.query(
           `CREATE TABLE IF NOT EXISTS ${schema}.wh_migrations (
@@ -142,7 +204,17 @@ const migrate = (create: boolean) =>
       const didApply = yield* applyOne(client, migration)
       ;(didApply ? applied : alreadyApplied).push(migration.tag)
     }
-    yield* Effect.logDebug("whizbang migrations", { schema: client.schema, applied })
+    const distributed = yield* client.withTransaction(
+      Effect.gen(function* () {
+        yield* lock(client)
+        const state = yield* citusState(client)
+        if (state === "local") return false
+        if (state === "wanted") yield* client.query("SELECT citus_schema_distribute($1::regnamespace)", [client.schema])
+        yield* adaptFunctions(client)
+        return true
+      })
+    )
+    yield* Effect.logDebug("whizbang migrations", { schema: client.schema, applied, distributed })
     return { schema: client.schema, applied, alreadyApplied }
   })
 

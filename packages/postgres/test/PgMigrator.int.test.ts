@@ -58,17 +58,17 @@ describe("PgMigrator", () => {
     Effect.gen(function* () {
       const c = yield* client("svc_plans")
       yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
-      // The appends hold their statements since migration 0010 (the 15-argument one, with p_notify, no longer wraps
-      // the 14-argument one, which stays for older deploys), and so does 0014's 16-argument one (p_wait_for_lock);
-      // the completion's are always planned through the indexes.
+      // The append holds its statements (0014's 16-argument one, p_wait_for_lock); since 0019 the 14- and
+      // 15-argument ones of older deploys are SQL wrappers of it (so they notify without the trigger); the
+      // completion's are always planned through the indexes.
       const rows = yield* c.query<{ name: string; args: number; config: ReadonlyArray<string> | null }>(
         `SELECT p.proname AS name, p.pronargs::int AS args, p.proconfig AS config FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
           WHERE n.nspname = $1 AND p.proname IN ('wh_append_events', 'wh_complete_work') ORDER BY p.proname, p.pronargs`,
         ["svc_plans"]
       )
       expect(rows).toEqual([
-        { name: "wh_append_events", args: 14, config: ["plan_cache_mode=force_generic_plan"] },
-        { name: "wh_append_events", args: 15, config: ["plan_cache_mode=force_generic_plan"] },
+        { name: "wh_append_events", args: 14, config: null },
+        { name: "wh_append_events", args: 15, config: null },
         { name: "wh_append_events", args: 16, config: ["plan_cache_mode=force_generic_plan"] },
         {
           name: "wh_complete_work",
@@ -172,7 +172,7 @@ describe("PgMigrator", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.live("appending work notifies channel wh_work with the schema as payload, once per transaction", () =>
+  it.live("appends in a caller's transaction notify channel wh_work with the schema as payload, once per transaction", () =>
     Effect.gen(function* () {
       const c = yield* client("svc_notify")
       yield* PgMigrator.run.pipe(Effect.provideService(PgClient.PgClient, c))
@@ -188,11 +188,12 @@ describe("PgMigrator", () => {
         (l) => Effect.promise(() => l.end())
       )
       void listener
+      // The 14-argument append (an older deploy's, which always notified): since 0019 it notifies from the function.
       const row = (i: number) =>
         c.query(
-          `INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
-           VALUES (gen_random_uuid(), gen_random_uuid(), 'p', gen_random_uuid(), $1)`,
-          [i]
+          `SELECT outcome FROM wh_append_events(gen_random_uuid(), NULL, ARRAY[gen_random_uuid()], ARRAY[false], ARRAY['T'],
+             ARRAY['{}'::jsonb], NULL, NULL, 'now', '{}'::jsonb, ARRAY['T'], ARRAY['p'], $1::int, ARRAY[]::text[])`,
+          [i + 1]
         )
       yield* c.withTransaction(Effect.all([row(1), row(2), row(3)]))
       // A marker sent after the commit arrives after every notification of that transaction: wait for it, then

@@ -28,19 +28,27 @@ const v1 = "order_summary"
 const v2 = "order_summary__v2"
 type State = "building" | "ready" | "live" | "retiring" | "retired"
 
+// After each change of a state, the `@versions` notification, as the registry and the hand-over send it
+// (`wh_notify_versions`, migration 0019; a trigger sent it before).
+const notifyVersions = (sql: PgClient.Shape, key: string) => sql.query("SELECT wh_notify_versions(ARRAY[$1::text])", [key])
+
 /** Registers the versions (as the lead's registration would) with the summary's event types; the pipeline's start-up registered v1 already (live). */
 const register = (sql: PgClient.Shape, versions: ReadonlyArray<readonly [key: string, version: number, state: State]>) =>
   Effect.forEach(versions, ([key, version, state]) =>
-    sql.query(
-      `INSERT INTO wh_perspective_versions (perspective_name, base_name, version, state, event_types)
+    sql
+      .query(
+        `INSERT INTO wh_perspective_versions (perspective_name, base_name, version, state, event_types)
        VALUES ($1, 'order_summary', $2, $3, ARRAY['OrderPlaced', 'OrderShipped', 'Rejected'])
        ON CONFLICT (perspective_name) DO UPDATE SET state = excluded.state`,
-      [key, version, state]
-    )
+        [key, version, state]
+      )
+      .pipe(Effect.andThen(notifyVersions(sql, key)))
   )
 
 const setState = (sql: PgClient.Shape, key: string, state: State) =>
-  sql.query(`UPDATE wh_perspective_versions SET state = $2 WHERE perspective_name = $1`, [key, state])
+  sql
+    .query(`UPDATE wh_perspective_versions SET state = $2 WHERE perspective_name = $1`, [key, state])
+    .pipe(Effect.andThen(notifyVersions(sql, key)))
 
 /** What a completion of version `key` does: delete its work row, advance its cursor and, if asked, NOTIFY (completeWork.ts's payload). */
 const complete = (sql: PgClient.Shape, key: string, streamId: string, eventId: string, notify: boolean) =>

@@ -85,3 +85,11 @@ export const sharedTransactions = Effect.flatMap(Effect.service(PgClient.PgClien
     (rows) => Number(rows[0]!.n)
   )
 )
+
+/** Events stored more than once (the same tag twice): an append applied twice. */
+export const doubledTags = Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
+  Effect.map(
+    client.query<{ n: number }>("SELECT count(*)::int AS n FROM (SELECT payload->>'tag' FROM wh_events GROUP BY 1 HAVING count(*) > 1) t"),
+    (rows) => rows[0]!.n
+  )
+)

@@ -23,7 +23,7 @@ const cancelBackend = (config: pg.ClientConfig, processId: number | undefined): 
   client.on("error", noop)
   return client
     .connect()
-    .then(() => client.query("SELECT pg_cancel_backend($1)", [processId]))
+    .then(() => client.query("SELECT pg_cancel_backend($1::int)", [processId]))
     .then(noop, noop)
     .finally(() => client.end().catch(noop))
 }

@@ -97,6 +97,7 @@ const claim = (client: PgClient["Service"], baseName: string, key: string, setti
         return yield* notReady(key, row.state, progress, settings.maxLag)
       }
       yield* client.query(Sql.begin, [key, owner, settings.leaseSeconds, settings.graceSeconds])
+      yield* client.query(VersionSql.notifyVersionsChanged, [[key]])
       return "owner" as const
     })
   )
@@ -132,6 +133,7 @@ const switchTo = (client: PgClient["Service"], baseName: string, key: string, se
       if (check.dead_letters > 0) {
         // Given up in this transaction, refused after it commits.
         yield* client.query(Sql.giveUp, [key, null, settings.graceSeconds])
+        yield* client.query(VersionSql.notifyVersionsChanged, [[key]])
         return { refused: check }
       }
       const grace = (yield* client.query<{ grace: number | null }>(Sql.graceOf, [key]))[0]?.grace ?? settings.graceSeconds
@@ -139,6 +141,7 @@ const switchTo = (client: PgClient["Service"], baseName: string, key: string, se
       if (live !== undefined) yield* client.query(VersionSql.setRetiring, [live.perspective_name, grace])
       yield* client.query(Sql.goLive, [key])
       yield* client.query(VersionSql.replaceView(baseName, key))
+      yield* client.query(VersionSql.notifyVersionsChanged, [[key]])
       return { switched: true, replaced: live?.perspective_name }
     })
   )
@@ -209,7 +212,10 @@ export const run = (
       const left = yield* awaitApplied(client, key, started, settings.timeoutMillis)
       if (left > 0) {
         // A joiner leaves the hand-over to its owner, who gives it up or finishes it.
-        if (role === "owner") yield* client.query(Sql.giveUp, [key, owner, settings.graceSeconds])
+        if (role === "owner") {
+          yield* client.query(Sql.giveUp, [key, owner, settings.graceSeconds])
+          yield* client.query(VersionSql.notifyVersionsChanged, [[key]])
+        }
         return yield* new CutoverTimedOut({ perspectiveName: key, pendingEvents: left, timeoutMillis: settings.timeoutMillis })
       }
       yield* hooks.onStep("caughtUp", key)

@@ -147,6 +147,8 @@ export const replayChunk = (
       if (done!.cursors < replayed.length) return yield* new ChunkConflict({ perspectiveName: target.key })
       // Work the fold covered was removed: read-your-writes waits that counted on it look again.
       if (done!.covered > 0) yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
+      // Work rows it wrote wake the workers (the wh_notify_work trigger did, before migration 0019).
+      if (done!.fallback > 0) yield* client.query("SELECT pg_notify('wh_work', current_schema())")
       return {
         picked: picked.length,
         last: picked.at(-1)!.stream_id,

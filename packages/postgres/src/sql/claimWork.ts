@@ -72,7 +72,8 @@ const headsOf = (tier: 0 | 1, fires: string, limit: string) => `
       WHERE h.stream_id = pe.stream_id AND h.perspective_name = pe.perspective_name AND h.processed_at IS NULL
       ORDER BY h.event_id LIMIT 1
     )
-    AND NOT coalesce(c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > now(), false)
+    -- IS NOT TRUE, not NOT coalesce(.., false): Citus refuses now() inside COALESCE and CASE in a modification.
+    AND (c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > now()) IS NOT TRUE
     AND (a.stream_id IS NULL OR a.instance_id IS NULL OR a.instance_id = $1::uuid OR a.lease_expiry <= now()
          OR a.instance_id IN (SELECT instance_id FROM stale))
     AND (a.instance_id = $1::uuid
@@ -120,16 +121,36 @@ picked AS (
   ORDER BY min(position)
   LIMIT $2::int
 ),
-claimed AS (
+-- A stream held by a stale instance (heartbeat older than $4 seconds) is taken over by an UPDATE, the others by the
+-- INSERT's ON CONFLICT, which re-checks the holder if another claim committed meanwhile. The stale case used to be
+-- part of that re-check (\`OR a.instance_id IN (SELECT .. stale)\`), but Citus runs no subquery and no now() in an
+-- ON CONFLICT clause (README, "Outgrowing one database"); the UPDATE re-checks it on the newest row version the
+-- same way (READ COMMITTED). Row locks in stream-id order in both, as before.
+taken AS (
+  UPDATE wh_active_streams a SET instance_id = $1::uuid, lease_expiry = now() + make_interval(secs => $3::int)
+  WHERE a.stream_id IN (
+    SELECT x.stream_id FROM wh_active_streams x
+    WHERE x.stream_id IN (SELECT stream_id FROM picked) AND x.instance_id IN (SELECT instance_id FROM stale)
+    ORDER BY x.stream_id FOR UPDATE
+  )
+  AND a.instance_id IN (SELECT instance_id FROM stale)
+  RETURNING a.stream_id
+),
+inserted AS (
   INSERT INTO wh_active_streams AS a (stream_id, instance_id, partition_number, lease_expiry)
   SELECT stream_id, $1::uuid, partition_number, now() + make_interval(secs => $3::int)
   FROM picked
+  WHERE stream_id NOT IN (SELECT stream_id FROM taken)
   ORDER BY stream_id
   ON CONFLICT (stream_id) DO UPDATE
     SET instance_id = excluded.instance_id, lease_expiry = excluded.lease_expiry
-    WHERE a.instance_id IS NULL OR a.instance_id = excluded.instance_id OR a.lease_expiry <= now()
-       OR a.instance_id IN (SELECT instance_id FROM wh_service_instances WHERE last_heartbeat_at <= now() - make_interval(secs => $4::int))
+    -- \`a.lease_expiry <= now()\` written with immutable operators only (Citus): excluded.lease_expiry is now() + the lease.
+    WHERE a.instance_id IS NULL OR a.instance_id = excluded.instance_id
+       OR excluded.lease_expiry - a.lease_expiry >= make_interval(secs => $3::int)
   RETURNING a.stream_id
+),
+claimed AS (
+  SELECT stream_id FROM taken UNION ALL SELECT stream_id FROM inserted
 ),
 no_wal_wait AS (SELECT set_config('synchronous_commit', 'off', true) AS setting)`
 

@@ -158,7 +158,8 @@ pending AS (
   JOIN pairs c ON c.stream_id = pe.stream_id AND c.perspective_name = pe.perspective_name
 ),
 late AS (
-  SELECT p.stream_id, p.perspective_name, (array_agg(p.event_id ORDER BY p.event_id))[1] AS trigger_id, max(p.created_at) AS arrived_at
+  SELECT p.stream_id, p.perspective_name, (array_agg(p.event_id ORDER BY p.event_id))[1] AS trigger_id, max(p.created_at) AS arrived_at,
+         now() AS at
   FROM pending p
   -- By primary key for each candidate row (as above: never a scan of every stored event).
   CROSS JOIN LATERAL (SELECT e.created_at FROM wh_events e WHERE e.event_id = p.event_id OFFSET 0) e
@@ -169,7 +170,8 @@ flagged AS (
   UPDATE wh_perspective_cursors c
   SET status = c.status | 32,
       rewind_trigger_event_id = CASE WHEN c.status & 32 = 32 THEN least(c.rewind_trigger_event_id, l.trigger_id) ELSE l.trigger_id END,
-      rewind_first_flagged_at = CASE WHEN c.status & 32 = 32 THEN coalesce(c.rewind_first_flagged_at, now()) ELSE now() END,
+      -- l.at, not now(): Citus refuses now() inside CASE and COALESCE in a modification.
+      rewind_first_flagged_at = CASE WHEN c.status & 32 = 32 THEN coalesce(c.rewind_first_flagged_at, l.at) ELSE l.at END,
       rewind_flagged_at = CASE WHEN c.status & 32 = 32 THEN greatest(c.rewind_flagged_at, l.arrived_at) ELSE l.arrived_at END
   FROM late l
   WHERE c.stream_id = l.stream_id AND c.perspective_name = l.perspective_name

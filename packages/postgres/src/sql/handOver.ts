@@ -49,8 +49,9 @@ export const graceOf = `SELECT handover_grace_seconds AS grace FROM wh_perspecti
 export const giveUp = `
 UPDATE wh_perspective_versions
 SET state = coalesce(handover_from, 'building'), state_changed_at = now(),
-    retire_after = CASE WHEN handover_from = 'retiring'
-                        THEN now() + make_interval(secs => coalesce(handover_grace_seconds, $3::float8)) END,
+    -- now() + CASE (null unless retiring), not CASE .. now(): Citus refuses now() inside CASE in a modification.
+    retire_after = now() + CASE WHEN handover_from = 'retiring'
+                                THEN make_interval(secs => coalesce(handover_grace_seconds, $3::float8)) END,
     handover_owner = NULL, handover_until = NULL, handover_from = NULL, handover_grace_seconds = NULL
 WHERE perspective_name = $1::text AND state = 'ready' AND ($2::uuid IS NULL OR handover_owner = $2::uuid)`
 

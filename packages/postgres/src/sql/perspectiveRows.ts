@@ -27,7 +27,7 @@ export const upsertRows = (name: string) => `
 INSERT INTO ${table(name)} AS t (id, data, metadata, scope, version)
 SELECT id, data, metadata, scope, applied FROM unnest($1::uuid[], $2::jsonb[], $3::jsonb[], $4::jsonb[], $5::int[]) AS r(id, data, metadata, scope, applied)
 ON CONFLICT (id) DO UPDATE
-  SET data = excluded.data, metadata = excluded.metadata, scope = excluded.scope, version = t.version + excluded.version, updated_at = now()
+  SET data = excluded.data, metadata = excluded.metadata, scope = excluded.scope, version = t.version + excluded.version, updated_at = excluded.updated_at
 RETURNING t.id, t.version::int AS version`
 
 /** Params: $1 ids. */

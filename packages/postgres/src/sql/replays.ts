@@ -110,7 +110,7 @@ export const upsertModel = Operation.void({
 INSERT INTO ${table(r.perspectiveName)} AS t (${m.id}, ${m.data}, ${m.metadata}, ${m.scope}, ${m.version})
 VALUES ($1::uuid, $2::jsonb, $3::jsonb, $4::jsonb, $5::int)
 ON CONFLICT (${m.id}) DO UPDATE
-  SET ${m.data} = excluded.${m.data}, ${m.metadata} = excluded.${m.metadata}, ${m.scope} = excluded.${m.scope}, ${m.version} = t.${m.version} + excluded.${m.version}, ${m.updatedAt} = now()`
+  SET ${m.data} = excluded.${m.data}, ${m.metadata} = excluded.${m.metadata}, ${m.scope} = excluded.${m.scope}, ${m.version} = t.${m.version} + excluded.${m.version}, ${m.updatedAt} = excluded.${m.updatedAt}`
 })
 
 /**

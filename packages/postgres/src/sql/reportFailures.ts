@@ -25,7 +25,7 @@ export const flagFailedCursors = `
 INSERT INTO wh_perspective_cursors AS c (stream_id, perspective_name, status, error, processed_at)
 SELECT s, p, 4, e, now() FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(s, p, e)
 ON CONFLICT (stream_id, perspective_name) DO UPDATE
-  SET status = (c.status & ~(1 | 2)) | 4, error = excluded.error, processed_at = now()`
+  SET status = (c.status & ~(1 | 2)) | 4, error = excluded.error, processed_at = excluded.processed_at`
 
 /** Moves exhausted rows to dead letters. Params: $1 work ids. */
 export const deadLetter = `

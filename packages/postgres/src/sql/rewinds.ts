@@ -115,7 +115,8 @@ UPDATE ${c.table} c
 SET ${c.status} = c.${c.status} | 32,
     ${c.rewindTriggerEventId} = (SELECT e.${e.eventId} FROM ${e.table} e WHERE e.${e.streamId} = c.${c.streamId} ORDER BY e.${e.streamVersion} LIMIT 1),
     ${c.rewindFlaggedAt} = now(),
-    ${c.rewindFirstFlaggedAt} = coalesce(c.${c.rewindFirstFlaggedAt}, now())
+    ${c.rewindFirstFlaggedAt} = coalesce(c.${c.rewindFirstFlaggedAt}, k.at)
+FROM (SELECT now() AS at) k -- Citus refuses now() inside COALESCE in a modification
 WHERE c.${c.perspectiveName} = $1::text AND c.${c.streamId} = ANY($2::uuid[])
 RETURNING c.${c.streamId}, c.${c.rewindTriggerEventId}`
 })

@@ -7,6 +7,9 @@
  */
 
 /**
+ * (`excluded.<column>` rather than now() in ON CONFLICT, and a difference of timestamps rather than timestamptz -
+ * interval: Citus allows only immutable functions and operators there; the inserted values are now(), so the same
+ * test on plain PostgreSQL.)
  * Registers the instance, or takes over its row when the row is stale (its process is gone) or is this very
  * process's. Returns no row when another live process holds the id.
  * Params: $1 instance id, $2 service, $3 host, $4 pid, $5 boot token, $6 perspective names this instance runs
@@ -17,8 +20,8 @@ INSERT INTO wh_service_instances AS i (instance_id, service_name, host_name, pro
 VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), jsonb_build_object('bootToken', $5::text), $6::text[])
 ON CONFLICT (instance_id) DO UPDATE
   SET service_name = excluded.service_name, host_name = excluded.host_name, process_id = excluded.process_id,
-      started_at = now(), last_heartbeat_at = now(), metadata = excluded.metadata, perspective_names = excluded.perspective_names
-  WHERE i.last_heartbeat_at <= now() - make_interval(secs => $7::int)
+      started_at = excluded.started_at, last_heartbeat_at = excluded.last_heartbeat_at, metadata = excluded.metadata, perspective_names = excluded.perspective_names
+  WHERE excluded.last_heartbeat_at - i.last_heartbeat_at >= make_interval(secs => $7::int)
      OR (i.host_name = excluded.host_name AND i.process_id = excluded.process_id AND i.metadata->>'bootToken' = $5::text)
 RETURNING instance_id`
 
@@ -48,9 +51,13 @@ RETURNING instance_id`
  * Run {@link releaseStreamsOf} with the returned ids in the same transaction.
  */
 export const abandonStale = `
-DELETE FROM wh_service_instances
-WHERE last_heartbeat_at <= now() - make_interval(secs => $1::int)
-RETURNING instance_id, extract(epoch FROM now() - last_heartbeat_at)::float8 AS heartbeat_age_seconds`
+WITH gone AS (
+  DELETE FROM wh_service_instances
+  WHERE last_heartbeat_at <= now() - make_interval(secs => $1::int)
+  RETURNING instance_id, last_heartbeat_at
+)
+-- The age outside the RETURNING: Citus refuses now() there.
+SELECT instance_id, extract(epoch FROM now() - last_heartbeat_at)::float8 AS heartbeat_age_seconds FROM gone`
 
 /** Frees every stream lease of these instances (stream-id lock order). Params: $1 instance ids. */
 export const releaseStreamsOf = `

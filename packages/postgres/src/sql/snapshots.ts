@@ -10,7 +10,7 @@
 export const insertSnapshots = `
 INSERT INTO wh_perspective_snapshots AS s (stream_id, perspective_name, event_id, data)
 SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::jsonb[])
-ON CONFLICT (stream_id, perspective_name, event_id) DO UPDATE SET data = excluded.data, created_at = now()`
+ON CONFLICT (stream_id, perspective_name, event_id) DO UPDATE SET data = excluded.data, created_at = excluded.created_at`
 
 /** Keeps the newest $3 snapshots (by event id) of each pair. Params: parallel arrays $1 stream ids, $2 perspective names; $3 keep. */
 export const pruneSnapshots = `

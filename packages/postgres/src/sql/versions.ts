@@ -159,8 +159,9 @@ export const pendingWorkIds = `SELECT array_agg(work_id) AS ids FROM wh_perspect
 export const stillPending = `SELECT count(*)::int AS n FROM wh_perspective_events WHERE work_id = ANY($1::uuid[]) AND processed_at IS NULL`
 
 /**
- * Retires the versions whose grace period is over: no longer routed, their pending work dropped. A bare
- * `wh_processed` notification wakes read-your-writes waits that counted on them. Returns the retired keys.
+ * Retires the versions whose grace period is over: no longer routed, their pending work dropped. Follow it with
+ * {@link notifyVersionsChanged} (a bare `wh_processed` notification wakes read-your-writes waits that counted on
+ * them). Returns the retired keys.
  */
 export const retireDue = `
 WITH due AS (
@@ -174,8 +175,7 @@ dropped AS (
 unplanned AS (
   DELETE FROM wh_perspective_backfill b USING due d WHERE b.perspective_name = d.perspective_name RETURNING 1
 )
-SELECT d.perspective_name, (SELECT count(*) FROM dropped)::int AS dropped, (SELECT count(*) FROM unplanned)::int AS unplanned,
-       pg_notify('wh_processed', current_schema()) IS NULL AS notified
+SELECT d.perspective_name, (SELECT count(*) FROM dropped)::int AS dropped, (SELECT count(*) FROM unplanned)::int AS unplanned
 FROM due d`
 
 /**
@@ -189,8 +189,7 @@ export const analyzeBuildTables = "ANALYZE wh_perspective_events, wh_perspective
 /**
  * Retires versions by hand (a perspective removed from the code): no longer routed, their pending work and planned
  * history dropped, in one statement. Run after {@link lockAppends}, so no append in flight routes to them after it.
- * A bare `wh_processed` notification wakes read-your-writes waits that counted on them. Params: $1 keys. Returns
- * each retired key with the rows dropped.
+ * Follow it with {@link notifyVersionsChanged}. Params: $1 keys. Returns each retired key with the rows dropped.
  */
 export const retireVersions = `
 WITH retired AS (
@@ -206,8 +205,7 @@ unplanned AS (
 )
 SELECT r.perspective_name,
        (SELECT count(*) FROM dropped d WHERE d.perspective_name = r.perspective_name)::int AS dropped,
-       (SELECT count(*) FROM unplanned u WHERE u.perspective_name = r.perspective_name)::int AS unplanned,
-       pg_notify('wh_processed', current_schema()) IS NULL AS notified
+       (SELECT count(*) FROM unplanned u WHERE u.perspective_name = r.perspective_name)::int AS unplanned
 FROM retired r ORDER BY r.perspective_name`
 
 /**
@@ -221,3 +219,19 @@ LEFT JOIN wh_service_instances i
   ON i.last_heartbeat_at > now() - make_interval(secs => $2::float8)
  AND (i.perspective_names IS NULL OR k.name = ANY(i.perspective_names))
 GROUP BY k.name`
+
+/**
+ * After a statement that changed versions' states, in its transaction when it has one: the `@versions` line of each
+ * of their base names (`wh_notify_versions`, migration 0019) and a bare `wh_processed` notification that wakes
+ * read-your-writes waits. Its own statement, never a column of the statement that changed the states: on Citus a
+ * statement that reads the schema's tables runs on their worker node, and a NOTIFY sent there reaches no listener
+ * (the listeners are connected to the coordinator). Params: $1 keys.
+ */
+export const notifyVersionsChanged = `SELECT wh_notify_versions($1::text[]), pg_notify('wh_processed', current_schema())`
+
+/**
+ * Wakes the workers after work rows were written outside an append (a version's history): `wh_work` as the
+ * `wh_notify_work` trigger sent it before migration 0019, a statement of its own for the reason given at
+ * {@link notifyVersionsChanged}.
+ */
+export const wakeWorkers = "SELECT pg_notify('wh_work', current_schema())"

@@ -29,6 +29,7 @@ export const versionLagGauge = Metric.gauge("whizbang_version_lag_events", {
 export const retireDue: Effect.Effect<ReadonlyArray<string>, PostgresError, PgClient> = Effect.gen(function* () {
   const client = yield* PgClient
   const rows = yield* client.query<{ perspective_name: string; dropped: number }>(Sql.retireDue)
+  if (rows.length > 0) yield* client.query(Sql.notifyVersionsChanged, [rows.map((r) => r.perspective_name)])
   for (const r of rows) yield* Effect.logInfo(`perspective ${r.perspective_name} retired (${r.dropped} pending work row(s) dropped)`)
   return rows.map((r) => r.perspective_name)
 })
@@ -64,6 +65,8 @@ export const buildStep = (
           options.partitionCount
         ]))[0]!
         if (r.streams === 0) break
+        // The history's work rows wake the workers (the wh_notify_work trigger did, before migration 0019).
+        if (r.events > 0) yield* client.query(Sql.wakeWorkers)
         left -= r.streams
         pending += r.events
         written += r.events

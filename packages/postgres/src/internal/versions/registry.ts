@@ -60,6 +60,7 @@ export const register = (
                 types,
                 d.fingerprint ?? null
               ])
+              yield* client.query(Sql.notifyVersionsChanged, [[d.name]])
               hasLive = true
               if (!legacy) yield* client.query(Sql.planBackfill, [d.name, types])
               added.push(d.name)
@@ -134,6 +135,7 @@ export const retire = (
         }
         yield* client.query(Sql.lockAppends)
         const retired = yield* client.query<{ perspective_name: string; dropped: number; unplanned: number }>(Sql.retireVersions, [keys])
+        yield* client.query(Sql.notifyVersionsChanged, [retired.map((r) => r.perspective_name)])
         for (const r of retired) {
           yield* Effect.logInfo(`perspective ${r.perspective_name} retired by hand (${r.dropped} pending work row(s) dropped)`)
         }

@@ -1,0 +1,232 @@
+// The Citus tier: the front door on a Citus cluster with schema-based sharding, each service schema a distributed
+// schema placed on one worker node. Composed only from `whizbang`, as the README composes it; the only difference
+// from plain PostgreSQL is the URL (the coordinator's) and the database's `citus.enable_schema_based_sharding`
+// (README, "Outgrowing one database"). Runs when a coordinator with 2 worker nodes answers (WHIZBANG_CITUS_URL, else
+// 127.0.0.1:5701, which ../shared/citus/cluster.sh starts); otherwise one line says why it was skipped.
+// Sizes are small: the tier checks behaviour on a distributed engine, not throughput (see bench/ for that).
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Fiber, Option, Schedule } from "effect"
+import { EventStore, PgPerspectiveVersions, SyncAwareLens, SyncFilter, SyncResult } from "whizbang"
+import * as Citus from "./support/citus.js"
+import * as Domain from "./support/domain.js"
+import * as Readers from "./support/readers.js"
+import * as Workers from "./support/workers.js"
+import * as Writer from "./support/writer.js"
+
+const skipped = await Citus.unavailable()
+if (skipped !== undefined) console.log(`Citus tier skipped: ${skipped}`)
+
+const url = Citus.url
+
+/** Migrates the schemas through the front door (each becomes a distributed schema), then spreads them over both worker nodes. */
+const prepare = (schemas: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    yield* Citus.enableSchemaSharding
+    yield* Effect.forEach(schemas, (schema) => Effect.provide(Effect.void, Writer.layer(url, schema)), { discard: true })
+    return yield* Citus.spread(schemas)
+  })
+
+describe.skipIf(skipped !== undefined)("the front door on Citus", () => {
+  it.live(
+    "(a) 4 service schemas on both worker nodes, each with 3 concurrent appenders over 30 shared streams, 2 worker processes and a reader process: every fold exact, nothing left, read-your-writes across processes never stale",
+    () =>
+      Effect.gen(function* () {
+        const schemas = yield* Citus.schemas("citus_a", 4)
+        const placed = yield* prepare(schemas)
+        const started = Date.now()
+        const results = yield* Effect.forEach(
+          schemas,
+          (schema) =>
+            Effect.gen(function* () {
+              const workers = [yield* Workers.start({ url, schema }), yield* Workers.start({ url, schema })]
+              const reader = yield* Readers.start({ url, schema })
+              const streamIds = Writer.streams(30)
+              const appended = yield* Writer.appendConcurrently({ streamIds, appenders: 3, perAppender: 100, batch: 5 })
+              const store = yield* EventStore.EventStore
+              // Read-your-writes across processes: this process appends, the reader process (its tracker never saw the
+              // append) waits with SyncFilter.forStream and reads.
+              const reads = yield* Effect.forEach(
+                Array.from({ length: 30 }, (_, i) => i),
+                (i) =>
+                  Effect.gen(function* () {
+                    const accountId = streamIds[i]!
+                    const r = yield* store.append(accountId, [Domain.Deposited.make({ accountId, amount: 1, tag: `ryw${i}` })])
+                    return { ...(yield* reader.read(accountId)), appended: r.events[0]!.streamVersion }
+                  }),
+                { concurrency: 4 }
+              )
+              yield* Workers.settle(
+                workers,
+                Effect.map(Writer.counts, (c) => c.work)
+              )
+              return {
+                schema,
+                appended: appended + reads.length,
+                notFresh: reads.filter((r) => r.outcome !== "Synced" && r.outcome !== "NoPendingEvents").length,
+                stale: reads.filter((r) => r.version < r.appended).length,
+                counts: yield* Writer.counts,
+                balance: yield* Writer.mismatches("balance"),
+                activity: yield* Writer.mismatches("activity")
+              }
+            }).pipe(Effect.provide(Writer.layer(url, schema)), Effect.scoped),
+          // Two schemas at a time (one on each worker node): 3 processes each on a 2-core machine.
+          { concurrency: 2 }
+        )
+        console.log(
+          `citus (a): ${schemas.length} schemas on worker ports ${placed.map((p) => p.port).join(", ")}, ${results.reduce((n, r) => n + r.appended, 0)} events, settled after ${Date.now() - started} ms`
+        )
+        expect(new Set(placed.map((p) => p.port)).size).toBe(2)
+        for (const r of results) {
+          expect(r.counts, r.schema).toEqual({ events: 330, work: 0, dead_letters: 0 })
+          expect(r.balance, r.schema).toBe(0)
+          expect(r.activity, r.schema).toBe(0)
+          expect(r.notFresh, r.schema).toBe(0)
+          expect(r.stale, r.schema).toBe(0)
+        }
+      }).pipe(Effect.scoped),
+    420_000
+  )
+
+  it.live(
+    "(b) a perspective version cutover on a distributed schema: v2 rebuilt from history beside v1 under appends, cut over automatically, equals the fold; reads after it are fresh",
+    () =>
+      Effect.gen(function* () {
+        const [schema] = (yield* Citus.schemas("citus_b", 1)) as [string]
+        yield* prepare([schema])
+        const result = yield* Effect.gen(function* () {
+          const old = yield* Workers.start({ url, schema, perspectives: ["balance", "activity"] })
+          const streamIds = Writer.streams(30)
+          yield* Writer.appendConcurrently({ streamIds, appenders: 2, perAppender: 150, batch: 5 })
+          const live = yield* Effect.forkChild(Writer.appendConcurrently({ streamIds, appenders: 2, perAppender: 50, batch: 1 }))
+          const deploy = yield* Workers.start({ url, schema, perspectives: ["balance", "activity", "balance__v2"] })
+          const cutAt = yield* Effect.map(PgPerspectiveVersions.list, (vs) =>
+            vs.find((v) => v.baseName === "balance" && v.state === "live")
+          ).pipe(
+            Effect.repeat({ until: (v) => v?.perspectiveName === "balance__v2", schedule: Schedule.spaced("50 millis"), times: 2_400 })
+          )
+          yield* Fiber.join(live)
+          yield* Workers.settle(
+            [old, deploy],
+            Effect.map(Writer.counts, (c) => c.work)
+          )
+          const { balance } = yield* Domain.definitions
+          const accountId = streamIds[0]!
+          yield* EventStore.append(accountId, [Domain.Deposited.make({ accountId, amount: 1, tag: "after" })])
+          const after = yield* SyncAwareLens.getById(balance, accountId, SyncFilter.forStream(accountId).withTimeout(Duration.seconds(20)))
+          return {
+            cutAt: cutAt?.perspectiveName,
+            fresh: SyncResult.isFresh(after.sync),
+            trailEnd: Option.map(after.row, (r) => r.data.trail.split(",").at(-1)),
+            counts: yield* Writer.counts,
+            balanceV2: yield* Writer.mismatches("balance__v2"),
+            activity: yield* Writer.mismatches("activity")
+          }
+        }).pipe(Effect.provide(Writer.layer(url, schema)))
+        expect(result.cutAt).toBe("balance__v2")
+        expect(result.counts).toEqual({ events: 401, work: 0, dead_letters: 0 })
+        expect(result.balanceV2).toBe(0)
+        expect(result.activity).toBe(0)
+        expect(result.fresh).toBe(true)
+        expect(result.trailEnd).toEqual(Option.some("after"))
+      }).pipe(Effect.scoped),
+    300_000
+  )
+
+  it.live(
+    "(c) citus_schema_move of a service schema while appends, read-your-writes and 2 worker processes run: 0 lost, 0 doubled, every fold exact; the pause measured",
+    () =>
+      Effect.gen(function* () {
+        const schemas = yield* Citus.schemas("citus_c", 2)
+        const placed = yield* prepare(schemas)
+        const [schema] = schemas as [string]
+        const from = placed.find((p) => p.schema === schema)!.port
+        const to = placed.find((p) => p.schema !== schema)!.port
+        const result = yield* Effect.gen(function* () {
+          const workers = [yield* Workers.start({ url, schema }), yield* Workers.start({ url, schema })]
+          const { balance } = yield* Domain.definitions
+          const streamIds = Writer.streams(20)
+          // Each loop: append one deposit, wait until balance applied it, read it back; every latency recorded with
+          // its start time, so the pause the schema saw during the move shows as the slowest round trips.
+          let running = true
+          const rounds: Array<{ at: number; millis: number; ok: boolean }> = []
+          const loops = yield* Effect.forkChild(
+            Effect.forEach(
+              [0, 1, 2, 3],
+              (loop) =>
+                Effect.gen(function* () {
+                  let i = 0
+                  while (running) {
+                    const accountId = streamIds[(loop * 5 + (i % 5)) % streamIds.length]!
+                    const at = Date.now()
+                    const appended = yield* EventStore.append(accountId, [
+                      Domain.Deposited.make({ accountId, amount: 1, tag: `m${loop}.${i}` })
+                    ])
+                    const { row, sync } = yield* SyncAwareLens.getById(
+                      balance,
+                      accountId,
+                      SyncFilter.forStream(accountId).withTimeout(Duration.seconds(60))
+                    )
+                    const version = Option.match(row, { onNone: () => 0, onSome: (r) => r.version })
+                    rounds.push({
+                      at,
+                      millis: Date.now() - at,
+                      ok: SyncResult.isFresh(sync) && version >= appended.events[0]!.streamVersion
+                    })
+                    i++
+                  }
+                }),
+              { concurrency: "unbounded", discard: true }
+            )
+          )
+          // Let the loops run before, during and after the move.
+          yield* Effect.repeat(
+            Effect.sync(() => rounds.length),
+            { until: (n) => n >= 40, schedule: Schedule.spaced("20 millis") }
+          )
+          const moveStarted = Date.now()
+          yield* Citus.move(schema, to)
+          const moveEnded = Date.now()
+          const before = rounds.length
+          yield* Effect.repeat(
+            Effect.sync(() => rounds.length),
+            { until: (n) => n >= before + 40, schedule: Schedule.spaced("20 millis") }
+          )
+          running = false
+          yield* Fiber.join(loops)
+          yield* Workers.settle(
+            workers,
+            Effect.map(Writer.counts, (c) => c.work)
+          )
+          const during = rounds.filter((r) => r.at + r.millis >= moveStarted && r.at <= moveEnded)
+          const outside = rounds
+            .filter((r) => r.at + r.millis < moveStarted || r.at > moveEnded)
+            .map((r) => r.millis)
+            .sort((a, b) => a - b)
+          return {
+            rounds: rounds.length,
+            notOk: rounds.filter((r) => !r.ok).length,
+            moveMillis: moveEnded - moveStarted,
+            pause: Math.max(0, ...during.map((r) => r.millis)),
+            usual: outside[Math.floor(outside.length / 2)] ?? 0,
+            placedAfter: (yield* Citus.placements([schema]))[0]?.port,
+            counts: yield* Writer.counts,
+            doubled: yield* Writer.doubledTags,
+            balance: yield* Writer.mismatches("balance"),
+            activity: yield* Writer.mismatches("activity")
+          }
+        }).pipe(Effect.provide(Writer.layer(url, schema)))
+        console.log(
+          `citus (c): ${result.rounds} append-wait-read rounds; citus_schema_move ${from} -> ${to} took ${result.moveMillis} ms; ` +
+            `slowest round during it ${result.pause} ms (median outside it ${result.usual} ms)`
+        )
+        expect(result.placedAfter).toBe(to)
+        expect(result.notOk).toBe(0)
+        // 0 lost: every append that returned is stored and applied; 0 doubled: no tag twice, every fold exact.
+        expect(result.counts).toEqual({ events: result.rounds, work: 0, dead_letters: 0 })
+        expect(result.doubled).toBe(0)
+        expect(result.balance).toBe(0)
+        expect(result.activity).toBe(0)
+      }).pipe(Effect.scoped),
+    300_000
+  )
+})
