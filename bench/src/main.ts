@@ -1,5 +1,5 @@
 /**
- * `pnpm --filter @whizbang/bench bench [--profile quick|full] [--only a,b,c,d,g,v] [overrides]`
+ * `pnpm --filter @whizbang/bench bench [--profile quick|full] [--only a,b,c,d,g,v,t] [overrides]`
  *
  * Runs the scenarios against one PostgreSQL (DATABASE_URL, else WHIZBANG_TEST_DATABASE_URL, else an embedded
  * one), each system in a fresh database, prints a table per scenario and writes results/<scenario>-<profile>.json,
@@ -22,11 +22,17 @@ import * as Scale from "./scenarios/Scale.js"
 import * as Throughput from "./scenarios/Throughput.js"
 import * as VersionRebuild from "./scenarios/VersionRebuild.js"
 import * as Table from "./Table.js"
+import * as Tenants from "./scenarios/Tenants.js"
 
 PG.tolerateDroppedDatabases()
 const args = process.argv.slice(2)
 const profile = Profile.fromArgs(args)
-const only = new Set((Profile.stringArg(args, "only") ?? "a,b,c,d,g,v").split(",").map((s) => s.trim()))
+const only = new Set(
+  (Profile.stringArg(args, "only") ?? "a,b,c,d,g,v,t")
+    .split(",")
+    .map((s) => s.trim())
+    .map((s) => (s === "tenants" ? "t" : s))
+)
 const resultsDir = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "..", "results")
 mkdirSync(resultsDir, { recursive: true })
 if (args.includes("--count-queries")) QueryCounter.install()
@@ -127,6 +133,13 @@ try {
     () => VersionRebuild.run(server.url, profile, log),
     (r) => VersionRebuild.table(r, profile),
     (r) => r.runs.every((x) => x.problems.length === 0)
+  )
+  await scenario(
+    "t",
+    "tenants",
+    () => Tenants.run(server.url, profile, log),
+    (r) => Tenants.table(r, profile),
+    (r) => r.problems.length === 0
   )
   if (args.includes("--count-queries")) console.log(`\n== Round trips by statement (all scenarios)\n${QueryCounter.report()}`)
 
