@@ -30,7 +30,7 @@ export const migrate = async (url: string) => {
  * Resolves with the time (epoch ms) the last chunk's work rows were committed: from then on a worker can see all of them.
  */
 export const load = async (
-  db: pg.Pool,
+  db: pg.Pool | pg.PoolClient,
   from: number,
   to: number,
   streams: number,
