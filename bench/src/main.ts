@@ -156,41 +156,46 @@ try {
     ""
   ].join("\n")
   write(`latest-${profile.name}.md`, md)
-  // The committed summary is the last full-profile run's.
-  if (profile.name === "full") write("latest.md", md)
-  write(
-    `chart-${profile.name}.svg`,
-    Chart.render(
-      [
-        ...(throughput
-          ? [
-              {
-                title: "Throughput, events/s (median, min–max)",
-                unit: "ev/s",
-                bars: throughput.summary.map((s) => ({
-                  label: s.system,
-                  value: s.eventsPerSecond.median,
-                  min: s.eventsPerSecond.min,
-                  max: s.eventsPerSecond.max
-                }))
-              }
-            ]
-          : []),
-        ...(latency
-          ? ["p50", "p99"].map((p) => ({
-              title: `Whizbang latency ${p}, ms (append commit -> read models committed)`,
-              unit: "ms",
-              bars: latency!.summary.map((s) => {
-                const v = s[p as "p50" | "p99"]
-                return { label: `${s.options} @ ${s.rate}/s`, value: v.median, min: v.min, max: v.max }
-              })
-            }))
-          : [])
-      ],
-      `${machine.cpus} cores, ${machine.postgres}, profile ${profile.name}`
+  // The committed summary is the last full-profile run's that included scenario a (a run of t or v alone has its own
+  // results file and must not replace it).
+  if (profile.name === "full" && only.has("a")) write("latest.md", md)
+  // The chart shows a and b: a run without them keeps the last chart.
+  if (throughput !== undefined || latency !== undefined)
+    write(
+      `chart-${profile.name}.svg`,
+      Chart.render(
+        [
+          ...(throughput
+            ? [
+                {
+                  title: "Throughput, events/s (median, min–max)",
+                  unit: "ev/s",
+                  bars: throughput.summary.map((s) => ({
+                    label: s.system,
+                    value: s.eventsPerSecond.median,
+                    min: s.eventsPerSecond.min,
+                    max: s.eventsPerSecond.max
+                  }))
+                }
+              ]
+            : []),
+          ...(latency
+            ? ["p50", "p99"].map((p) => ({
+                title: `Whizbang latency ${p}, ms (append commit -> read models committed)`,
+                unit: "ms",
+                bars: latency!.summary.map((s) => {
+                  const v = s[p as "p50" | "p99"]
+                  return { label: `${s.options} @ ${s.rate}/s`, value: v.median, min: v.min, max: v.max }
+                })
+              }))
+            : [])
+        ],
+        `${machine.cpus} cores, ${machine.postgres}, profile ${profile.name}`
+      )
     )
+  log(
+    `wrote ${resultsDir}/latest-${profile.name}.md${throughput !== undefined || latency !== undefined ? ` and chart-${profile.name}.svg` : ""}`
   )
-  log(`wrote ${resultsDir}/latest-${profile.name}.md and chart-${profile.name}.svg`)
 } finally {
   await server.stop()
 }
