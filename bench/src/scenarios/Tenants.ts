@@ -175,7 +175,9 @@ const appenderLayer = (url: string, onCommit: (perspective: string, ids: Readonl
     schema: Whizbang.schema,
     serviceName: "bench-tenants",
     applicationName: "bench-tenants-appender",
-    maxConnections: budget.maxConnections,
+    // Not a worker process: the budget is theirs. Its appends (and, while requests hold them, the quiet tenants'
+    // workers: see `serve` in the README) share these.
+    maxConnections: 10,
     events: Domain.registry,
     perspectives: Domain.perspectives,
     options: budget.options,
@@ -356,7 +358,8 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
                   await sleep(Math.max(0, next - now()))
                 }
               })
-              await sleep(3_000)
+              // Warm-up: every quiet tenant's services started here and in the workers.
+              await sleep(10_000)
               window = "without replay"
               const a0 = now()
               await sleep(t.lagSeconds * 1000)
