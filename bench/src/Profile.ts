@@ -28,6 +28,22 @@ export interface Profile {
     readonly repetitions: number
     readonly analyzeEveryMs?: number | undefined
   }
+  /**
+   * Scenario t: `tenants` tenants sharing scenario a's events and streams (`throughput.events` / `.streams`, spread
+   * evenly), `workers` tenant worker processes; `idleSeconds` of idle measurement; `quietTenants` appending
+   * `quietRate` events/s each, for `lagSeconds` without a replay and then while one tenant replays `replayEvents`
+   * events over `replayStreams` streams.
+   */
+  readonly tenants: {
+    readonly tenants: number
+    readonly workers: number
+    readonly idleSeconds: number
+    readonly quietTenants: number
+    readonly quietRate: number
+    readonly lagSeconds: number
+    readonly replayEvents: number
+    readonly replayStreams: number
+  }
   /** Scenario c: requests (append -> wait -> read) per (worker placement, rate). */
   readonly readYourWrites: {
     readonly rates: ReadonlyArray<number>
@@ -52,6 +68,16 @@ export const quick: Profile = {
   latency: { rates: [200, 1_000], seconds: 3, streams: 500 },
   scale: { events: 20_000, streams: 2_000 },
   rebuild: { events: 5_000, streams: 500, appendRate: 200, repetitions: 1 },
+  tenants: {
+    tenants: 100,
+    workers: 2,
+    idleSeconds: 5,
+    quietTenants: 10,
+    quietRate: 5,
+    lagSeconds: 5,
+    replayEvents: 10_000,
+    replayStreams: 1_000
+  },
   readYourWrites: { rates: [200, 1_000], iterations: 600, streams: 500, modes: ["in-process", "cross-process"] }
 }
 
@@ -70,6 +96,16 @@ export const full: Profile = {
   latency: { rates: [200, 1_000, 3_000], seconds: 20, streams: 2_000 },
   scale: { events: 1_000_000, streams: 100_000 },
   rebuild: { events: 1_000_000, streams: 100_000, appendRate: 200, repetitions: 1 },
+  tenants: {
+    tenants: 1_000,
+    workers: 2,
+    idleSeconds: 20,
+    quietTenants: 20,
+    quietRate: 5,
+    lagSeconds: 15,
+    replayEvents: 100_000,
+    replayStreams: 10_000
+  },
   readYourWrites: { rates: [200, 1_000], iterations: 10_000, streams: 2_000, modes: ["in-process", "cross-process"] }
 }
 
@@ -113,7 +149,8 @@ const modesArg = (args: ReadonlyArray<string>): ReadonlyArray<"in-process" | "cr
  * --in-process (scenario a's Whizbang instances in the bench process instead of one process each),
  * --ryw-rates 200,1000, --ryw-iterations N, --ryw-modes in-process,cross-process (scenario c), --rebuild-events N,
  * --rebuild-streams N, --rebuild-rate N (scenario v's live appends/s), --rebuild-analyze-ms N (scenario v, diagnosis:
- * ANALYZE the work table every N ms during the rebuild).
+ * ANALYZE the work table every N ms during the rebuild), --tenants N, --tenant-workers N, --idle-seconds N, --quiet-tenants N,
+ * --quiet-rate N, --lag-seconds N, --replay-events N, --replay-streams N (scenario t).
  */
 export const fromArgs = (args: ReadonlyArray<string>): Profile => {
   const name = stringArg(args, "profile") ?? "full"
@@ -148,6 +185,16 @@ export const fromArgs = (args: ReadonlyArray<string>): Profile => {
       appendRate: numberArg(args, "rebuild-rate") ?? base.rebuild.appendRate,
       repetitions: numberArg(args, "reps") ?? base.rebuild.repetitions,
       analyzeEveryMs: numberArg(args, "rebuild-analyze-ms")
+    },
+    tenants: {
+      tenants: numberArg(args, "tenants") ?? base.tenants.tenants,
+      workers: numberArg(args, "tenant-workers") ?? base.tenants.workers,
+      idleSeconds: numberArg(args, "idle-seconds") ?? base.tenants.idleSeconds,
+      quietTenants: numberArg(args, "quiet-tenants") ?? base.tenants.quietTenants,
+      quietRate: numberArg(args, "quiet-rate") ?? base.tenants.quietRate,
+      lagSeconds: numberArg(args, "lag-seconds") ?? base.tenants.lagSeconds,
+      replayEvents: numberArg(args, "replay-events") ?? base.tenants.replayEvents,
+      replayStreams: numberArg(args, "replay-streams") ?? base.tenants.replayStreams
     },
     readYourWrites: {
       ...base.readYourWrites,

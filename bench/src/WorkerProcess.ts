@@ -13,9 +13,6 @@ import { fileURLToPath } from "node:url"
 import type { WorkerOptions } from "@whizbang/core"
 import * as Whizbang from "./systems/Whizbang.js"
 
-const source = fileURLToPath(new URL("./workerChild.ts", import.meta.url))
-const bundle = fileURLToPath(new URL("../.worker-process/workerChild.mjs", import.meta.url))
-
 export interface Entry {
   readonly script: string
   readonly execArgv: ReadonlyArray<string>
@@ -23,11 +20,15 @@ export interface Entry {
   readonly how: string
 }
 
-let built: Promise<Entry> | undefined
+const built = new Map<string, Promise<Entry>>()
 
-/** Bundles the worker once per bench run. */
-export const entry = (): Promise<Entry> => {
-  built ??= (async (): Promise<Entry> => {
+/** Bundles a child script of `src/` (`workerChild` unless named) once per bench run. */
+export const entry = (name = "workerChild"): Promise<Entry> => {
+  const source = fileURLToPath(new URL(`./${name}.ts`, import.meta.url))
+  const bundle = fileURLToPath(new URL(`../.worker-process/${name}.mjs`, import.meta.url))
+  const cached = built.get(name)
+  if (cached !== undefined) return cached
+  const made = (async (): Promise<Entry> => {
     try {
       const require = createRequire(import.meta.url)
       const esbuild = createRequire(require.resolve("tsx"))("esbuild") as { build: (options: object) => Promise<unknown> }
@@ -46,7 +47,8 @@ export const entry = (): Promise<Entry> => {
       return { script: source, execArgv: ["--import", "tsx"], how: `through tsx (bundling failed: ${String(error)})` }
     }
   })()
-  return built
+  built.set(name, made)
+  return made
 }
 
 type Message =

@@ -30,11 +30,13 @@ export const migrate = async (url: string) => {
  * Resolves with the time (epoch ms) the last chunk's work rows were committed: from then on a worker can see all of them.
  */
 export const load = async (
-  db: pg.Pool,
+  db: pg.Pool | pg.PoolClient,
   from: number,
   to: number,
   streams: number,
-  work: ReadonlyArray<string> = ["counter", "summary"]
+  work: ReadonlyArray<string> = ["counter", "summary"],
+  /** The schema loaded (a tenant's in scenario t); default the bench's. */
+  target: string = schema
 ): Promise<number> => {
   const chunk = 100_000
   let committed = 0
@@ -42,31 +44,31 @@ export const load = async (
     const end = Math.min(to, start + chunk)
     const g = `SELECT ${Domain.sql.eventId("i", Domain.baseMs)} AS ev, ${Domain.sql.stream("i", streams)} AS st,
       ${Domain.sql.seq("i", streams)} AS sq, ${Domain.sql.amount("i")} AS am FROM generate_series(${start}::bigint, ${end - 1}::bigint) i`
-    await db.query(`INSERT INTO ${schema}.wh_events (event_id, stream_id, stream_version, event_type, payload, metadata, scope)
+    await db.query(`INSERT INTO ${target}.wh_events (event_id, stream_id, stream_version, event_type, payload, metadata, scope)
       SELECT ev, st, sq, 'Deposited', jsonb_build_object('accountId', st::text, 'amount', am, 'seq', sq), '{}', '{}' FROM (${g}) g`)
     if (work.length > 0) {
       await db.query(
-        `INSERT INTO ${schema}.wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
+        `INSERT INTO ${target}.wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
         SELECT gen_random_uuid(), st, p, ev, abs(hashtext(st::text)) % 10000 FROM (${g}) g CROSS JOIN unnest($1::text[]) v(p)`,
         [work]
       )
     }
     committed = performance.timeOrigin + performance.now()
   }
-  await db.query(`ANALYZE ${schema}.wh_events; ANALYZE ${schema}.wh_perspective_events`)
+  await db.query(`ANALYZE ${target}.wh_events; ANALYZE ${target}.wh_perspective_events`)
   return committed
 }
 
-export const readModels = async (db: pg.Pool) => {
+export const readModels = async (db: pg.Pool, target: string = schema) => {
   const read = async (name: string) =>
     new Map(
-      (await db.query<{ id: string; data: unknown }>(`SELECT id::text, data FROM ${schema}.wh_per_${name}`)).rows.map((r) => [r.id, r.data])
+      (await db.query<{ id: string; data: unknown }>(`SELECT id::text, data FROM ${target}.wh_per_${name}`)).rows.map((r) => [r.id, r.data])
     )
   return { counter: await read("counter"), summary: await read("summary") }
 }
 
-export const pendingWork = async (db: pg.Pool) =>
-  Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.wh_perspective_events`)).rows[0]!.n)
+export const pendingWork = async (db: pg.Pool, target: string = schema) =>
+  Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${target}.wh_perspective_events`)).rows[0]!.n)
 
 /** What the worker hooks saw. */
 export interface Observed {
