@@ -42,9 +42,31 @@ const detailFor = (schema: string | undefined, payload: string): string | undefi
     : null
 }
 
-// Channels were checked to be plain identifiers (`listen`), so they need no quoting.
+/** A connection's channels LISTENed (or being LISTENed) and its LISTEN statements, one at a time. */
+interface Listening {
+  readonly channels: Set<string>
+  done: Promise<unknown>
+}
+const listenings = new WeakMap<pg.Client, Listening>()
+
+// Channels were checked to be plain identifiers (`listen`), so they need no quoting. A channel LISTENed already on
+// the connection sends nothing (a process serving many tenants subscribes to the same two channels once per tenant):
+// it waits for the LISTENs in flight, so "you are listening now" is true when it returns. Statements on the
+// connection run one after the other (pg runs one query at a time per client; queuing a second is deprecated).
 const listenTo = (connection: pg.Client, channels: ReadonlyArray<string>) =>
-  Effect.tryPromise(() => connection.query(channels.map((channel) => `LISTEN ${channel}`).join("; ")))
+  Effect.tryPromise(() => {
+    let state = listenings.get(connection)
+    if (state === undefined) {
+      state = { channels: new Set(), done: Promise.resolve() }
+      listenings.set(connection, state)
+    }
+    const fresh = channels.filter((channel) => !state.channels.has(channel))
+    if (fresh.length === 0) return state.done
+    for (const channel of fresh) state.channels.add(channel)
+    const run = state.done.then(() => connection.query(fresh.map((channel) => `LISTEN ${channel}`).join("; ")))
+    state.done = run.catch(() => undefined)
+    return run
+  })
 
 /** The subscriptions and the connection that serves them, for as long as `Scope` lives. @internal */
 export const make = (connect: Effect.Effect<pg.Client, PostgresError>): Effect.Effect<Listen, never, Scope.Scope> =>
@@ -115,8 +137,8 @@ export const make = (connect: Effect.Effect<pg.Client, PostgresError>): Effect.E
               yield* RcRef.get(session)
               const client = current
               if (client === undefined) return
-              // Connected already: LISTEN (a no-op when another subscriber has the channel) and say so. On failure the
-              // connection is broken: the reconnect LISTENs again and says so.
+              // Connected already: LISTEN (nothing to send when another subscriber has the channel) and say so. On
+              // failure the connection is broken: the reconnect LISTENs again and says so.
               const listened = yield* Effect.exit(listenTo(client, [channel]))
               if (Exit.isSuccess(listened)) Queue.offerUnsafe(queue, undefined)
             })
