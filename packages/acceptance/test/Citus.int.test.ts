@@ -5,11 +5,12 @@
 // 127.0.0.1:5701, which ../shared/citus/cluster.sh starts); otherwise one line says why it was skipped.
 // Sizes are small: the tier checks behaviour on a distributed engine, not throughput (see bench/ for that).
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Option, Schedule } from "effect"
-import { EventStore, PgPerspectiveVersions, SyncAwareLens, SyncFilter, SyncResult } from "whizbang"
+import { Duration, Effect, Fiber, Layer, Option, Schedule } from "effect"
+import { EventStore, PgClient, PgPerspectiveVersions, SyncAwareLens, SyncFilter, SyncResult, Tenants, Whizbang } from "whizbang"
 import * as Citus from "./support/citus.js"
 import * as Domain from "./support/domain.js"
 import * as Readers from "./support/readers.js"
+import * as TenantWorkers from "./support/tenantWorkers.js"
 import * as Workers from "./support/workers.js"
 import * as Writer from "./support/writer.js"
 
@@ -17,6 +18,22 @@ const skipped = await Citus.unavailable()
 if (skipped !== undefined) console.log(`Citus tier skipped: ${skipped}`)
 
 const url = Citus.url
+
+/** A write-only tenant service (its workers run in the tenant worker processes) on the coordinator. */
+const tenantService = (schema: string) =>
+  Layer.unwrap(
+    Effect.map(Domain.definitions, ({ events, perspectives }) =>
+      Whizbang.layerTenants({
+        databaseUrl: url,
+        schema,
+        events,
+        perspectives,
+        options: Domain.options,
+        watchdog: { interval: null },
+        tenants: { serve: [] }
+      })
+    )
+  )
 
 /** Migrates the schemas through the front door (each becomes a distributed schema), then spreads them over both worker nodes. */
 const prepare = (schemas: ReadonlyArray<string>) =>
@@ -226,6 +243,92 @@ describe.skipIf(skipped !== undefined)("the front door on Citus", () => {
         expect(result.doubled).toBe(0)
         expect(result.balance).toBe(0)
         expect(result.activity).toBe(0)
+      }).pipe(Effect.scoped),
+    300_000
+  )
+
+  it.live(
+    "(d) tenants on Citus: 4 tenants of one service placed on both worker nodes, the catalog on the coordinator, 2 tenant worker processes, appenders on random tenants: every tenant's folds exact, 0 events outside their tenant",
+    () =>
+      Effect.gen(function* () {
+        yield* Citus.enableSchemaSharding
+        const [service] = yield* Citus.schemas("citus_t", 1)
+        const run = service!.split("_")[2]!
+        const ids = Array.from({ length: 4 }, (_, i) => `c${run}_${i}`)
+        const tenantSchemas = ids.map((id) => `tenant_${id}`)
+        // Dropped with the test's scope: the tenants' schemas and the catalog.
+        yield* Effect.addFinalizer(() =>
+          Effect.forEach([...tenantSchemas, `${service}_tenants`], (name) => Citus.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`), {
+            discard: true
+          })
+        )
+        const counts = new Map<string, number>()
+        yield* Effect.gen(function* () {
+          const { catalog } = yield* Tenants.Tenants
+          for (const id of ids) yield* catalog.add(id)
+          const placed = yield* Citus.spread(tenantSchemas)
+          expect(new Set(placed.map((p) => p.port)).size, "tenants on both worker nodes").toBe(2)
+          // The catalog spans tenants: a local schema of the coordinator, never distributed.
+          expect(yield* Citus.placements([`${service}_tenants`])).toEqual([])
+          const workers = [yield* TenantWorkers.start({ url, schema: service! }), yield* TenantWorkers.start({ url, schema: service! })]
+          const streams = new Map(ids.map((id) => [id, Writer.streams(5)] as const))
+          yield* Effect.forEach(
+            Array.from({ length: 4 }, (_, a) => a),
+            (a) =>
+              Effect.gen(function* () {
+                for (let i = 0; i < 40; i++) {
+                  const id = ids[(a * 7 + i * 3) % ids.length]!
+                  const accountId = streams.get(id)![(a + i) % 5]!
+                  const tag = `${id}.${a}.${i}`
+                  yield* Tenants.run(
+                    id,
+                    Effect.flatMap(EventStore.EventStore, (store) =>
+                      store.append(accountId, [Domain.Deposited.make({ accountId, amount: 1 + (i % 7), tag })])
+                    )
+                  )
+                  counts.set(id, (counts.get(id) ?? 0) + 1)
+                }
+              }),
+            { concurrency: 4, discard: true }
+          )
+          const pending = Effect.map(
+            Effect.forEach(ids, (id) =>
+              Tenants.run(
+                id,
+                Effect.map(Writer.counts, (c) => c.work)
+              )
+            ),
+            (works) => works.reduce((a, b) => a + b, 0)
+          )
+          for (let round = 0; (yield* pending) > 0; round++) {
+            if (round > 40) return yield* Effect.fail(new Error(`tenant work still pending on Citus: ${yield* pending}`))
+            yield* Effect.forEach(workers, (w) => w.awaitIdle)
+          }
+          for (const id of ids) {
+            const report = yield* Tenants.run(
+              id,
+              Effect.gen(function* () {
+                const [foreign] = yield* Effect.flatMap(PgClient.PgClient, (client) =>
+                  client.query<{ n: number }>("SELECT count(*)::int AS n FROM wh_events WHERE split_part(payload->>'tag', '.', 1) <> $1", [
+                    id
+                  ])
+                )
+                return {
+                  counts: yield* Writer.counts,
+                  foreign: foreign!.n,
+                  balance: yield* Writer.mismatches("balance"),
+                  activity: yield* Writer.mismatches("activity")
+                }
+              })
+            )
+            expect(report, id).toEqual({
+              counts: { events: counts.get(id), work: 0, dead_letters: 0 },
+              foreign: 0,
+              balance: 0,
+              activity: 0
+            })
+          }
+        }).pipe(Effect.provide(tenantService(service!)))
       }).pipe(Effect.scoped),
     300_000
   )

@@ -6,7 +6,7 @@
 // cross-tenant rows), none lost or doubled; hostile ids are refused and write nothing.
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
-import { Duration, Effect, Layer, Ref } from "effect"
+import { Effect, Layer, Ref } from "effect"
 import { EventId, EventStore, PgClient, Tenants, Whizbang } from "whizbang"
 import * as Domain from "./support/domain.js"
 import * as TenantWorkers from "./support/tenantWorkers.js"

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PgClient } from "@whizbang/postgres"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, type Scope } from "effect"
 import { type FreshDatabase, freshDatabase } from "./fixtures/freshDatabase.js"
 
 let db: FreshDatabase
@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => db.drop())
 
 // One pool of 2 connections, and three schemas with a table `t` each holding its own name.
-const withViews = <A, E>(f: (base: PgClient.Shape, a: PgClient.Shape, b: PgClient.Shape) => Effect.Effect<A, E>) =>
+const withViews = <A, E>(f: (base: PgClient.Shape, a: PgClient.Shape, b: PgClient.Shape) => Effect.Effect<A, E, Scope.Scope>) =>
   Effect.scoped(
     Effect.gen(function* () {
       const base = yield* PgClient.make({ url: db.url, schema: "view_base", maxConnections: 2 })

@@ -140,7 +140,11 @@ describe("Whizbang.layerTenants", () => {
         expect(total).toBe(9)
         // Idle: the fleet and the requests let go, and the services stop; the bounded gauges say so.
         const gauge = (name: string) =>
-          Effect.map(Metric.snapshot, (all) => all.filter((m) => m.id === name).map((m) => Number(m.state.value)))
+          Effect.map(Metric.snapshot, (all) =>
+            all
+              .filter((m) => m.id === name && m.type === "Gauge")
+              .map((m) => Number((m.state as { readonly value: number | bigint }).value))
+          )
         const state = Effect.all({
           active: tenants.active,
           running: gauge("whizbang_tenants_active"),
