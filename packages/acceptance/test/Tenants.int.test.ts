@@ -115,10 +115,11 @@ describe("many tenants through the front door", () => {
               ),
               (rows) => rows.reduce((sum, r) => sum + r[0]!.n, 0)
             )
-            let rounds = 0
+            // Settled when no tenant has work or a version building. A version build goes round every 5 s in a
+            // tenant's services (the tenants' default), so this waits by the clock: at most 3 minutes.
+            const deadline = Date.now() + 180_000
             while ((yield* pending) > 0) {
-              rounds += 1
-              if (rounds > 60) {
+              if (Date.now() > deadline) {
                 const detail = yield* Effect.forEach(liveTenants, (id) =>
                   inTenant(
                     id,
@@ -137,6 +138,8 @@ describe("many tenants through the front door", () => {
                 )
               }
               yield* Effect.forEach(workers, (w) => w.awaitIdle)
+              // Idle workers answer at once: between rounds, the next check waits for the version builds' round.
+              yield* Effect.sleep("250 millis")
             }
             const counts = yield* Ref.get(appended)
             const problems: Array<string> = []
