@@ -232,6 +232,16 @@ export const make = (
 
       yield* Effect.forkScoped(Stream.runForEach(catalog.changes, onCatalog))
       yield* Effect.forkScoped(Stream.runForEach(client.listenAll("wh_work"), onWork))
+      // A version registered (or changed) in a tenant that has no work, e.g. by a process that only writes: its build
+      // needs the tenant's services too. Versions changes come on `wh_processed` as `<schema>\n@versions...` lines.
+      yield* Effect.forkScoped(
+        Stream.runForEach(client.listenAll("wh_processed"), (payload) => {
+          if (payload === undefined) return Effect.void
+          const newline = payload.indexOf("\n")
+          if (newline < 0 || !payload.startsWith("@versions", newline + 1)) return Effect.void
+          return onWork(payload.slice(0, newline))
+        })
+      )
     }
 
     return { run, catalog, active }
