@@ -506,7 +506,7 @@ export const table = (r: Result, profile: Profile): Table => {
     ],
     notes: [
       `${Stats.fmt(r.events)} events (scenario a's ${profile.throughput.events.toLocaleString("en-US")}) spread over ${Stats.fmt(r.tenants)} tenants: ${r.eventsPerTenant} events over ${r.streamsPerTenant} streams each, loaded set-based with their work rows before the workers start (as in a); single tenant: the same events in one schema, ${r.workers} scenario-a worker processes (default options)`,
-      `tenant worker processes: Whizbang.layerTenants, maxConnections ${budget.maxConnections}, maxConcurrentDrainConsumers ${budget.options.maxConcurrentDrainConsumers} (a worker pool of ${budget.options.maxConcurrentDrainConsumers + 2} shared by all tenants), 1 LISTEN connection; idleTimeToLive ${idleTimeToLive}, idleCheck ${idleCheck}; peak sessions per process by part: ${JSON.stringify(
+      `tenant worker processes: Whizbang.layerTenants, maxConnections ${budget.maxConnections}, maxConcurrentDrainConsumers ${budget.options.maxConcurrentDrainConsumers} (a worker pool of ${budget.options.maxConcurrentDrainConsumers + 2} shared by all tenants), 1 LISTEN connection; idleTimeToLive ${idleTimeToLive}, idleCheck ${idleCheck}, maxActive 32 and timeSlice 5 s (defaults); peak sessions per process by part: ${JSON.stringify(
         Object.fromEntries(Object.entries(r.peaksByPart).map(([part, apps]) => [part, apps]))
       )}`,
       `idle: xact_commit + xact_rollback of the database over ${r.idle.seconds} s, read from another database, with every tenant let go (tenants) / the single-tenant worker processes idle after their run; statements seen in pg_stat_activity (lower bound): tenants ${tenantStatements || "none"}; single tenant ${singleStatements || "none"}`,

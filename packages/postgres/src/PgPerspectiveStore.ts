@@ -12,7 +12,7 @@ import { Effect, Exit, Layer, Option } from "effect"
 import { type DefinitionErrors, Perspective, PerspectiveStore, StorageReason } from "@whizbang/core"
 import * as CoalescingQueue from "./internal/coalescingQueue.js"
 import * as Transaction from "./internal/transaction.js"
-import { ddlLock, ensureBase } from "./internal/versionTables.js"
+import { ddlLock, ensureBase, isLaidOut, readLayout } from "./internal/versionTables.js"
 import { writeModels } from "./internal/writeModels.js"
 import { PgClient, prepared } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
@@ -79,6 +79,8 @@ export const ensureTables = (
       const { baseName } = Perspective.parseKey(name)
       byBase.set(baseName, [...(byBase.get(baseName) ?? []), name])
     }
+    // Laid out already (every start after the first): one read, no lock, no DDL.
+    if (isLaidOut(yield* readLayout(client, byBase), byBase)) return
     yield* client.withTransaction(
       Effect.gen(function* () {
         yield* client.query(ddlLock)

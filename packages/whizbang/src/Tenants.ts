@@ -23,9 +23,12 @@
  *
  * **Workers**: one fleet per process serves every tenant (or `tenants.serve`): the tenants with work are found by
  * their notifications (`wh_work` names the schema), never by polling each tenant; a tenant's services start when
- * it has work or a request and stop `idleTimeToLive` after neither, so idle tenants cost nothing. All tenants share
- * the process's pools (`maxConnections` for requests, one worker pool, one LISTEN connection), whose queues serve
- * them in turn: a tenant with a large backlog does not starve the others.
+ * it has work or a request and stop `idleTimeToLive` after neither, so idle tenants cost nothing. At most
+ * `tenants.maxActive` tenants are held for their work at once; the others wait their turn, and a tenant with work
+ * hands its slot on after `tenants.timeSlice` when others wait, so a tenant with a large backlog or a rebuild does
+ * not starve the others. All tenants share the process's pools (`maxConnections` for requests, one worker pool, one
+ * LISTEN connection). `status` names what waits: tenants queued for a slot, and tenants whose services fail to
+ * start (retried while they have work; logged once, then a reminder a minute).
  *
  * @since 0.6.0
  */
@@ -67,6 +70,29 @@ export interface Shape {
   readonly catalog: PgTenants.Shape
   /** The tenants whose services run in this process now (with work, or a request in the last `idleTimeToLive`). */
   readonly active: Effect.Effect<ReadonlyArray<string>>
+  /** What the fleet of this process holds, queues, and fails to start. */
+  readonly status: Effect.Effect<FleetStatus>
+}
+
+/**
+ * The fleet of one process: tenants held for their work (each takes a slot of `tenants.maxActive`), tenants waiting
+ * for a slot (first come first served), and tenants whose services fail to start — their work waits until the cause
+ * is fixed (a schema newer than this code, a table in the way, the database away); each is retried every
+ * `idleCheck` while it is a tenant.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface FleetStatus {
+  readonly held: ReadonlyArray<string>
+  readonly waiting: ReadonlyArray<string>
+  readonly failing: ReadonlyArray<{
+    readonly tenantId: string
+    /** The last failure's message. */
+    readonly error: string
+    readonly since: Date
+    readonly attempts: number
+  }>
 }
 
 /**

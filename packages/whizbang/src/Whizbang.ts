@@ -65,6 +65,7 @@ import {
 import { Duration, Effect, Layer, type Redacted } from "effect"
 import * as Os from "node:os"
 import * as TenantFleet from "./internal/tenantFleet.js"
+import * as TenantFleetOptions from "./internal/tenantFleetOptions.js"
 import * as Tenants from "./Tenants.js"
 
 /**
@@ -131,8 +132,18 @@ export interface Config extends PgPerspectivePipeline.Config {
 export interface TenantsConfig extends PgTenants.Options {
   /** A tenant's services stop this long after their last request or work; default 30 seconds. */
   readonly idleTimeToLive?: Duration.Input | undefined
-  /** How often a tenant with work is checked for being idle again; default 2 seconds. */
+  /**
+   * How often a tenant with work is checked for being idle again when its worker does not say so first; default 2
+   * seconds.
+   */
   readonly idleCheck?: Duration.Input | undefined
+  /**
+   * At most this many tenants' workers run in this process at once (default 32); tenants with work beyond that wait
+   * their turn, first come first served, so a burst over a thousand tenants starts a bounded number of services.
+   */
+  readonly maxActive?: number | undefined
+  /** A tenant with work hands its slot on after this long when others wait (default 5 seconds), then waits again. */
+  readonly timeSlice?: Duration.Input | undefined
   /**
    * Apply only these tenants' work in this process; default all. Requests for any tenant are served (for a tenant
    * not served here, by its write side without a worker); `[]`: a process that only writes (its workers run in
@@ -218,7 +229,7 @@ export interface Decoded {
   readonly health: PgHealth.Decoded
   readonly watchdog: PgWatchdog.Decoded
   /** The catalog's and the fleet's options: always checked, used by `layerTenants`. */
-  readonly tenants: { readonly catalog: PgTenants.Decoded; readonly fleet: TenantFleet.Options }
+  readonly tenants: { readonly catalog: PgTenants.Decoded; readonly fleet: TenantFleetOptions.Options }
 }
 
 const configError = (option: string, rule: string, value: unknown) =>
@@ -264,7 +275,7 @@ export const decode = (config: Config): Effect.Effect<Decoded, Errors> =>
     const watchdog = yield* PgWatchdog.decodeOptions(config.watchdog, "watchdog.")
     yield* TrackedEventTypeRegistry.make(config.trackedEventTypes)
     const catalog = yield* PgTenants.decodeOptions(config.tenants, client.schema, "tenants.")
-    const fleet = yield* TenantFleet.decodeOptions(config.tenants, (id) => PgTenants.validateId(id, catalog.prefix))
+    const fleet = yield* TenantFleetOptions.decodeOptions(config.tenants, (id) => PgTenants.validateId(id, catalog.prefix))
     // The health check diagnoses with the watchdog's options when they are given.
     return {
       config,
@@ -451,14 +462,27 @@ export const writeService = (d: Decoded, client?: ClientLayer): Layer.Layer<Writ
 /**
  * A tenant's services poll less than a single-tenant service's: a process may hold hundreds of tenants at once, and
  * each one's loops would otherwise poll every second. The fleet's notifications wake a tenant's worker, so its
- * safety-net poll while notifications are healthy defaults to 10 s, and the version build loop's round to 5 s; a
- * value given in the configuration wins.
+ * safety-net poll while notifications are healthy defaults to 10 s, and the version build loop's round to 5 s. Its
+ * worker says it is idle after one empty claim (`idleThresholdPolls` 1): the fleet's cue to let the tenant go, rather
+ * than the next safety-net poll. A value given in the configuration wins.
  */
 const tenantDefaults = (config: Config): Config => ({
   ...config,
-  options: { notifyHealthyPollingInterval: Duration.seconds(10), ...config.options },
+  options: { notifyHealthyPollingInterval: Duration.seconds(10), idleThresholdPolls: 1, ...config.options },
   versions: { interval: Duration.seconds(5), ...config.versions }
 })
+
+/** `d` with `onIdle` run after the configuration's own `onWorkProcessingIdle` (the fleet's cue to check a tenant). */
+const withIdleHook = (d: Decoded, onIdle: Effect.Effect<void>): Decoded => {
+  const own = d.config.hooks?.onWorkProcessingIdle
+  return {
+    ...d,
+    config: {
+      ...d.config,
+      hooks: { ...d.config.hooks, onWorkProcessingIdle: () => (own === undefined ? onIdle : Effect.andThen(own(), onIdle)) }
+    }
+  }
+}
 
 /**
  * Many tenants in one service ({@link Tenants}): the process's one client (of the service schema, which is the
@@ -487,8 +511,10 @@ export const layerTenants = (config: Config): Layer.Layer<Tenants.Tenants | PgTe
         const fleet = yield* TenantFleet.make(
           client,
           catalog,
-          (view, served) =>
-            served ? service(d, Layer.succeed(PgClient.PgClient, view)) : writeService(d, Layer.succeed(PgClient.PgClient, view)),
+          (view, served, onIdle) =>
+            served
+              ? service(withIdleHook(d, onIdle), Layer.succeed(PgClient.PgClient, view))
+              : writeService(d, Layer.succeed(PgClient.PgClient, view)),
           d.tenants.fleet
         )
         return Tenants.Tenants.of(fleet)

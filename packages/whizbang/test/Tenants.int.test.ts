@@ -230,4 +230,160 @@ describe("Whizbang.layerTenants", () => {
       })
     )
   )
+
+  it.live("bounded: with tenants.maxActive 2, six tenants with work are served two at a time, each to its fold", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const ids = ["t1", "t2", "t3", "t4", "t5", "t6"]
+        const accounts = new Map(ids.map((id) => [id, EventId.unsafeMake()]))
+        // Written by a process that only writes, then one serving process with two slots starts on all six.
+        yield* Effect.gen(function* () {
+          const { catalog } = yield* Tenants.Tenants
+          for (const id of ids) yield* catalog.add(id)
+          yield* Effect.forEach(
+            ids,
+            (id) =>
+              Tenants.run(
+                id,
+                Effect.forEach([1, 2, 3, 4], (amount) => Fixtures.deposit(accounts.get(id)!, amount), { discard: true })
+              ),
+            { discard: true }
+          )
+        }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+        const totals = yield* Effect.gen(function* () {
+          const tenants = yield* Tenants.Tenants
+          const client = yield* PgClient.PgClient
+          let peak = 0
+          const read = Effect.forEach(ids, (id) =>
+            Effect.map(
+              client.query<{ total: number }>(`SELECT (data->>'total')::int AS total FROM tenant_${id}.wh_per_balance WHERE id = $1`, [
+                accounts.get(id)!
+              ]),
+              (rows) => rows[0]?.total ?? 0
+            )
+          )
+          return yield* Effect.repeat(
+            Effect.andThen(
+              Effect.tap(tenants.active, (active) => Effect.sync(() => (peak = Math.max(peak, active.length)))),
+              read
+            ),
+            { until: (totals) => totals.every((t) => t === 10), times: 400, schedule: Schedule.spaced(Duration.millis(25)) }
+          ).pipe(Effect.tap(() => Effect.sync(() => expect(peak).toBeLessThanOrEqual(2))))
+        }).pipe(
+          Effect.provide(app(url, { tenants: { maxActive: 2, idleCheck: Duration.millis(100), idleTimeToLive: Duration.millis(200) } }))
+        )
+        expect(totals).toEqual([10, 10, 10, 10, 10, 10])
+      })
+    )
+  )
+
+  it.live("time slices: with one slot (maxActive 1), a quiet tenant is served while another still works through 40,000 events", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const streams = Array.from({ length: 80 }, () => EventId.unsafeMake())
+        yield* Effect.gen(function* () {
+          const { catalog } = yield* Tenants.Tenants
+          yield* catalog.add("busy")
+          yield* catalog.add("quiet")
+          yield* Tenants.run(
+            "busy",
+            Effect.forEach(
+              streams,
+              (stream) =>
+                Effect.flatMap(EventStore.EventStore, (store) =>
+                  store.append(
+                    stream,
+                    Array.from({ length: 500 }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
+                  )
+                ),
+              { discard: true, concurrency: 2 }
+            )
+          )
+        }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+        yield* Effect.gen(function* () {
+          const client = yield* PgClient.PgClient
+          const id = EventId.unsafeMake()
+          // Appended by the process that only writes: only the serving one's fleet, with its one slot, applies it.
+          yield* Tenants.run("quiet", Fixtures.deposit(id, 3)).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+          const total = yield* Effect.repeat(
+            Effect.map(
+              client.query<{ total: number }>("SELECT (data->>'total')::int AS total FROM tenant_quiet.wh_per_balance WHERE id = $1", [id]),
+              (rows) => rows[0]?.total ?? 0
+            ),
+            { until: (t) => t === 3, times: 600, schedule: Schedule.spaced(Duration.millis(25)) }
+          )
+          expect(total).toBe(3)
+          const [left] = yield* client.query<{ n: number }>("SELECT count(*)::int AS n FROM tenant_busy.wh_perspective_events")
+          expect(left!.n).toBeGreaterThan(0)
+        }).pipe(
+          Effect.provide(
+            app(url, {
+              tenants: {
+                maxActive: 1,
+                timeSlice: Duration.millis(300),
+                idleCheck: Duration.millis(100),
+                idleTimeToLive: Duration.millis(200)
+              }
+            })
+          )
+        )
+      })
+    )
+  )
+
+  it.live("a tenant whose services fail to start is named by status until they start; then its work is applied", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const id = EventId.unsafeMake()
+        // Written by a process that only writes; then the view its read models are served through is replaced by a
+        // sequence, so its services cannot start (VersionTableConflict).
+        yield* Effect.gen(function* () {
+          const { catalog } = yield* Tenants.Tenants
+          yield* catalog.add("broken")
+          yield* catalog.add("fine")
+          yield* Tenants.run("broken", Fixtures.deposit(id, 5))
+          const client = yield* PgClient.PgClient
+          yield* client.query("DROP VIEW tenant_broken.wh_per_balance; CREATE SEQUENCE tenant_broken.wh_per_balance")
+        }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+        yield* Effect.gen(function* () {
+          const tenants = yield* Tenants.Tenants
+          const client = yield* PgClient.PgClient
+          const status = yield* Effect.repeat(tenants.status, {
+            until: (s) => s.failing.some((f) => f.tenantId === "broken" && f.attempts >= 2),
+            times: 400,
+            schedule: Schedule.spaced(Duration.millis(25))
+          })
+          const broken = status.failing.find((f) => f.tenantId === "broken")!
+          expect(broken.error).toContain("neither a table nor a view")
+          expect(status.failing.map((f) => f.tenantId)).toEqual(["broken"])
+          // Another tenant is served meanwhile.
+          expect(yield* depositAndRead("fine", EventId.unsafeMake(), 2)).toBe(2)
+          const pending = yield* client.query<{ n: number }>("SELECT count(*)::int AS n FROM tenant_broken.wh_perspective_events")
+          expect(pending[0]!.n).toBeGreaterThan(0)
+          // Fixed: the next attempt starts its services and applies the work.
+          yield* client.query("DROP SEQUENCE tenant_broken.wh_per_balance")
+          const total = yield* Effect.repeat(
+            Effect.map(
+              client.query<{ total: number }>("SELECT (data->>'total')::int AS total FROM tenant_broken.wh_per_balance__v1 WHERE id = $1", [
+                id
+              ]),
+              (rows) => rows[0]?.total ?? 0
+            ),
+            { until: (t) => t === 5, times: 400, schedule: Schedule.spaced(Duration.millis(25)) }
+          )
+          expect(total).toBe(5)
+          expect((yield* tenants.status).failing).toEqual([])
+        }).pipe(Effect.provide(app(url)))
+      })
+    )
+  )
+
+  it.effect("tenants.maxActive and tenants.timeSlice are checked before anything connects", () =>
+    Effect.gen(function* () {
+      const bad = (tenants: Whizbang.TenantsConfig) =>
+        Effect.flip(Effect.scoped(Layer.build(app("postgres://nobody@127.0.0.1:1/none", { tenants }))))
+      expect((yield* bad({ maxActive: 0 })).message).toContain("tenants.maxActive must be a positive integer, got 0")
+      expect((yield* bad({ timeSlice: "-1 seconds" as Duration.Input })).message).toContain("tenants.timeSlice")
+    })
+  )
 })

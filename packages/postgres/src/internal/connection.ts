@@ -1,7 +1,7 @@
-// One checked-out pg client and the statements in flight on it. An interrupted statement is cancelled on the
-// server (pg_cancel_backend over a separate, unpooled connection, so a full pool cannot block it), and whoever
-// sends the next statement or releases the client first waits for `settled`, so a late cancel can never hit a
-// statement that was not the interrupted one.
+// One checked-out pg client and the statements in flight on it. An interrupted statement still running after a
+// short grace is cancelled on the server (pg_cancel_backend over a separate, unpooled connection, so a full pool
+// cannot block it), and whoever sends the next statement or releases the client first waits for `settled`, so a late
+// cancel can never hit a statement that was not the interrupted one.
 import { Effect } from "effect"
 import pg from "pg"
 import { fromCause, type PostgresError } from "../PostgresError.js"
@@ -54,6 +54,9 @@ export const release = (conn: Connection, destroy: boolean): Effect.Effect<void>
 
 export const awaitSettled = (conn: Connection): Effect.Effect<void> => Effect.promise(() => conn.settled)
 
+/** How long an interrupted statement may go on before it is cancelled on the server. */
+export const cancelGraceMillis = 500
+
 export const run = <Row>(
   conn: Connection,
   cancelConfig: pg.ClientConfig,
@@ -81,9 +84,23 @@ export const run = <Row>(
       (result) => resume(Effect.succeed(result.rows as ReadonlyArray<Row>)),
       (cause) => resume(Effect.fail(fromCause(cause, sql)))
     )
-    // Interrupted: cancel the statement on the server; the next statement or the release waits for both.
+    // Interrupted: a statement that ends within `cancelGraceMillis` is let end (most do: a cancel costs a connection
+    // of its own, a backend started for it, beyond the pool's budget); one still running then is cancelled on the
+    // server. The next statement or the release waits for either.
     return Effect.sync(() => {
       const processId = (conn.client as unknown as { readonly processID?: number }).processID
-      conn.settled = Promise.allSettled([running, cancelBackend(cancelConfig, processId)]).then(noop)
+      let ended = false
+      const ending = running.then(
+        () => void (ended = true),
+        () => void (ended = true)
+      )
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, cancelGraceMillis)
+      })
+      conn.settled = Promise.race([ending, grace]).then(() => {
+        clearTimeout(timer)
+        return ended ? undefined : Promise.allSettled([running, cancelBackend(cancelConfig, processId)]).then(noop)
+      })
     })
   })

@@ -14,6 +14,88 @@ import * as Rows from "../sql/perspectiveRows.js"
 import * as Sql from "../sql/versions.js"
 import { VersionTableConflict } from "../VersionError.js"
 
+/**
+ * The layout of these bases in one read-only statement, for the fast path of start-up: their registered versions,
+ * the kinds of the relations named (`$2`) and the tables each view of `$3` reads. Params: $1 base names, $2 relation
+ * names, $3 view names.
+ */
+const layoutSql = `
+SELECT
+  (SELECT coalesce(json_agg(json_build_object('name', v.perspective_name, 'base', v.base_name, 'state', v.state,
+     'types', v.event_types, 'fingerprint', v.fingerprint)), '[]'::json)
+   FROM wh_perspective_versions v WHERE v.base_name = ANY($1::text[])) AS versions,
+  (SELECT coalesce(json_agg(json_build_object('name', c.relname, 'kind', c.relkind::text)), '[]'::json)
+   FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($2::text[])) AS relations,
+  (SELECT coalesce(json_agg(json_build_object('view', w.relname, 'table', t.relname)), '[]'::json)
+   FROM pg_class w
+   JOIN pg_rewrite r ON r.ev_class = w.oid
+   JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass
+   JOIN pg_class t ON t.oid = d.refobjid AND t.oid <> w.oid
+   WHERE w.relnamespace = current_schema()::regnamespace AND w.relkind = 'v' AND w.relname = ANY($3::text[])) AS views`
+
+/** What {@link readLayout} found. */
+export interface Layout {
+  readonly versions: ReadonlyArray<{
+    readonly name: string
+    readonly base: string
+    readonly state: string
+    readonly types: ReadonlyArray<string>
+    readonly fingerprint: string | null
+  }>
+  /** Relation name -> relkind. */
+  readonly kinds: ReadonlyMap<string, string>
+  /** View name -> the relations it reads. */
+  readonly reads: ReadonlyMap<string, ReadonlySet<string>>
+}
+
+/** Reads the layout of these bases and keys (one statement, no lock). @internal */
+export const readLayout = (
+  client: PgClient["Service"],
+  byBase: ReadonlyMap<string, ReadonlyArray<string>>
+): Effect.Effect<Layout, PostgresError> => {
+  const bases = [...byBase.keys()]
+  const views = bases.map(PerspectiveTable.served)
+  const tables = [...byBase.values()].flat().map(PerspectiveTable.ofVersion)
+  return Effect.map(
+    client.query<{
+      versions: Layout["versions"]
+      relations: ReadonlyArray<{ name: string; kind: string }>
+      views: ReadonlyArray<{ view: string; table: string }>
+    }>(layoutSql, [bases, [...views, ...tables], views]),
+    (rows) => {
+      const row = rows[0]
+      const reads = new Map<string, Set<string>>()
+      for (const v of row?.views ?? []) reads.set(v.view, (reads.get(v.view) ?? new Set()).add(v.table))
+      return {
+        versions: row?.versions ?? [],
+        kinds: new Map((row?.relations ?? []).map((r) => [r.name, r.kind])),
+        reads
+      }
+    }
+  )
+}
+
+const isTable = (kind: string | undefined) => kind === "r" || kind === "p"
+
+/**
+ * Whether {@link ensureBase} would change nothing for these bases: `wh_per_<base>` is a view, every key's table
+ * exists, and with a live version the view reads exactly that version's table. Start-up then skips the DDL
+ * transaction (its lock and a dozen statements per perspective): what a tenant's services pay at every start.
+ *
+ * @internal
+ */
+export const isLaidOut = (layout: Layout, byBase: ReadonlyMap<string, ReadonlyArray<string>>): boolean =>
+  [...byBase].every(([baseName, keys]) => {
+    const served = PerspectiveTable.served(baseName)
+    if (layout.kinds.get(served) !== "v") return false
+    if (!keys.every((key) => isTable(layout.kinds.get(PerspectiveTable.ofVersion(key))))) return false
+    const live = layout.versions.find((v) => v.base === baseName && v.state === "live")
+    if (live === undefined) return true
+    const reads = layout.reads.get(served)
+    const table = PerspectiveTable.ofVersion(live.name)
+    return reads !== undefined && reads.size === 1 && reads.has(table) && isTable(layout.kinds.get(table))
+  })
+
 /** Concurrent DDL from two instances can still collide on the catalog: one at a time per schema. */
 export const ddlLock = `SELECT pg_advisory_xact_lock(hashtextextended('@whizbang/postgres/PgPerspectiveStore:' || current_schema(), 0))`
 

@@ -3,32 +3,24 @@
 // (a request in `Tenants.run`, or the fleet while the tenant has work) and `idleTimeToLive` after.
 //
 // Finding work without polling each tenant: appends NOTIFY `wh_work` with their schema (the payload), and the fleet
-// LISTENs to every schema on the process's one LISTEN connection. A notified tenant is held until a check finds its
-// queue empty and no version building, and no notification came since the previous check; then let go. So a
-// tenant costs statements only while it has work, and idle tenants cost nothing. Notifications sent while the
-// LISTEN connection was down are lost: on every (re)connect the fleet sweeps the catalog once (one statement per
-// tenant) and holds the tenants with work. The worker of a held tenant runs exactly as a single-tenant worker
-// (leases, fencing, rewinds, versions, dead letters), its statements on the process's one worker pool, whose FIFO
-// queue serves the tenants in turn.
-import { DurationOption } from "@whizbang/core"
-import { type PgClient, type PgTenants, PostgresError, type TenantError } from "@whizbang/postgres"
-import { Cause, type Context, Deferred, Duration, Effect, Fiber, Layer, RcMap, Result, Schedule, type Scope, Stream } from "effect"
-import { CurrentTenant, type Shape } from "../Tenants.js"
+// LISTENs to every schema on the process's one LISTEN connection. A notified tenant waits for one of `maxActive`
+// slots (first come first served), then is held until a check — run when its worker says it is idle, else every
+// `idleCheck` — finds its queue empty, no version building, and no notification since; or until `timeSlice` has
+// passed while others wait (it waits again at the back). Its services stop at once when others wait, else
+// `idleTimeToLive` later. So a tenant costs statements only while it has work, idle tenants cost nothing, and a
+// burst over a thousand tenants starts a bounded number of services. Notifications sent while the LISTEN connection
+// was down are lost: on every (re)connect every tenant served is queued, each checked (one statement) when its turn
+// comes, in an order of the process's own. The worker of a held tenant runs exactly as a single-tenant worker
+// (leases, fencing, rewinds, versions, dead letters), its statements on the process's one worker pool. A tenant
+// whose services fail to start is named by `status`, logged once per run of failures, and tried again every
+// `idleCheck` while it is a tenant.
+import { OutageLog } from "@whizbang/core"
+import type { PgClient, PgTenants, PostgresError } from "@whizbang/postgres"
+import { Cause, type Context, Deferred, Duration, Effect, Exit, Fiber, Layer, RcMap, type Scope, Stream } from "effect"
+import { CurrentTenant, type FleetStatus, type Shape } from "../Tenants.js"
 import type * as Whizbang from "../Whizbang.js"
+import type { Options } from "./tenantFleetOptions.js"
 import * as TenantMetrics from "./tenantMetrics.js"
-
-/** How the fleet runs (decoded). */
-export interface Options {
-  readonly idleTimeToLive: Duration.Duration
-  readonly idleCheck: Duration.Duration
-  /**
-   * Apply only these tenants' work (requests for the others get their write side, no worker); `undefined`: every
-   * tenant; empty: a process that only writes.
-   */
-  readonly serve: ReadonlySet<string> | undefined
-  /** Label the lag gauge with each tenant with work (`whizbang_tenant_lag_seconds`); default off. */
-  readonly metricsPerTenant: boolean
-}
 
 type Stack = Context.Context<Whizbang.WriteServices>
 
@@ -36,6 +28,18 @@ interface Hold {
   /** A notification came since the last idle check. */
   dirty: boolean
   fiber: Fiber.Fiber<void> | undefined
+  /** Completed when the tenant's worker goes idle (its `onWorkProcessingIdle`): check now, not at `idleCheck`. */
+  idle: Deferred.Deferred<void>
+}
+
+/** A random order (Fisher-Yates). */
+const shuffled = <A>(items: ReadonlyArray<A>): Array<A> => {
+  const out = [...items]
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1))
+    ;[out[i], out[j]] = [out[j]!, out[i]!]
+  }
+  return out
 }
 
 // Whether the tenant has anything for a worker, and its lag (seconds since its oldest pending event).
@@ -49,7 +53,12 @@ export const make = (
   client: PgClient.Shape,
   catalog: PgTenants.Shape,
   /** A tenant's services: with its worker when this process serves the tenant (`served`), else the write side. */
-  stack: (client: PgClient.Shape, served: boolean) => Layer.Layer<Whizbang.WriteServices, Whizbang.Errors>,
+  stack: (
+    client: PgClient.Shape,
+    served: boolean,
+    /** To run when the tenant's worker goes idle (`onWorkProcessingIdle`). */
+    onIdle: Effect.Effect<void>
+  ) => Layer.Layer<Whizbang.WriteServices, Whizbang.Errors>,
   options: Options
 ): Effect.Effect<Shape, Whizbang.Errors, Scope.Scope> =>
   Effect.gen(function* () {
@@ -72,6 +81,21 @@ export const make = (
     // One generation of a tenant's services at a time: a tenant used again while its previous services still stop
     // (deregistering the instance, releasing leases) starts its next ones after they stopped, not beside them.
     const stopping = new Map<string, Deferred.Deferred<void>>()
+    /** Tenants the fleet holds (each takes one of `maxActive` slots). */
+    const holds = new Map<string, Hold>()
+    /** Tenants waiting for a slot, first come first served (`queued`: the same, for lookups). */
+    const waiting: Array<string> = []
+    const queued = new Set<string>()
+    /** When each tenant last had a request (`Tenants.run`). */
+    const lastRequest = new Map<string, number>()
+    /** Tenants whose hold failed (services not starting, the database away), until a hold starts them. */
+    const failing = new Map<string, { readonly log: OutageLog.OutageLog; readonly since: number; attempts: number; error: string }>()
+    /** A tenant's worker went idle: its hold checks now. */
+    const onIdle = (tenantId: string) =>
+      Effect.suspend(() => {
+        const state = holds.get(tenantId)
+        return state === undefined ? Effect.void : Effect.asVoid(Deferred.succeed(state.idle, undefined))
+      })
     /** Tenants whose services run (the `whizbang_tenants_active` gauge). */
     let running = 0
     const stacks = yield* RcMap.make({
@@ -92,7 +116,7 @@ export const make = (
           )
           // Built with the tenant in context: the fibers its services fork (worker, receptors, dispatcher) inherit it,
           // so `Tenants.current` answers there too.
-          const context = yield* Layer.build(stack(client.forSchema(catalog.schemaOf(tenantId)), serves(tenantId))).pipe(
+          const context = yield* Layer.build(stack(client.forSchema(catalog.schemaOf(tenantId)), serves(tenantId), onIdle(tenantId))).pipe(
             Effect.provideService(CurrentTenant, tenantId)
           )
           yield* Effect.logDebug("tenant services started", { tenant: tenantId })
@@ -103,6 +127,15 @@ export const make = (
         }),
       idleTimeToLive: options.idleTimeToLive
     })
+
+    /**
+     * The tenant's services for the current scope. An RcMap keeps a failed lookup like a value until it expires: a
+     * failure is dropped at once, so the next use (a request, the fleet's retry) tries again.
+     */
+    const acquire = (tenantId: string) =>
+      RcMap.get(stacks, tenantId).pipe(
+        Effect.tapCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.void : RcMap.invalidate(stacks, tenantId)))
+      )
 
     const resolve = (tenantId: string) =>
       Effect.gen(function* () {
@@ -118,8 +151,9 @@ export const make = (
     const run: Shape["run"] = (tenantId, effect) =>
       Effect.flatMap(resolve(tenantId), (id) =>
         Effect.scoped(
-          Effect.flatMap(RcMap.get(stacks, id), (context) =>
-            effect.pipe(Effect.provideContext(context), Effect.provideService(CurrentTenant, id))
+          Effect.andThen(
+            Effect.sync(() => lastRequest.set(id, Date.now())),
+            Effect.flatMap(acquire(id), (context) => effect.pipe(Effect.provideContext(context), Effect.provideService(CurrentTenant, id)))
           )
         )
       )
@@ -128,38 +162,138 @@ export const make = (
     const active = Effect.map(RcMap.keys(stacks), (keys) => [...keys])
 
     {
-      const holds = new Map<string, Hold>()
       const busy = (tenantId: string) =>
         Effect.map(
           client.forSchema(catalog.schemaOf(tenantId)).query<{ busy: boolean; lag: number }>(busySql, [], { prepared: true }),
           (rows) => ({ busy: rows[0]?.busy === true, lag: rows[0]?.lag ?? 0 })
         )
 
-      /** Holds the tenant's stack until it is idle; a stack that fails to start is retried while there is work. */
-      const hold = (tenantId: string, state: Hold) =>
+      /**
+       * Holds the tenant's services while it has work: checked when its worker goes idle (or every `idleCheck`),
+       * let go when a check finds nothing and no notification came meanwhile; handed on after `timeSlice` when other
+       * tenants wait for a slot. A tenant queued while another process drained it is let go after one check, its
+       * services never started.
+       */
+      const hold = (tenantId: string, state: Hold): Effect.Effect<"idle" | "turn", Whizbang.Errors | PostgresError.PostgresError> =>
         Effect.scoped(
           Effect.gen(function* () {
-            yield* RcMap.get(stacks, tenantId)
+            if (!state.dirty) {
+              const first = yield* busy(tenantId)
+              if (!first.busy && !state.dirty) return "idle" as const
+            }
+            state.dirty = false
+            yield* acquire(tenantId)
+            const recovered = failing.get(tenantId)
+            if (recovered !== undefined) {
+              failing.delete(tenantId)
+              yield* recovered.log.succeeded
+              yield* metrics.failing(failing.size)
+            }
+            const since = Date.now()
             while (true) {
-              yield* Effect.sleep(options.idleCheck)
-              if (state.dirty) {
+              const saidIdle = yield* Effect.raceFirst(
+                Effect.as(Deferred.await(state.idle), true),
+                Effect.as(Effect.sleep(options.idleCheck), false)
+              )
+              state.idle = yield* Deferred.make<void>()
+              // The worker found nothing after the notifications so far: work they announced was committed before
+              // its claim. The check below covers what came since.
+              if (saidIdle) state.dirty = false
+              const turnOver = waiting.length > 0 && Date.now() - since >= Duration.toMillis(options.timeSlice)
+              if (state.dirty && !turnOver) {
                 state.dirty = false
                 continue
               }
               const now = yield* busy(tenantId)
               yield* metrics.lag(tenantId, now.lag)
               // A notification that came while the check ran may be for work committed after its snapshot.
-              if (!now.busy && !state.dirty) return
+              if (!now.busy && !state.dirty) return "idle" as const
+              if (turnOver) return "turn" as const
+              state.dirty = false
             }
           })
-        ).pipe(
-          Effect.tapCause((cause) =>
-            Effect.logWarning(`tenant ${tenantId}: its services failed; retrying while it is a tenant`, Cause.pretty(cause))
-          ),
-          // Only while it is still a tenant: a removed tenant's services are not started again.
-          Effect.retry({ schedule: Schedule.spaced(options.idleCheck), while: () => known.has(tenantId) }),
-          Effect.ignore
         )
+
+      /** Starts holds while slots are free. */
+      const pump: Effect.Effect<void> = Effect.suspend(() => {
+        const starts: Array<Effect.Effect<void>> = []
+        while (holds.size < options.maxActive && waiting.length > 0) {
+          const tenantId = waiting.shift()!
+          queued.delete(tenantId)
+          if (!known.has(tenantId) || holds.has(tenantId)) continue
+          const state: Hold = { dirty: queuedDirty.delete(tenantId), fiber: undefined, idle: Deferred.makeUnsafe<void>() }
+          holds.set(tenantId, state)
+          starts.push(
+            Effect.map(
+              Effect.forkIn(
+                hold(tenantId, state).pipe(
+                  Effect.onExit((exit) =>
+                    Exit.isSuccess(exit)
+                      ? afterHold(tenantId, exit.value)
+                      : Cause.hasInterruptsOnly(exit.cause)
+                        ? afterHold(tenantId, "stopped")
+                        : Effect.andThen(failed(tenantId, exit.cause), afterHold(tenantId, "failed"))
+                  ),
+                  Effect.ignore
+                ),
+                scope
+              ),
+              (fiber) => {
+                state.fiber = fiber
+              }
+            )
+          )
+        }
+        return Effect.andThen(Effect.all(starts, { discard: true }), metrics.waiting(waiting.length))
+      })
+
+      /**
+       * After a hold: the slot goes to the next tenant waiting. Its services stay `idleTimeToLive` for the next work
+       * or request when nobody waits (or a request came lately), else stop now. A tenant handed on after its time
+       * slice waits again at the back; one whose services failed is tried again after `idleCheck` while it is a tenant.
+       */
+      const afterHold = (tenantId: string, end: "idle" | "turn" | "failed" | "stopped"): Effect.Effect<void> =>
+        Effect.gen(function* () {
+          holds.delete(tenantId)
+          yield* metrics.released(tenantId)
+          const recent = Date.now() - (lastRequest.get(tenantId) ?? 0) < Duration.toMillis(options.idleTimeToLive)
+          if (end !== "stopped" && (waiting.length > 0 || end === "turn") && !recent) yield* RcMap.invalidate(stacks, tenantId)
+          if (end === "turn") enqueue(tenantId, true)
+          if (end === "failed") {
+            yield* Effect.forkIn(
+              Effect.andThen(
+                Effect.sleep(options.idleCheck),
+                Effect.suspend(() => (known.has(tenantId) ? activate(tenantId) : Effect.void))
+              ),
+              scope
+            )
+          }
+          yield* pump
+        })
+
+      /** A failed hold: logged once per run of failures (then a reminder a minute), named by `status`. */
+      const failed = (tenantId: string, cause: Cause.Cause<unknown>) =>
+        Effect.suspend(() => {
+          const entry = failing.get(tenantId) ?? {
+            log: OutageLog.unsafeMake(`tenant ${tenantId}: starting its services (retried every idleCheck while it is a tenant)`),
+            since: Date.now(),
+            attempts: 0,
+            error: ""
+          }
+          entry.attempts += 1
+          entry.error = OutageLog.causeMessage(cause)
+          failing.set(tenantId, entry)
+          return Effect.andThen(entry.log.failed(cause), metrics.failing(failing.size))
+        })
+
+      /** Tenants queued with a notification since (their first check is skipped: there is work). */
+      const queuedDirty = new Set<string>()
+      const enqueue = (tenantId: string, dirty: boolean) => {
+        if (dirty) queuedDirty.add(tenantId)
+        if (queued.has(tenantId)) return
+        queued.add(tenantId)
+        waiting.push(tenantId)
+      }
 
       const activate = (tenantId: string): Effect.Effect<void> =>
         Effect.suspend(() => {
@@ -169,48 +303,29 @@ export const make = (
             existing.dirty = true
             return Effect.void
           }
-          const state: Hold = { dirty: false, fiber: undefined }
-          holds.set(tenantId, state)
-          return Effect.map(
-            Effect.forkIn(
-              hold(tenantId, state).pipe(
-                Effect.ensuring(
-                  Effect.andThen(
-                    Effect.sync(() => holds.delete(tenantId)),
-                    metrics.released(tenantId)
-                  )
-                )
-              ),
-              scope
-            ),
-            (fiber) => {
-              state.fiber = fiber
-            }
-          )
+          enqueue(tenantId, true)
+          return pump
         })
 
       const release = (tenantId: string) =>
         Effect.suspend(() => {
           const state = holds.get(tenantId)
-          holds.delete(tenantId)
+          if (queued.delete(tenantId)) waiting.splice(waiting.indexOf(tenantId), 1)
+          queuedDirty.delete(tenantId)
+          failing.delete(tenantId)
           return Effect.andThen(state?.fiber === undefined ? Effect.void : Fiber.interrupt(state.fiber), RcMap.invalidate(stacks, tenantId))
         })
 
+      /**
+       * At (re)connect, notifications sent meanwhile are lost: every tenant served is queued, each checked when its
+       * turn comes (one statement), in an order of this process's own so that processes sweeping together start on
+       * different tenants.
+       */
       const sweep = Effect.gen(function* () {
         const ids = [...known.keys()].filter(serves)
-        yield* Effect.forEach(
-          ids,
-          (id) =>
-            Effect.flatMap(
-              busy(id).pipe(
-                Effect.tapError((error) => Effect.logWarning("tenant sweep: could not read the queue", { tenant: id, error })),
-                Effect.orElseSucceed(() => ({ busy: true, lag: 0 }))
-              ),
-              (now) => (now.busy ? activate(id) : Effect.void)
-            ),
-          { concurrency: 4, discard: true }
-        )
-        yield* Effect.logDebug("tenant sweep", { tenants: ids.length, held: holds.size })
+        for (const id of shuffled(ids)) if (!holds.has(id)) enqueue(id, false)
+        yield* pump
+        yield* Effect.logDebug("tenant sweep", { tenants: ids.length, held: holds.size, waiting: waiting.length })
       })
 
       const onWork = (payload: string | undefined): Effect.Effect<void> => {
@@ -244,49 +359,11 @@ export const make = (
       )
     }
 
-    return { run, catalog, active }
-  })
+    const status: Effect.Effect<FleetStatus> = Effect.sync(() => ({
+      held: [...holds.keys()],
+      waiting: [...waiting],
+      failing: [...failing].map(([tenantId, f]) => ({ tenantId, error: f.error, since: new Date(f.since), attempts: f.attempts }))
+    }))
 
-/** The fleet's options as given (`tenants` of the umbrella's config, less the catalog's). */
-export interface Input {
-  readonly idleTimeToLive?: Duration.Input | undefined
-  readonly idleCheck?: Duration.Input | undefined
-  readonly serve?: ReadonlyArray<string> | undefined
-  readonly metricsPerTenant?: boolean | undefined
-}
-
-const duration = (option: string, input: unknown, fallback: Duration.Duration) =>
-  Result.match(DurationOption.checkOr(input, "positive", fallback), {
-    onSuccess: Effect.succeed,
-    onFailure: (message) => Effect.fail(new PostgresError.PostgresConfigError({ option, message: `${option} ${message}` }))
-  })
-
-/** Checks the fleet's options without connecting; errors name `tenants.<option>`. */
-export const decodeOptions = (
-  input: Input | undefined,
-  validate: (tenantId: unknown) => Effect.Effect<string, TenantError.InvalidTenantId>
-): Effect.Effect<Options, PostgresError.PostgresConfigError> =>
-  Effect.gen(function* () {
-    const idleTimeToLive = yield* duration("tenants.idleTimeToLive", input?.idleTimeToLive, Duration.seconds(30))
-    const idleCheck = yield* duration("tenants.idleCheck", input?.idleCheck, Duration.seconds(2))
-    const serve =
-      input?.serve === undefined
-        ? undefined
-        : new Set(
-            yield* Effect.forEach(input.serve, (id) =>
-              validate(id).pipe(
-                Effect.mapError(
-                  (error) => new PostgresError.PostgresConfigError({ option: "tenants.serve", message: `tenants.serve: ${error.message}` })
-                )
-              )
-            )
-          )
-    const metricsPerTenant = input?.metricsPerTenant ?? false
-    if (typeof metricsPerTenant !== "boolean") {
-      return yield* new PostgresError.PostgresConfigError({
-        option: "tenants.metricsPerTenant",
-        message: `tenants.metricsPerTenant must be a boolean, got ${JSON.stringify(metricsPerTenant)}`
-      })
-    }
-    return { idleTimeToLive, idleCheck, serve, metricsPerTenant }
+    return { run, catalog, active, status }
   })

@@ -8,6 +8,8 @@ const withWork = Metric.gauge("whizbang_tenants_with_work", { description: "tena
 const maxLag = Metric.gauge("whizbang_tenants_lag_seconds_max", {
   description: "the worst lag of the tenants with work here: seconds since their oldest pending event"
 })
+const waiting = Metric.gauge("whizbang_tenants_waiting", { description: "tenants with work waiting for a slot (tenants.maxActive)" })
+const failing = Metric.gauge("whizbang_tenants_failing", { description: "tenants whose services fail to start in this process" })
 const tenantLag = Metric.gauge("whizbang_tenant_lag_seconds", {
   description: "seconds since the oldest pending event, per tenant with work (opt-in: tenants.metricsPerTenant)"
 })
@@ -19,25 +21,34 @@ export const make = (perTenant: boolean) => {
   return {
     /** The number of tenants whose services run. */
     active: (count: number) => Metric.update(active, count),
+    /** The number of tenants waiting for a slot. */
+    waiting: (count: number) => Metric.update(waiting, count),
+    /** The number of tenants whose services fail to start. */
+    failing: (count: number) => Metric.update(failing, count),
     /** A held tenant's lag, measured at its idle check. */
     lag: (tenantId: string, seconds: number) =>
       Effect.andThen(
         Effect.sync(() => lags.set(tenantId, seconds)),
-        Effect.all([
-          publish,
-          Metric.update(withWork, lags.size),
-          perTenant ? Metric.update(Metric.withAttributes(tenantLag, { tenant: tenantId }), seconds) : Effect.void
-        ])
+        // Suspended: the count is read after the change above, not when the effect is made.
+        Effect.suspend(() =>
+          Effect.all([
+            publish,
+            Metric.update(withWork, lags.size),
+            perTenant ? Metric.update(Metric.withAttributes(tenantLag, { tenant: tenantId }), seconds) : Effect.void
+          ])
+        )
       ),
     /** A tenant let go (idle, removed). */
     released: (tenantId: string) =>
       Effect.andThen(
         Effect.sync(() => lags.delete(tenantId)),
-        Effect.all([
-          publish,
-          Metric.update(withWork, lags.size),
-          perTenant ? Metric.update(Metric.withAttributes(tenantLag, { tenant: tenantId }), 0) : Effect.void
-        ])
+        Effect.suspend(() =>
+          Effect.all([
+            publish,
+            Metric.update(withWork, lags.size),
+            perTenant ? Metric.update(Metric.withAttributes(tenantLag, { tenant: tenantId }), 0) : Effect.void
+          ])
+        )
       )
   }
 }

@@ -15,8 +15,16 @@ import { SchemaReady } from "../../SchemaReady.js"
 import * as Sql from "../../sql/versions.js"
 import { type UnknownPerspectiveVersion, VersionInUse, type VersionTableConflict } from "../../VersionError.js"
 import * as DurationOptions from "../durationOption.js"
-import { ddlLock, ensureBase } from "../versionTables.js"
+import { ddlLock, ensureBase, isLaidOut, type Layout, readLayout } from "../versionTables.js"
 import { type BaseRow, unknown } from "./baseVersions.js"
+
+/** Whether registering `d` would change nothing: registered, not retired, same event types and fingerprint. */
+const asDeclared = (layout: Layout, d: Declared): boolean => {
+  const row = layout.versions.find((v) => v.name === d.name)
+  if (row === undefined || row.state === "retired") return false
+  if ([...new Set(row.types)].sort().join("\u0000") !== [...new Set(d.eventTypes)].sort().join("\u0000")) return false
+  return d.fingerprint === undefined || row.fingerprint === d.fingerprint
+}
 
 /** See `PgPerspectiveVersions.register`. */
 export const register = (
@@ -26,6 +34,10 @@ export const register = (
     const client = yield* PgClient
     const byBase = new Map<string, Array<Declared>>()
     for (const d of declared) byBase.set(d.baseName, [...(byBase.get(d.baseName) ?? []), d])
+    // Every version registered as declared and laid out (every start after the first): one read, no lock.
+    const keys = new Map([...byBase].map(([base, versions]) => [base, versions.map((v) => v.name)]))
+    const layout = yield* readLayout(client, keys)
+    if (declared.every((d) => asDeclared(layout, d)) && isLaidOut(layout, keys)) return []
     return yield* client.withTransaction(
       Effect.gen(function* () {
         yield* client.query(ddlLock)
