@@ -5,7 +5,7 @@ import { expect, layer } from "@effect/vitest"
 import { PgClient, PgHealth, PgPerspectiveVersions, PgStatus, PgWatchdog } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Logger, Schedule } from "effect"
+import { Deferred, Duration, Effect, Fiber, Layer, Logger, Option, Schedule } from "effect"
 
 const sql = (text: string, params: ReadonlyArray<unknown> = []) =>
   Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<Record<string, unknown>>(text, params))
@@ -305,5 +305,49 @@ describe("the hand-over's lease", () => {
       // Let go at once: abandoned now, not after the lease.
       expect(yield* version("tempo__v2")).toMatchObject({ state: "ready", handOverAbandoned: true })
     }).pipe(Effect.provide(PgTestDatabase.layer({ schema: "versions_lease", maxConnections: 4 })))
+  )
+})
+
+// Real time: a registration that waits for the DDL lock is observed not to finish.
+describe("start-up layout", () => {
+  it.live("a start with the layout in place takes no DDL lock; a drifted layout (the view on another table) is repaired under it", () =>
+    Effect.gen(function* () {
+      const client = yield* PgClient.PgClient
+      const layout = [own("plan", 1), own("plan", 2)]
+      yield* PgPerspectiveVersions.register(layout)
+      // Another transaction holds the DDL lock of the schema (as a registration in another process would).
+      const release = yield* Deferred.make<void>()
+      const locked = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(
+        client.withTransaction(
+          Effect.andThen(
+            sql("SELECT pg_advisory_xact_lock(hashtextextended('@whizbang/postgres/PgPerspectiveStore:' || current_schema(), 0))"),
+            Effect.andThen(Deferred.succeed(locked, undefined), Deferred.await(release))
+          )
+        )
+      )
+      yield* Deferred.await(locked)
+      // In place: registering again reads the layout and is done, the lock notwithstanding.
+      expect(yield* PgPerspectiveVersions.register(layout).pipe(Effect.timeout("5 seconds"))).toEqual([])
+      // Drift: the served view now reads version 2's table while version 1 is live.
+      yield* sql(`CREATE OR REPLACE VIEW wh_per_plan AS SELECT * FROM wh_per_plan__v2`)
+      const repair = yield* Effect.forkChild(PgPerspectiveVersions.register(layout))
+      // It waits for the lock (the DDL path), then puts the view back on the live version's table.
+      expect(yield* Effect.timeoutOption(Fiber.join(repair), "300 millis")).toEqual(Option.none())
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      yield* Fiber.join(repair)
+      const reads = yield* sql(
+        `SELECT DISTINCT t.relname::text AS table FROM pg_class w JOIN pg_rewrite r ON r.ev_class = w.oid
+         JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass
+         JOIN pg_class t ON t.oid = d.refobjid AND t.oid <> w.oid
+         WHERE w.relname = 'wh_per_plan' AND w.relnamespace = current_schema()::regnamespace`
+      )
+      expect(reads.map((r) => r["table"])).toEqual(["wh_per_plan__v1"])
+      // A table dropped by hand is created again.
+      yield* sql("DROP TABLE wh_per_plan__v2")
+      yield* PgPerspectiveVersions.register(layout)
+      expect(yield* sql("SELECT to_regclass('wh_per_plan__v2')::text AS t")).toEqual([{ t: "wh_per_plan__v2" }])
+    }).pipe(Effect.provide(PgTestDatabase.layer({ schema: "versions_layout", maxConnections: 4 })))
   )
 })

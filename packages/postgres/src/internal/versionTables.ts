@@ -26,7 +26,7 @@ SELECT
    FROM wh_perspective_versions v WHERE v.base_name = ANY($1::text[])) AS versions,
   (SELECT coalesce(json_agg(json_build_object('name', c.relname, 'kind', c.relkind::text)), '[]'::json)
    FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($2::text[])) AS relations,
-  (SELECT coalesce(json_agg(json_build_object('view', w.relname, 'table', t.relname)), '[]'::json)
+  (SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object('view', w.relname, 'table', t.relname)), '[]'::jsonb)
    FROM pg_class w
    JOIN pg_rewrite r ON r.ev_class = w.oid
    JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass
