@@ -42,6 +42,7 @@ import * as Connection from "./internal/connection.js"
 import * as ConnectionOptions from "./internal/connectionOptions.js"
 import * as ListenConnection from "./internal/listenConnection.js"
 import * as SearchPath from "./internal/searchPath.js"
+import * as SchemaStatements from "./internal/schemaStatements.js"
 import * as StatementName from "./internal/statementName.js"
 import * as Transaction from "./internal/transaction.js"
 import { fromCause, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
@@ -264,15 +265,13 @@ const fromDecoded = (
         prepare: (connection) => SearchPath.ensure(connection, config, initial, schema)
       }
       const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) =>
-        Transaction.withConnection(target, (connection) =>
-          Connection.run<Row>(
-            connection,
-            config,
-            sql,
-            params,
-            decoded.preparedStatements && options?.prepared === true ? StatementName.of(sql) : undefined
-          )
-        )
+        Transaction.withConnection(target, (connection) => {
+          if (!(decoded.preparedStatements && options?.prepared === true)) return Connection.run<Row>(connection, config, sql, params)
+          if (schema === initial) return Connection.run<Row>(connection, config, sql, params, StatementName.of(sql))
+          // A tenant's own name, so its plans survive the connection serving other tenants in between.
+          const name = SchemaStatements.nameOf(sql, schema, initial)
+          return Effect.andThen(SchemaStatements.use(connection, config, name), Connection.run<Row>(connection, config, sql, params, name))
+        })
       const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R> =>
         Transaction.withTransaction(target, statement, effect)
       const dedicated = (own: { readonly maxConnections: number }) =>
