@@ -24,6 +24,7 @@
 import { InstanceProvider, OutageLog, WorkerOptions } from "@whizbang/core"
 import { Context, Duration, Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
+import * as Jitter from "./internal/jitter.js"
 import * as DurationOption from "./internal/durationOption.js"
 import { DuplicateInstanceError, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
@@ -214,7 +215,8 @@ export const makeDecoded = (options: Decoded) =>
     })
 
     const outages = yield* OutageLog.make("instance heartbeat")
-    yield* Effect.forkScoped(Effect.forever(outages.guard(beat, undefined).pipe(Effect.delay(Duration.millis(interval)))))
+    // Jittered: the instances started together (a process's many tenants, a fleet's deploy) do not beat together.
+    yield* Effect.forkScoped(Effect.forever(Effect.andThen(Jitter.sleep(Duration.millis(interval)), outages.guard(beat, undefined))))
     if (options.deregisterOnShutdown) {
       yield* Effect.addFinalizer(() =>
         client

@@ -77,25 +77,36 @@ describe("PgClient.forSchema", () => {
     )
   )
 
-  it.live("a tenant's prepared statements keep their own names (and plans) per schema; a connection keeps at most 256, the oldest deallocated", () =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        // One connection: every view's statements land on it.
-        const base = yield* PgClient.make({ url: db.url, schema: "view_base", maxConnections: 1 })
-        const prepared = base.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements")
-        const ask = (i: number) =>
-          Effect.map(base.forSchema(`lru_${i}`).query<{ n: number }>("SELECT $1::int AS n", [i], { prepared: true }), (rows) => rows[0]!.n)
-        const first = yield* Effect.forEach(Array.from({ length: 40 }, (_, i) => i), ask)
-        expect(first).toEqual(Array.from({ length: 40 }, (_, i) => i))
-        // Named per schema: one prepared statement each, the same text.
-        expect((yield* prepared)[0]!.n).toBe(40)
-        const all = yield* Effect.forEach(Array.from({ length: 300 }, (_, i) => i), ask)
-        expect(all).toEqual(Array.from({ length: 300 }, (_, i) => i))
-        expect((yield* prepared)[0]!.n).toBe(256)
-        // The first ones were deallocated: asked again, they are prepared again and answer.
-        expect(yield* Effect.forEach([0, 1, 2], ask)).toEqual([0, 1, 2])
-        expect((yield* prepared)[0]!.n).toBe(256)
-      })
-    )
+  it.live(
+    "a tenant's prepared statements keep their own names (and plans) per schema; a connection keeps at most 256, the oldest deallocated",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          // One connection: every view's statements land on it.
+          const base = yield* PgClient.make({ url: db.url, schema: "view_base", maxConnections: 1 })
+          const prepared = base.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements")
+          const ask = (i: number) =>
+            Effect.map(
+              base.forSchema(`lru_${i}`).query<{ n: number }>("SELECT $1::int AS n", [i], { prepared: true }),
+              (rows) => rows[0]!.n
+            )
+          const first = yield* Effect.forEach(
+            Array.from({ length: 40 }, (_, i) => i),
+            ask
+          )
+          expect(first).toEqual(Array.from({ length: 40 }, (_, i) => i))
+          // Named per schema: one prepared statement each, the same text.
+          expect((yield* prepared)[0]!.n).toBe(40)
+          const all = yield* Effect.forEach(
+            Array.from({ length: 300 }, (_, i) => i),
+            ask
+          )
+          expect(all).toEqual(Array.from({ length: 300 }, (_, i) => i))
+          expect((yield* prepared)[0]!.n).toBe(256)
+          // The first ones were deallocated: asked again, they are prepared again and answer.
+          expect(yield* Effect.forEach([0, 1, 2], ask)).toEqual([0, 1, 2])
+          expect((yield* prepared)[0]!.n).toBe(256)
+        })
+      )
   )
 })

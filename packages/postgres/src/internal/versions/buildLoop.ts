@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import * as Jitter from "../jitter.js"
 import { OutageLog } from "@whizbang/core"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { PgClient } from "../../PgClient.js"
@@ -134,7 +135,7 @@ export const layerBuilderDecoded = (
       const loop = Effect.gen(function* () {
         while (true) {
           const next = yield* round
-          yield* next === "writing" ? Effect.yieldNow : Effect.sleep(next === "held" ? held : interval)
+          yield* next === "writing" ? Effect.yieldNow : next === "held" ? Effect.sleep(held) : Jitter.sleep(interval)
         }
       })
       yield* Effect.forkScoped(loop)
