@@ -88,7 +88,14 @@ describe("a hand-over whose instance goes away finishes", () => {
           const renewed = yield* v2Until((v) => (v.handOverUntil?.getTime() ?? 0) > (held.handOverUntil?.getTime() ?? 0))
           yield* owner.kill
           const millis = yield* untilLive
-          const logs = others.flatMap((w) => w.logs())
+          // The switch's log line comes over its process's pipe after the commit seen above: wait for it (bounded).
+          const logs = yield* Effect.sync(() => others.flatMap((w) => w.logs())).pipe(
+            Effect.repeat({
+              until: (lines) => lines.some((l) => l.includes("reads now served by balance__v2")),
+              schedule: Schedule.spaced("20 millis"),
+              times: 250
+            })
+          )
           return {
             held: { state: held.state, abandoned: held.handOverAbandoned },
             renewed: { state: renewed.state, abandoned: renewed.handOverAbandoned },

@@ -36,6 +36,31 @@ const depositAndRead = (tenantId: string, accountId: string, amount: number) =>
     })
   )
 
+/**
+ * Tenants "busy" (a backlog of 40,000 events: 80 streams x 500) and "quiet" (nothing yet), written by a process that
+ * only writes (serve: []), so no worker has touched them when the test's serving process starts.
+ */
+const busyAndQuiet = (url: string) =>
+  Effect.gen(function* () {
+    const { catalog } = yield* Tenants.Tenants
+    yield* catalog.add("busy")
+    yield* catalog.add("quiet")
+    yield* Tenants.run(
+      "busy",
+      Effect.forEach(
+        Array.from({ length: 80 }, () => EventId.unsafeMake()),
+        (stream) =>
+          Effect.flatMap(EventStore.EventStore, (store) =>
+            store.append(
+              stream,
+              Array.from({ length: 500 }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
+            )
+          ),
+        { discard: true, concurrency: 2 }
+      )
+    )
+  }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+
 describe("Whizbang.layerTenants", () => {
   it.live("tenants are schemas: an append in one is applied and read there, and is nowhere in the other", () =>
     withDatabase((url) =>
@@ -200,26 +225,7 @@ describe("Whizbang.layerTenants", () => {
     withDatabase((url) =>
       Effect.gen(function* () {
         // The backlog is written by a process that only writes (serve: []), then a serving process starts on it.
-        const streams = Array.from({ length: 400 }, () => EventId.unsafeMake())
-        yield* Effect.gen(function* () {
-          const { catalog } = yield* Tenants.Tenants
-          yield* catalog.add("busy")
-          yield* catalog.add("quiet")
-          yield* Tenants.run(
-            "busy",
-            Effect.forEach(
-              Array.from({ length: 80 }, (_, i) => streams[i * 5]!),
-              (stream) =>
-                Effect.flatMap(EventStore.EventStore, (store) =>
-                  store.append(
-                    stream,
-                    Array.from({ length: 500 }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
-                  )
-                ),
-              { discard: true, concurrency: 2 }
-            )
-          )
-        }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+        yield* busyAndQuiet(url)
         yield* Effect.gen(function* () {
           const id = EventId.unsafeMake()
           expect(yield* depositAndRead("quiet", id, 3)).toBe(3)
@@ -280,26 +286,7 @@ describe("Whizbang.layerTenants", () => {
   it.live("time slices: with one slot (maxActive 1), a quiet tenant is served while another still works through 40,000 events", () =>
     withDatabase((url) =>
       Effect.gen(function* () {
-        const streams = Array.from({ length: 80 }, () => EventId.unsafeMake())
-        yield* Effect.gen(function* () {
-          const { catalog } = yield* Tenants.Tenants
-          yield* catalog.add("busy")
-          yield* catalog.add("quiet")
-          yield* Tenants.run(
-            "busy",
-            Effect.forEach(
-              streams,
-              (stream) =>
-                Effect.flatMap(EventStore.EventStore, (store) =>
-                  store.append(
-                    stream,
-                    Array.from({ length: 500 }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
-                  )
-                ),
-              { discard: true, concurrency: 2 }
-            )
-          )
-        }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+        yield* busyAndQuiet(url)
         yield* Effect.gen(function* () {
           const client = yield* PgClient.PgClient
           const id = EventId.unsafeMake()

@@ -3,6 +3,7 @@
 import { DurationOption } from "@whizbang/core"
 import { PostgresError, type TenantError } from "@whizbang/postgres"
 import { Duration, Effect, Result } from "effect"
+import type * as Whizbang from "../Whizbang.js"
 
 /** How the fleet runs (decoded). */
 export interface Options {
@@ -22,14 +23,7 @@ export interface Options {
 }
 
 /** The fleet's options as given (`tenants` of the umbrella's config, less the catalog's). */
-export interface Input {
-  readonly idleTimeToLive?: Duration.Input | undefined
-  readonly idleCheck?: Duration.Input | undefined
-  readonly maxActive?: number | undefined
-  readonly timeSlice?: Duration.Input | undefined
-  readonly serve?: ReadonlyArray<string> | undefined
-  readonly metricsPerTenant?: boolean | undefined
-}
+export type Input = Pick<Whizbang.TenantsConfig, "idleTimeToLive" | "idleCheck" | "maxActive" | "timeSlice" | "serve" | "metricsPerTenant">
 
 const duration = (option: string, input: unknown, fallback: Duration.Duration) =>
   Result.match(DurationOption.checkOr(input, "positive", fallback), {
