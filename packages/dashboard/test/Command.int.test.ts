@@ -22,16 +22,15 @@ const exitOf = (args: ReadonlyArray<string>) =>
       })
   )
 
-describe("whizbang dashboard", () => {
-  it.live("serves the page on a free port of 127.0.0.1 and prints its URL; read-only refuses actions", () =>
-    Effect.gen(function* () {
-      const { url } = yield* TestDatabase.TestDatabase
-      expect((yield* exitOf(["--database-url", url, "--schema", "ops", "migrate"])).code).toBe(0)
-      const child = yield* Effect.acquireRelease(
-        Effect.sync(() => whizbang(["--database-url", url, "--schema", "ops", "dashboard", "--base-path", "/ops"])),
-        (c) => Effect.sync(() => c.kill("SIGTERM"))
-      )
-      const printed = yield* Effect.promise(
+/** Runs `whizbang <args>` (the dashboard) for the scope; what it printed once it says it is read-only. */
+const started = (args: ReadonlyArray<string>) =>
+  Effect.flatMap(
+    Effect.acquireRelease(
+      Effect.sync(() => whizbang(args)),
+      (c) => Effect.sync(() => c.kill("SIGTERM"))
+    ),
+    (child) =>
+      Effect.promise(
         () =>
           new Promise<string>((resolve, reject) => {
             let out = ""
@@ -42,6 +41,14 @@ describe("whizbang dashboard", () => {
             child.on("exit", (code) => reject(new Error(`exited with ${code} before printing the URL: ${out}`)))
           })
       ).pipe(Effect.timeout("30 seconds"))
+  )
+
+describe("whizbang dashboard", () => {
+  it.live("serves the page on a free port of 127.0.0.1 and prints its URL; read-only refuses actions", () =>
+    Effect.gen(function* () {
+      const { url } = yield* TestDatabase.TestDatabase
+      expect((yield* exitOf(["--database-url", url, "--schema", "ops", "migrate"])).code).toBe(0)
+      const printed = yield* started(["--database-url", url, "--schema", "ops", "dashboard", "--base-path", "/ops"])
       const page = /whizbang dashboard: (http:\/\/127\.0\.0\.1:\d+\/ops\/)/.exec(printed)?.[1]
       expect(page).toBeDefined()
       const html = yield* Effect.promise(() => fetch(page!).then((r) => r.text()))
@@ -65,21 +72,7 @@ describe("whizbang dashboard", () => {
       const base = ["--database-url", url, "--schema", "ops"]
       expect((yield* exitOf([...base, "migrate"])).code).toBe(0)
       expect((yield* exitOf([...base, "tenants", "add", "acme"])).code).toBe(0)
-      const child = yield* Effect.acquireRelease(
-        Effect.sync(() => whizbang([...base, "dashboard", "--tenant", "acme"])),
-        (c) => Effect.sync(() => c.kill("SIGTERM"))
-      )
-      const printed = yield* Effect.promise(
-        () =>
-          new Promise<string>((resolve, reject) => {
-            let out = ""
-            child.stdout.on("data", (d) => {
-              out += d
-              if (out.includes("read-only")) resolve(out)
-            })
-            child.on("exit", (code) => reject(new Error(`exited with ${code} before printing the URL: ${out}`)))
-          })
-      ).pipe(Effect.timeout("30 seconds"))
+      const printed = yield* started([...base, "dashboard", "--tenant", "acme"])
       const page = /whizbang dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(printed)?.[1]
       expect(page).toBeDefined()
       expect(yield* Effect.promise(() => fetch(page!).then((r) => r.text()))).toContain("schema <b>tenant_acme</b>")
