@@ -335,4 +335,52 @@ describe.skipIf(skipped !== undefined)("the front door on Citus", () => {
       }).pipe(Effect.scoped),
     300_000
   )
+  it.live(
+    "(e) a rolling deploy on distributed schemas on both worker nodes: the old instance (balance only) and the new one (balance and activity) run side by side, then the old one stops; no dead letter, every fold exact",
+    () =>
+      Effect.gen(function* () {
+        const schemas = yield* Citus.schemas("citus_e", 2)
+        const placed = yield* prepare(schemas)
+        expect(new Set(placed.map((p) => p.port)).size, "schemas on both worker nodes").toBe(2)
+        // Few attempts and a short backoff: an instance dead-lettering work it cannot apply would show at once.
+        const options = { maxPerspectiveEventAttempts: 2, failureBackoff: { initial: "10 millis", multiplier: 2, max: "50 millis" } }
+        const work = Effect.map(Writer.counts, (c) => c.work)
+        const results = yield* Effect.forEach(
+          schemas,
+          (schema) =>
+            Effect.gen(function* () {
+              const streamIds = Writer.streams(20)
+              // The new code writes; only the old instance runs so far.
+              const old = yield* Workers.start({ url, schema, perspectives: ["balance"], options })
+              yield* Writer.appendConcurrently({ streamIds, appenders: 2, perAppender: 60, batch: 5 })
+              yield* old.awaitIdle
+              yield* old.awaitIdle
+              const beforeNext = { counts: yield* Writer.counts, balance: yield* Writer.mismatches("balance") }
+              // The new instance joins while appends go on; then the old one stops (the end of the roll).
+              const next = yield* Workers.start({ url, schema, options })
+              yield* Writer.appendConcurrently({ streamIds, appenders: 2, perAppender: 30, batch: 3 })
+              yield* old.stop
+              yield* Writer.appendConcurrently({ streamIds, appenders: 2, perAppender: 30, batch: 3 })
+              yield* Workers.settle([next], work)
+              return {
+                schema,
+                deadLettersWhileOld: beforeNext.counts.dead_letters,
+                balanceWhileOld: beforeNext.balance,
+                counts: yield* Writer.counts,
+                balance: yield* Writer.mismatches("balance"),
+                activity: yield* Writer.mismatches("activity")
+              }
+            }).pipe(Effect.provide(Writer.layer(url, schema))),
+          { concurrency: 2 }
+        )
+        for (const r of results) {
+          expect(r.deadLettersWhileOld, `${r.schema}: the old instance dead-lettered work of a perspective it does not run`).toBe(0)
+          expect(r.balanceWhileOld, r.schema).toBe(0)
+          expect(r.counts, r.schema).toEqual({ events: 240, work: 0, dead_letters: 0 })
+          expect(r.balance, r.schema).toBe(0)
+          expect(r.activity, r.schema).toBe(0)
+        }
+      }).pipe(Effect.scoped),
+    300_000
+  )
 })
