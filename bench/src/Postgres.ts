@@ -28,8 +28,14 @@ export const withDatabaseName = (serverUrl: string, name: string) => {
   return url.toString()
 }
 
-export const admin = async <R extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, params: Array<unknown> = []) => {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
+export const admin = async <R extends pg.QueryResultRow = pg.QueryResultRow>(
+  url: string,
+  text: string,
+  params: Array<unknown> = [],
+  /** Session settings (`-c name=value ...`), e.g. Citus's database propagation. */
+  options?: string
+) => {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, ...(options ? { options } : {}) })
   await client.connect()
   try {
     return (await client.query<R>(text, params)).rows
@@ -57,17 +63,68 @@ export const tolerateDroppedDatabases = () =>
     process.exit(1)
   })
 
-/** Runs `body` against a fresh database, dropped afterwards whatever happens. */
+/** Runs `body` against a fresh database, dropped afterwards whatever happens (on a Citus coordinator: see {@link Citus}). */
 export const withFreshDatabase = async <A>(serverUrl: string, label: string, body: (url: string) => Promise<A>): Promise<A> => {
   // Generated from a fixed label and hex digits only: safe to quote.
   const name = `bench_${label}_${randomUUID().replaceAll("-", "").slice(0, 10)}`
-  await admin(serverUrl, `CREATE DATABASE "${name}"`)
+  const workers = await citusWorkers(serverUrl)
+  const options = workers === undefined ? undefined : propagate
   try {
+    await admin(serverUrl, `CREATE DATABASE "${name}"`, [], options)
+    if (workers !== undefined) await makeCitusDatabase(serverUrl, name, workers)
     return await body(withDatabaseName(serverUrl, name))
   } finally {
     dropped.add(name)
-    await admin(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined)
+    await admin(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`, [], options).catch(() => undefined)
   }
+}
+
+/**
+ * A Citus coordinator as the server: each fresh database is a Citus database of its own, as an app's would be (Citus
+ * keeps its metadata per database): created on every node (`citus.enable_create_database_propagation`), the `citus`
+ * extension in it on every node, the coordinator's worker nodes added, `citus.enable_schema_based_sharding` on (the
+ * README's set-up), so the service's schemas become distributed schemas placed on the worker nodes.
+ */
+const propagate = "-c citus.enable_create_database_propagation=on"
+
+export interface CitusNode {
+  readonly host: string
+  readonly port: number
+}
+
+const citusWorkerLists = new Map<string, Promise<ReadonlyArray<CitusNode> | undefined>>()
+
+/** The worker nodes when `serverUrl` is a Citus coordinator (the extension in its database), else `undefined`. */
+export const citusWorkers = (serverUrl: string): Promise<ReadonlyArray<CitusNode> | undefined> => {
+  const known = citusWorkerLists.get(serverUrl)
+  if (known) return known
+  const found = (async () => {
+    const [ext] = await admin<{ citus: boolean }>(serverUrl, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus")
+    if (!ext?.citus) return undefined
+    return admin<CitusNode>(
+      serverUrl,
+      "SELECT nodename AS host, nodeport::int AS port FROM pg_dist_node WHERE noderole = 'primary' AND isactive AND groupid <> 0 ORDER BY nodeport"
+    )
+  })()
+  citusWorkerLists.set(serverUrl, found)
+  return found
+}
+
+const onNode = (serverUrl: string, node: CitusNode, database: string) => {
+  const url = new URL(withDatabaseName(serverUrl, database))
+  url.hostname = node.host
+  url.port = String(node.port)
+  return url.toString()
+}
+
+const makeCitusDatabase = async (serverUrl: string, name: string, workers: ReadonlyArray<CitusNode>) => {
+  for (const node of workers) await admin(onNode(serverUrl, node, name), "CREATE EXTENSION IF NOT EXISTS citus")
+  const url = withDatabaseName(serverUrl, name)
+  const coordinator = new URL(serverUrl)
+  await admin(url, "CREATE EXTENSION IF NOT EXISTS citus")
+  await admin(url, "SELECT citus_set_coordinator_host($1, $2)", [coordinator.hostname, Number(coordinator.port || 5432)])
+  for (const node of workers) await admin(url, "SELECT citus_add_node($1, $2)", [node.host, node.port])
+  await admin(url, `ALTER DATABASE "${name}" SET citus.enable_schema_based_sharding = on`)
 }
 
 /** A small pool for a system's own queries (loading, verification, hand-written SQL). */

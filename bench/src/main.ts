@@ -1,5 +1,5 @@
 /**
- * `pnpm --filter @whizbang/bench bench [--profile quick|full] [--only a,b,c,d,g,v,t] [overrides]`
+ * `pnpm --filter @whizbang/bench bench [--profile quick|full] [--only a,b,c,d,g,v,t,x] [--citus <url>] [overrides]`
  *
  * Runs the scenarios against one PostgreSQL (DATABASE_URL, else WHIZBANG_TEST_DATABASE_URL, else an embedded
  * one), each system in a fresh database, prints a table per scenario and writes results/<scenario>-<profile>.json,
@@ -16,6 +16,7 @@ import * as PG from "./Postgres.js"
 import * as Profile from "./Profile.js"
 import * as QueryCounter from "./QueryCounter.js"
 import * as Append from "./scenarios/Append.js"
+import * as Distributed from "./scenarios/Distributed.js"
 import * as Latency from "./scenarios/Latency.js"
 import * as ReadYourWrites from "./scenarios/ReadYourWrites.js"
 import * as Scale from "./scenarios/Scale.js"
@@ -28,7 +29,8 @@ PG.tolerateDroppedDatabases()
 const args = process.argv.slice(2)
 const profile = Profile.fromArgs(args)
 const only = new Set(
-  // t (tenants) runs only when named: it provisions a thousand schemas (minutes), more than CI's quick smoke test allows.
+  // t (tenants) runs only when named: it provisions a thousand schemas (minutes), more than CI's quick smoke test allows;
+  // x (Citus beside plain PostgreSQL) too: it needs a Citus coordinator (--citus).
   (Profile.stringArg(args, "only") ?? "a,b,c,d,g,v")
     .split(",")
     .map((s) => s.trim())
@@ -44,6 +46,13 @@ const log = (s: string) => console.log(`[${((Date.now() - started) / 1000).toFix
 const write = (name: string, data: unknown) =>
   writeFileSync(Path.join(resultsDir, name), typeof data === "string" ? data : `${JSON.stringify(data, null, 2)}\n`)
 
+const citusUrl = Profile.stringArg(args, "citus") ?? process.env.BENCH_CITUS_URL
+if (only.has("x") && (citusUrl === undefined || (await PG.citusWorkers(citusUrl).catch(() => undefined)) === undefined)) {
+  console.error(
+    `scenario x needs a Citus coordinator with worker nodes: --citus <url> or BENCH_CITUS_URL (${citusUrl ?? "not set"}); ../shared/citus/cluster.sh start runs one`
+  )
+  process.exit(2)
+}
 const server = await PG.startServer()
 let failed = false
 try {
@@ -140,6 +149,13 @@ try {
     "tenants",
     () => Tenants.run(server.url, profile, log),
     (r) => Tenants.table(r, profile),
+    (r) => r.problems.length === 0
+  )
+  await scenario(
+    "x",
+    "citus",
+    () => Distributed.run(server.url, citusUrl!, profile, log),
+    (r) => Distributed.table(r, profile),
     (r) => r.problems.length === 0
   )
   if (args.includes("--count-queries")) console.log(`\n== Round trips by statement (all scenarios)\n${QueryCounter.report()}`)

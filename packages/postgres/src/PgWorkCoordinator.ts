@@ -257,6 +257,23 @@ export const makeDecoded = (
 
     type ClaimRequest = Parameters<WorkCoordinator.WorkCoordinator["Service"]["claimWork"]>[0]
     /**
+     * Whether this instance may hold a lease on a stream without work. Leases come only from claims, and a claim
+     * returns a row for every stream it leased, so only a claim that returned rows since the last release can have
+     * left one; the first empty claim after it releases, the next ones do not (an idle poll is one statement, not
+     * two). Cleared before the release is sent: a claim that committed before it is seen by it, one whose rows come
+     * back after sets it again. True at start: a predecessor with this instance id may have left some.
+     */
+    let mayHoldIdleLeases = true
+    const releaseIdle = Effect.suspend(() => {
+      if (!mayHoldIdleLeases) return Effect.void
+      mayHoldIdleLeases = false
+      return Effect.tapError(client.query(Claim.releaseIdleStreams, [instanceId], prepared), () =>
+        Effect.sync(() => {
+          mayHoldIdleLeases = true
+        })
+      )
+    })
+    /**
      * Runs a claim statement (`text`, params $1-$8 and then `extra`): an empty claim also drops this instance's
      * leases on streams with no work left (a claim that raced the stream's last completion can leave one behind).
      */
@@ -278,7 +295,11 @@ export const makeDecoded = (
           prepared
         )
         .pipe(
-          Effect.tap((rows) => (rows.length === 0 ? client.query(Claim.releaseIdleStreams, [instanceId], prepared) : Effect.void)),
+          Effect.tap((rows) => {
+            if (rows.length === 0) return releaseIdle
+            mayHoldIdleLeases = true
+            return Effect.void
+          }),
           Effect.mapError(coordinatorError(operation)),
           Effect.withSpan(
             "whizbang.claim",
