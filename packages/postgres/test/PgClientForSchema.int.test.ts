@@ -109,4 +109,42 @@ describe("PgClient.forSchema", () => {
         })
       )
   )
+  it.live(
+    "a tenant's prepared statement the server no longer has (dropped behind pg's back) is prepared again, and the statement answers",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const base = yield* PgClient.make({ url: db.url, schema: "view_base", maxConnections: 1 })
+          const ask = (i: number) =>
+            Effect.map(base.forSchema("gone_a").query<{ n: number }>("SELECT $1::int AS n", [i], { prepared: true }), (rows) => rows[0]!.n)
+          expect(yield* ask(1)).toBe(1)
+          // The one connection's statements dropped on the server: pg still believes the statement prepared.
+          yield* base.query("DEALLOCATE ALL")
+          expect(yield* ask(2)).toBe(2)
+          expect(yield* ask(3)).toBe(3)
+        })
+      )
+  )
+  it.live(
+    "a statement that never reached the server (it failed to parse) is dropped from a full connection without a DEALLOCATE, and the next statements answer",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const base = yield* PgClient.make({ url: db.url, schema: "view_base", maxConnections: 1 })
+          const failed = yield* Effect.exit(base.forSchema("never_prepared").query("SELEC $1::int", [1], { prepared: true }))
+          expect(Exit.isFailure(failed)).toBe(true)
+          const ask = (i: number) =>
+            Effect.map(
+              base.forSchema(`after_${i}`).query<{ n: number }>("SELECT $1::int AS n", [i], { prepared: true }),
+              (rows) => rows[0]!.n
+            )
+          // The failed one is the connection's oldest name: the 256th new schema evicts it.
+          const all = yield* Effect.forEach(
+            Array.from({ length: 300 }, (_, i) => i),
+            ask
+          )
+          expect(all).toEqual(Array.from({ length: 300 }, (_, i) => i))
+        })
+      )
+  )
 })

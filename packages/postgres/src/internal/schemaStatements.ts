@@ -20,29 +20,65 @@ const used = new WeakMap<pg.ClientBase, Map<string, true>>()
 export const nameOf = (sql: string, schema: string, initial: string): string =>
   schema === initial ? StatementName.of(sql) : `${StatementName.of(sql)}_${StatementName.of(schema).slice(3, 11)}`
 
+/** SQLSTATE 26000: the server has no prepared statement of that name. */
+const isMissing = (error: PostgresError): boolean => error.reason._tag === "Unknown" && error.reason.code === "26000"
+
+const parsedOn = (client: pg.ClientBase): Record<string, string> | undefined =>
+  (client as unknown as { readonly connection?: { readonly parsedStatements?: Record<string, string> } }).connection?.parsedStatements
+
 /**
  * Records that `name` (a per-schema name) runs on `connection` now, deallocating the least recently used one first
- * when the connection holds `capacity` already.
+ * when the connection holds `capacity` already. Only a statement pg saw prepared is deallocated: a name recorded
+ * here whose statement never reached the server (it failed, or ran in an aborted transaction) has nothing to drop,
+ * and a DEALLOCATE of it would fail — every later eviction on the connection with it, as it stays the oldest.
+ * Uninterruptible: a DEALLOCATE sent is always recorded (interrupted between the two, the server would have dropped
+ * a statement pg still believes prepared, and every later use of that name on the connection would fail).
  */
 export const use = (connection: Connection.Connection, config: pg.ClientConfig, name: string): Effect.Effect<void, PostgresError> =>
-  Effect.suspend(() => {
-    const client = connection.client
-    let names = used.get(client)
-    if (names === undefined) used.set(client, (names = new Map()))
-    if (names.delete(name) || names.size < capacity) {
-      names.set(name, true)
-      return Effect.void
-    }
-    const oldest = names.keys().next().value as string
-    return Effect.map(Connection.run(connection, config, `DEALLOCATE ${Identifier.quote(oldest)}`), () => {
+  Effect.uninterruptible(
+    Effect.suspend(() => {
+      const client = connection.client
+      let names = used.get(client)
+      if (names === undefined) used.set(client, (names = new Map()))
+      if (names.delete(name) || names.size < capacity) {
+        names.set(name, true)
+        return Effect.void
+      }
+      const oldest = names.keys().next().value as string
       names.delete(oldest)
       names.set(name, true)
-      // pg remembers what it prepared on the connection, and would otherwise send only the name next time.
-      const parsed = (client as unknown as { readonly connection?: { readonly parsedStatements?: Record<string, string> } }).connection
-        ?.parsedStatements
-      if (parsed !== undefined) delete parsed[oldest]
+      const parsed = parsedOn(client)
+      if (parsed !== undefined && parsed[oldest] === undefined) return Effect.void
+      return Effect.map(
+        Effect.catchIf(Connection.run(connection, config, `DEALLOCATE ${Identifier.quote(oldest)}`), isMissing, () => Effect.void),
+        // pg remembers what it prepared on the connection, and would otherwise send only the name next time.
+        () => {
+          if (parsed !== undefined) delete parsed[oldest]
+        }
+      )
     })
-  })
+  )
+
+/**
+ * Runs the prepared statement `name` on `connection`; should the server not know it (whatever made pg's record of
+ * the connection's statements wrong), pg is told to prepare it again and the statement runs once more. It failed at
+ * its bind, before doing anything; inside a transaction block the transaction is aborted by then, and the retry
+ * reports that.
+ */
+export const run = <Row>(
+  connection: Connection.Connection,
+  config: pg.ClientConfig,
+  sql: string,
+  params: ReadonlyArray<unknown> | undefined,
+  name: string
+): Effect.Effect<ReadonlyArray<Row>, PostgresError> =>
+  Effect.catchIf(Connection.run<Row>(connection, config, sql, params, name), isMissing, () =>
+    Effect.suspend(() => {
+      const parsed = parsedOn(connection.client)
+      if (parsed !== undefined) delete parsed[name]
+      return Connection.run<Row>(connection, config, sql, params, name)
+    })
+  )
 
 /** The per-schema statements prepared on `connection` (tests). @internal */
 export const preparedOn = (connection: Connection.Connection): number => used.get(connection.client)?.size ?? 0
