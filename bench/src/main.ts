@@ -92,7 +92,7 @@ try {
       write(`${name}-${profile.name}.json`, { profile, machine, result })
       if (!consistent(result)) {
         failed = true
-        console.error(`${name}: some read models differ from their folds (see the JSON for the first mismatches)`)
+        console.error(`${name}: a run failed, or some read models differ from their folds (see the JSON for the problems)`)
       }
       return result
     } catch (error) {
