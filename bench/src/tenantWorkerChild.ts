@@ -12,7 +12,7 @@
  * Warnings and errors are printed to stderr.
  * Usage (forked): node tenantWorkerChild.mjs <config json>
  */
-import { Cause, type Duration, Effect, Logger, References } from "effect"
+import { Cause, type Duration, Effect, Logger, type LogLevel, References } from "effect"
 import { inspect } from "node:util"
 import { Tenants, Whizbang } from "whizbang"
 import * as Domain from "./Domain.js"
@@ -92,7 +92,7 @@ const logger = Logger.make((o) => {
     .join(" ")
   if (artefact.test(message)) return
   console.error(
-    `[tenant worker ${config.applicationName} ${o.logLevel}] ${message}${o.cause.reasons.length > 0 ? `\n${Cause.pretty(o.cause)}` : ""}`
+    `[tenant worker ${config.applicationName} ${o.logLevel}${process.env.BENCH_WORKER_LOG_LEVEL ? ` ${o.date.toISOString()}` : ""}] ${message}${o.cause.reasons.length > 0 ? `\n${Cause.pretty(o.cause)}` : ""}`
   )
 })
 
@@ -111,7 +111,8 @@ const program = Effect.gen(function* () {
 }).pipe(
   Effect.provide(layer),
   Effect.provide(Logger.layer([logger])),
-  Effect.provideService(References.MinimumLogLevel, "Warn"),
+  // `BENCH_WORKER_LOG_LEVEL=Debug` (diagnosis only): the fleet's and the services' debug lines, timestamped.
+  Effect.provideService(References.MinimumLogLevel, (process.env.BENCH_WORKER_LOG_LEVEL ?? "Warn") as LogLevel.LogLevel),
   Effect.tapCause((cause) => Effect.sync(() => console.error(`[tenant worker ${config.applicationName}] died:\n${Cause.pretty(cause)}`)))
 )
 

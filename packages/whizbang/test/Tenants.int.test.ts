@@ -188,6 +188,36 @@ describe("Whizbang.layerTenants", () => {
     )
   )
 
+  it.live(
+    "a tenant woken with nothing to do (another process drained it) is let go when its worker finds nothing, not at the next idleCheck",
+    () =>
+      withDatabase((url) =>
+        Effect.gen(function* () {
+          const tenants = yield* Tenants.Tenants
+          yield* tenants.catalog.add("acme")
+          const held = Effect.map(tenants.status, (s) => s.held)
+          yield* Effect.repeat(held, { until: (h) => h.length === 0, times: 200, schedule: Schedule.spaced(Duration.millis(50)) })
+          // What an append's wake-up looks like when another process applied the work before this one looked.
+          yield* Effect.flatMap(PgClient.PgClient, (client) =>
+            client.query("SELECT pg_notify('wh_work', $1)", [tenants.catalog.schemaOf("acme")])
+          )
+          const seen = yield* Effect.repeat(held, {
+            until: (h) => h.includes("acme"),
+            times: 400,
+            schedule: Schedule.spaced(Duration.millis(5))
+          })
+          expect(seen).toEqual(["acme"])
+          // idleCheck is an hour: only the worker's own word lets the tenant go.
+          const after = yield* Effect.repeat(held, {
+            until: (h) => h.length === 0,
+            times: 100,
+            schedule: Schedule.spaced(Duration.millis(50))
+          })
+          expect(after).toEqual([])
+        }).pipe(Effect.provide(app(url, { tenants: { idleCheck: Duration.hours(1), idleTimeToLive: Duration.millis(200) } })))
+      )
+  )
+
   it.live("receptors run for their tenant: Tenants.current inside a receptor names the tenant whose event it handles", () => {
     const seen: Array<readonly [string, string]> = []
     const receptor = Receptor.make({

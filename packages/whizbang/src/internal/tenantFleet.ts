@@ -207,7 +207,10 @@ export const make = (
               const now = yield* busy(tenantId)
               yield* metrics.lag(tenantId, now.lag)
               // A notification that came while the check ran may be for work committed after its snapshot.
-              if (!now.busy && !state.dirty) return "idle" as const
+              if (!now.busy && !state.dirty) {
+                yield* Effect.logDebug("tenant idle", { tenant: tenantId, heldMs: Date.now() - since, workerSaidIdle: saidIdle })
+                return "idle" as const
+              }
               if (turnOver) return "turn" as const
               state.dirty = false
             }
