@@ -270,7 +270,10 @@ const fromDecoded = (
           if (schema === initial) return Connection.run<Row>(connection, config, sql, params, StatementName.of(sql))
           // A tenant's own name, so its plans survive the connection serving other tenants in between.
           const name = SchemaStatements.nameOf(sql, schema, initial)
-          return Effect.andThen(SchemaStatements.use(connection, config, name), SchemaStatements.run<Row>(connection, config, sql, params, name))
+          return Effect.andThen(
+            SchemaStatements.use(connection, config, name),
+            SchemaStatements.run<Row>(connection, config, sql, params, name)
+          )
         })
       const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R> =>
         Transaction.withTransaction(target, statement, effect)
