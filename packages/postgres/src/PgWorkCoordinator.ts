@@ -298,7 +298,7 @@ export const makeDecoded = (
           Effect.tap((rows) => {
             if (rows.length === 0) return releaseIdle
             mayHoldIdleLeases = true
-            return Effect.void
+            return queueVacuum.claimed
           }),
           Effect.mapError(coordinatorError(operation)),
           Effect.withSpan(
