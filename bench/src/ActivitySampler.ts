@@ -45,8 +45,8 @@ export const start = async (serverUrl: string, database: string, everyMs = 50): 
   }
   const sample = async () => {
     const rows = (
-      await client.query<{ pid: number; app: string; query_start: Date | null }>(
-        "SELECT pid, application_name AS app, query_start FROM pg_stat_activity WHERE datname = $1",
+      await client.query<{ pid: number; app: string; query_start: Date | null; state: string | null; age: string; query: string }>(
+        "SELECT pid, application_name AS app, query_start, state, (now() - backend_start)::text AS age, left(query, 90) AS query FROM pg_stat_activity WHERE datname = $1",
         [database]
       )
     ).rows
@@ -64,6 +64,16 @@ export const start = async (serverUrl: string, database: string, everyMs = 50): 
         set.add(key)
       }
     }
+    // `BENCH_TRACE_SESSIONS=<n>` (diagnosis only): print the sessions of any application holding more than n.
+    const over = Number(process.env.BENCH_TRACE_SESSIONS ?? Number.NaN)
+    for (const [app, n] of counts)
+      if (n > over && app.startsWith("bench-tenants-w"))
+        console.error(
+          `[sessions ${label}] ${app} ${n}:\n${rows
+            .filter((r) => r.app === app)
+            .map((r) => `  ${r.pid} ${r.state} age ${r.age} ${r.query.replace(/\s+/g, " ")}`)
+            .join("\n")}`
+        )
     const part = peaks[label] ?? {}
     peaks[label] = part
     for (const [app, n] of counts) part[app] = Math.max(part[app] ?? 0, n)
