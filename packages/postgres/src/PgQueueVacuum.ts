@@ -10,7 +10,7 @@
  * So each coordinator counts the work rows its completions removed. Once every `everyRows` (default 100,000) it
  * runs `VACUUM (SKIP_LOCKED, TRUNCATE false) wh_perspective_events, wh_active_streams` in the background. The
  * worker's cycles go on meanwhile: this `VACUUM` takes no lock that appends, claims or completions wait for. At most
- * one runs per process, and `SKIP_LOCKED` skips a table that another instance or autovacuum is vacuuming.
+ * one runs per pool (a process's tenants share one worker pool), and `SKIP_LOCKED` skips a table that another instance or autovacuum is vacuuming.
  * `TRUNCATE false`: giving the emptied end of the table back to the system takes a lock that stops every statement
  * on it. A queue's table is emptied and refilled all the time, so those pages are reused instead.
  *
@@ -95,11 +95,15 @@ WHERE s.relid IN (to_regclass('wh_perspective_events'), to_regclass('wh_active_s
 /** How often, at most, a claiming coordinator looks for stale statistics of its queue tables. @internal */
 export const statisticsCheckMillis = 10_000
 
+/** The pools a vacuum of the queue runs on now (one at a time per pool, whatever the coordinators on it). */
+const vacuuming = new WeakSet<object>()
+
 const queueTables = new Set(["wh_perspective_events", "wh_active_streams", "wh_perspective_cursors"])
 
 /**
  * The counter of one coordinator: `removed(n)` after each completion; it starts a vacuum in the background when
- * `everyRows` were removed since the last one and none is running. `null`: never.
+ * `everyRows` were removed since the last one and none is running on the coordinator's pool (a process serving many
+ * tenants has one coordinator per tenant on one worker pool: one vacuum at a time for all of them). `null`: never.
  *
  * `claimed` after each claim that found work: at most every {@link statisticsCheckMillis}, it looks in the
  * background for queue tables with stale statistics and analyzes them. Autovacuum visits each table of a database
@@ -111,7 +115,8 @@ const queueTables = new Set(["wh_perspective_events", "wh_active_streams", "wh_p
  */
 export const make = (client: PgClientShape, everyRows: number | null) => {
   let removedSince = 0
-  let running = false
+  // One vacuum at a time per pool: a process serving many tenants has a coordinator per tenant on one worker pool.
+  const pool: object = client.pool ?? client
   let lastStatisticsCheck = Number.NEGATIVE_INFINITY
   let analyzing = false
   const statisticsOutages = OutageLog.unsafeMake("analyze of the work queue's tables")
@@ -139,7 +144,7 @@ export const make = (client: PgClientShape, everyRows: number | null) => {
     (attempt) => outages.guard(attempt, undefined),
     Effect.ensuring(
       Effect.sync(() => {
-        running = false
+        vacuuming.delete(pool)
       })
     )
   )
@@ -156,9 +161,9 @@ export const make = (client: PgClientShape, everyRows: number | null) => {
       Effect.suspend(() => {
         if (everyRows === null) return Effect.void
         removedSince += rows
-        if (running || removedSince < everyRows) return Effect.void
+        if (vacuuming.has(pool) || removedSince < everyRows) return Effect.void
         removedSince = 0
-        running = true
+        vacuuming.add(pool)
         // Never on a caller's transaction (VACUUM cannot run in one, and the transaction may end first).
         return Effect.asVoid(Effect.forkDetach(Transaction.outside(vacuum)))
       })

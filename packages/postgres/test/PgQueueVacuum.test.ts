@@ -55,6 +55,31 @@ describe("PgQueueVacuum", () => {
     })
   )
 
+  it.effect("coordinators on one pool (a process's tenants) run one vacuum at a time between them", () =>
+    Effect.gen(function* () {
+      const { client, statements, release, started } = yield* fakeClient
+      const pool = {}
+      const tenantA = PgQueueVacuum.make({ ...client, query: client.query, pool } as unknown as Shape, 10)
+      const tenantB = PgQueueVacuum.make({ ...client, query: client.query, pool } as unknown as Shape, 10)
+      const elsewhere = PgQueueVacuum.make({ ...client, query: client.query, pool: {} } as unknown as Shape, 10)
+      yield* tenantA.removed(10)
+      yield* Deferred.await(started)
+      yield* tenantB.removed(10)
+      yield* Effect.yieldNow
+      expect(statements, "B waits while A's vacuum runs on their pool").toHaveLength(1)
+      yield* elsewhere.removed(10)
+      yield* Effect.yieldNow
+      expect(statements, "another pool's coordinator is not held back").toHaveLength(2)
+      yield* Deferred.succeed(release, undefined)
+      // B kept its count: a completion after A's vacuum ended starts B's (A's ends once its fiber has run).
+      for (let i = 0; i < 50 && statements.length < 3; i++) {
+        yield* Effect.yieldNow
+        yield* tenantB.removed(0)
+      }
+      expect(statements).toHaveLength(3)
+    })
+  )
+
   it.effect("off (null): never a statement", () =>
     Effect.gen(function* () {
       const { client, statements } = yield* fakeClient
