@@ -10,7 +10,8 @@
  * So each coordinator counts the work rows its completions removed. Once every `everyRows` (default 100,000) it
  * runs `VACUUM (SKIP_LOCKED, TRUNCATE false) wh_perspective_events, wh_active_streams` in the background. The
  * worker's cycles go on meanwhile: this `VACUUM` takes no lock that appends, claims or completions wait for. At most
- * one runs per pool (a process's tenants share one worker pool), and `SKIP_LOCKED` skips a table that another instance or autovacuum is vacuuming.
+ * one runs per pool (a process's tenants share one worker pool), and `SKIP_LOCKED` skips a table that another
+ * instance or autovacuum is vacuuming.
  * `TRUNCATE false`: giving the emptied end of the table back to the system takes a lock that stops every statement
  * on it. A queue's table is emptied and refilled all the time, so those pages are reused instead.
  *
