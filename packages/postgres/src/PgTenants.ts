@@ -297,15 +297,25 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
         yield* client.withTransaction(
           Effect.andThen(client.query(`UPDATE ${catalog} SET state = 'removing' WHERE tenant_id = $1`, [id]), notify(id))
         )
-        yield* client.withTransaction(
-          Effect.gen(function* () {
-            yield* lock(id)
-            yield* MigrationLock.take(client, found.schema_name)
-            yield* client.query(`DROP SCHEMA IF EXISTS ${Identifier.quote(found.schema_name)} CASCADE`)
-            yield* client.query(`DELETE FROM ${catalog} WHERE tenant_id = $1`, [id])
-            yield* notify(id)
-          })
-        )
+        yield* client
+          .withTransaction(
+            Effect.gen(function* () {
+              yield* lock(id)
+              yield* MigrationLock.take(client, found.schema_name)
+              yield* client.query(`DROP SCHEMA IF EXISTS ${Identifier.quote(found.schema_name)} CASCADE`)
+              yield* client.query(`DELETE FROM ${catalog} WHERE tenant_id = $1`, [id])
+              yield* notify(id)
+            })
+          )
+          .pipe(
+            // A statement of the tenant's services still in flight (a fleet lets go on the notification, a moment
+            // later) can lock the schema's tables in another order than DROP does: the deadlock's victim is tried
+            // again, by then the services have let go.
+            Effect.retry({
+              while: (e) => (e as { readonly _tag?: string })._tag === "PostgresError" && (e as PostgresError).reason._tag === "Deadlock",
+              times: 5
+            })
+          )
         yield* Effect.logInfo("tenant removed", { tenant: id, schema: found.schema_name })
       })
 
