@@ -78,6 +78,7 @@ export const fromTenantError = (
     | TenantError.UnknownTenant
     | TenantError.TenantConflict
     | TenantError.TenantRemovalRefused
+    | TenantError.TenantMoveRefused
     | PostgresError.PostgresError
     | PostgresError.MigrationError
 ): OperationError => {
@@ -88,6 +89,7 @@ export const fromTenantError = (
       return new OperationError({ reason: new NotFound({ what: "tenant", id: error.tenantId }), message: error.message })
     case "TenantConflict":
     case "TenantRemovalRefused":
+    case "TenantMoveRefused":
       return refused(error.message)
     default:
       return databaseFailure(error)

@@ -186,6 +186,26 @@ describe("whizbang tenants", () => {
       }).pipe(Effect.provide(database)),
     60_000
   )
+  it.live(
+    "move is refused on plain PostgreSQL (exit 4, nothing changed), a malformed --to is invalid input (exit 2), an unknown tenant not found (exit 3)",
+    () =>
+      Effect.gen(function* () {
+        expect((yield* run("tenants", "add", "acme")).code).toBe(0)
+        const plain = yield* run("tenants", "move", "acme", "--to", "127.0.0.1:5702")
+        expect(plain.code).toBe(4)
+        expect(plain.stderr).toMatch(/tenant "acme" cannot be moved: the database is not a Citus cluster/)
+        const service = yield* run("tenants", "move", "default", "--to", "127.0.0.1:5702")
+        expect(service.code).toBe(4)
+        const malformed = yield* run("tenants", "move", "acme", "--to", "worker-2")
+        expect(malformed.code).toBe(2)
+        expect(malformed.stderr).toMatch(/--to must be host:port of a worker node \(got "worker-2"\)/)
+        expect((yield* run("tenants", "move", "acme", "--to", "h:70000")).code).toBe(2)
+        const unknown = yield* run("tenants", "move", "nobody", "--to", "127.0.0.1:5702")
+        expect(unknown.code).toBe(3)
+        expect(yield* schemas).toEqual(["shop", "shop_tenants", "tenant_acme"])
+      }).pipe(Effect.provide(database)),
+    60_000
+  )
 })
 
 describe("--tenant", () => {

@@ -13,17 +13,19 @@
  * - Ids become schema names (`prefix` + id): they are validated (`InvalidTenantId`) before anything is written.
  * - Adds, removes and migrations of one service run one at a time (a transaction-scoped advisory lock per tenant).
  * - `changes` wakes on every add and remove (channel `wh_tenants`), in this process and others.
+ * - On Citus, `move` blocks the tenant's writes while its schema is copied (see {@link Shape.move}).
  *
  * @since 0.6.0
  */
-import { Context, Effect, Layer, type Stream } from "effect"
+import { Clock, Context, Effect, Layer, Option, type Stream } from "effect"
 import * as Identifier from "./internal/identifier.js"
 import * as MigrationLock from "./internal/migrationLock.js"
 import * as TenantId from "./internal/tenants/tenantId.js"
 import { PgClient } from "./PgClient.js"
 import * as PgMigrator from "./PgMigrator.js"
 import { type MigrationError, PostgresConfigError, type PostgresError } from "./PostgresError.js"
-import { type InvalidTenantId, TenantConflict, TenantRemovalRefused, UnknownTenant } from "./TenantError.js"
+import * as SchemaPlacement from "./sql/schemaPlacement.js"
+import { type InvalidTenantId, TenantConflict, TenantMoveRefused, TenantRemovalRefused, UnknownTenant } from "./TenantError.js"
 
 /**
  * The id of the tenant whose schema is the service's own (the client's schema): a single-tenant service is this
@@ -124,6 +126,34 @@ export interface MigrateReport {
 export type Progress = (done: number, total: number, tenantId: string) => Effect.Effect<void>
 
 /**
+ * A Citus worker node.
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export interface Node {
+  readonly host: string
+  readonly port: number
+}
+
+/**
+ * What {@link Shape.move} did.
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export interface MoveReport {
+  readonly tenantId: string
+  readonly schema: string
+  readonly from: Node
+  readonly to: Node
+  /** False when the schema was on that node already (nothing was done). */
+  readonly moved: boolean
+  /** How long the move took: the tenant's appends waited at most this long. */
+  readonly millis: number
+}
+
+/**
  * @category models
  * @since 0.6.0
  */
@@ -146,6 +176,21 @@ export interface Shape {
     tenantId: string,
     options: { readonly confirm: string }
   ) => Effect.Effect<void, InvalidTenantId | UnknownTenant | TenantRemovalRefused | PostgresError>
+  /**
+   * On Citus (schema-based sharding), the worker node that holds the tenant's schema; `None` on plain PostgreSQL or
+   * for a schema local to the coordinator.
+   */
+  readonly placement: (tenantId: string) => Effect.Effect<Option.Option<Node>, InvalidTenantId | UnknownTenant | PostgresError>
+  /**
+   * Moves the tenant's schema to another Citus worker node while the service runs (`citus_schema_move`). Its writes
+   * are blocked while its tables are copied (`block_writes`): appends wait, nothing is lost; reads go on. Citus's
+   * online mode is not used: it lost acknowledged writes here (README, "Outgrowing one database"). Moving a schema
+   * to the node it is on does nothing (`moved: false`).
+   */
+  readonly move: (
+    tenantId: string,
+    to: Node
+  ) => Effect.Effect<MoveReport, InvalidTenantId | UnknownTenant | TenantMoveRefused | PostgresError>
   /** Migrates every tenant's schema (`concurrency` at a time, default 4), reporting progress after each. */
   readonly migrate: (options?: {
     readonly concurrency?: number
@@ -350,9 +395,63 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
         return { tenants: tenants.length, migrated, failed }
       })
 
+    const placement = (tenantId: string) =>
+      Effect.gen(function* () {
+        const tenant = yield* get(tenantId)
+        const { citus } = yield* SchemaPlacement.citus(client)
+        return citus ? yield* SchemaPlacement.placement(client, { schema: tenant.schema }) : Option.none<Node>()
+      })
+
+    const move = (tenantId: string, to: Node) =>
+      Effect.gen(function* () {
+        const tenant = yield* get(tenantId)
+        const target = `${to.host}:${to.port}`
+        const refuse = (reason: TenantMoveRefused["reason"], nodes: ReadonlyArray<Node> = []) =>
+          new TenantMoveRefused({
+            tenantId: tenant.id,
+            schema: tenant.schema,
+            reason,
+            target,
+            nodes: nodes.map((n) => `${n.host}:${n.port}`)
+          })
+        const { citus } = yield* SchemaPlacement.citus(client)
+        if (!citus) return yield* refuse("notCitus")
+        const from = yield* SchemaPlacement.placement(client, { schema: tenant.schema })
+        if (Option.isNone(from)) return yield* refuse("notDistributed")
+        const nodes = yield* SchemaPlacement.workerNodes(client)
+        if (!nodes.some((n) => n.host === to.host && n.port === to.port)) return yield* refuse("unknownNode", nodes)
+        const report = { tenantId: tenant.id, schema: tenant.schema, from: from.value, to }
+        if (from.value.host === to.host && from.value.port === to.port) return { ...report, moved: false, millis: 0 }
+        const started = yield* Clock.currentTimeMillis
+        yield* Effect.logInfo("tenant move started: its appends wait until its tables are copied", {
+          tenant: tenant.id,
+          schema: tenant.schema,
+          from: `${from.value.host}:${from.value.port}`,
+          to: target
+        })
+        yield* SchemaPlacement.move(client, { schema: tenant.schema, host: to.host, port: to.port })
+        const millis = (yield* Clock.currentTimeMillis) - started
+        yield* Effect.logInfo("tenant moved", { tenant: tenant.id, schema: tenant.schema, to: target, millis })
+        return { ...report, moved: true, millis }
+      })
+
     const changes = client.forSchema(catalogSchema).listen("wh_tenants")
 
-    return PgTenants.of({ serviceSchema, catalogSchema, prefix, validate, schemaOf, list, get, add, remove, migrate, changes })
+    return PgTenants.of({
+      serviceSchema,
+      catalogSchema,
+      prefix,
+      validate,
+      schemaOf,
+      list,
+      get,
+      add,
+      remove,
+      placement,
+      move,
+      migrate,
+      changes
+    })
   })
 
 /**

@@ -93,3 +93,33 @@ export class TenantRemovalRefused extends Data.TaggedError("TenantRemovalRefused
       : `removing tenant "${this.tenantId}" drops its schema and every event in it: confirm by passing its id again`
   }
 }
+
+/**
+ * A tenant's schema cannot be moved (`PgTenants.move`): the database is not a Citus cluster (`notCitus`), the
+ * schema is local to the coordinator rather than a distributed schema (`notDistributed`: the database's
+ * `citus.enable_schema_based_sharding` was off when it was created), or the target is not an active worker node that
+ * may hold shards (`unknownNode`, naming those that are). Nothing was moved.
+ *
+ * @category errors
+ * @since 0.7.0
+ */
+export class TenantMoveRefused extends Data.TaggedError("TenantMoveRefused")<{
+  readonly tenantId: string
+  readonly schema: string
+  readonly reason: "notCitus" | "notDistributed" | "unknownNode"
+  /** The target as given (`host:port`). */
+  readonly target: string
+  /** The worker nodes a schema can be moved to (`host:port`), for `unknownNode`. */
+  readonly nodes: ReadonlyArray<string>
+}> {
+  override get message(): string {
+    switch (this.reason) {
+      case "notCitus":
+        return `tenant "${this.tenantId}" cannot be moved: the database is not a Citus cluster (no citus extension)`
+      case "notDistributed":
+        return `tenant "${this.tenantId}" cannot be moved: schema ${this.schema} is local to the coordinator, not a distributed schema (README, "Outgrowing one database")`
+      case "unknownNode":
+        return `tenant "${this.tenantId}" cannot be moved to ${this.target}: not an active worker node that holds shards (worker nodes: ${this.nodes.join(", ") || "none"})`
+    }
+  }
+}

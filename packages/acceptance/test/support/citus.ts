@@ -69,6 +69,16 @@ export const placements = (names: ReadonlyArray<string>) =>
     [names]
   )
 
+/** The coordinator's port (a node that holds no shards). */
+export const coordinatorPort = Number(new URL(url).port || 5432)
+
+/** The host name a worker node is registered under (`pg_dist_node.nodename`). */
+export const hostOf = (port: number) =>
+  Effect.map(
+    query<{ host: string }>("SELECT nodename::text AS host FROM pg_dist_node WHERE nodeport = $1 AND groupid <> 0", [port]),
+    (rows) => rows[0]!.host
+  )
+
 /** The ports of the worker nodes. */
 export const workerPorts = Effect.map(
   query<{ port: number }>(
@@ -77,10 +87,14 @@ export const workerPorts = Effect.map(
   (rows) => rows.map((r) => r.port)
 )
 
-/** Moves a distributed schema to the worker node at `port` (online: `citus_schema_move`, logical replication). */
+/**
+ * Moves a distributed schema to the worker node at `port` (`citus_schema_move`), its writes blocked while it copies:
+ * the README's `block_writes` (the online `force_logical` lost acknowledged writes here; README, "Outgrowing one
+ * database").
+ */
 export const move = (schema: string, port: number) =>
   query(
-    "SELECT citus_schema_move($1::regnamespace, host, port, shard_transfer_mode => 'force_logical') FROM (SELECT nodename AS host, nodeport AS port FROM pg_dist_node WHERE nodeport = $2) n",
+    "SELECT citus_schema_move($1::regnamespace, host, port, shard_transfer_mode => 'block_writes') FROM (SELECT nodename AS host, nodeport AS port FROM pg_dist_node WHERE nodeport = $2) n",
     [schema, port]
   )
 

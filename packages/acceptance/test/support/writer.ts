@@ -87,6 +87,18 @@ export const sharedTransactions = Effect.flatMap(Effect.service(PgClient.PgClien
 )
 
 /** Events stored more than once (the same tag twice): an append applied twice. */
+/** How many of these event ids (acknowledged appends) the schema does not hold. */
+export const missingEvents = (eventIds: ReadonlyArray<string>) =>
+  Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
+    Effect.map(
+      client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM unnest($1::uuid[]) AS a(id) WHERE NOT EXISTS (SELECT 1 FROM wh_events e WHERE e.event_id = a.id)",
+        [eventIds]
+      ),
+      (rows) => rows[0]!.n
+    )
+  )
+
 export const doubledTags = Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
   Effect.map(
     client.query<{ n: number }>("SELECT count(*)::int AS n FROM (SELECT payload->>'tag' FROM wh_events GROUP BY 1 HAVING count(*) > 1) t"),

@@ -2,7 +2,7 @@
 import { PgTenants, TenantError } from "@whizbang/postgres"
 import { Console, Effect, Option } from "effect"
 import { Argument, Command, Flag, Prompt } from "effect/cli"
-import { databaseFailure, refused } from "../OperationError.js"
+import { databaseFailure, invalidInput, refused } from "../OperationError.js"
 import * as Tenants from "../Tenants.js"
 import { output, root, withCatalog, yesFlag } from "./context.js"
 import { orFailure } from "./database.js"
@@ -114,6 +114,47 @@ const remove = Command.make(
   )
 )
 
+/** `host:port` of a worker node. */
+const node = (value: string) => {
+  const match = /^(.+):(\d{1,5})$/.exec(value.trim())
+  const port = match === null ? Number.NaN : Number(match[2])
+  return match !== null && port > 0 && port < 65_536
+    ? Effect.succeed({ host: match[1]!, port })
+    : Effect.fail(invalidInput("to", `--to must be host:port of a worker node (got "${value}")`))
+}
+
+const move = Command.make(
+  "move",
+  { id: tenantId, to: Flag.String("to").pipe(Flag.withDescription("the worker node to move the tenant's schema to, host:port")) },
+  (args) =>
+    withCatalog(
+      Effect.gen(function* () {
+        const to = yield* node(args.to)
+        const tenants = yield* catalog
+        const report = yield* tenants.move(args.id, to).pipe(Effect.mapError(Tenants.fromTenantError))
+        yield* output(
+          {
+            id: report.tenantId,
+            schema: report.schema,
+            from: `${report.from.host}:${report.from.port}`,
+            to: `${report.to.host}:${report.to.port}`,
+            moved: report.moved,
+            millis: report.millis
+          },
+          (r) =>
+            r.moved
+              ? `moved tenant ${r.id} (schema ${r.schema}) from ${r.from} to ${r.to} in ${(r.millis / 1000).toFixed(1)} s; its appends waited while it was copied`
+              : `tenant ${r.id} (schema ${r.schema}) is on ${r.to} already; nothing moved`
+        )
+      }),
+      args.id
+    )
+).pipe(
+  Command.withDescription(
+    "Citus only: move a tenant's schema to another worker node while the service runs (citus_schema_move, its writes blocked while it is copied: appends wait, nothing is lost). The default tenant is the service's own schema."
+  )
+)
+
 /** Progress on stderr: one line per tenant up to 100 tenants, else about one per percent (and the last). */
 const progressLine =
   (json: boolean) =>
@@ -156,6 +197,8 @@ const migrate = Command.make(
 )
 
 export const tenants = Command.make("tenants").pipe(
-  Command.withDescription("The service's tenants (a tenant is a schema): list with lag and dead letters, add, remove, migrate."),
-  Command.withSubcommands([list, add, remove, migrate])
+  Command.withDescription(
+    "The service's tenants (a tenant is a schema): list with lag and dead letters, add, remove, migrate, move (Citus)."
+  ),
+  Command.withSubcommands([list, add, remove, migrate, move])
 )
