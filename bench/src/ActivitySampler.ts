@@ -2,7 +2,10 @@
  * What a database's sessions do, seen from outside (scenario t): every 50 ms, `pg_stat_activity` of one database,
  * read over a connection to another database (the server URL's), so the sampler's own statements never count in
  * the database it watches.
- * - Connections: the peak number of sessions per `application_name`, per labelled part of the run.
+ * - Connections: the peak number of sessions per `application_name`, per labelled part of the run. Client backends
+ *   only: a parallel worker (a VACUUM's index vacuuming uses up to 2) shows in `pg_stat_activity` with its leader's
+ *   application name and query, but it is no connection (it counts against `max_worker_processes`, not
+ *   `max_connections`); counted, it made a worker process's peak 12 sessions in bench t where its pools hold 10.
  * - Statements: while counting, the distinct `(pid, query_start)` pairs seen per `application_name` — each is a
  *   statement that started; one that starts and ends between two samples is missed, so it is a lower bound.
  * - Transactions: `xact_commit + xact_rollback` of `pg_stat_database` for the database (every transaction of every
@@ -46,7 +49,7 @@ export const start = async (serverUrl: string, database: string, everyMs = 50): 
   const sample = async () => {
     const rows = (
       await client.query<{ pid: number; app: string; query_start: Date | null; state: string | null; age: string; query: string }>(
-        "SELECT pid, application_name AS app, query_start, state, (now() - backend_start)::text AS age, left(query, 90) AS query FROM pg_stat_activity WHERE datname = $1",
+        "SELECT pid, application_name AS app, query_start, state, (now() - backend_start)::text AS age, left(query, 90) AS query FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'",
         [database]
       )
     ).rows

@@ -177,7 +177,7 @@ export interface Shape {
    * The same client bound to another schema (a tenant's): its statements run on this client's pool, each
    * connection moved to `schema` (one `SET search_path` when a checkout finds it on another schema, none per
    * statement); its `listen` delivers `schema`'s notifications; its `dedicated` is one pool shared by every view
-   * of this client (made by the first view that asks, sized by it, ended with this client), so the connections
+   * of this client (made by the first view that asks, sized by the largest request, ended with this client), so the connections
    * of a process do not grow with its tenants. A statement of one view inside another view's transaction is a
    * defect: one transaction serves one schema. `schema` must be a schema name validated already
    * (`Identifier.validateSchema`).
@@ -244,7 +244,10 @@ const fromDecoded = (
     const listen = shared ?? (yield* ListenConnection.make(connect))
 
     // The pool `dedicated` made for a schema-bound view: one per client, whatever the number of views, so tenants
-    // share it (a pool per tenant would multiply connections by the tenants). Made on first use, in this scope.
+    // share it (a pool per tenant would multiply connections by the tenants). Made on first use, in this scope, and
+    // sized by the largest request whatever their order: a tenant's worker (its consumers, claim loop and renewal)
+    // and its replay of history ask for different sizes, and the first to ask used to size it for both (a replay
+    // first would have left every tenant's worker one connection).
     const scope = yield* Effect.scope
     let requested = 1
     const madeOnce = yield* Effect.cached(
@@ -252,8 +255,13 @@ const fromDecoded = (
     )
     const sharedDedicated = (maxConnections: number): Effect.Effect<Shape> =>
       Effect.suspend(() => {
-        requested = maxConnections
-        return madeOnce
+        requested = Math.max(requested, maxConnections)
+        return Effect.tap(madeOnce, (made) =>
+          Effect.sync(() => {
+            // pg's pool reads `options.max` at each checkout: raising it takes effect at once.
+            if (made.pool.options.max === undefined || made.pool.options.max < requested) made.pool.options.max = requested
+          })
+        )
       })
 
     const view = (schema: string, bound: boolean): Shape => {

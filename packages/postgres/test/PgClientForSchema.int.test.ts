@@ -61,15 +61,18 @@ describe("PgClient.forSchema", () => {
     )
   )
 
-  it.live("every view's `dedicated` is one pool shared by all views, each bound to its view's schema", () =>
+  it.live("every view's `dedicated` is one pool shared by all views, each bound to its view's schema, sized by the largest request", () =>
     withViews((base, a, b) =>
       Effect.gen(function* () {
+        // A tenant's replay of history (1 connection) may ask before its worker (consumers + 2): the worker's size holds.
         const da = yield* a.dedicated({ maxConnections: 2 })
+        expect(da.pool.options.max).toBe(2)
         const db2 = yield* b.dedicated({ maxConnections: 3 })
         const dbase = yield* base.forSchema("view_base").dedicated({ maxConnections: 2 })
         expect(da.pool).toBe(db2.pool)
         expect(dbase.pool).toBe(da.pool)
         expect(da.pool).not.toBe(base.pool)
+        expect(da.pool.options.max).toBe(3)
         expect(yield* name(da, true)).toBe("view_a")
         expect(yield* name(db2, true)).toBe("view_b")
         expect(yield* name(dbase, true)).toBe("view_base")
