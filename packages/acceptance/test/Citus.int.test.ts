@@ -404,4 +404,26 @@ describe.skipIf(skipped !== undefined)("the front door on Citus", () => {
       }).pipe(Effect.scoped),
     300_000
   )
+
+  it.live("(f) a schema local to the coordinator (created with schema-based sharding off) is refused a move, nothing moved", () =>
+    Effect.gen(function* () {
+      const [schema] = yield* Citus.schemas("citus_f", 1)
+      yield* Citus.query(`SELECT set_config('citus.enable_schema_based_sharding', 'off', false); CREATE SCHEMA "${schema}"`)
+      const [node] = yield* Citus.workerPorts
+      const host = yield* Citus.hostOf(node!)
+      const { placement, refused } = yield* Effect.gen(function* () {
+        const tenants = yield* PgTenants.PgTenants
+        return {
+          placement: yield* tenants.placement("default"),
+          refused: yield* Effect.flip(tenants.move("default", { host, port: node! }))
+        }
+      }).pipe(
+        Effect.provide(PgTenants.layer().pipe(Layer.provide(PgClient.layer({ url, schema: schema!, maxConnections: 1 })))),
+        Effect.orDie
+      )
+      expect(Option.isNone(placement)).toBe(true)
+      expect(refused).toMatchObject({ _tag: "TenantMoveRefused", reason: "notDistributed", schema })
+      expect(yield* Citus.placements([schema!])).toEqual([])
+    }).pipe(Effect.scoped)
+  )
 })

@@ -1,6 +1,6 @@
 // One checked-out pg client and the statements in flight on it. An interrupted statement still running after a
-// short grace is cancelled on the server (pg_cancel_backend over a separate, unpooled connection, so a full pool
-// cannot block it), and whoever sends the next statement or releases the client first waits for `settled`, so a late
+// short grace is cancelled on the server (the protocol's cancel request, on a socket of its own, so a full pool
+// cannot block it and no session is opened for it), and whoever sends the next statement or releases the client first waits for `settled`, so a late
 // cancel can never hit a statement that was not the interrupted one.
 import { Effect } from "effect"
 import pg from "pg"
@@ -17,15 +17,40 @@ const noop = () => undefined
 // pg reports errors of an idle checked-out client as an 'error' event; without a listener Node would crash.
 const onClientError = noop
 
-const cancelBackend = (config: pg.ClientConfig, processId: number | undefined): Promise<void> => {
-  if (processId === undefined) return Promise.resolve()
-  const client = new pg.Client({ ...config, connectionTimeoutMillis: 5_000 })
-  client.on("error", noop)
-  return client
-    .connect()
-    .then(() => client.query("SELECT pg_cancel_backend($1::int)", [processId]))
-    .then(noop, noop)
-    .finally(() => client.end().catch(noop))
+/** The parts of pg's client a cancel request needs, which its type declarations leave out. */
+interface Cancellable {
+  readonly activeQuery?: unknown
+}
+interface Canceller {
+  readonly connection: { once(event: "end" | "error", listener: () => void): void }
+  cancel(target: pg.PoolClient, query: unknown): void
+}
+
+/**
+ * Cancels the statement running on `target` with the protocol's cancel request (what psql sends on Ctrl-C): a
+ * socket of its own to the server carrying the backend's id and secret key, closed by the server once read. The
+ * server opens no session for it, so it never counts against `max_connections` nor shows in `pg_stat_activity`
+ * (`pg_cancel_backend` over a new connection did: one session beyond the pools, seen in bench t). Resolves when the
+ * server closed the socket, on an error, or after 5 s; the caller waits for the statement itself anyway.
+ */
+const cancelBackend = (config: pg.ClientConfig, target: pg.PoolClient): Promise<void> => {
+  const query = (target as unknown as Cancellable).activeQuery
+  if (query === undefined || query === null) return Promise.resolve()
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 5_000)
+    const done = () => {
+      clearTimeout(timer)
+      resolve()
+    }
+    const canceller = new pg.Client(config) as unknown as Canceller
+    canceller.connection.once("end", done)
+    canceller.connection.once("error", done)
+    try {
+      canceller.cancel(target, query)
+    } catch {
+      done()
+    }
+  })
 }
 
 // `Effect.callback` with a one-parameter registration: no AbortController per statement (a tryPromise creates one,
@@ -84,11 +109,10 @@ export const run = <Row>(
       (result) => resume(Effect.succeed(result.rows as ReadonlyArray<Row>)),
       (cause) => resume(Effect.fail(fromCause(cause, sql)))
     )
-    // Interrupted: a statement that ends within `cancelGraceMillis` is let end (most do: a cancel costs a connection
-    // of its own, a backend started for it, beyond the pool's budget); one still running then is cancelled on the
-    // server. The next statement or the release waits for either.
+    // Interrupted: a statement that ends within `cancelGraceMillis` is let end (most do: a cancel costs a socket
+    // and a short-lived server process); one still running then is cancelled on the server. The next statement or
+    // the release waits for either.
     return Effect.sync(() => {
-      const processId = (conn.client as unknown as { readonly processID?: number }).processID
       let ended = false
       const ending = running.then(
         () => void (ended = true),
@@ -100,7 +124,7 @@ export const run = <Row>(
       })
       conn.settled = Promise.race([ending, grace]).then(() => {
         clearTimeout(timer)
-        return ended ? undefined : Promise.allSettled([running, cancelBackend(cancelConfig, processId)]).then(noop)
+        return ended ? undefined : Promise.allSettled([running, cancelBackend(cancelConfig, conn.client)]).then(noop)
       })
     })
   })
