@@ -150,8 +150,8 @@ describe.skipIf(skipped !== undefined)("the front door on Citus", () => {
   )
 
   // The move is `PgTenants.move`, which blocks the schema's writes while it copies (`block_writes`): with Citus
-  // 13.2.2's online mode (`force_logical`) this test lost an acknowledged append in 4 of 35 runs (README,
-  // "Outgrowing one database"), and so did plain INSERTs from pgbench, without Whizbang.
+  // 13.2.2's online mode (`force_logical`) this test failed in 4 of 35 runs, an acknowledged append missing from the
+  // schema in the failing runs examined (README, "Outgrowing one database"); plain INSERTs from pgbench lost rows too.
   it.live(
     "(c) a service schema moved to the other worker node (PgTenants.move: citus_schema_move, writes blocked while copied) while appends, read-your-writes and 2 worker processes run: 0 lost, 0 doubled, every fold exact; the pause measured",
     () =>
