@@ -419,9 +419,10 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
         const from = yield* SchemaPlacement.placement(client, { schema: tenant.schema })
         if (Option.isNone(from)) return yield* refuse("notDistributed")
         const nodes = yield* SchemaPlacement.workerNodes(client)
-        if (!nodes.some((n) => n.host === to.host && n.port === to.port)) return yield* refuse("unknownNode", nodes)
+        const isTarget = (n: Node) => n.host === to.host && n.port === to.port
+        if (!nodes.some(isTarget)) return yield* refuse("unknownNode", nodes)
         const report = { tenantId: tenant.id, schema: tenant.schema, from: from.value, to }
-        if (from.value.host === to.host && from.value.port === to.port) return { ...report, moved: false, millis: 0 }
+        if (isTarget(from.value)) return { ...report, moved: false, millis: 0 }
         const started = yield* Clock.currentTimeMillis
         yield* Effect.logInfo("tenant move started: its appends wait until its tables are copied", {
           tenant: tenant.id,

@@ -22,7 +22,7 @@ interface Cancellable {
   readonly activeQuery?: unknown
 }
 interface Canceller {
-  readonly connection: { once(event: "end" | "error", listener: () => void): void }
+  readonly connection: { on(event: "end" | "error", listener: () => void): void }
   cancel(target: pg.PoolClient, query: unknown): void
 }
 
@@ -43,8 +43,9 @@ const cancelBackend = (config: pg.ClientConfig, target: pg.PoolClient): Promise<
       resolve()
     }
     const canceller = new pg.Client(config) as unknown as Canceller
-    canceller.connection.once("end", done)
-    canceller.connection.once("error", done)
+    // `on`, not `once`: a second socket error without a listener would crash the process.
+    canceller.connection.on("end", done)
+    canceller.connection.on("error", done)
     try {
       canceller.cancel(target, query)
     } catch {
