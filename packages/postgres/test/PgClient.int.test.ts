@@ -279,4 +279,24 @@ describe("PgClient", () => {
       expect(inTransaction.reason._tag).toBe("ConnectionError")
     }).pipe(Effect.scoped)
   )
+
+  it.live("a statement waiting for a connection longer than connectTimeout fails, whichever schema's turn it waits for", () =>
+    Effect.gen(function* () {
+      const client = yield* PgClient.make({ url: db.url, schema: "client_test", maxConnections: 1, connectTimeout: "300 millis" })
+      const held = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      // The pool's one connection, held by a transaction of the service schema.
+      const holder = yield* Effect.forkChild(
+        client.withTransaction(Effect.andThen(Deferred.succeed(held, undefined), Deferred.await(release)))
+      )
+      yield* Deferred.await(held)
+      const tenant = client.forSchema("client_tenant")
+      const waited = yield* Effect.flip(tenant.query("SELECT 1"))
+      expect(waited.message).toContain("timeout exceeded when trying to connect")
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      // The place it waited for was left: the next statement gets the connection.
+      expect(yield* client.query<{ one: number }>("SELECT 1 AS one")).toEqual([{ one: 1 }])
+    }).pipe(Effect.scoped)
+  )
 })

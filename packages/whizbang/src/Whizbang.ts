@@ -530,9 +530,10 @@ const withIdleHook = (d: Decoded, onIdle: Effect.Effect<void>): Decoded => {
  * @category layers
  * @since 0.6.0
  */
-export const layerTenants = (config: Config): Layer.Layer<Tenants.Tenants | PgTenants.PgTenants | PgClient.PgClient, Errors> =>
+export const layerTenants = (config: Config): Layer.Layer<Tenants.Tenants | PgTenants.PgTenants | PgClient.PgClient, Errors> => {
   // One instance id for every tenant's services of this process.
-  decoded(tenantDefaults({ ...config, instanceId: config.instanceId ?? EventId.unsafeMake() }), (d) =>
+  const instanceId = config.instanceId ?? EventId.unsafeMake()
+  return decoded(tenantDefaults({ ...config, instanceId }), (d) =>
     Layer.effect(
       Tenants.Tenants,
       Effect.gen(function* () {
@@ -545,7 +546,11 @@ export const layerTenants = (config: Config): Layer.Layer<Tenants.Tenants | PgTe
             served
               ? service(withIdleHook(d, onIdle), Layer.succeed(PgClient.PgClient, view))
               : writeService(d, Layer.succeed(PgClient.PgClient, view)),
-          d.tenants.fleet
+          d.tenants.fleet,
+          {
+            instanceId,
+            staleSeconds: d.pipeline.pipeline.registry.abandonStaleInstanceThresholdSeconds
+          }
         )
         return Tenants.Tenants.of(fleet)
       })
@@ -557,3 +562,4 @@ export const layerTenants = (config: Config): Layer.Layer<Tenants.Tenants | PgTe
       Layer.provideMerge(PgClient.layerDecoded(d.client))
     )
   )
+}

@@ -348,6 +348,62 @@ describe("Whizbang.layerTenants", () => {
     )
   )
 
+  it.live("two processes: a tenant another process serves waits at the back while tenants nobody serves get the one slot", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        yield* busyAndQuiet(url)
+        const quiet = ["quiet", "q2", "q3", "q4", "q5"]
+        const accounts = new Map(quiet.map((id) => [id, EventId.unsafeMake()]))
+        yield* Effect.gen(function* () {
+          const { catalog } = yield* Tenants.Tenants
+          for (const id of quiet.slice(1)) yield* catalog.add(id)
+          for (const id of quiet) yield* Tenants.run(id, Fixtures.deposit(accounts.get(id)!, 3))
+        }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+        // Process A serves "busy" alone and works through its 40,000 events.
+        yield* Effect.gen(function* () {
+          const a = yield* Tenants.Tenants
+          yield* Effect.repeat(a.status, {
+            until: (s) => s.held.includes("busy"),
+            times: 400,
+            schedule: Schedule.spaced(Duration.millis(25))
+          })
+          // Process B has one slot and a time slice longer than the test: had it taken "busy" (its turn may come first),
+          // the quiet tenants would have waited behind it.
+          yield* Effect.gen(function* () {
+            const client = yield* PgClient.PgClient
+            const read = Effect.forEach(quiet, (id) =>
+              Effect.map(
+                client.query<{ total: number }>(`SELECT (data->>'total')::int AS total FROM tenant_${id}.wh_per_balance WHERE id = $1`, [
+                  accounts.get(id)!
+                ]),
+                (rows) => rows[0]?.total ?? 0
+              )
+            )
+            const totals = yield* Effect.repeat(read, {
+              until: (totals) => totals.every((t) => t === 3),
+              times: 600,
+              schedule: Schedule.spaced(Duration.millis(25))
+            })
+            expect(totals).toEqual([3, 3, 3, 3, 3])
+            const [left] = yield* client.query<{ n: number }>("SELECT count(*)::int AS n FROM tenant_busy.wh_perspective_events")
+            expect(left!.n).toBeGreaterThan(0)
+          }).pipe(
+            Effect.provide(
+              app(url, {
+                tenants: {
+                  maxActive: 1,
+                  timeSlice: Duration.seconds(60),
+                  idleCheck: Duration.millis(100),
+                  idleTimeToLive: Duration.millis(200)
+                }
+              })
+            )
+          )
+        }).pipe(Effect.provide(app(url, { tenants: { serve: ["busy"], maxActive: 1 } })))
+      })
+    )
+  )
+
   it.live("a tenant whose services fail to start is named by status until they start; then its work is applied", () =>
     withDatabase((url) =>
       Effect.gen(function* () {

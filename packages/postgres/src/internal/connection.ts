@@ -6,9 +6,11 @@ import { Effect } from "effect"
 import pg from "pg"
 import { fromCause, type PostgresError } from "../PostgresError.js"
 import { encodeParam } from "./arrayLiteral.js"
+import * as FairCheckout from "./fairCheckout.js"
 
 export interface Connection {
   readonly client: pg.PoolClient
+  readonly pool: pg.Pool
   settled: Promise<void>
 }
 
@@ -19,23 +21,35 @@ const onClientError = noop
 
 /** The parts of pg's client a cancel request needs, which its type declarations leave out. */
 interface Cancellable {
-  readonly activeQuery?: unknown
+  readonly processID: number | null
+  readonly secretKey: number | null
+  /** Not the `activeQuery` getter: pg 8.23 prints a deprecation warning on every read of it. */
+  _getActiveQuery?(): unknown
 }
 interface Canceller {
-  readonly connection: { on(event: "end" | "error", listener: () => void): void }
-  cancel(target: pg.PoolClient, query: unknown): void
+  readonly host: string
+  readonly port: number
+  readonly connection: {
+    connect(portOrPath: number | string, host?: string): void
+    cancel(processID: number, secretKey: number): void
+    on(event: "connect" | "end" | "error", listener: () => void): void
+  }
 }
 
 /**
  * Cancels the statement running on `target` with the protocol's cancel request (what psql sends on Ctrl-C): a
  * socket of its own to the server carrying the backend's id and secret key, closed by the server once read. The
  * server opens no session for it, so it never counts against `max_connections` nor shows in `pg_stat_activity`
- * (`pg_cancel_backend` over a new connection did: one session beyond the pools, seen in bench t). Resolves when the
- * server closed the socket, on an error, or after 5 s; the caller waits for the statement itself anyway.
+ * (`pg_cancel_backend` over a new connection did: one session beyond the pools, seen in bench t). Sent on an unopened
+ * client's connection as pg's own `Client#cancel` does, without the deprecated `activeQuery` getter that method reads
+ * (a warning on the user's stderr). Resolves when the server closed the socket, on an error, or after 5 s; the caller
+ * waits for the statement itself anyway.
  */
 const cancelBackend = (config: pg.ClientConfig, target: pg.PoolClient): Promise<void> => {
-  const query = (target as unknown as Cancellable).activeQuery
-  if (query === undefined || query === null) return Promise.resolve()
+  const running = target as unknown as Cancellable
+  const idle = typeof running._getActiveQuery === "function" && (running._getActiveQuery() ?? undefined) === undefined
+  if (idle || running.processID === null || running.secretKey === null) return Promise.resolve()
+  const { processID, secretKey } = running
   return new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, 5_000)
     const done = () => {
@@ -43,11 +57,14 @@ const cancelBackend = (config: pg.ClientConfig, target: pg.PoolClient): Promise<
       resolve()
     }
     const canceller = new pg.Client(config) as unknown as Canceller
+    const con = canceller.connection
     // `on`, not `once`: a second socket error without a listener would crash the process.
-    canceller.connection.on("end", done)
-    canceller.connection.on("error", done)
+    con.on("end", done)
+    con.on("error", done)
+    con.on("connect", () => con.cancel(processID, secretKey))
     try {
-      canceller.cancel(target, query)
+      if (canceller.host.startsWith("/")) con.connect(`${canceller.host}/.s.PGSQL.${canceller.port}`)
+      else con.connect(canceller.port, canceller.host)
     } catch {
       done()
     }
@@ -56,13 +73,13 @@ const cancelBackend = (config: pg.ClientConfig, target: pg.PoolClient): Promise<
 
 // `Effect.callback` with a one-parameter registration: no AbortController per statement (a tryPromise creates one,
 // about 2 % of a busy process's CPU with its listener); the returned cleanup runs only on interruption.
-export const acquire = (pool: pg.Pool): Effect.Effect<Connection, PostgresError> =>
+const connect = (pool: pg.Pool): Effect.Effect<Connection, PostgresError> =>
   Effect.callback<Connection, PostgresError>((resume) => {
     const connecting = pool.connect()
     connecting.then(
       (client) => {
         client.on("error", onClientError)
-        resume(Effect.succeed({ client, settled: Promise.resolve() }))
+        resume(Effect.succeed({ client, pool, settled: Promise.resolve() }))
       },
       (cause) => resume(Effect.fail(fromCause(cause)))
     )
@@ -70,11 +87,22 @@ export const acquire = (pool: pg.Pool): Effect.Effect<Connection, PostgresError>
     return Effect.sync(() => void connecting.then((client) => client.release(), noop))
   })
 
+/**
+ * A connection of `pool` for a statement of `schema`, checked out when the schema's turn comes
+ * (`fairCheckout.ts`: the schemas sharing the pool are served in turn).
+ */
+export const acquire = (pool: pg.Pool, schema: string): Effect.Effect<Connection, PostgresError> =>
+  Effect.andThen(
+    Effect.mapError(FairCheckout.take(pool, schema), fromCause),
+    Effect.onExit(connect(pool), (exit) => (exit._tag === "Success" ? Effect.void : Effect.sync(() => FairCheckout.give(pool))))
+  )
+
 export const release = (conn: Connection, destroy: boolean): Effect.Effect<void> =>
   Effect.promise(() =>
     conn.settled.then(() => {
       conn.client.off("error", onClientError)
       conn.client.release(destroy ? true : undefined)
+      FairCheckout.give(conn.pool)
     })
   )
 

@@ -70,7 +70,7 @@ export const withConnection = <A, E, R>(
 
 /** A connection of the pool, on the target's schema; released (destroyed) when it cannot be moved there. */
 const acquire = (target: Target): Effect.Effect<Connection.Connection, PostgresError> =>
-  Effect.flatMap(Connection.acquire(target.pool), (connection) =>
+  Effect.flatMap(Connection.acquire(target.pool, target.schema), (connection) =>
     Effect.as(
       Effect.onError(target.prepare(connection), () => Connection.release(connection, true)),
       connection
