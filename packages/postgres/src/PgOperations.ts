@@ -121,3 +121,11 @@ export * as Schemas from "./sql/schemas.js"
  * @since 0.6.0
  */
 export * as TenantHealth from "./sql/tenantHealth.js"
+
+/**
+ * Whether a tenant has anything for a worker, and whether another process runs its work already (the tenant fleet's
+ * check).
+ *
+ * @since 0.6.0
+ */
+export * as TenantWork from "./sql/tenantWork.js"

@@ -24,7 +24,7 @@
 // that let it go: its row goes with its services, or goes stale after `abandonStaleInstanceThreshold` when the
 // process died.
 import { OutageLog } from "@whizbang/core"
-import type { PgClient, PgTenants, PostgresError } from "@whizbang/postgres"
+import { type PgClient, PgOperations, type PgTenants, type PostgresError } from "@whizbang/postgres"
 import { Cause, type Context, Deferred, Duration, Effect, Exit, Fiber, Layer, RcMap, type Scope, Stream } from "effect"
 import { CurrentTenant, type FleetStatus, type Shape } from "../Tenants.js"
 import type * as Whizbang from "../Whizbang.js"
@@ -50,15 +50,6 @@ const shuffled = <A>(items: ReadonlyArray<A>): Array<A> => {
   }
   return out
 }
-
-// Whether the tenant has anything for a worker, its lag (seconds since its oldest pending event), and whether a live
-// instance of another process runs its work ($1 this process's instance id, $2 the stale threshold in seconds).
-const busySql = `SELECT EXISTS (SELECT 1 FROM wh_perspective_events)
-  OR EXISTS (SELECT 1 FROM wh_lifecycle_pending)
-  OR EXISTS (SELECT 1 FROM wh_perspective_versions WHERE state = 'building') AS busy,
-  coalesce(extract(epoch FROM now() - (SELECT min(created_at) FROM wh_perspective_events)), 0)::float8 AS lag,
-  EXISTS (SELECT 1 FROM wh_service_instances WHERE instance_id <> $1::uuid
-    AND last_heartbeat_at > now() - make_interval(secs => $2::int)) AS elsewhere`
 
 /** `Tenants` over `catalog`, each tenant's stack made by `stack` on its schema's view of `client`. */
 export const make = (
@@ -177,12 +168,11 @@ export const make = (
 
     {
       const busy = (tenantId: string) =>
-        Effect.map(
-          client
-            .forSchema(catalog.schemaOf(tenantId))
-            .query<{ busy: boolean; lag: number; elsewhere: boolean }>(busySql, [self.instanceId, self.staleSeconds], { prepared: true }),
-          (rows) => ({ busy: rows[0]?.busy === true, lag: rows[0]?.lag ?? 0, elsewhere: rows[0]?.elsewhere === true })
-        )
+        Effect.map(PgOperations.TenantWork.check(client.forSchema(catalog.schemaOf(tenantId)), self), (w) => ({
+          busy: w.busy,
+          lag: w.lagSeconds,
+          elsewhere: w.elsewhere
+        }))
 
       /** Tenants put back for another process since they were last held (see the module notes). */
       const deferred = new Set<string>()

@@ -1,0 +1,55 @@
+/**
+ * Whether a tenant schema has anything for a worker (the tenant fleet's check before it starts a tenant's services,
+ * and while it holds them): pending work, lifecycle stages or a version being built; its lag; and whether another
+ * process's live instance runs its work already. One statement on the tenant's view of the client, prepared (the
+ * fleet runs it for every tenant it is notified of).
+ */
+import { Schema } from "effect"
+import { LifecyclePending as l, PerspectiveEvents as w, PerspectiveVersions as v, ServiceInstances as i } from "../internal/columns.js"
+import * as Operation from "../internal/operation.js"
+
+/**
+ * A tenant's work, as the fleet sees it.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export const Work = Schema.Struct({
+  /** Work rows, lifecycle stages waiting, or a version being built. */
+  busy: Schema.Boolean,
+  /** Seconds since its oldest pending work row was enqueued; 0 when none. */
+  lagSeconds: Schema.Number,
+  /** Another instance than the one asking, whose heartbeat is younger than the stale threshold, is registered. */
+  elsewhere: Schema.Boolean
+})
+
+/**
+ * @category models
+ * @since 0.6.0
+ */
+export interface Request {
+  /** The instance asking (every tenant's services of its process register it). */
+  readonly instanceId: string
+  /** An instance silent for longer is taken as gone (`abandonStaleInstanceThreshold`). */
+  readonly staleSeconds: number
+}
+
+/**
+ * The tenant's work (run on the tenant's view of the client, `PgClient.forSchema`).
+ *
+ * @category operations
+ * @since 0.6.0
+ */
+export const check = Operation.single({
+  name: "tenantWork.check",
+  Row: Work,
+  columns: { lagSeconds: "lag_seconds" },
+  params: (r: Request) => [r.instanceId, r.staleSeconds],
+  prepared: true,
+  sql: `SELECT EXISTS (SELECT 1 FROM ${w.table})
+  OR EXISTS (SELECT 1 FROM ${l.table})
+  OR EXISTS (SELECT 1 FROM ${v.table} WHERE ${v.state} = 'building') AS busy,
+  coalesce(extract(epoch FROM now() - (SELECT min(${w.createdAt}) FROM ${w.table})), 0)::float8 AS lag_seconds,
+  EXISTS (SELECT 1 FROM ${i.table} WHERE ${i.instanceId} <> $1::uuid
+    AND ${i.lastHeartbeatAt} > now() - make_interval(secs => $2::int)) AS elsewhere`
+})
