@@ -59,28 +59,32 @@ export const migrations: ReadonlyArray<EmbeddedMigration> = embedded
 
 const lock = (client: Shape) => MigrationLock.take(client)
 
+/** Whether Citus is installed, and whether its schema-sharding switch is on. */
+interface CitusFacts {
+  readonly citus: boolean
+  readonly wanted: boolean
+}
+
+const citusFacts = `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus,
+  coalesce(current_setting('citus.enable_schema_based_sharding', true), 'off') = 'on' AS wanted`
+
 /**
  * The schema's Citus state: `local` (no Citus, or a schema Citus does not distribute), `wanted` (Citus is installed
  * and its schema-sharding switch is on, the schema is not distributed yet) or `distributed`.
  */
-const citusState = (client: Shape) =>
-  client
-    .query<{ citus: boolean; wanted: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus,
-              coalesce(current_setting('citus.enable_schema_based_sharding', true), 'off') = 'on' AS wanted`
+const citusState = (client: Shape, known?: CitusFacts) =>
+  (known === undefined ? Effect.map(client.query<CitusFacts>(citusFacts), ([row]) => row) : Effect.succeed(known)).pipe(
+    Effect.flatMap((row) =>
+      row?.citus
+        ? client
+            .query<{ distributed: boolean }>(
+              "SELECT EXISTS (SELECT 1 FROM pg_dist_schema WHERE schemaid = $1::regnamespace) AS distributed",
+              [client.schema]
+            )
+            .pipe(Effect.map(([r]) => (r?.distributed ? "distributed" : row.wanted ? "wanted" : "local")))
+        : Effect.succeed("local" as const)
     )
-    .pipe(
-      Effect.flatMap(([row]) =>
-        row?.citus
-          ? client
-              .query<{ distributed: boolean }>(
-                "SELECT EXISTS (SELECT 1 FROM pg_dist_schema WHERE schemaid = $1::regnamespace) AS distributed",
-                [client.schema]
-              )
-              .pipe(Effect.map(([r]) => (r?.distributed ? "distributed" : row.wanted ? "wanted" : "local")))
-          : Effect.succeed("local" as const)
-      )
-    )
+  )
 
 /**
  * On a distributed schema, the functions planned once per connection (`SET plan_cache_mode = force_generic_plan`,
@@ -132,18 +136,31 @@ const applyOne = (client: Shape, migration: EmbeddedMigration) =>
     })
   )
 
-const isCurrent = (client: Shape): Effect.Effect<boolean, PostgresError> =>
-  client.query<{ idx: number; hash: string }>(`SELECT idx, hash FROM ${Identifier.quote(client.schema)}.wh_migrations`).pipe(
-    Effect.map((rows) => {
-      const applied = new Map(rows.map((row) => [row.idx, row.hash]))
-      return migrations.every((migration) => applied.get(migration.idx) === migration.hash)
-    }),
-    Effect.catchIf(
-      // No table yet, or no schema yet (3F000).
-      (e) => e.reason._tag === "UndefinedTable" || (e.reason._tag === "Unknown" && e.reason.code === "3F000"),
-      () => Effect.succeed(false)
+/**
+ * Whether every shipped migration is applied as shipped, with the Citus facts {@link citusState} starts from, in one
+ * statement: a service of many tenants checks each tenant whose services it starts (the two statements it was cost
+ * every tenant's start one round trip). A schema without the table (or without the schema) is not current.
+ */
+const isCurrent = (client: Shape): Effect.Effect<{ readonly current: boolean; readonly citus: CitusFacts | undefined }, PostgresError> =>
+  client
+    .query<{ idx: number; hash: string } & CitusFacts>(
+      `SELECT m.idx, m.hash, c.citus, c.wanted FROM ${Identifier.quote(client.schema)}.wh_migrations m CROSS JOIN (${citusFacts}) c`
     )
-  )
+    .pipe(
+      Effect.map((rows) => {
+        const applied = new Map(rows.map((row) => [row.idx, row.hash]))
+        const first = rows[0]
+        return {
+          current: migrations.every((migration) => applied.get(migration.idx) === migration.hash),
+          citus: first === undefined ? undefined : { citus: first.citus, wanted: first.wanted }
+        }
+      }),
+      Effect.catchIf(
+        // No table yet, or no schema yet (3F000).
+        (e) => e.reason._tag === "UndefinedTable" || (e.reason._tag === "Unknown" && e.reason.code === "3F000"),
+        () => Effect.succeed({ current: false, citus: undefined })
+      )
+    )
 
 /**
  * Creates the schema and bookkeeping table if missing, then applies every pending migration, each in its own
@@ -168,7 +185,8 @@ const migrate = (create: boolean) =>
     const client = yield* PgClient
     // A current schema costs one or two statements and no lock (a service of many tenants checks each tenant it
     // activates); anything else, an edited migration or a schema Citus should distribute, takes the locked path.
-    if ((yield* isCurrent(client)) && (yield* citusState(client)) !== "wanted") {
+    const now = yield* isCurrent(client)
+    if (now.current && (yield* citusState(client, now.citus)) !== "wanted") {
       return { schema: client.schema, applied: [], alreadyApplied: migrations.map((m) => m.tag) }
     }
     const schema = Identifier.quote(client.schema)

@@ -262,7 +262,8 @@ const ownPool = <A, E, R>(layer: Layer.Layer<A, E, R>, connections: number | und
 const ports = (config: DecodedPorts, workerPool: boolean): PortsLayer =>
   Layer.mergeAll(
     ownPool(PgWorkCoordinator.layerDecoded(config.coordinator), workerPool ? config.options.maxConcurrentDrainConsumers + 2 : undefined),
-    PgPerspectiveStore.layer(config.perspectives.map((p) => p.name)).pipe(
+    // Registration lays out the perspectives' tables (the store's own check would read the layout a second time).
+    PgPerspectiveStore.layerRegistered(config.perspectives.map((p) => p.name)).pipe(
       Layer.provideMerge(
         PgPerspectiveVersions.layerRegistration(
           config.perspectives.map((p) => ({

@@ -196,3 +196,22 @@ export const layer = (
       return yield* make
     })
   )
+
+/**
+ * {@link layer} over tables laid out already by `PgPerspectiveVersions.register`, which the pipeline runs first with
+ * the same keys (its slow path lays out every key it registers; its fast path returns only when they are laid out):
+ * the names are checked, and no statement is sent (every tenant's start read the layout twice).
+ *
+ * @internal
+ */
+export const layerRegistered = (
+  perspectiveNames: ReadonlyArray<string>
+): Layer.Layer<PerspectiveStore.PerspectiveStore, DefinitionErrors.InvalidPerspectiveName, PgClient | SchemaReady> =>
+  Layer.effect(
+    PerspectiveStore.PerspectiveStore,
+    Effect.gen(function* () {
+      yield* SchemaReady
+      yield* Effect.forEach(perspectiveNames, Perspective.validateName, { discard: true })
+      return yield* make
+    })
+  )

@@ -106,7 +106,8 @@ const queueTables = new Set(["wh_perspective_events", "wh_active_streams", "wh_p
  * `everyRows` were removed since the last one and none is running on the coordinator's pool (a process serving many
  * tenants has one coordinator per tenant on one worker pool: one vacuum at a time for all of them). `null`: never.
  *
- * `claimed` after each claim that found work: at most every {@link statisticsCheckMillis}, it looks in the
+ * `claimed` after each claim that took as many streams as it asked for (a backlog: a claim of a tenant with a
+ * few streams of work never pays it): at most every {@link statisticsCheckMillis}, it looks in the
  * background for queue tables with stale statistics and analyzes them. Autovacuum visits each table of a database
  * in turn, so with thousands of tables (a schema per tenant) it comes late: measured in bench t (1,001 tenant
  * schemas), a tenant's active streams and cursors were still never analyzed minutes after 200,000 work rows

@@ -11,7 +11,7 @@ import * as Bank from "./fixtures/bank.js"
 const config = { events: Bank.events, perspectives: Bank.perspectives, options: {} }
 
 describe("the queue tables' statistics", () => {
-  it.live("are brought up to date by the first claim that finds work when the table changed far beyond its last analyze", () =>
+  it.live("are brought up to date by the first claim that takes a full batch (a backlog) when the table changed far beyond its last analyze", () =>
     Effect.gen(function* () {
       const coordinator = yield* WorkCoordinator.WorkCoordinator
       const client = yield* PgClient.PgClient
