@@ -61,6 +61,17 @@ const busyAndQuiet = (url: string) =>
     )
   }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
 
+/** A serving process with one slot and this time slice. */
+const oneSlot = (url: string, timeSlice: Duration.Duration) =>
+  app(url, { tenants: { maxActive: 1, timeSlice, idleCheck: Duration.millis(100), idleTimeToLive: Duration.millis(200) } })
+
+/** The busy tenant of {@link busyAndQuiet} still has work: it was not drained first. */
+const busyStillWorking = Effect.gen(function* () {
+  const client = yield* PgClient.PgClient
+  const [left] = yield* client.query<{ n: number }>("SELECT count(*)::int AS n FROM tenant_busy.wh_perspective_events")
+  expect(left!.n).toBeGreaterThan(0)
+})
+
 describe("Whizbang.layerTenants", () => {
   it.live("tenants are schemas: an append in one is applied and read there, and is nowhere in the other", () =>
     withDatabase((url) =>
@@ -330,20 +341,8 @@ describe("Whizbang.layerTenants", () => {
             { until: (t) => t === 3, times: 600, schedule: Schedule.spaced(Duration.millis(25)) }
           )
           expect(total).toBe(3)
-          const [left] = yield* client.query<{ n: number }>("SELECT count(*)::int AS n FROM tenant_busy.wh_perspective_events")
-          expect(left!.n).toBeGreaterThan(0)
-        }).pipe(
-          Effect.provide(
-            app(url, {
-              tenants: {
-                maxActive: 1,
-                timeSlice: Duration.millis(300),
-                idleCheck: Duration.millis(100),
-                idleTimeToLive: Duration.millis(200)
-              }
-            })
-          )
-        )
+          yield* busyStillWorking
+        }).pipe(Effect.provide(oneSlot(url, Duration.millis(300))))
       })
     )
   )
@@ -385,20 +384,8 @@ describe("Whizbang.layerTenants", () => {
               schedule: Schedule.spaced(Duration.millis(25))
             })
             expect(totals).toEqual([3, 3, 3, 3, 3])
-            const [left] = yield* client.query<{ n: number }>("SELECT count(*)::int AS n FROM tenant_busy.wh_perspective_events")
-            expect(left!.n).toBeGreaterThan(0)
-          }).pipe(
-            Effect.provide(
-              app(url, {
-                tenants: {
-                  maxActive: 1,
-                  timeSlice: Duration.seconds(60),
-                  idleCheck: Duration.millis(100),
-                  idleTimeToLive: Duration.millis(200)
-                }
-              })
-            )
-          )
+            yield* busyStillWorking
+          }).pipe(Effect.provide(oneSlot(url, Duration.seconds(60))))
         }).pipe(Effect.provide(app(url, { tenants: { serve: ["busy"], maxActive: 1 } })))
       })
     )
