@@ -19,10 +19,10 @@
 // second start is wasted: the first drains the tenant (bench t, 1,000 tenants over 2 processes: 2,040 starts). So
 // while tenants wait for a slot, a tenant whose work another live instance runs already (its row in the tenant's
 // `wh_service_instances`, written by that process's services at their start, removed at their stop) is put back at
-// the back of the queue, its slot given to one that nobody serves; its turn comes again after them, and when only
-// such tenants wait, it is held as before (both processes help). So no tenant is left waiting on another process
-// that let it go: its row goes with its services, or goes stale after `abandonStaleInstanceThreshold` when the
-// process died.
+// the back of the queue, its slot given to one that nobody serves; at its next turn it is held whatever the queue
+// (put back once in a row at most, since the other instance may not run all of its work: a rolling deploy's old
+// instance), and when only such tenants wait, it is held at once (both processes help). So a tenant waits at most one
+// turn of the queue for another process's sake.
 import { OutageLog } from "@whizbang/core"
 import { type PgClient, PgOperations, type PgTenants, type PostgresError } from "@whizbang/postgres"
 import { Cause, type Context, Deferred, Duration, Effect, Exit, Fiber, Layer, RcMap, type Scope, Stream } from "effect"
@@ -203,7 +203,9 @@ export const make = (
               // versions, and each started the tenant's services after the first had drained it).
               const work = first.busy || state.dirty
               if (!work) return "idle" as const
-              if (first.elsewhere && othersWait()) {
+              // Put back once in a row at most: an instance elsewhere may not run all of its work (a rolling deploy's
+              // old instance, a subset of perspectives), so its next turn holds it whatever the queue.
+              if (first.elsewhere && !deferred.has(tenantId) && othersWait()) {
                 state.dirty = state.dirty || notified
                 return "elsewhere" as const
               }
