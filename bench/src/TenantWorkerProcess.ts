@@ -18,6 +18,8 @@ type Message =
       readonly active: number
       readonly rss: number
       readonly cpuMs: number
+      /** The longest event-loop delay since the previous status. */
+      readonly loopMaxMs: number
     }
   | {
       readonly kind: "commits"
@@ -32,6 +34,8 @@ export interface TenantWorker {
   status: { applied: number; started: number; lastCommit: number; active: number; rss: number; cpuMs: number; at: number }
   /** The highest RSS reported. */
   peakRss: number
+  /** Each status's longest event-loop delay, with its time (epoch ms). */
+  readonly loop: Array<{ readonly at: number; readonly maxMs: number }>
   exited: string | undefined
   onCommits: ((perspective: string, ids: ReadonlyArray<string>, at: number) => void) | undefined
 }
@@ -53,6 +57,7 @@ export const start = async (config: Config): Promise<TenantWorker> => {
       ready: undefined,
       status: { applied: 0, started: 0, lastCommit: 0, active: 0, rss: 0, cpuMs: 0, at: 0 },
       peakRss: 0,
+      loop: [],
       exited: undefined,
       onCommits: undefined
     }
@@ -62,6 +67,7 @@ export const start = async (config: Config): Promise<TenantWorker> => {
       else if (m.kind === "status") {
         worker.status = m
         worker.peakRss = Math.max(worker.peakRss, m.rss)
+        worker.loop.push({ at: m.at, maxMs: m.loopMaxMs })
       } else if (m.kind === "commits") for (const c of m.commits) worker.onCommits?.(c.perspective, c.ids, c.at)
     })
     child.on("exit", (code, signal) => {

@@ -4,15 +4,16 @@
  * (`process.send`), as `workerChild.ts` does:
  * - `{ kind: "loaded" }` once its modules are loaded; it builds the layer on `{ kind: "go" }`;
  * - `{ kind: "ready", at }` once the layer is built (the fleet listens and has swept the catalog);
- * - `{ kind: "status", at, applied, started, lastCommit, active, rss, cpuMs }` every 200 ms: committed (event,
+ * - `{ kind: "status", at, applied, started, lastCommit, active, rss, cpuMs, loopMaxMs }` every 200 ms: committed (event,
  *   perspective) pairs, the first `onWorkProcessingStarted` and the last commit (epoch ms; 0: none), and how many
- *   tenants' services run in the process (`Tenants.active`);
+ *   tenants' services run in the process (`Tenants.active`), and the longest event-loop delay since the last status;
  * - `{ kind: "commits", commits: [{ perspective, ids, at }] }` with each status while the parent asked for them
  *   (`{ kind: "report", on: true }`): every commit's time (the hook, after the completion committed).
  * Warnings and errors are printed to stderr.
  * Usage (forked): node tenantWorkerChild.mjs <config json>
  */
 import { Cause, type Duration, Effect, Logger, type LogLevel, References } from "effect"
+import { monitorEventLoopDelay } from "node:perf_hooks"
 import { inspect } from "node:util"
 import { Tenants, Whizbang } from "whizbang"
 import * as Domain from "./Domain.js"
@@ -38,6 +39,9 @@ const cpuMs = () => {
   const u = process.cpuUsage()
   return (u.user + u.system) / 1000
 }
+// How long the event loop was held up: the longest delay since the last status (its tenants' work all runs on it).
+const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+loopDelay.enable()
 let applied = 0
 let started = 0
 let lastCommit = 0
@@ -101,7 +105,9 @@ const program = Effect.gen(function* () {
   send({ kind: "ready", at: now() })
   while (true) {
     const active = (yield* tenants.active).length
-    send({ kind: "status", at: now(), applied, started, lastCommit, active, rss: process.memoryUsage().rss, cpuMs: cpuMs() })
+    const loopMaxMs = loopDelay.max / 1e6
+    loopDelay.reset()
+    send({ kind: "status", at: now(), applied, started, lastCommit, active, rss: process.memoryUsage().rss, cpuMs: cpuMs(), loopMaxMs })
     if (commits.length > 0) {
       send({ kind: "commits", commits })
       commits = []

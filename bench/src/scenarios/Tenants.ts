@@ -49,6 +49,11 @@ export interface Lag {
   readonly seconds: number
   readonly appends: number
   readonly latency: Stats.Latency
+  /**
+   * The worker processes' event loops in the window: of the longest delay in each 200 ms status, the p99 and the
+   * maximum (ms). A loop held up delays every tenant of its process.
+   */
+  readonly loopDelay: { readonly p99: number; readonly max: number }
 }
 
 export interface Result {
@@ -410,9 +415,19 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
           else samples.push(Math.max(c.counter, c.summary) - a.at)
         }
         if (missing > 0) problems.push(`${name}: ${missing} quiet appends not committed in both read models`)
-        return { window: name, seconds: (to - from) / 1000, appends: samples.length, latency: Stats.latency(samples) }
+        const loop = Stats.latency(workers.flatMap((w) => w.loop.filter((l) => l.at >= from && l.at <= to).map((l) => l.maxMs)))
+        return {
+          window: name,
+          seconds: (to - from) / 1000,
+          appends: samples.length,
+          latency: Stats.latency(samples),
+          loopDelay: { p99: loop.p99, max: loop.max }
+        }
       })
-      for (const l of lag) log(`quiet tenants ${l.window}: p50 ${Stats.fmt(l.latency.p50, 1)} ms, p99 ${Stats.fmt(l.latency.p99, 1)} ms`)
+      for (const l of lag)
+        log(
+          `quiet tenants ${l.window}: p50 ${Stats.fmt(l.latency.p50, 1)} ms, p99 ${Stats.fmt(l.latency.p99, 1)} ms; worker processes' event-loop delay p99 ${Stats.fmt(l.loopDelay.p99, 1)} ms, max ${Stats.fmt(l.loopDelay.max, 1)} ms`
+        )
       log(`replay: ${Stats.fmt(t.replayEvents)} events (x2 perspectives) in ${Stats.fmt(replay.seconds, 1)} s`)
 
       // Checks: the replay tenant and the quiet tenants equal their folds.
@@ -510,7 +525,7 @@ export const table = (r: Result, profile: Profile): Table => {
         Object.fromEntries(Object.entries(r.peaksByPart).map(([part, apps]) => [part, apps]))
       )}`,
       `idle: xact_commit + xact_rollback of the database over ${r.idle.seconds} s, read from another database, with every tenant let go (tenants) / the single-tenant worker processes idle after their run; statements seen in pg_stat_activity (lower bound): tenants ${tenantStatements || "none"}; single tenant ${singleStatements || "none"}`,
-      `lag: ${profile.tenants.quietTenants} quiet tenants x ${profile.tenants.quietRate} appends/s through Tenants.run in the bench process (layerTenants, serve: []), append completion -> both read models committed; ${without?.appends ?? 0} appends over ${Stats.fmt(without?.seconds ?? Number.NaN, 1)} s without, ${during?.appends ?? 0} over ${Stats.fmt(during?.seconds ?? Number.NaN, 1)} s during the replay of ${Stats.fmt(r.replay.events)} events (a work row per event and perspective, one transaction); max ${Stats.fmt(without?.latency.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.latency.max ?? Number.NaN, 1)} ms; (event, perspective) pairs applied by the appender process itself: ${Stats.fmt(r.appenderApplied)}`,
+      `lag: ${profile.tenants.quietTenants} quiet tenants x ${profile.tenants.quietRate} appends/s through Tenants.run in the bench process (layerTenants, serve: []), append completion -> both read models committed; ${without?.appends ?? 0} appends over ${Stats.fmt(without?.seconds ?? Number.NaN, 1)} s without, ${during?.appends ?? 0} over ${Stats.fmt(during?.seconds ?? Number.NaN, 1)} s during the replay of ${Stats.fmt(r.replay.events)} events (a work row per event and perspective, one transaction); max ${Stats.fmt(without?.latency.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.latency.max ?? Number.NaN, 1)} ms; the worker processes' event-loop delay (longest per 200 ms) p99 ${Stats.fmt(without?.loopDelay.p99 ?? Number.NaN, 1)} / ${Stats.fmt(during?.loopDelay.p99 ?? Number.NaN, 1)} ms, max ${Stats.fmt(without?.loopDelay.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.loopDelay.max ?? Number.NaN, 1)} ms; (event, perspective) pairs applied by the appender process itself: ${Stats.fmt(r.appenderApplied)}`,
       `provisioning: ${r.provisioning.tenants} tenants in ${Stats.fmt(r.provisioning.seconds, 1)} s, PgTenants.add 4 at a time; worker process peak RSS ${Stats.fmt(r.peakRssMb)} MB`,
       ...(r.problems.length > 0 ? [`problems: ${r.problems.slice(0, 5).join("; ")}`] : [])
     ]
