@@ -276,8 +276,6 @@ export const makeDecoded = (
     /**
      * Runs a claim statement (`text`, params $1-$8 and then `extra`): an empty claim also drops this instance's
      * leases on streams with no work left (a claim that raced the stream's last completion can leave one behind).
-     */
-    /**
      * `streams`: how many streams the rows claimed. A claim that took as many as it asked for has a backlog behind it,
      * the one case where the queue's statistics can be far behind (a replay, a rebuild's history): only then does the
      * queue's upkeep look for stale statistics (one statement on `pg_stat_user_tables`, which every tenant's first

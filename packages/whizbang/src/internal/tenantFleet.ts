@@ -167,12 +167,7 @@ export const make = (
     const active = Effect.map(RcMap.keys(stacks), (keys) => [...keys])
 
     {
-      const busy = (tenantId: string) =>
-        Effect.map(PgOperations.TenantWork.check(client.forSchema(catalog.schemaOf(tenantId)), self), (w) => ({
-          busy: w.busy,
-          lag: w.lagSeconds,
-          elsewhere: w.elsewhere
-        }))
+      const busy = (tenantId: string) => PgOperations.TenantWork.check(client.forSchema(catalog.schemaOf(tenantId)), self)
 
       /** Tenants put back for another process since they were last held (see the module notes). */
       const deferred = new Set<string>()
@@ -201,15 +196,11 @@ export const make = (
               // version's registration in its transaction), which the check sees unless another process drained
               // it meanwhile: nothing to start then (bench t: a tenant's first start notifies every process of its
               // versions, and each started the tenant's services after the first had drained it).
-              const work = first.busy || state.dirty
-              if (!work) return "idle" as const
+              if (!first.busy && !state.dirty) return "idle" as const
+              state.dirty ||= notified
               // Put back once in a row at most: an instance elsewhere may not run all of its work (a rolling deploy's
               // old instance, a subset of perspectives), so its next turn holds it whatever the queue.
-              if (first.elsewhere && !deferred.has(tenantId) && othersWait()) {
-                state.dirty = state.dirty || notified
-                return "elsewhere" as const
-              }
-              state.dirty = state.dirty || notified
+              if (first.elsewhere && !deferred.has(tenantId) && othersWait()) return "elsewhere" as const
             }
             state.dirty = false
             deferred.delete(tenantId)
@@ -236,7 +227,7 @@ export const make = (
                 continue
               }
               const now = yield* busy(tenantId)
-              yield* metrics.lag(tenantId, now.lag)
+              yield* metrics.lag(tenantId, now.lagSeconds)
               // A notification that came while the check ran may be for work committed after its snapshot.
               if (!now.busy && !state.dirty) {
                 yield* Effect.logDebug("tenant idle", { tenant: tenantId, heldMs: Date.now() - since, workerSaidIdle: saidIdle })
