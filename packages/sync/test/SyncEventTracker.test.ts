@@ -113,6 +113,26 @@ describe("SyncEventTracker", () => {
       )
     )
 
+    it.effect("early marks are remembered up to 65,536, the oldest forgotten first", () =>
+      withTracker(
+        Effect.gen(function* () {
+          const tracker = yield* Tracker
+          const ids = Array.from({ length: 65_537 }, () => uuid())
+          yield* tracker.markProcessedByPerspective(ids.slice(0, 65_536), "A")
+          // Marked again: it keeps its place, it does not become the newest.
+          yield* tracker.markProcessedByPerspective([ids[0]!], "A")
+          yield* tracker.markProcessedByPerspective([ids[65_536]!], "A")
+          yield* track(ids[0]!, "A")
+          yield* track(ids[1]!, "A")
+          yield* track(ids[65_536]!, "A")
+          expect(yield* tracker.isPending(ids[0]!, "A")).toBe(true)
+          expect(yield* tracker.isPending(ids[1]!, "A")).toBe(false)
+          expect(yield* tracker.isPending(ids[65_536]!, "A")).toBe(false)
+          expect((yield* stats).tracked).toBe(1)
+        })
+      )
+    )
+
     it.effect("markPerspectiveStreamProcessed clears that (perspective, stream), wakes its waiters, touches nothing else", () =>
       withTracker(
         Effect.gen(function* () {
