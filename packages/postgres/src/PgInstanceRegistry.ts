@@ -167,14 +167,8 @@ export const makeDecoded = (options: Decoded) =>
     const perspectiveNames = options.perspectiveNames === undefined ? null : [...new Set(options.perspectiveNames)]
     const row = [instanceId, identity.serviceName, identity.hostName, identity.processId, bootToken, perspectiveNames] as const
 
-    const registered = yield* client.withTransaction(
-      Effect.gen(function* () {
-        const taken = yield* client.query(Sql.register, [...row, threshold])
-        // A taken-over stale row may still own leases of the crashed predecessor: they are not ours.
-        if (taken.length > 0) yield* client.query(Sql.releaseStreamsOf, [[instanceId]])
-        return taken.length > 0
-      })
-    )
+    // A taken-over stale row may still own leases of the crashed predecessor: they are not ours (released with it).
+    const registered = (yield* client.query(Sql.registerAndRelease, [...row, threshold])).length > 0
     if (!registered) {
       const [holder] = yield* client.query<{ host_name: string; process_id: number; heartbeat_age_seconds: number }>(Sql.describe, [
         instanceId
@@ -220,12 +214,7 @@ export const makeDecoded = (options: Decoded) =>
     if (options.deregisterOnShutdown) {
       yield* Effect.addFinalizer(() =>
         client
-          .withTransaction(
-            Effect.gen(function* () {
-              const removed = yield* client.query(Sql.deregister, [instanceId, bootToken])
-              if (removed.length > 0) yield* client.query(Sql.releaseStreamsOf, [[instanceId]])
-            })
-          )
+          .query(Sql.deregisterAndRelease, [instanceId, bootToken])
           .pipe(
             Effect.catchCause((cause) =>
               Effect.logWarning("deregistering the instance failed; it will be abandoned after the threshold", cause)

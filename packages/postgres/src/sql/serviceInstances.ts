@@ -25,6 +25,22 @@ ON CONFLICT (instance_id) DO UPDATE
      OR (i.host_name = excluded.host_name AND i.process_id = excluded.process_id AND i.metadata->>'bootToken' = $5::text)
 RETURNING instance_id`
 
+/**
+ * {@link register} and, when it took the row, {@link releaseStreamsOf} for the instance, in one statement: a
+ * taken-over stale row may still own its crashed predecessor's leases. (One round trip instead of four with BEGIN
+ * and COMMIT: every tenant's services register at their start.) The lock order holds: the `DELETE` reads the
+ * registration's row, so the instance row is locked before its leases. Params as {@link register}.
+ */
+export const registerAndRelease = `
+WITH taken AS (${register.trim()}),
+released AS (
+  DELETE FROM wh_active_streams
+  WHERE stream_id IN (
+    SELECT a.stream_id FROM wh_active_streams a WHERE a.instance_id IN (SELECT t.instance_id FROM taken t) ORDER BY a.stream_id FOR UPDATE
+  )
+)
+SELECT instance_id FROM taken`
+
 /** The row that refused a registration, for the error message. Params: $1 instance id. */
 export const describe = `
 SELECT host_name, process_id, extract(epoch FROM now() - last_heartbeat_at)::float8 AS heartbeat_age_seconds
@@ -71,6 +87,20 @@ RETURNING stream_id`
 export const deregister = `
 DELETE FROM wh_service_instances WHERE instance_id = $1::uuid AND metadata->>'bootToken' = $2::text
 RETURNING instance_id`
+
+/**
+ * {@link deregister} and the release of the instance's leases when the row was this process's, in one statement
+ * (a tenant's services stop whenever it goes idle). Params as {@link deregister}.
+ */
+export const deregisterAndRelease = `
+WITH removed AS (${deregister.trim()}),
+released AS (
+  DELETE FROM wh_active_streams
+  WHERE stream_id IN (
+    SELECT a.stream_id FROM wh_active_streams a WHERE a.instance_id IN (SELECT r.instance_id FROM removed r) ORDER BY a.stream_id FOR UPDATE
+  )
+)
+SELECT instance_id FROM removed`
 
 /** Live instances in rank order (the order claims spread partitions by). Params: $1 stale threshold seconds. */
 export const liveInstances = `

@@ -21,6 +21,20 @@ export const replaceView = (baseName: string, key: string) =>
 /** Every registered version's key (an unknown perspective's refusal names them). */
 export const registeredKeys = `SELECT perspective_name FROM wh_perspective_versions ORDER BY base_name, version`
 
+/**
+ * Params: $1 base names. The versions of these bases, row-locked in (base, version) order (registration runs under
+ * the DDL lock, so no two take them in another order).
+ */
+export const versionsOfBases = `
+SELECT base_name, perspective_name, version, state, event_types, fingerprint FROM wh_perspective_versions
+WHERE base_name = ANY($1::text[])
+ORDER BY base_name, version FOR UPDATE`
+
+/** `relkind` of each relation of the current schema named in $1 (unquoted names); absent ones have no row. */
+export const relationKinds = `
+SELECT c.relname::text AS name, c.relkind::text AS kind FROM pg_class c
+WHERE c.relname = ANY($1::text[]) AND c.relnamespace = current_schema()::regnamespace`
+
 /** Params: $1 base name. The versions of a base, row-locked (registration and state changes run one at a time). */
 export const versionsOfBase = `
 SELECT perspective_name, version, state, event_types, fingerprint FROM wh_perspective_versions WHERE base_name = $1::text

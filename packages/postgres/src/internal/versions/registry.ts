@@ -9,6 +9,7 @@
 import { Perspective } from "@whizbang/core"
 import { Duration, Effect, Layer } from "effect"
 import { PgClient } from "../../PgClient.js"
+import * as PerspectiveTable from "../../PerspectiveTable.js"
 import type { Declared, Retired, RetireOptions, State } from "../../PgPerspectiveVersions.js"
 import type { PostgresConfigError, PostgresError } from "../../PostgresError.js"
 import { SchemaReady } from "../../SchemaReady.js"
@@ -48,15 +49,23 @@ export const register = (
           appendsHeld = true
           return Effect.asVoid(client.query(Sql.lockAppends))
         })
+        // What every base has, in two statements: its versions (row-locked) and the kinds of its relations.
+        const bases = [...byBase.keys()]
+        const registered = yield* client.query<{
+          base_name: string
+          perspective_name: string
+          version: number
+          state: State
+          event_types: Array<string>
+          fingerprint: string | null
+        }>(Sql.versionsOfBases, [bases])
+        const relations = yield* client.query<{ name: string; kind: string }>(Sql.relationKinds, [
+          bases.flatMap((b) => [PerspectiveTable.served(b), PerspectiveTable.ofVersion(b)])
+        ])
+        const kinds = new Map(relations.map((r) => [r.name, r.kind]))
         for (const [baseName, versions] of byBase) {
-          const rows = yield* client.query<{
-            perspective_name: string
-            version: number
-            state: State
-            event_types: Array<string>
-            fingerprint: string | null
-          }>(Sql.versionsOfBase, [baseName])
-          let hasLive = rows.some((r) => r.state === "live")
+          const rows = registered.filter((r) => r.base_name === baseName)
+          let live = rows.find((r) => r.state === "live")?.perspective_name
           for (const d of [...versions].sort((a, b) => a.version - b.version)) {
             const row = rows.find((r) => r.perspective_name === d.name)
             const types = [...new Set(d.eventTypes)].sort()
@@ -68,12 +77,11 @@ export const register = (
                 d.name,
                 baseName,
                 d.version,
-                hasLive ? "building" : "live",
+                live !== undefined ? "building" : "live",
                 types,
                 d.fingerprint ?? null
               ])
-              yield* client.query(Sql.notifyVersionsChanged, [[d.name]])
-              hasLive = true
+              live ??= d.name
               if (!legacy) yield* client.query(Sql.planBackfill, [d.name, types])
               added.push(d.name)
               continue
@@ -106,9 +114,12 @@ export const register = (
           yield* ensureBase(
             client,
             baseName,
-            versions.map((v) => v.name)
+            versions.map((v) => v.name),
+            { kinds, live }
           )
         }
+        // One notification for the whole registration (every process refreshes its versions once, not per version).
+        if (added.length > 0) yield* client.query(Sql.notifyVersionsChanged, [added])
         return added
       })
     )
