@@ -39,6 +39,10 @@ export const entry = (name = "workerChild"): Promise<Entry> => {
         format: "esm",
         target: "node20",
         packages: "external",
+        // As tsx presents the same source to the bench's own process: a perspective's fingerprint hashes its
+        // handlers' source text, and two presentations of one handler would re-register its fingerprint at every
+        // start of a tenant's services in the other process.
+        minifyWhitespace: true,
         outfile: bundle,
         logLevel: "error"
       })

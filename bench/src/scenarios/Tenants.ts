@@ -5,8 +5,8 @@
  * 1. Single tenant (reference): scenario a's data set (`throughput.events` over `.streams`) in a fresh database,
  *    drained by `workers` scenario-a worker processes (`workerChild.ts`, default options); then, the same processes
  *    idle, the database's transactions and statements over `idleSeconds` (the baseline of an idle single-tenant service).
- * 2. Provisioning: `tenants` tenants added through the catalog (`PgTenants.add`: schema created and migrated), 4 at a
- *    time, plus the replay tenant; tenants/s.
+ * 2. Provisioning: `tenants` tenants added as a service adds them (`Tenants.add`: schema created and migrated, the
+ *    perspectives registered and laid out), 4 at a time, plus the replay tenant; tenants/s.
  * 3. Throughput: the same events spread evenly over the tenants (tenant k: events `[0, events / tenants)` over
  *    `streams / tenants` streams, loaded set-based as in scenario a, with their work rows), drained by `workers`
  *    tenant worker processes (`tenantWorkerChild.ts`, `Whizbang.layerTenants`) started together; events/s from the
@@ -19,7 +19,6 @@
  *    an in-place rebuild by re-enqueueing leaves (no models, no cursors, every event to apply again).
  * Connections: `pg_stat_activity` sampled every 50 ms throughout, peak per process (`application_name`) and part.
  */
-import { PgClient, PgTenants } from "@whizbang/postgres"
 import { type Duration, Effect, Layer, References } from "effect"
 import type pg from "pg"
 import { EventStore, Tenants, Whizbang as Wb } from "whizbang"
@@ -147,18 +146,26 @@ const single = (serverUrl: string, profile: Profile, log: (s: string) => void): 
     }
   })
 
+/**
+ * Tenants added as a service adds them (`Tenants.add`, 4 at a time, by a process that only writes): each schema
+ * created and migrated, and the service's perspectives registered and laid out in it.
+ */
 const provision = (url: string, ids: ReadonlyArray<string>) =>
   Effect.runPromise(
-    Effect.gen(function* () {
-      const catalog = yield* PgTenants.PgTenants
-      yield* Effect.forEach(ids, (id) => catalog.add(id), { concurrency: 4, discard: true })
-    }).pipe(
+    Effect.forEach(ids, (id) => Tenants.add(id), { concurrency: 4, discard: true }).pipe(
       Effect.provide(
-        PgTenants.layer().pipe(
-          Layer.provideMerge(
-            PgClient.layer({ url, schema: Whizbang.schema, maxConnections: 4, applicationName: "bench-tenants-provision" })
-          )
-        )
+        Wb.layerTenants({
+          databaseUrl: url,
+          schema: Whizbang.schema,
+          serviceName: "bench-tenants",
+          applicationName: "bench-tenants-provision",
+          maxConnections: 4,
+          events: Domain.registry,
+          perspectives: Domain.perspectives,
+          options: budget.options,
+          watchdog: { interval: null },
+          tenants: { serve: [] }
+        })
       ),
       Effect.provideService(References.MinimumLogLevel, "Warn")
     )
@@ -526,7 +533,7 @@ export const table = (r: Result, profile: Profile): Table => {
       )}`,
       `idle: xact_commit + xact_rollback of the database over ${r.idle.seconds} s, read from another database, with every tenant let go (tenants) / the single-tenant worker processes idle after their run; statements seen in pg_stat_activity (lower bound): tenants ${tenantStatements || "none"}; single tenant ${singleStatements || "none"}`,
       `lag: ${profile.tenants.quietTenants} quiet tenants x ${profile.tenants.quietRate} appends/s through Tenants.run in the bench process (layerTenants, serve: []), append completion -> both read models committed; ${without?.appends ?? 0} appends over ${Stats.fmt(without?.seconds ?? Number.NaN, 1)} s without, ${during?.appends ?? 0} over ${Stats.fmt(during?.seconds ?? Number.NaN, 1)} s during the replay of ${Stats.fmt(r.replay.events)} events (a work row per event and perspective, one transaction); max ${Stats.fmt(without?.latency.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.latency.max ?? Number.NaN, 1)} ms; the worker processes' event-loop delay (longest per 200 ms) p99 ${Stats.fmt(without?.loopDelay.p99 ?? Number.NaN, 1)} / ${Stats.fmt(during?.loopDelay.p99 ?? Number.NaN, 1)} ms, max ${Stats.fmt(without?.loopDelay.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.loopDelay.max ?? Number.NaN, 1)} ms; (event, perspective) pairs applied by the appender process itself: ${Stats.fmt(r.appenderApplied)}`,
-      `provisioning: ${r.provisioning.tenants} tenants in ${Stats.fmt(r.provisioning.seconds, 1)} s, PgTenants.add 4 at a time; worker process peak RSS ${Stats.fmt(r.peakRssMb)} MB`,
+      `provisioning: ${r.provisioning.tenants} tenants in ${Stats.fmt(r.provisioning.seconds, 1)} s, Tenants.add 4 at a time (schema, migrations, perspectives laid out); worker process peak RSS ${Stats.fmt(r.peakRssMb)} MB`,
       ...(r.problems.length > 0 ? [`problems: ${r.problems.slice(0, 5).join("; ")}`] : [])
     ]
   }

@@ -52,7 +52,8 @@ describe("many tenants through the front door", () => {
           const { url } = yield* TestDatabase.TestDatabase
           yield* Effect.gen(function* () {
             const { catalog } = yield* Tenants.Tenants
-            yield* Effect.forEach(tenantIds, (id) => catalog.add(id), { concurrency: 4, discard: true })
+            // Added as the README adds them: schema, migrations, and this service's perspectives laid out.
+            yield* Effect.forEach(tenantIds, (id) => Tenants.add(id), { concurrency: 4, discard: true })
             const workers = yield* Effect.forEach([1, 2], () => TenantWorkers.start({ url, schema, version2: true }))
 
             // Appended per tenant (confirmed by the store), and the live set appenders draw from.
@@ -93,7 +94,7 @@ describe("many tenants through the front door", () => {
               // removed; t51 is added and joins the live set.
               yield* Ref.update(live, (ids) => ids.filter((id) => id !== "t50"))
               yield* catalog.remove("t50", { confirm: "t50" })
-              yield* catalog.add("t51")
+              yield* Tenants.add("t51")
               yield* Ref.update(live, (ids) => [...ids, "t51"])
             })
             yield* Effect.all([Effect.forEach([1, 2, 3, 4], appender, { concurrency: "unbounded", discard: true }), changes], {

@@ -57,6 +57,14 @@ export const CurrentTenant = Context.Reference<string | undefined>("whizbang/Ten
 export type RunError = TenantError.InvalidTenantId | TenantError.UnknownTenant | Whizbang.Errors
 
 /**
+ * What {@link Shape.add} may fail with: the catalog's refusals, or the tenant's services failing to start.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export type AddError = Effect.Error<ReturnType<PgTenants.Shape["add"]>> | RunError
+
+/**
  * @category models
  * @since 0.6.0
  */
@@ -66,7 +74,14 @@ export interface Shape {
     tenantId: string,
     effect: Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E | RunError, Exclude<R, Whizbang.WriteServices>>
-  /** The catalog: list, add, remove and migrate tenants. */
+  /**
+   * Adds the tenant (`catalog.add`: its schema created and migrated) and starts its services once, so that this
+   * service's perspective versions are registered and their tables laid out now: the tenant's first request or work
+   * then runs no DDL. A tenant there already is refused as `catalog.add` refuses it (`TenantConflict`); one added by
+   * `catalog.add` or the CLI is laid out by its first request or work instead.
+   */
+  readonly add: (tenantId: string) => Effect.Effect<PgTenants.Tenant, AddError>
+  /** The catalog: list, add, remove and migrate tenants (`catalog.add` creates the schema only: see `add`). */
   readonly catalog: PgTenants.Shape
   /** The tenants whose services run in this process now (with work, or a request in the last `idleTimeToLive`). */
   readonly active: Effect.Effect<ReadonlyArray<string>>
@@ -112,6 +127,15 @@ export const run = <A, E, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | RunError, Exclude<R, Whizbang.WriteServices> | Tenants> =>
   Effect.flatMap(Effect.service(Tenants), (tenants) => tenants.run(tenantId, effect))
+
+/**
+ * `add` of the `Tenants` in context: the tenant added, and this service's perspectives laid out in it.
+ *
+ * @category accessors
+ * @since 0.6.0
+ */
+export const add = (tenantId: string): Effect.Effect<PgTenants.Tenant, AddError, Tenants> =>
+  Effect.flatMap(Effect.service(Tenants), (tenants) => tenants.add(tenantId))
 
 /**
  * The current fiber's tenant, or `TenantRequired` naming `operation`.

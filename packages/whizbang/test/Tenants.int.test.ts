@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Metric, Option, Schedule } from "effect"
-import { EventId, EventStore, PgClient, Receptor, SyncAwareLens, SyncFilter, TenantError, Tenants, Whizbang } from "whizbang"
+import { Duration, Effect, Layer, Metric, Option, Schedule, Schema } from "effect"
+import { EventId, EventStore, Perspective, PgClient, Receptor, SyncAwareLens, SyncFilter, TenantError, Tenants, Whizbang } from "whizbang"
 import * as Fixtures from "./fixtures.js"
 
 const app = (url: string, config: Partial<Whizbang.Config> = {}) =>
@@ -154,6 +154,26 @@ describe("Whizbang.layerTenants", () => {
         // Added again: a fresh, empty tenant.
         yield* catalog.add("acme")
         expect(yield* depositAndRead("acme", EventId.unsafeMake(), 4)).toBe(4)
+      }).pipe(Effect.provide(app(url)))
+    )
+  )
+
+  it.live("Tenants.add lays the tenant out: versions registered and tables there before its first request; a hostile id adds nothing", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const client = yield* PgClient.PgClient
+        const tenant = yield* Tenants.add("acme")
+        expect(tenant).toMatchObject({ id: "acme", schema: "tenant_acme", state: "active" })
+        const [laidOut] = yield* client.query<{ view: string | null; table: string | null; versions: Array<string> }>(
+          `SELECT to_regclass('tenant_acme.wh_per_balance')::text AS view, to_regclass('tenant_acme.wh_per_balance__v1')::text AS table,
+                  (SELECT array_agg(perspective_name || ':' || state) FROM tenant_acme.wh_perspective_versions) AS versions`
+        )
+        expect(laidOut).toEqual({ view: "tenant_acme.wh_per_balance", table: "tenant_acme.wh_per_balance__v1", versions: ["balance:live"] })
+        expect((yield* Effect.flip(Tenants.add("acme")))._tag).toBe("TenantConflict")
+        expect(yield* depositAndRead("acme", EventId.unsafeMake(), 5)).toBe(5)
+        const refused = yield* Effect.flip(Tenants.add("x'; DROP SCHEMA tenant_acme; --"))
+        expect(refused._tag).toBe("InvalidTenantId")
+        expect((yield* (yield* Tenants.Tenants).catalog.list).map((t) => t.id)).toEqual(["default", "acme"])
       }).pipe(Effect.provide(app(url)))
     )
   )
@@ -320,6 +340,64 @@ describe("Whizbang.layerTenants", () => {
           Effect.provide(app(url, { tenants: { maxActive: 2, idleCheck: Duration.millis(100), idleTimeToLive: Duration.millis(200) } }))
         )
         expect(totals).toEqual([10, 10, 10, 10, 10, 10])
+      })
+    )
+  )
+
+  it.live("one slot, idleCheck 60 s: a deploy adding a perspective hands each tenant's slot on once its work is applied", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const ids = ["f1", "f2", "f3", "f4"]
+        const accounts = new Map(ids.map((id) => [id, EventId.unsafeMake()]))
+        yield* Effect.gen(function* () {
+          const { catalog } = yield* Tenants.Tenants
+          for (const id of ids) yield* catalog.add(id)
+          for (const id of ids) yield* Tenants.run(id, Fixtures.deposit(accounts.get(id)!, 2))
+        }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+        // The next deploy adds a perspective: its first start in each tenant registers it (its history planned), which
+        // notifies every process, this one too. Had that notification kept the tenant held until its next check, the
+        // four would take three minutes.
+        const deposits = Perspective.make({
+          name: "deposits",
+          events: [Fixtures.Deposited],
+          model: Schema.Struct({ count: Schema.Number }),
+          initial: { count: 0 },
+          apply: { Deposited: (m) => ({ count: m.count + 1 }) }
+        })
+        const counts = yield* Effect.gen(function* () {
+          const client = yield* PgClient.PgClient
+          // Its table is laid out by the first start: none yet reads as 0.
+          const read = Effect.forEach(ids, (id) =>
+            Effect.match(
+              client.query<{ count: number }>(`SELECT (data->>'count')::int AS count FROM tenant_${id}.wh_per_deposits WHERE id = $1`, [
+                accounts.get(id)!
+              ]),
+              { onFailure: () => 0, onSuccess: (rows) => rows[0]?.count ?? 0 }
+            )
+          )
+          return yield* Effect.repeat(read, {
+            until: (counts) => counts.every((n) => n === 1),
+            times: 1200,
+            schedule: Schedule.spaced(Duration.millis(25))
+          })
+        }).pipe(
+          Effect.provide(
+            Layer.unwrap(
+              Effect.map(Fixtures.definitions, ({ perspectives }) =>
+                app(url, {
+                  perspectives: [...perspectives, deposits],
+                  tenants: {
+                    maxActive: 1,
+                    idleCheck: Duration.seconds(60),
+                    idleTimeToLive: Duration.millis(200),
+                    timeSlice: Duration.seconds(60)
+                  }
+                })
+              )
+            )
+          )
+        )
+        expect(counts).toEqual([1, 1, 1, 1])
       })
     )
   )

@@ -399,5 +399,8 @@ export const make = (
       failing: [...failing].map(([tenantId, f]) => ({ tenantId, error: f.error, since: new Date(f.since), attempts: f.attempts }))
     }))
 
-    return { run, catalog, active, status }
+    const add: Shape["add"] = (tenantId) =>
+      Effect.flatMap(catalog.add(tenantId), (tenant) => Effect.as(run(tenant.id, Effect.void), tenant))
+
+    return { run, add, catalog, active, status }
   })
