@@ -106,7 +106,7 @@ const holding =
   }
 
 describe("many instances on one database", () => {
-  scenario("registers, refuses a second process with the same instance id, takes over a stale row, deregisters on stop", (url) =>
+  scenario("registers, refuses a second process with the same instance id, takes over a stale row and frees its leases, deregisters on stop and frees its own", (url) =>
     Effect.gen(function* () {
       const instanceId = EventId.unsafeMake()
       const a = yield* startNode({ url, instanceId })
@@ -128,12 +128,24 @@ describe("many instances on one database", () => {
                      values ($1, 'bank', 'gone', 42, now() - interval '1 hour', '{"bootToken":"old"}')`,
         [stale]
       )
+      const lease = (owner: string) =>
+        sql(
+          a,
+          `insert into wh_active_streams (stream_id, instance_id, partition_number, lease_expiry)
+                       values ($1, $2, 0, now() + interval '1 hour')`,
+          [EventId.unsafeMake(), owner]
+        )
+      yield* lease(stale)
       const b = yield* startNode({ url, instanceId: stale })
       const [row] = yield* sql<{ host_name: string }>(b, "select host_name from wh_service_instances where instance_id = $1", [stale])
       expect(row!.host_name).toBe("memory")
+      expect(yield* count(b, "wh_active_streams where instance_id = $1", [stale])).toBe(0)
 
+      // Stopping deregisters and frees the instance's leases.
+      yield* lease(instanceId)
       yield* a.stop
       expect(yield* count(b, "wh_service_instances where instance_id = $1", [instanceId])).toBe(0)
+      expect(yield* count(b, "wh_active_streams where instance_id = $1", [instanceId])).toBe(0)
       expect(yield* count(b, "wh_service_instances")).toBe(1)
     })
   )

@@ -26,19 +26,25 @@ ON CONFLICT (instance_id) DO UPDATE
 RETURNING instance_id`
 
 /**
+ * A `released` CTE freeing every lease of the instances the CTE `instances` returns, in stream-id lock order (as
+ * {@link releaseStreamsOf}). The instance row is locked first: the `DELETE` reads the CTE that wrote it.
+ */
+const releasedOf = (instances: string) => `released AS (
+  DELETE FROM wh_active_streams
+  WHERE stream_id IN (
+    SELECT a.stream_id FROM wh_active_streams a WHERE a.instance_id IN (SELECT i.instance_id FROM ${instances} i)
+    ORDER BY a.stream_id FOR UPDATE
+  )
+)`
+
+/**
  * {@link register} and, when it took the row, {@link releaseStreamsOf} for the instance, in one statement: a
  * taken-over stale row may still own its crashed predecessor's leases. (One round trip instead of four with BEGIN
- * and COMMIT: every tenant's services register at their start.) The lock order holds: the `DELETE` reads the
- * registration's row, so the instance row is locked before its leases. Params as {@link register}.
+ * and COMMIT: every tenant's services register at their start.) Params as {@link register}.
  */
 export const registerAndRelease = `
 WITH taken AS (${register.trim()}),
-released AS (
-  DELETE FROM wh_active_streams
-  WHERE stream_id IN (
-    SELECT a.stream_id FROM wh_active_streams a WHERE a.instance_id IN (SELECT t.instance_id FROM taken t) ORDER BY a.stream_id FOR UPDATE
-  )
-)
+${releasedOf("taken")}
 SELECT instance_id FROM taken`
 
 /** The row that refused a registration, for the error message. Params: $1 instance id. */
@@ -94,12 +100,7 @@ RETURNING instance_id`
  */
 export const deregisterAndRelease = `
 WITH removed AS (${deregister.trim()}),
-released AS (
-  DELETE FROM wh_active_streams
-  WHERE stream_id IN (
-    SELECT a.stream_id FROM wh_active_streams a WHERE a.instance_id IN (SELECT r.instance_id FROM removed r) ORDER BY a.stream_id FOR UPDATE
-  )
-)
+${releasedOf("removed")}
 SELECT instance_id FROM removed`
 
 /** Live instances in rank order (the order claims spread partitions by). Params: $1 stale threshold seconds. */
