@@ -106,48 +106,50 @@ const holding =
   }
 
 describe("many instances on one database", () => {
-  scenario("registers, refuses a second process with the same instance id, takes over a stale row and frees its leases, deregisters on stop and frees its own", (url) =>
-    Effect.gen(function* () {
-      const instanceId = EventId.unsafeMake()
-      const a = yield* startNode({ url, instanceId })
-      expect(yield* count(a, "wh_service_instances where instance_id = $1", [instanceId])).toBe(1)
-      const refused = yield* Effect.flip(startNode({ url, instanceId }))
-      expect(refused._tag).toBe("DuplicateInstanceError")
-      expect(refused.message).toMatch(new RegExp(`instance id ${instanceId} is already in use by process 0 on host "memory"`))
-      // The first process is unharmed: it still works.
-      const [stream] = newStreams(1)
-      yield* appendDeposits(a, [stream!], 3)
-      yield* drained([a])
-      yield* expectFolded(a, [stream!], 3)
+  scenario(
+    "registers, refuses a second process with the same instance id, takes over a stale row and frees its leases, deregisters on stop and frees its own",
+    (url) =>
+      Effect.gen(function* () {
+        const instanceId = EventId.unsafeMake()
+        const a = yield* startNode({ url, instanceId })
+        expect(yield* count(a, "wh_service_instances where instance_id = $1", [instanceId])).toBe(1)
+        const refused = yield* Effect.flip(startNode({ url, instanceId }))
+        expect(refused._tag).toBe("DuplicateInstanceError")
+        expect(refused.message).toMatch(new RegExp(`instance id ${instanceId} is already in use by process 0 on host "memory"`))
+        // The first process is unharmed: it still works.
+        const [stream] = newStreams(1)
+        yield* appendDeposits(a, [stream!], 3)
+        yield* drained([a])
+        yield* expectFolded(a, [stream!], 3)
 
-      // A crashed predecessor's row (stale heartbeat) and its leases are taken over.
-      const stale = EventId.unsafeMake()
-      yield* sql(
-        a,
-        `insert into wh_service_instances (instance_id, service_name, host_name, process_id, last_heartbeat_at, metadata)
-                     values ($1, 'bank', 'gone', 42, now() - interval '1 hour', '{"bootToken":"old"}')`,
-        [stale]
-      )
-      const lease = (owner: string) =>
-        sql(
+        // A crashed predecessor's row (stale heartbeat) and its leases are taken over.
+        const stale = EventId.unsafeMake()
+        yield* sql(
           a,
-          `insert into wh_active_streams (stream_id, instance_id, partition_number, lease_expiry)
-                       values ($1, $2, 0, now() + interval '1 hour')`,
-          [EventId.unsafeMake(), owner]
+          `insert into wh_service_instances (instance_id, service_name, host_name, process_id, last_heartbeat_at, metadata)
+                     values ($1, 'bank', 'gone', 42, now() - interval '1 hour', '{"bootToken":"old"}')`,
+          [stale]
         )
-      yield* lease(stale)
-      const b = yield* startNode({ url, instanceId: stale })
-      const [row] = yield* sql<{ host_name: string }>(b, "select host_name from wh_service_instances where instance_id = $1", [stale])
-      expect(row!.host_name).toBe("memory")
-      expect(yield* count(b, "wh_active_streams where instance_id = $1", [stale])).toBe(0)
+        const lease = (owner: string) =>
+          sql(
+            a,
+            `insert into wh_active_streams (stream_id, instance_id, partition_number, lease_expiry)
+                       values ($1, $2, 0, now() + interval '1 hour')`,
+            [EventId.unsafeMake(), owner]
+          )
+        yield* lease(stale)
+        const b = yield* startNode({ url, instanceId: stale })
+        const [row] = yield* sql<{ host_name: string }>(b, "select host_name from wh_service_instances where instance_id = $1", [stale])
+        expect(row!.host_name).toBe("memory")
+        expect(yield* count(b, "wh_active_streams where instance_id = $1", [stale])).toBe(0)
 
-      // Stopping deregisters and frees the instance's leases.
-      yield* lease(instanceId)
-      yield* a.stop
-      expect(yield* count(b, "wh_service_instances where instance_id = $1", [instanceId])).toBe(0)
-      expect(yield* count(b, "wh_active_streams where instance_id = $1", [instanceId])).toBe(0)
-      expect(yield* count(b, "wh_service_instances")).toBe(1)
-    })
+        // Stopping deregisters and frees the instance's leases.
+        yield* lease(instanceId)
+        yield* a.stop
+        expect(yield* count(b, "wh_service_instances where instance_id = $1", [instanceId])).toBe(0)
+        expect(yield* count(b, "wh_active_streams where instance_id = $1", [instanceId])).toBe(0)
+        expect(yield* count(b, "wh_service_instances")).toBe(1)
+      })
   )
 
   scenario("a heartbeat abandons a silent instance: its row and stream leases go, and its streams are processed", (url) =>
