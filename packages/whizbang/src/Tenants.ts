@@ -78,7 +78,9 @@ export interface Shape {
    * Adds the tenant (`catalog.add`: its schema created and migrated) and starts its services once, so that this
    * service's perspective versions are registered and their tables laid out now: the tenant's first request or work
    * then runs no DDL. A tenant there already is refused as `catalog.add` refuses it (`TenantConflict`); one added by
-   * `catalog.add` or the CLI is laid out by its first request or work instead.
+   * `catalog.add` or the CLI is laid out by its first request or work instead. When its services fail to start (the
+   * database away, a table in the way), the tenant stays added and the error says why; its first request or work
+   * lays it out then.
    */
   readonly add: (tenantId: string) => Effect.Effect<PgTenants.Tenant, AddError>
   /** The catalog: list, add, remove and migrate tenants (`catalog.add` creates the schema only: see `add`). */

@@ -49,12 +49,13 @@ export class TrackerState {
    */
   private readonly marked = new Set<string>()
   /**
-   * The keys of `marked` in the order they came, a ring of `rememberedMarks` slots: the next slot holds the oldest.
+   * The keys of `marked` in the order they came: a ring of at most `rememberedMarks` slots, grown as marks come (a
+   * tracker per tenant's services, most of which never fill it); once full, the next slot holds the oldest.
    * Evicting through `marked.values().next()` instead walked past every key deleted since the set last compacted
    * (V8 keeps them as holes): 13 µs a mark at 65,536 remembered, 2.5 s of a tenant worker process's event loop over a
    * 100,000-event replay (bench t's CPU profile); the ring makes it 0.3 µs.
    */
-  private readonly markOrder: Array<string | undefined> = new Array(rememberedMarks)
+  private readonly markOrder: Array<string> = []
   private nextMark = 0
   /** How many entries are tracked. */
   size = 0
@@ -111,11 +112,14 @@ export class TrackerState {
   /** A key remembered already keeps its place (a pair is marked again by its notification after the local mark). */
   private remember(key: string): void {
     if (this.marked.has(key)) return
-    const oldest = this.markOrder[this.nextMark]
-    if (oldest !== undefined) this.marked.delete(oldest)
+    this.marked.add(key)
+    if (this.markOrder.length < rememberedMarks) {
+      this.markOrder.push(key)
+      return
+    }
+    this.marked.delete(this.markOrder[this.nextMark]!)
     this.markOrder[this.nextMark] = key
     this.nextMark = (this.nextMark + 1) % rememberedMarks
-    this.marked.add(key)
   }
 
   /** Removes one tracked entry from every index. */
