@@ -18,13 +18,17 @@ export interface Profile {
   readonly scale: { readonly events: number; readonly streams: number }
   /**
    * Scenario v: history of `events` over `streams` streams with version 1 materialized; version 2 of `counter` rebuilt
-   * while `appendRate` appends/s go on. Its own repetitions (a full-size rebuild takes minutes); `--reps` sets both.
-   * `analyzeEveryMs` (diagnosis, off by default): ANALYZE of the work table at that interval during the rebuild.
+   * while live appends go on, once per rate of `appendRates` (appends/s). `killAt` (a fraction of the history's streams):
+   * one more run at the first rate whose worker is killed (SIGKILL) once that share of the history is replayed, and a
+   * new worker process started in its place; off when undefined. Its own repetitions (a full-size rebuild takes
+   * minutes); `--reps` sets both. `analyzeEveryMs` (diagnosis, off by default): ANALYZE of the work table at that
+   * interval during the rebuild.
    */
   readonly rebuild: {
     readonly events: number
     readonly streams: number
-    readonly appendRate: number
+    readonly appendRates: ReadonlyArray<number>
+    readonly killAt?: number | undefined
     readonly repetitions: number
     readonly analyzeEveryMs?: number | undefined
   }
@@ -67,7 +71,7 @@ export const quick: Profile = {
   },
   latency: { rates: [200, 1_000], seconds: 3, streams: 500 },
   scale: { events: 20_000, streams: 2_000 },
-  rebuild: { events: 5_000, streams: 500, appendRate: 200, repetitions: 1 },
+  rebuild: { events: 5_000, streams: 500, appendRates: [200], repetitions: 1 },
   tenants: {
     tenants: 100,
     workers: 2,
@@ -95,7 +99,7 @@ export const full: Profile = {
   },
   latency: { rates: [200, 1_000, 3_000], seconds: 20, streams: 2_000 },
   scale: { events: 1_000_000, streams: 100_000 },
-  rebuild: { events: 1_000_000, streams: 100_000, appendRate: 200, repetitions: 1 },
+  rebuild: { events: 1_000_000, streams: 100_000, appendRates: [200, 1_000], killAt: 0.4, repetitions: 1 },
   tenants: {
     tenants: 1_000,
     workers: 2,
@@ -143,12 +147,23 @@ const modesArg = (args: ReadonlyArray<string>): ReadonlyArray<"in-process" | "cr
   return modes as ReadonlyArray<"in-process" | "cross-process">
 }
 
+const killAtArg = (args: ReadonlyArray<string>): number | undefined => {
+  const raw = stringArg(args, "rebuild-kill-at")
+  if (raw === undefined) return undefined
+  const f = Number(raw)
+  if (!(f >= 0 && f < 1)) throw new Error(`--rebuild-kill-at must be a fraction in [0, 1), got ${raw}`)
+  return f
+}
+
+const killAtOf = (given: number | undefined, base: number | undefined) => (given === undefined ? base : given === 0 ? undefined : given)
+
 /**
  * The profile named by `--profile`, with overrides: --reps, --events, --streams, --peer-events, --scale-events,
  * --scale-streams, --latency-seconds, --latency-rates 200,1000 (scenario b), --instances 1,2 (Whizbang instance counts), --baseline-loops 1,2, --peers none,
  * --in-process (scenario a's Whizbang instances in the bench process instead of one process each),
  * --ryw-rates 200,1000, --ryw-iterations N, --ryw-modes in-process,cross-process (scenario c), --rebuild-events N,
- * --rebuild-streams N, --rebuild-rate N (scenario v's live appends/s), --rebuild-analyze-ms N (scenario v, diagnosis:
+ * --rebuild-streams N, --rebuild-rate 200,1000 (scenario v's live appends/s, a run per rate), --rebuild-kill-at F (scenario v:
+ * the share of the history replayed when its worker is killed, 0 for no kill run), --rebuild-analyze-ms N (scenario v, diagnosis:
  * ANALYZE the work table every N ms during the rebuild), --tenants N, --tenant-workers N, --idle-seconds N, --quiet-tenants N,
  * --quiet-rate N, --lag-seconds N, --replay-events N, --replay-streams N (scenario t).
  */
@@ -182,7 +197,8 @@ export const fromArgs = (args: ReadonlyArray<string>): Profile => {
     rebuild: {
       events: numberArg(args, "rebuild-events") ?? base.rebuild.events,
       streams: numberArg(args, "rebuild-streams") ?? base.rebuild.streams,
-      appendRate: numberArg(args, "rebuild-rate") ?? base.rebuild.appendRate,
+      appendRates: listArg(args, "rebuild-rate") ?? base.rebuild.appendRates,
+      killAt: killAtOf(killAtArg(args), base.rebuild.killAt),
       repetitions: numberArg(args, "reps") ?? base.rebuild.repetitions,
       analyzeEveryMs: numberArg(args, "rebuild-analyze-ms")
     },
