@@ -8,6 +8,14 @@ const packages = ["core", "postgres", "testing", "sync", "stream-locker", "codeg
 const source = (name: string) => fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url))
 
 const alias = {
+  // The internal entries (`@whizbang/core/internal`, `@whizbang/postgres/internal`) come first: an alias also
+  // matches `<key>/...`, so `@whizbang/core` would turn `@whizbang/core/internal` into `.../src/index.ts/internal`.
+  ...Object.fromEntries(
+    (["core", "postgres"] as const).map((name) => [
+      `@whizbang/${name}/internal`,
+      fileURLToPath(new URL(`./packages/${name}/src/internal.ts`, import.meta.url))
+    ])
+  ),
   ...Object.fromEntries(packages.map((name) => [`@whizbang/${name}`, source(name)])),
   // The umbrella package is published as plain `whizbang`.
   whizbang: source("whizbang")

@@ -4,7 +4,8 @@
  * database whatever the appender declares), and the registry row of a version.
  */
 import { EventStore, InstanceProvider } from "@whizbang/core"
-import { PerspectiveTable, PgClient, PgPerspectivePipeline, PgPerspectiveVersions, SchemaReady } from "@whizbang/postgres"
+import { PgClient, PgPerspectivePipeline, PgPerspectiveVersions, SchemaReady } from "@whizbang/postgres"
+import { PerspectiveTable } from "@whizbang/postgres/internal"
 import { Context, Effect, Layer, References } from "effect"
 import type pg from "pg"
 import * as Domain from "../Domain.js"

@@ -4,7 +4,8 @@
  *
  * @since 0.1.0
  */
-import { PgClient, PgOperations } from "@whizbang/postgres"
+import { PgClient } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Effect, Option } from "effect"
 import { orFailure, run } from "./internal/database.js"
 import * as Validate from "./internal/validate.js"

@@ -4,7 +4,8 @@
  *
  * @since 0.1.0
  */
-import { type PgClient, PgOperations } from "@whizbang/postgres"
+import type { PgClient } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Effect } from "effect"
 import { iso, run } from "./internal/database.js"
 import * as Validate from "./internal/validate.js"

@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { type PgClient, PgOperations, PgStatus } from "@whizbang/postgres"
+import { type PgClient, PgStatus } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Effect } from "effect"
 import { orFailure, run } from "./internal/database.js"
 import * as Validate from "./internal/validate.js"

@@ -28,7 +28,8 @@
  * @since 0.1.0
  */
 import { Perspective } from "@whizbang/core"
-import { PerspectiveTable, PgClient, PgOperations } from "@whizbang/postgres"
+import { PgClient } from "@whizbang/postgres"
+import { PerspectiveTable, PgOperations } from "@whizbang/postgres/internal"
 import { Effect } from "effect"
 import { orFailure, run } from "./internal/database.js"
 import * as Registry from "./internal/registry.js"

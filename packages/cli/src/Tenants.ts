@@ -11,7 +11,8 @@
  *
  * @since 0.6.0
  */
-import { PgClient, PgOperations, PgTenants, type PostgresError, type TenantError } from "@whizbang/postgres"
+import { PgClient, PgTenants, type PostgresError, type TenantError } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Effect } from "effect"
 import { orFailure } from "./internal/database.js"
 import { databaseFailure, invalidInput, NotFound, OperationError, refused } from "./OperationError.js"

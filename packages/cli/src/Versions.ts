@@ -10,7 +10,8 @@
  *
  * @since 0.3.0
  */
-import { DurationOption, Perspective } from "@whizbang/core"
+import { Perspective } from "@whizbang/core"
+import { DurationOption } from "@whizbang/core/internal"
 import { type PgClient, PgPerspectiveVersions, type PostgresError, PgWatchdog, type VersionError } from "@whizbang/postgres"
 import { type Duration, Effect, Result } from "effect"
 import { orFailure } from "./internal/database.js"

@@ -14,7 +14,8 @@
  *
  * @since 0.4.0
  */
-import { PgClient, PgOperations } from "@whizbang/postgres"
+import { PgClient } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Duration, Effect } from "effect"
 import { iso, orFailure, run } from "./internal/database.js"
 import type { Registered } from "./internal/registry.js"

@@ -41,7 +41,7 @@
  * @since 0.1.0
  */
 import { Data, Duration, Effect, Schema, SchemaIssue } from "effect"
-import * as DurationOption from "./DurationOption.js"
+import * as DurationOption from "./internal/durationOption.js"
 
 const rule = <T>(check: (value: T) => boolean, text: string) =>
   Schema.makeFilter<T>((value) =>

@@ -1,6 +1,9 @@
 /**
  * @whizbang/core — domain types, perspectives, ports and in-memory layers. No database code.
  *
+ * What only Whizbang's own packages share (`DurationOption`, `OutageLog`, `PerspectiveFingerprint`) is the
+ * `@whizbang/core/internal` entry: not for applications, no semver guarantees.
+ *
  * @since 0.1.0
  */
 
@@ -23,18 +26,13 @@ export * as StorageReason from "./StorageReason.js"
 /** @since 0.1.0 */
 export * as CompletionStrategy from "./CompletionStrategy.js"
 /** @since 0.1.0 */
-export * as DurationOption from "./DurationOption.js"
-/** @since 0.1.0 */
 export * as DefinitionErrors from "./DefinitionErrors.js"
 /** @since 0.1.0 */
 export * as InstanceProvider from "./InstanceProvider.js"
 /** @since 0.1.0 */
 export * as NotificationListener from "./NotificationListener.js"
-/** @since 0.3.0 */
-export * as OutageLog from "./OutageLog.js"
 /** @since 0.1.0 */
 export * as Perspective from "./Perspective.js"
-export * as PerspectiveFingerprint from "./PerspectiveFingerprint.js"
 /** @since 0.1.0 */
 export * as PerspectiveRegistry from "./PerspectiveRegistry.js"
 /** @since 0.1.0 */

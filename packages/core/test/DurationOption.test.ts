@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Result, Schema } from "effect"
-import * as DurationOption from "../src/DurationOption.js"
+import * as DurationOption from "../src/internal/durationOption.js"
 
 const millis = (input: unknown, rule: DurationOption.Rule) => Result.map(DurationOption.check(input, rule), Duration.toMillis)
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { OutageLog } from "@whizbang/core"
+import { OutageLog } from "@whizbang/core/internal"
 import { Cause, Data, Duration, Effect, Fiber, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
 

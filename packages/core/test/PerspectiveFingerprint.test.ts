@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import * as EventDefinition from "../src/EventDefinition.js"
 import * as Perspective from "../src/Perspective.js"
-import * as PerspectiveFingerprint from "../src/PerspectiveFingerprint.js"
+import * as PerspectiveFingerprint from "../src/internal/perspectiveFingerprint.js"
 
 const Deposited = EventDefinition.make("Deposited", {
   payload: Schema.Struct({ accountId: Schema.String, amount: Schema.Number }),

@@ -30,7 +30,8 @@
  *
  * @since 0.5.0
  */
-import { type EventRegistry, OutageLog, type Perspective, PerspectiveRunner } from "@whizbang/core"
+import { type EventRegistry, type Perspective, PerspectiveRunner } from "@whizbang/core"
+import { OutageLog } from "@whizbang/core/internal"
 import { Clock, Duration, Effect, Layer, Metric } from "effect"
 import * as DurationOptions from "./internal/durationOption.js"
 import { replayChunk, type Target } from "./internal/historyReplay.js"

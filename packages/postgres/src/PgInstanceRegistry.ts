@@ -21,7 +21,8 @@
  *
  * @since 0.1.0
  */
-import { InstanceProvider, OutageLog, WorkerOptions } from "@whizbang/core"
+import { InstanceProvider, WorkerOptions } from "@whizbang/core"
+import { OutageLog } from "@whizbang/core/internal"
 import { Context, Duration, Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
 import * as Jitter from "./internal/jitter.js"

@@ -24,7 +24,6 @@ import {
   LifecycleStage,
   type NotificationListener,
   type Perspective,
-  PerspectiveFingerprint,
   type PerspectiveRewinder,
   type PerspectiveStore,
   type LifecycleStore,
@@ -33,6 +32,7 @@ import {
   type WorkCoordinator,
   WorkerOptions
 } from "@whizbang/core"
+import { PerspectiveFingerprint } from "@whizbang/core/internal"
 import { type Duration, Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
 import { type DuplicateInstanceError, PostgresConfigError, type PostgresError } from "./PostgresError.js"

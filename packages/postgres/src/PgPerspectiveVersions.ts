@@ -66,8 +66,9 @@ export interface Declared {
   readonly version: number
   readonly eventTypes: ReadonlyArray<string>
   /**
-   * `PerspectiveFingerprint.of` the perspective (`PgPerspectivePipeline` gives it): registration warns when a known
-   * version's fingerprint changed, i.e. its logic or shape changed without a new version.
+   * The perspective's fingerprint (a hash of its shape, initial model, event types and handlers' source text;
+   * `PgPerspectivePipeline` gives it): registration warns when a known version's fingerprint changed, i.e. its logic
+   * or shape changed without a new version.
    */
   readonly fingerprint?: string | undefined
 }

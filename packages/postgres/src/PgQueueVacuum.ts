@@ -27,7 +27,7 @@
  *
  * @since 0.4.0
  */
-import { OutageLog } from "@whizbang/core"
+import { OutageLog } from "@whizbang/core/internal"
 import { Effect } from "effect"
 import type { Shape as PgClientShape } from "./PgClient.js"
 import { PostgresConfigError } from "./PostgresError.js"

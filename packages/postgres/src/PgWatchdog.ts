@@ -29,7 +29,7 @@
  *
  * @since 0.1.0
  */
-import { OutageLog } from "@whizbang/core"
+import { OutageLog } from "@whizbang/core/internal"
 import { Context, Duration, Effect, Layer, Metric, Schedule } from "effect"
 import { PgClient } from "./PgClient.js"
 import * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"

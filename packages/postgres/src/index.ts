@@ -1,6 +1,9 @@
 /**
  * Whizbang on PostgreSQL.
  *
+ * What only Whizbang's own packages share (`PerspectiveTable`, `PgOperations`) is the `@whizbang/postgres/internal`
+ * entry: not for applications, no semver guarantees.
+ *
  * @since 0.1.0
  */
 
@@ -92,11 +95,6 @@ export * as PgQueueVacuum from "./PgQueueVacuum.js"
 /**
  * @since 0.3.0
  */
-export * as PerspectiveTable from "./PerspectiveTable.js"
-
-/**
- * @since 0.3.0
- */
 export * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
 
 /**
@@ -108,11 +106,6 @@ export * as PgHistoryReplay from "./PgHistoryReplay.js"
  * @since 0.3.0
  */
 export * as VersionError from "./VersionError.js"
-
-/**
- * @since 0.5.0
- */
-export * as PgOperations from "./PgOperations.js"
 
 /**
  * @since 0.6.0

@@ -1,6 +1,7 @@
 // The main entry never reaches drizzle-orm (an app type-checks and runs without it installed); the drizzle tables
-// and runner are the opt-in `@whizbang/postgres/drizzle` entry. Follows every import and re-export (type-only ones
-// too: they end up in the .d.ts) from each entry through the package's own modules.
+// and runner are the opt-in `@whizbang/postgres/drizzle` entry, and the internal entry (Whizbang's own packages)
+// does not reach them either. Follows every import and re-export (type-only ones too: they end up in the .d.ts)
+// from each entry through the package's own modules.
 import { readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -46,6 +47,12 @@ describe("package entries", () => {
   it("the main entry reaches no drizzle-orm module", () => {
     const drizzle = [...reached(entryFile("."))].filter(([name]) => name.startsWith("drizzle-orm"))
     expect(drizzle.map(([name, chain]) => `${chain.join(" -> ")} -> ${name}`)).toEqual([])
+  })
+
+  it("the internal entry (for Whizbang's own packages) reaches no drizzle-orm module; the internal folder stays closed", () => {
+    const drizzle = [...reached(entryFile("./internal"))].filter(([name]) => name.startsWith("drizzle-orm"))
+    expect(drizzle.map(([name, chain]) => `${chain.join(" -> ")} -> ${name}`)).toEqual([])
+    expect(manifest.exports["./internal/*"]).toBeNull()
   })
 
   it("the drizzle entry holds the tables and the runner, and drizzle-orm is an optional peer", () => {

@@ -4,7 +4,8 @@
 // mapping it replaces (`Number(r.process_id)`) had reported NaN.
 import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
-import { PgClient, PgOperations, PgStatus } from "@whizbang/postgres"
+import { PgClient, PgStatus } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Effect, Option } from "effect"
 

@@ -3,7 +3,8 @@
 // the union of their ids, each answered with its own ids' rows. Rows that do not decode fail every question they
 // answer with `UnexpectedRow`.
 import { describe, expect, it } from "@effect/vitest"
-import { type PgClient, PgOperations } from "@whizbang/postgres"
+import type { PgClient } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Deferred, Effect, Fiber } from "effect"
 
 const row = (key: string, eventId: string) => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { PgOperations } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 
 const { combine, verdict } = PgOperations.SyncInquiry
 type EventFacts = PgOperations.SyncInquiry.EventFacts

@@ -1,7 +1,8 @@
 // `PgOperations.TenantHealth.summary`: many schemas' pending work, lag and dead letters in one statement, each row
 // naming its schema; a schema without Whizbang's tables fails the statement (the CLI then reads schema by schema).
 import { expect, layer } from "@effect/vitest"
-import { PgClient, PgMigrator, PgOperations } from "@whizbang/postgres"
+import { PgClient, PgMigrator } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { PgTestDatabase } from "@whizbang/testing"
 import { Effect } from "effect"
 

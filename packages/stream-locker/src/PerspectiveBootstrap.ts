@@ -20,7 +20,8 @@
  * @since 0.1.0
  */
 import { type EventRegistry, InstanceProvider, type Perspective, PerspectiveRunner } from "@whizbang/core"
-import { PgClient, PgOperations, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { PgClient, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Duration, Effect, Layer, Option } from "effect"
 import * as Replay from "./internal/replay.js"
 import { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"

@@ -11,7 +11,8 @@
  * @since 0.1.0
  */
 import { type DefinitionErrors, InstanceProvider, Perspective } from "@whizbang/core"
-import { PgClient, PgOperations, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { PgClient, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Effect, Option } from "effect"
 import type { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
 import { RebuildFailed, type StreamLockError, type StreamLockLost } from "./StreamLockError.js"

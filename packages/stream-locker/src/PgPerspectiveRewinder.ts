@@ -23,7 +23,6 @@
  * @since 0.1.0
  */
 import {
-  OutageLog,
   type DefinitionErrors,
   InstanceProvider,
   type EventRegistry,
@@ -31,7 +30,9 @@ import {
   PerspectiveRegistry,
   PerspectiveRewinder
 } from "@whizbang/core"
-import { PgClient, PgOperations, PgPerspectivePipeline, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { OutageLog } from "@whizbang/core/internal"
+import { PgClient, PgPerspectivePipeline, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Context, Duration, Effect, Layer, Option, Ref } from "effect"
 import { decodeDuration, decodeStartupScan } from "./internal/rebuildOptions.js"
 import * as Replay from "./internal/replay.js"

@@ -15,7 +15,8 @@
  *
  * @since 0.1.0
  */
-import { PgClient, PgOperations } from "@whizbang/postgres"
+import { PgClient } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Duration, Effect, Layer, Option } from "effect"
 import * as PerspectiveStreamLocker from "./PerspectiveStreamLocker.js"
 import * as PerspectiveStreamLockOptions from "./PerspectiveStreamLockOptions.js"

@@ -19,7 +19,8 @@
  *
  * @since 0.1.0
  */
-import { InstanceProvider, OutageLog } from "@whizbang/core"
+import { InstanceProvider } from "@whizbang/core"
+import { OutageLog } from "@whizbang/core/internal"
 import { Effect, type Option } from "effect"
 import { PerspectiveStreamLocker, type LockReason } from "./PerspectiveStreamLocker.js"
 import { type StreamLockError, StreamLockLost } from "./StreamLockError.js"

@@ -51,7 +51,8 @@
  * @since 0.1.0
  */
 import { EventId, Perspective } from "@whizbang/core"
-import { PgClient, PgOperations, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
+import { PgClient, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Context, Effect, Layer } from "effect"
 import { ParkedWaits } from "./internal/parkedWaits.js"
 import * as ProcessedListener from "./internal/processedListener.js"

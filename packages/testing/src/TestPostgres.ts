@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { DurationOption } from "@whizbang/core"
+import { DurationOption } from "@whizbang/core/internal"
 import { Duration, Result } from "effect"
 import pg from "pg"
 import { pingDocker } from "./internal/dockerPing.js"

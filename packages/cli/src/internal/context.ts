@@ -1,5 +1,6 @@
 // The root command and its shared flags, the database connection they describe, output and confirmation.
-import { PgClient, PgOperations, PgTenants, PostgresError } from "@whizbang/postgres"
+import { PgClient, PgTenants, PostgresError } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Console, Effect, Option } from "effect"
 import { Command, Flag, Prompt } from "effect/cli"
 import { invalidInput, OperationError, refused } from "../OperationError.js"

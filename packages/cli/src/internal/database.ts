@@ -1,5 +1,6 @@
 // Runs a `PgOperations` operation on the client in context: Postgres errors become the CLI's DatabaseFailure.
-import { PgClient, type PgOperations, type PostgresError } from "@whizbang/postgres"
+import { PgClient, type PostgresError } from "@whizbang/postgres"
+import type { PgOperations } from "@whizbang/postgres/internal"
 import { Effect } from "effect"
 import { databaseFailure, type OperationError } from "../OperationError.js"
 

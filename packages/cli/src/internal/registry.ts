@@ -2,7 +2,8 @@
 // one registered version and checks event types against those it handles, so an operation on a misspelled name or
 // type is refused before anything is written.
 import { Perspective } from "@whizbang/core"
-import { type PgClient, PgOperations } from "@whizbang/postgres"
+import type { PgClient } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Effect } from "effect"
 import { invalidInput, NotFound, OperationError } from "../OperationError.js"
 import { run } from "./database.js"

@@ -4,7 +4,7 @@
  * `requestImmediatePoll` send the claim loop.
  */
 import { Effect, type Queue, type SubscriptionRef } from "effect"
-import type { OutageLog } from "../OutageLog.js"
+import type { OutageLog } from "./outageLog.js"
 import type { CycleSummary, Hooks } from "../PerspectiveWorker.js"
 import type { LifecycleDeps } from "./lifecycle.js"
 import type { CycleDeps } from "./workerCycle.js"

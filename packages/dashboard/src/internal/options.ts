@@ -1,5 +1,5 @@
 // The page's options, checked before anything listens or connects.
-import { DurationOption } from "@whizbang/core"
+import { DurationOption } from "@whizbang/core/internal"
 import { PgTenants } from "@whizbang/postgres"
 import { Duration, Effect, Result } from "effect"
 import type { Options } from "../Dashboard.js"

@@ -1,5 +1,5 @@
 /** A duration option of this package decoded by its `DurationOption` rule, or a `PostgresConfigError` naming it. */
-import { DurationOption } from "@whizbang/core"
+import { DurationOption } from "@whizbang/core/internal"
 import { type Duration, Effect, Result } from "effect"
 import { PostgresConfigError } from "../PostgresError.js"
 

@@ -18,7 +18,7 @@
  *
  * @internal
  */
-import { OutageLog } from "@whizbang/core"
+import { OutageLog } from "@whizbang/core/internal"
 import { Deferred, Duration, Effect, Exit, Queue, RcRef, Schedule, type Scope, Stream } from "effect"
 import type pg from "pg"
 import * as Identifier from "./identifier.js"

@@ -8,7 +8,7 @@
 import { Perspective } from "@whizbang/core"
 import { Effect } from "effect"
 import type { PgClient } from "../PgClient.js"
-import * as PerspectiveTable from "../PerspectiveTable.js"
+import * as PerspectiveTable from "./perspectiveTable.js"
 import type { PostgresError } from "../PostgresError.js"
 import * as Rows from "../sql/perspectiveRows.js"
 import * as Sql from "../sql/versions.js"

@@ -3,7 +3,7 @@
  * the view of the live version. Names are validated perspective keys and are quoted; every value is a bound parameter.
  */
 import * as Identifier from "../internal/identifier.js"
-import * as PerspectiveTable from "../PerspectiveTable.js"
+import * as PerspectiveTable from "../internal/perspectiveTable.js"
 
 /** The quoted table of one version's read-model rows (`name`: a perspective key). */
 export const table = (name: string) => Identifier.quote(PerspectiveTable.ofVersion(name))

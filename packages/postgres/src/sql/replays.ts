@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import * as Identifier from "../internal/identifier.js"
 import { DeadLetters as d, Events as e, PerspectiveRows as m, PerspectiveEvents as w } from "../internal/columns.js"
 import * as Operation from "../internal/operation.js"
-import * as PerspectiveTable from "../PerspectiveTable.js"
+import * as PerspectiveTable from "../internal/perspectiveTable.js"
 
 /** The version's own table, quoted. */
 const table = (perspectiveName: string) => Identifier.quote(PerspectiveTable.ofVersion(perspectiveName))

@@ -3,7 +3,7 @@
  * and the view swap. Table names are validated perspective keys, quoted; every value is a bound parameter.
  */
 import * as Identifier from "../internal/identifier.js"
-import * as PerspectiveTable from "../PerspectiveTable.js"
+import * as PerspectiveTable from "../internal/perspectiveTable.js"
 
 /** `r` (table), `v` (view) or null: what `wh_per_<base>` is now. Params: $1 the unquoted relation name. */
 export const relationKind = `

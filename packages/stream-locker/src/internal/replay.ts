@@ -4,7 +4,8 @@
  * the snapshot interval (a snapshot at each full chunk), then write model, snapshots and covered work rows.
  */
 import type { EventRegistry, PerspectiveRunner } from "@whizbang/core"
-import { type PgClient, PgOperations, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { type PgClient, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Effect, Option } from "effect"
 import { RebuildFailed } from "../StreamLockError.js"
 

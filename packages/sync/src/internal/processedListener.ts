@@ -11,7 +11,8 @@
  *
  * @internal
  */
-import { PgClient, PgOperations } from "@whizbang/postgres"
+import { PgClient } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Deferred, Effect, Exit, type Scope, Stream } from "effect"
 
 /** @internal */

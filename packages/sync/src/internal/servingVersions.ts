@@ -12,7 +12,8 @@
  *
  * @internal
  */
-import { type PgClient, PgOperations } from "@whizbang/postgres"
+import type { PgClient } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Deferred, Duration, Effect, Exit, type Scope } from "effect"
 import type { Processed } from "./processedListener.js"
 

@@ -23,8 +23,9 @@
 // (put back once in a row at most, since the other instance may not run all of its work: a rolling deploy's old
 // instance), and when only such tenants wait, it is held at once (both processes help). So a tenant waits at most one
 // turn of the queue for another process's sake.
-import { OutageLog } from "@whizbang/core"
-import { type PgClient, PgOperations, type PgTenants, type PostgresError } from "@whizbang/postgres"
+import { OutageLog } from "@whizbang/core/internal"
+import type { PgClient, PgTenants, PostgresError } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Cause, type Context, Deferred, Duration, Effect, Exit, Fiber, Layer, RcMap, type Scope, Stream } from "effect"
 import { CurrentTenant, type FleetStatus, type Shape } from "../Tenants.js"
 import type * as Whizbang from "../Whizbang.js"

@@ -1,6 +1,6 @@
 // The tenant fleet's options (`tenants.*` of the umbrella's configuration, less the catalog's): checked without
 // connecting, each error naming its option.
-import { DurationOption } from "@whizbang/core"
+import { DurationOption } from "@whizbang/core/internal"
 import { PostgresError, type TenantError } from "@whizbang/postgres"
 import { Duration, Effect, Result } from "effect"
 import type * as Whizbang from "../Whizbang.js"

@@ -7,7 +7,7 @@
  * @internal
  */
 import * as Jitter from "../jitter.js"
-import { OutageLog } from "@whizbang/core"
+import { OutageLog } from "@whizbang/core/internal"
 import { Clock, Duration, Effect, Layer } from "effect"
 import { PgClient } from "../../PgClient.js"
 import * as PgHistoryReplay from "../../PgHistoryReplay.js"

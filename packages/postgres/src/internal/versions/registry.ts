@@ -9,7 +9,7 @@
 import { Perspective } from "@whizbang/core"
 import { Duration, Effect, Layer } from "effect"
 import { PgClient } from "../../PgClient.js"
-import * as PerspectiveTable from "../../PerspectiveTable.js"
+import * as PerspectiveTable from "../perspectiveTable.js"
 import type { Declared, Retired, RetireOptions, State } from "../../PgPerspectiveVersions.js"
 import type { PostgresConfigError, PostgresError } from "../../PostgresError.js"
 import { SchemaReady } from "../../SchemaReady.js"

@@ -10,7 +10,7 @@
  * @since 0.3.0
  */
 import { Perspective } from "@whizbang/core"
-import * as Identifier from "./internal/identifier.js"
+import * as Identifier from "./identifier.js"
 
 /**
  * The table of one version's rows: `wh_per_<base>__v<N>` for the key `<base>` (version 1) or `<base>__v<N>`.

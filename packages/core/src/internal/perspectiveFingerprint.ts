@@ -10,7 +10,7 @@
  * @since 0.3.0
  */
 import { Schema } from "effect"
-import type * as Perspective from "./Perspective.js"
+import type * as Perspective from "../Perspective.js"
 
 const safeJson = (compute: () => unknown): string => {
   try {

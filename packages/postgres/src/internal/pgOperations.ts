@@ -5,9 +5,10 @@
  * call these and hold no SQL of their own, so a table's columns are named in one package (and spelled once, in an internal registry the drizzle
  * schema is checked against).
  *
- * **When to use**: tooling of your own that needs what `whizbang` CLI commands do (an admin UI listing dead
- * letters, a script force-releasing locks) without shelling out; an app's code reads its read models through
- * lenses instead.
+ * Internal (`@whizbang/postgres/internal`, no semver guarantees): tooling of your own that needs what `whizbang`
+ * CLI commands do (an admin UI listing dead letters, a script force-releasing locks) uses `@whizbang/cli`'s
+ * operations (`DeadLetters`, `Locks`, ...) without shelling out; an app's code reads its read models through
+ * lenses.
  *
  * ```ts
  * const client = yield* PgClient.PgClient
@@ -28,77 +29,77 @@
  * @category models
  * @since 0.5.0
  */
-export type { Operation } from "./internal/operation.js"
+export type { Operation } from "./operation.js"
 
 /**
  * Acquire, renew, release and fence stream locks; force-release them.
  *
  * @since 0.5.0
  */
-export * as StreamLocks from "./sql/streamLocks.js"
+export * as StreamLocks from "../sql/streamLocks.js"
 
 /**
  * Cursors flagged RewindRequired: the debounce, the start-up scan, the trigger, the completion; flagging.
  *
  * @since 0.5.0
  */
-export * as Rewinds from "./sql/rewinds.js"
+export * as Rewinds from "../sql/rewinds.js"
 
 /**
  * One stream's replay for one perspective: its events, the covered work, the model row.
  *
  * @since 0.5.0
  */
-export * as Replays from "./sql/replays.js"
+export * as Replays from "../sql/replays.js"
 
 /**
  * A new perspective's history: the streams, the locked placeholder cursor.
  *
  * @since 0.5.0
  */
-export * as Bootstraps from "./sql/bootstraps.js"
+export * as Bootstraps from "../sql/bootstraps.js"
 
 /**
  * One (stream, perspective)'s cursor, purged.
  *
  * @since 0.5.0
  */
-export * as Purges from "./sql/purges.js"
+export * as Purges from "../sql/purges.js"
 
 /**
  * An in-place rebuild of a perspective version, batch by batch.
  *
  * @since 0.5.0
  */
-export * as Rebuilds from "./sql/rebuilds.js"
+export * as Rebuilds from "../sql/rebuilds.js"
 
 /**
  * Dead letters: list, show, retry, discard.
  *
  * @since 0.5.0
  */
-export * as DeadLetters from "./sql/deadLetters.js"
+export * as DeadLetters from "../sql/deadLetters.js"
 
 /**
  * Cursors flagged Failed, where each is stopped.
  *
  * @since 0.5.0
  */
-export * as FailedCursors from "./sql/failedCursors.js"
+export * as FailedCursors from "../sql/failedCursors.js"
 
 /**
  * Pending work by perspective, and its removal.
  *
  * @since 0.5.0
  */
-export * as Work from "./sql/work.js"
+export * as Work from "../sql/work.js"
 
 /**
  * The perspective versions registry as an operator reads it.
  *
  * @since 0.5.0
  */
-export * as Registry from "./sql/registry.js"
+export * as Registry from "../sql/registry.js"
 
 /**
  * Read-your-writes: what the database knows about whether a perspective processed some events (decoded facts,
@@ -106,21 +107,21 @@ export * as Registry from "./sql/registry.js"
  *
  * @since 0.5.0
  */
-export * as SyncInquiry from "./sql/syncInquiry.js"
+export * as SyncInquiry from "../sql/syncInquiry.js"
 
 /**
  * The schemas of the database that hold Whizbang tables.
  *
  * @since 0.5.0
  */
-export * as Schemas from "./sql/schemas.js"
+export * as Schemas from "../sql/schemas.js"
 
 /**
  * The health of many tenant schemas in one statement per batch: pending work, lag, dead letters.
  *
  * @since 0.6.0
  */
-export * as TenantHealth from "./sql/tenantHealth.js"
+export * as TenantHealth from "../sql/tenantHealth.js"
 
 /**
  * Whether a tenant has anything for a worker, and whether another process runs its work already (the tenant fleet's
@@ -128,4 +129,4 @@ export * as TenantHealth from "./sql/tenantHealth.js"
  *
  * @since 0.6.0
  */
-export * as TenantWork from "./sql/tenantWork.js"
+export * as TenantWork from "../sql/tenantWork.js"
