@@ -64,9 +64,13 @@ export interface Hooks {
   readonly onWorkProcessingIdle?: () => Effect.Effect<void>
   /** After every consumer cycle, and after every poll that found no new work (`streams: 0`). */
   readonly onBatchCycleComplete?: (summary: CycleSummary) => Effect.Effect<void>
-  /** After a (stream, perspective) committed applied events. */
+  /**
+   * After a (stream, perspective) committed applied events. Runs for every commit, also when the worker is being
+   * stopped: a stop waits for a cycle that began applying to commit and run this hook (not for a rewind it started).
+   * Runs uninterruptibly: keep it short.
+   */
   readonly onPerspectiveEventProcessed?: (group: ProcessedGroup) => Effect.Effect<void>
-  /** After an apply failed and the failure was recorded. */
+  /** After an apply failed and the failure was recorded (also when the worker is being stopped, as above). */
   readonly onPerspectiveEventFailed?: (failure: CompletionStrategy.PerspectiveFailure) => Effect.Effect<void>
 }
 

@@ -32,19 +32,27 @@ const withLeaseRenewal = <A, E>(ctx: WorkerContext, streamIds: ReadonlyArray<str
     ),
     undefined
   )
-  return Effect.scoped(Effect.andThen(Effect.forkScoped(Effect.forever(Effect.delay(renew, renewEvery))), cycle))
+  // The renewal loop is interruptible wherever it was forked (the cycle may run uninterruptibly): ending the scope
+  // must stop it.
+  return Effect.scoped(Effect.andThen(Effect.forkScoped(Effect.interruptible(Effect.forever(Effect.delay(renew, renewEvery)))), cycle))
 }
 
-/** What a cycle's result means for the worker: counters, hooks, lifecycle stages, stalled streams. */
+/** What a cycle committed, told: the counters, then the hooks of every committed group and reported failure. */
+const reportCommitted = (ctx: WorkerContext, result: CycleResult) =>
+  Effect.gen(function* () {
+    const { hooks } = ctx
+    yield* SubscriptionRef.update(ctx.progress, (p) =>
+      cycled(p, { eventsApplied: appliedIn(result), failures: result.failures.length, deduped: result.deduped })
+    )
+    yield* Effect.forEach(result.processed, (group) => runHook(hooks.onPerspectiveEventProcessed, group), { discard: true })
+    yield* Effect.forEach(result.failures, (failure) => runHook(hooks.onPerspectiveEventFailed, failure), { discard: true })
+  })
+
+/** What else a cycle's result means for the worker: lifecycle stages, the batch hook, stalled streams. */
 const afterResult = (ctx: WorkerContext, batch: ReadonlyArray<string>, result: CycleResult) =>
   Effect.gen(function* () {
     const { hooks } = ctx
     const eventsApplied = appliedIn(result)
-    yield* SubscriptionRef.update(ctx.progress, (p) =>
-      cycled(p, { eventsApplied, failures: result.failures.length, deduped: result.deduped })
-    )
-    yield* Effect.forEach(result.processed, (group) => runHook(hooks.onPerspectiveEventProcessed, group), { discard: true })
-    yield* Effect.forEach(result.failures, (failure) => runHook(hooks.onPerspectiveEventFailed, failure), { discard: true })
     yield* ctx.logs.stages.guard(afterCycle(ctx.lifecycle, result.processed, []), undefined)
     yield* runHook(hooks.onBatchCycleComplete, {
       streams: batch.length,
@@ -69,7 +77,13 @@ const processStreams = (
     let batch = streamIds
     for (let iteration = 0; iteration < options.drainLoopMaxIterations && batch.length > 0; iteration++) {
       // The claim's fetch serves the first pass only; later passes fetch what is pending then.
-      const result = yield* withLeaseRenewal(ctx, batch, runCycle(ctx.deps, batch, iteration === 0 ? prefetched : undefined))
+      // Interruptible only while it reads: a cycle that began applying commits, and the hooks of what it committed
+      // (which signal read-your-writes waiters) run, even when the worker is being stopped (a tenant let go, a deploy).
+      const result = yield* Effect.uninterruptibleMask((restore) =>
+        Effect.tap(withLeaseRenewal(ctx, batch, runCycle(ctx.deps, batch, iteration === 0 ? prefetched : undefined, restore)), (result) =>
+          reportCommitted(ctx, result)
+        )
+      )
       yield* afterResult(ctx, batch, result)
       batch = result.more.length >= options.drainLoopRefetchMinBatch || (result.more.length > 0 && iteration === 0) ? result.more : []
       // Streams claimed and waiting for a consumer (in the drain queue or an open batch) go first: a deep

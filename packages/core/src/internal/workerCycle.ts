@@ -9,7 +9,7 @@
  * cycle's work ids and the database re-delivers the rows, to be applied again from the committed model. A
  * report is never replayed later, because its model was computed from a row that may since have changed.
  */
-import { Effect, Metric, type Result, Tracer } from "effect"
+import { Cause, Effect, Metric, type Result, Tracer } from "effect"
 import type { InvalidEventPayload, UnknownEventType } from "../EventStoreError.js"
 import * as BatchedCompletionStrategy from "./batchedCompletionStrategy.js"
 import type * as CompletionStrategy from "../CompletionStrategy.js"
@@ -180,14 +180,23 @@ export const fetchOptions = (deps: Pick<CycleDeps, "options" | "perspectives">) 
   withModels: true
 })
 
+/** Runs an effect with the interruptibility of the caller's region (`Effect.uninterruptibleMask`'s `restore`). */
+export type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+const asIs: Restore = (effect) => effect
+
 /**
  * One cycle over these streams. `prefetched`: the events of some of them as their claim fetched them
  * (`WorkCoordinator.claimAndFetch`, the cycle right after the claim); only the other streams are fetched.
+ * `interruptible`: where the cycle may be interrupted — its reads (the fetch, the models' load) only; a caller running
+ * it uninterruptibly (the drain consumer) passes its `restore`, so from the first apply on, the cycle runs to its end
+ * once it began: what it commits is always reported to the caller, whose hooks then run.
  */
 export const runCycle = (
   deps: CycleDeps,
   streamIds: ReadonlyArray<string>,
-  prefetched?: ReadonlyMap<string, ReadonlyArray<WorkCoordinator.PendingEvent>>
+  prefetched?: ReadonlyMap<string, ReadonlyArray<WorkCoordinator.PendingEvent>>,
+  interruptible: Restore = asIs
 ): Effect.Effect<CycleResult, WorkCoordinator.WorkCoordinatorError | PerspectiveStore.PerspectiveStoreError> => {
   const marked: Array<string> = []
   return Effect.gen(function* () {
@@ -196,7 +205,7 @@ export const runCycle = (
     const traced = (yield* Effect.tracer) !== Tracer.nativeTracer
     const toFetch = prefetched === undefined ? streamIds : streamIds.filter((id) => !prefetched.has(id))
     // The span covers the events' arrival either way (`whizbang.prefetched`: streams whose claim fetched them).
-    const pending = yield* (
+    const pending = yield* interruptible(
       toFetch.length === 0
         ? Effect.succeed<ReadonlyArray<WorkCoordinator.PendingEvent>>([])
         : deps.coordinator.fetchPendingEvents({ instanceId: deps.instanceId, streamIds: toFetch, ...fetchOptions(deps) })
@@ -238,17 +247,19 @@ export const runCycle = (
     }
     // Applies are synchronous folds, so what runs concurrently per perspective is the model load (one call each).
     if (wanted.size > 0) {
-      yield* Effect.forEach(
-        wanted,
-        ([name, ids]) =>
-          // This version's own rows (in Postgres not the view of the live version).
-          Effect.map(deps.store.getMany(ownRowsName(name), [...ids]), (rows) => {
-            const byStream = models.get(name) ?? new Map<string, unknown>()
-            for (const [id, row] of rows) byStream.set(id, row.data)
-            models.set(name, byStream)
-          }),
-        { concurrency: deps.options.maxConcurrentPerspectives, discard: true }
-      ).pipe(Effect.withSpan("whizbang.load", { attributes: { "whizbang.perspectives": wanted.size } }, { captureStackTrace: false }))
+      yield* interruptible(
+        Effect.forEach(
+          wanted,
+          ([name, ids]) =>
+            // This version's own rows (in Postgres not the view of the live version).
+            Effect.map(deps.store.getMany(ownRowsName(name), [...ids]), (rows) => {
+              const byStream = models.get(name) ?? new Map<string, unknown>()
+              for (const [id, row] of rows) byStream.set(id, row.data)
+              models.set(name, byStream)
+            }),
+          { concurrency: deps.options.maxConcurrentPerspectives, discard: true }
+        ).pipe(Effect.withSpan("whizbang.load", { attributes: { "whizbang.perspectives": wanted.size } }, { captureStackTrace: false }))
+      )
     }
 
     const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make()
@@ -362,7 +373,14 @@ export const runCycle = (
     yield* deps.cache.activateRetentionOf(marked)
     // Amortised: eviction costs O(evicted + 1), so every cycle keeps the cache at one TTL's worth of work.
     yield* deps.cache.evictExpired
-    const rewound = flagged.length > 0 ? yield* rewind(deps, flagged) : []
+    // Interruptible even where the cycle is not (a rewind commits whole or not at all): interrupted, its streams stay
+    // flagged for the next cycle or owner, and the cycle still returns what it committed.
+    const rewound =
+      flagged.length > 0
+        ? yield* Effect.catchCause(interruptible(rewind(deps, flagged)), (cause) =>
+            Cause.hasInterruptsOnly(cause) ? Effect.succeed([]) : Effect.failCause(cause)
+          )
+        : []
     // Rewound, or no longer flagged (finished elsewhere): its work can go on at once.
     for (const r of rewound) if (r.outcome === "rewound" || r.outcome === "notFlagged") moved.add(r.streamId)
     const stalled = [...new Set(pending.map((r) => r.streamId))].filter((id) => !moved.has(id))
