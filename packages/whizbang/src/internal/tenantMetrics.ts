@@ -14,6 +14,9 @@ const tenantLag = Metric.gauge("whizbang_tenant_lag_seconds", {
   description: "seconds since the oldest pending event, per tenant with work (opt-in: tenants.metricsPerTenant)"
 })
 
+/** What {@link make} returns. */
+export type Metrics = ReturnType<typeof make>
+
 /** The metrics of one fleet. */
 export const make = (perTenant: boolean) => {
   const lags = new Map<string, number>()

@@ -1,0 +1,74 @@
+/**
+ * Holding a tenant: a tenant given a slot is held until a check — run when its worker says it is idle, else every
+ * `idleCheck` — finds its queue empty, no version building, and no notification since; or until `timeSlice` has
+ * passed while others wait (it waits again at the back). The worker of a held tenant runs exactly as a
+ * single-tenant worker (leases, fencing, rewinds, versions, dead letters), its statements on the process's one
+ * worker pool.
+ */
+import type { PostgresError } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
+import { Deferred, Duration, Effect } from "effect"
+import type * as Whizbang from "../Whizbang.js"
+import type { FleetContext } from "./fleetContext.js"
+import type { FleetState, Hold } from "./fleetState.js"
+import * as TenantFailures from "./tenantFailures.js"
+
+/** A check of the tenant's work (before its services start, then at each wake): one statement on its schema's view. */
+const checkWork = (ctx: FleetContext, tenantId: string) =>
+  PgOperations.TenantWork.check(ctx.client.forSchema(ctx.catalog.schemaOf(tenantId)), ctx.self)
+
+/** A tenant's worker went idle: its hold checks now. */
+export const workerIdle = (state: FleetState, tenantId: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const hold = state.held(tenantId)
+    return hold === undefined ? Effect.void : Effect.asVoid(Deferred.succeed(hold.idleSignal, undefined))
+  })
+
+/**
+ * Holds the tenant's services while it has work: checked when its worker goes idle (or every `idleCheck`), let go
+ * when a check finds nothing and no notification came meanwhile; handed on after `timeSlice` when other tenants
+ * wait for a slot. A tenant queued while another process drained it is let go after one check, its services never
+ * started.
+ */
+export const hold = (
+  ctx: FleetContext,
+  tenantId: string,
+  held: Hold
+): Effect.Effect<"idle" | "turn" | "elsewhere", Whizbang.Errors | PostgresError.PostgresError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const { state } = ctx
+      if (state.checksFirst(held)) {
+        const notified = held.takeNotified()
+        const verdict = state.firstChecked(tenantId, held, yield* checkWork(ctx, tenantId), notified)
+        if (verdict !== "start") return verdict
+      }
+      state.starts(tenantId, held)
+      yield* ctx.stacks.acquire(tenantId)
+      yield* TenantFailures.recovered(ctx, tenantId)
+      return yield* whileBusy(ctx, tenantId, held)
+    })
+  )
+
+/** The started services held: until an idle check finds nothing, or the time slice is over. */
+const whileBusy = (ctx: FleetContext, tenantId: string, held: Hold): Effect.Effect<"idle" | "turn", PostgresError.PostgresError> =>
+  Effect.gen(function* () {
+    const { options, state } = ctx
+    const since = Date.now()
+    while (true) {
+      const saidIdle = yield* Effect.raceFirst(
+        Effect.as(Deferred.await(held.idleSignal), true),
+        Effect.as(Effect.sleep(options.idleCheck), false)
+      )
+      const turnOver = state.turnOver(since, Date.now(), Duration.toMillis(options.timeSlice))
+      if (held.woke(saidIdle, turnOver) === "wait") continue
+      const work = yield* checkWork(ctx, tenantId)
+      yield* ctx.metrics.lag(tenantId, work.lagSeconds)
+      const verdict = held.checked(work.busy, turnOver)
+      if (verdict === "idle") {
+        yield* Effect.logDebug("tenant idle", { tenant: tenantId, heldMs: Date.now() - since, workerSaidIdle: saidIdle })
+        return "idle" as const
+      }
+      if (verdict === "turn") return "turn" as const
+    }
+  })
