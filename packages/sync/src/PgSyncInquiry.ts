@@ -50,11 +50,13 @@
  *
  * @since 0.1.0
  */
-import { EventId, Perspective } from "@whizbang/core"
 import { PgClient, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
 import { PgOperations } from "@whizbang/postgres/internal"
 import { Context, Effect, Layer } from "effect"
+import { classifyWith } from "./internal/eventVerdicts.js"
+import { portOf } from "./internal/inquiryPort.js"
 import { ParkedWaits } from "./internal/parkedWaits.js"
+import { pendingForStreamWith } from "./internal/pendingDiscovery.js"
 import * as ProcessedListener from "./internal/processedListener.js"
 import { noticeKey, ServingVersions } from "./internal/servingVersions.js"
 import { SyncEventTracker } from "./SyncEventTracker.js"
@@ -62,8 +64,6 @@ import * as SyncInquiry from "./SyncInquiry.js"
 import { type DiscoveryOptions, type HeldEvent, SyncInquiryPort, type SyncInquiryPortShape } from "./SyncInquiryPort.js"
 
 const Sql = PgOperations.SyncInquiry
-type Verdict = PgOperations.SyncInquiry.Verdict
-type Facts = PgOperations.SyncInquiry.EventFacts
 
 type PostgresError = PgError.PostgresError
 
@@ -122,15 +122,27 @@ export interface Shape {
  */
 export class PgSyncInquiry extends Context.Service<PgSyncInquiry, Shape>()("@whizbang/sync/PgSyncInquiry") {}
 
-/** The failure a failing verdict's facts name. */
-const failureOf = (row: Facts): HeldEvent["failing"] => ({
-  eventId: row.failingEventId ?? row.eventId,
-  streamId: row.streamId ?? "",
-  perspectiveName: row.key,
-  error: row.failingError ?? "unknown error",
-  attempts: row.failingAttempts ?? 0,
-  nextAttemptAt: row.failingNextAttemptAt ?? undefined
-})
+/** `inquire`, answered by `classify` when the inquiry names events, else by discovery. */
+const inquireWith = (classify: Shape["classify"], pendingForStream: Shape["pendingForStream"]) => (inquiry: SyncInquiry.SyncInquiry) =>
+  Effect.gen(function* () {
+    if (inquiry.eventIds !== undefined && inquiry.eventIds.length > 0) {
+      const c = yield* classify(inquiry.perspectiveName, inquiry.eventIds)
+      return SyncInquiry.resultFor(inquiry, {
+        pendingCount: c.pending.length,
+        processedCount: c.processed.length,
+        pendingEventIds: inquiry.includePendingEventIds === true ? c.pending : undefined,
+        // Only when asked (the reference's default is off); without them `isFullySynced` cannot say "synced".
+        processedEventIds: inquiry.includeProcessedEventIds === true ? c.processed : undefined,
+        deadLetteredEventIds: c.deadLettered
+      })
+    }
+    const pending = yield* pendingForStream(inquiry.perspectiveName, inquiry.streamId, inquiry.eventTypeFilter)
+    return SyncInquiry.resultFor(inquiry, {
+      pendingCount: pending.length,
+      processedCount: 0,
+      pendingEventIds: inquiry.includePendingEventIds === true || inquiry.discoverPendingFromOutbox === true ? pending : undefined
+    })
+  })
 
 /**
  * Makes the inquiry and starts its LISTEN connection in the current scope.
@@ -158,87 +170,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   // Bases ever seen served by more than one key, or by a key other than the base name (sticky for the process):
   // for them a completion's payload (which names one key) cannot settle a wait, nor can the tracker's mark.
   const versioned = new Set<string>()
-  const baseOf = (perspectiveName: string) => Perspective.parseKey(perspectiveName).baseName
-
-  /** The verdicts of `eventIds`, from the facts `facts` gathers (one statement, or a batch shared with other waits). */
-  const classifyWith =
-    (facts: (request: PgOperations.SyncInquiry.FactsRequest) => Effect.Effect<ReadonlyArray<Facts>, PostgresError>) =>
-    (perspectiveName: string, eventIds: ReadonlyArray<string>): Effect.Effect<Classified, PostgresError> =>
-      Effect.gen(function* () {
-        const ids = [...new Set(eventIds)]
-        // A malformed id can name no event: pending forever, and never sent to the database.
-        const valid = ids.filter(EventId.isUuid)
-        const out: Record<Exclude<Verdict, "failing">, Array<string>> = {
-          pending: ids.filter((id) => !EventId.isUuid(id)),
-          processed: [],
-          deadLettered: []
-        }
-        const failing: Array<HeldEvent> = []
-        if (valid.length === 0) return { ...out, failing }
-        const baseName = baseOf(perspectiveName)
-        const rows = yield* facts({ baseName, key: perspectiveName, eventIds: valid })
-        const keys = new Set<string>()
-        const verdicts = new Map<string, Array<Verdict>>()
-        const failures = new Map<string, HeldEvent["failing"]>()
-        for (const row of rows) {
-          keys.add(row.key)
-          const v = Sql.verdict(row, (eventType) => handled.get(row.key)?.has(eventType) ?? false)
-          if (v === "failing" && !failures.has(row.eventId)) failures.set(row.eventId, failureOf(row))
-          const list = verdicts.get(row.eventId)
-          if (list === undefined) verdicts.set(row.eventId, [v])
-          else list.push(v)
-        }
-        if (keys.size > 1 || [...keys].some((key) => key !== baseName)) versioned.add(baseName)
-        for (const id of valid) {
-          const v = Sql.combine(verdicts.get(id) ?? ["pending"])
-          if (v === "failing") {
-            out.pending.push(id)
-            failing.push({ eventId: id, failing: failures.get(id)! })
-          } else out[v].push(id)
-        }
-        return { ...out, failing }
-      })
-  const classify = classifyWith((request) => Sql.eventFacts(client, request))
+  const classify = classifyWith(handled, versioned, (request) => Sql.eventFacts(client, request))
   // First checks and safety-net polls of many waits: asks that arrive while a query runs are answered together by
   // the next one (per perspective), so concurrent waits do not flood the pool.
-  const classifyBatched = classifyWith(Sql.batchedEventFacts(client))
-
-  const pendingForStream = (
-    perspectiveName: string,
-    streamId: string | undefined,
-    eventTypes?: ReadonlyArray<string>,
-    discovery?: DiscoveryOptions
-  ): Effect.Effect<ReadonlyArray<string>, PostgresError> => {
-    if (streamId !== undefined && !EventId.isUuid(streamId)) return Effect.succeed([])
-    const asked = { baseName: baseOf(perspectiveName), key: perspectiveName, eventTypes: eventTypes ?? [], limit }
-    return Effect.map(
-      streamId === undefined
-        ? Sql.pendingEvents(client, asked)
-        : Sql.pendingEventsOfStream(client, { ...asked, streamId, deadLettered: discovery?.deadLettered === true }),
-      (rows) => rows.map((r) => r.eventId)
-    )
-  }
-
-  const inquire = (inquiry: SyncInquiry.SyncInquiry) =>
-    Effect.gen(function* () {
-      if (inquiry.eventIds !== undefined && inquiry.eventIds.length > 0) {
-        const c = yield* classify(inquiry.perspectiveName, inquiry.eventIds)
-        return SyncInquiry.resultFor(inquiry, {
-          pendingCount: c.pending.length,
-          processedCount: c.processed.length,
-          pendingEventIds: inquiry.includePendingEventIds === true ? c.pending : undefined,
-          // Only when asked (the reference's default is off); without them `isFullySynced` cannot say "synced".
-          processedEventIds: inquiry.includeProcessedEventIds === true ? c.processed : undefined,
-          deadLetteredEventIds: c.deadLettered
-        })
-      }
-      const pending = yield* pendingForStream(inquiry.perspectiveName, inquiry.streamId, inquiry.eventTypeFilter)
-      return SyncInquiry.resultFor(inquiry, {
-        pendingCount: pending.length,
-        processedCount: 0,
-        pendingEventIds: inquiry.includePendingEventIds === true || inquiry.discoverPendingFromOutbox === true ? pending : undefined
-      })
-    })
+  const classifyBatched = classifyWith(handled, versioned, Sql.batchedEventFacts(client))
+  const pendingForStream = pendingForStreamWith(client, limit)
 
   // One sweep per notification for every wait parked on the database (only the waits it settles wake). A payload
   // settles a wait by itself only for a base its own key alone serves, as the registry says at that moment.
@@ -256,33 +192,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     )
   )
 
-  const port: SyncInquiryPortShape = {
-    authoritative: true,
-    perspectives: new Map([...handled]),
-    // Awaiters consult the tracker under the name asked for: its marks stand for the serving set only when that
-    // name is the base name and the base never had versions (so the base key alone serves it).
-    trustsTrackerMarks: (perspectiveName) => perspectiveName === baseOf(perspectiveName) && !versioned.has(perspectiveName),
-    pendingEventIds: (perspectiveName, eventIds) =>
-      classifyBatched(perspectiveName, eventIds).pipe(
-        Effect.map((c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered, failing: c.failing })),
-        Effect.catch((error) =>
-          Effect.as(Effect.logWarning("sync inquiry failed; the events stay pending", error), { pendingEventIds: eventIds })
-        )
-      ),
-    pendingForStream: (perspectiveName, streamId, eventTypes, discovery) =>
-      pendingForStream(perspectiveName, streamId, eventTypes, discovery).pipe(
-        Effect.catch((error) => Effect.as(Effect.logWarning("sync discovery failed", error), [] as ReadonlyArray<string>))
-      ),
-    changes: { current: signal.current, awaitChangeAfter: (generation) => signal.awaitChangeAfter(generation) },
-    // Ids without a database answer yet need no care here: the payload's key is trusted only while it alone serves.
-    awaitSettled: (perspectiveName, eventIds, generation) => parked.park(perspectiveName, eventIds, generation)
-  }
-
   return PgSyncInquiry.of({
     classify,
     pendingForStream,
-    inquire,
-    port,
+    inquire: inquireWith(classify, pendingForStream),
+    port: portOf({ handled, versioned, classifyBatched, pendingForStream, signal, parked }),
     parkedWaits: Effect.sync(() => ({ parked: parked.size, sweeps: parked.sweeps }))
   })
 })

@@ -4,7 +4,7 @@
  * when a claim was full, else on a wake-up (NOTIFY, a consumer done, `requestImmediatePoll`) or the safety-net poll.
  */
 import { Clock, Duration, Effect, Queue, SubscriptionRef } from "effect"
-import { fetchOptions } from "./workerCycle.js"
+import { fetchOptions } from "./cycleReads.js"
 import { emptyTick, runHook, type WorkerContext } from "./workerContext.js"
 import { polled, verdict } from "./workerState.js"
 
