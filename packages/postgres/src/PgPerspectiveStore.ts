@@ -73,7 +73,7 @@ export const ensureTables = (
     if (isLaidOut(yield* readLayout(client, byBase), byBase)) return
     yield* client.withTransaction(
       Effect.gen(function* () {
-        yield* client.query(ddlLock)
+        yield* ddlLock(client)
         for (const [baseName, keys] of byBase) yield* ensureBase(client, baseName, keys)
       })
     )
