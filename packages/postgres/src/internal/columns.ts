@@ -168,3 +168,28 @@ export const PerspectiveRows = {
   updatedAt: "updated_at",
   version: "version"
 } as const
+
+/**
+ * `wh_migrations`, the migrator's bookkeeping in each service schema. Not a migration's table: `PgMigrator` creates
+ * it (`sql/migrations.ts`, whose CREATE TABLE is written from these names). @internal
+ */
+export const Migrations = {
+  table: "wh_migrations",
+  idx: "idx",
+  tag: "tag",
+  hash: "hash",
+  appliedAt: "applied_at"
+} as const
+
+/**
+ * `wh_tenants`, the tenant catalog in its own schema (`PgTenants`). Not a migration's table: the first tenant added
+ * creates it (`sql/tenants.ts`, whose CREATE TABLE is written from these names). @internal
+ */
+export const TenantsCatalog = {
+  table: "wh_tenants",
+  tenantId: "tenant_id",
+  schemaName: "schema_name",
+  state: "state",
+  createdAt: "created_at",
+  migratedAt: "migrated_at"
+} as const
