@@ -26,7 +26,7 @@
  */
 import { AppendRequest, type Envelope, EventStore, EventStoreError, EventRegistry } from "@whizbang/core"
 import { Effect, Exit, Layer, Metric } from "effect"
-import { PgClient, prepared as preparedStatement } from "./PgClient.js"
+import { PgClient } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import * as CoalescingQueue from "./internal/coalescingQueue.js"
 import * as Transaction from "./internal/transaction.js"
@@ -48,16 +48,6 @@ export interface Options {
   readonly partitionCount?: number
   /** Event types with `PostAllPerspectives` / `PostLifecycle` receptors: their lifecycle is tracked durably. */
   readonly lifecycleTypes?: (eventType: string) => boolean
-}
-
-interface EventRow {
-  readonly event_id: string
-  readonly stream_id: string
-  readonly stream_version: number
-  readonly event_type: string
-  readonly payload: unknown
-  readonly metadata: Envelope.EventMetadata
-  readonly scope: Envelope.EventScope | null
 }
 
 const unavailable = (cause: PostgresError) => new EventStoreError.EventStoreUnavailable({ cause })
@@ -94,11 +84,7 @@ const appendsPerStatementMetric = Metric.histogram("whizbang_appends_per_stateme
   boundaries: Metric.exponentialBoundaries({ start: 1, factor: 2, count: 7 })
 })
 
-interface OutcomeRow {
-  readonly outcome: string
-  readonly version: string
-  readonly ids: ReadonlyArray<string> | null
-}
+type OutcomeRow = AppendSql.Outcome
 
 /** One validated append with what its statement needs besides the events. */
 interface Request {
@@ -111,9 +97,6 @@ interface Request {
 
 /** The answer that sends an append back to its caller, to run alone (`wh_append_batch`'s 'busy'). */
 const runAlone: OutcomeRow = { outcome: "busy", version: "0", ids: null }
-
-const expectedOf = (prepared: AppendRequest.PreparedAppend): number | null =>
-  prepared.expectedVersion === "any" ? null : prepared.expectedVersion === "noStream" ? 0 : prepared.expectedVersion
 
 /** The server answered with an error: the statement rolled back, nothing of it was written. */
 const serverRefused = (error: PostgresError): boolean =>
@@ -153,35 +136,17 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
 
     // `waitForLock` false: a stream locked by another transaction answers 'busy', with nothing written.
     const appendOne = (request: Request, notify: boolean, waitForLock: boolean): Effect.Effect<OutcomeRow, AppendFailure> => {
-      const { prepared } = request
-      return client
-        .query<OutcomeRow>(
-          AppendSql.appendEvents,
-          [
-            prepared.streamId,
-            expectedOf(prepared),
-            prepared.events.map((e) => e.eventId),
-            prepared.events.map((e) => e.supplied),
-            prepared.events.map((e) => e.eventType),
-            prepared.events.map((e) => JSON.stringify(e.encodedPayload)),
-            prepared.correlationId ?? null,
-            prepared.causationId,
-            prepared.timestamp,
-            JSON.stringify(prepared.scope),
-            request.routed.map(([type]) => type),
-            request.routed.map(([, perspective]) => perspective),
-            partitionCount,
-            request.lifecycle,
-            notify,
-            waitForLock
-          ],
-          preparedStatement
-        )
-        .pipe(
-          Effect.mapError(duplicateOrUnavailable(request)),
-          Effect.tap(() => Metric.update(appendsPerStatementMetric, 1)),
-          Effect.flatMap(([row]) => (row === undefined ? Effect.die(new Error("wh_append_events returned no row")) : Effect.succeed(row)))
-        )
+      return AppendSql.appendEvents(client, {
+        append: request.prepared,
+        routed: request.routed,
+        lifecycle: request.lifecycle,
+        partitionCount,
+        notify,
+        waitForLock
+      }).pipe(
+        Effect.mapError(duplicateOrUnavailable(request)),
+        Effect.tap(() => Metric.update(appendsPerStatementMetric, 1))
+      )
     }
 
     // Appends that waited for a slot, in one `wh_append_batch` call. When the server refused the call (a supplied
@@ -189,49 +154,29 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
     // runs it alone and gets its own answer. A connection lost mid-call leaves the commit in doubt: each gets the
     // error.
     const appendMany = (requests: ReadonlyArray<Request>): Effect.Effect<ReadonlyArray<Exit.Exit<OutcomeRow, AppendFailure>>> => {
-      const appends = requests.map((r) => r.prepared)
-      const events = appends.flatMap((a) => a.events)
       const routed = new Map(requests.flatMap((r) => r.routed.map((pair) => [pair.join("\n"), pair] as const)))
-      const lifecycle = [...new Set(requests.flatMap((r) => r.lifecycle))]
-      return client
-        .query<OutcomeRow & { n: number }>(
-          AppendSql.appendBatch,
-          [
-            appends.map((a) => a.streamId),
-            appends.map(expectedOf),
-            appends.map((a) => a.events.length),
-            appends.map((a) => a.correlationId ?? null),
-            appends.map((a) => a.causationId),
-            appends.map((a) => a.timestamp),
-            appends.map((a) => JSON.stringify(a.scope)),
-            events.map((e) => e.eventId),
-            events.map((e) => e.supplied),
-            events.map((e) => e.eventType),
-            events.map((e) => JSON.stringify(e.encodedPayload)),
-            [...routed.values()].map(([type]) => type),
-            [...routed.values()].map(([, perspective]) => perspective),
-            partitionCount,
-            lifecycle
-          ],
-          preparedStatement
+      return AppendSql.appendBatch(client, {
+        appends: requests.map((r) => r.prepared),
+        routed: [...routed.values()],
+        lifecycle: [...new Set(requests.flatMap((r) => r.lifecycle))],
+        partitionCount
+      }).pipe(
+        Effect.tap((rows) => Metric.update(appendsPerStatementMetric, rows.filter((row) => row.outcome !== "busy").length)),
+        Effect.map((rows) => {
+          const byPosition = new Map(rows.map((row) => [row.n, row]))
+          return requests.map((_, i) => {
+            const row = byPosition.get(i + 1)
+            return row === undefined ? Exit.die(new Error(`wh_append_batch returned no row for append ${i + 1}`)) : Exit.succeed(row)
+          })
+        }),
+        Effect.catch((error) =>
+          serverRefused(error)
+            ? Effect.succeed(requests.map((): Exit.Exit<OutcomeRow, AppendFailure> => Exit.succeed(runAlone)))
+            : Effect.succeed(
+                requests.map((request): Exit.Exit<OutcomeRow, AppendFailure> => Exit.fail(duplicateOrUnavailable(request)(error)))
+              )
         )
-        .pipe(
-          Effect.tap((rows) => Metric.update(appendsPerStatementMetric, rows.filter((row) => row.outcome !== "busy").length)),
-          Effect.map((rows) => {
-            const byPosition = new Map(rows.map((row) => [Number(row.n), row]))
-            return requests.map((_, i) => {
-              const row = byPosition.get(i + 1)
-              return row === undefined ? Exit.die(new Error(`wh_append_batch returned no row for append ${i + 1}`)) : Exit.succeed(row)
-            })
-          }),
-          Effect.catch((error) =>
-            serverRefused(error)
-              ? Effect.succeed(requests.map((): Exit.Exit<OutcomeRow, AppendFailure> => Exit.succeed(runAlone)))
-              : Effect.succeed(
-                  requests.map((request): Exit.Exit<OutcomeRow, AppendFailure> => Exit.fail(duplicateOrUnavailable(request)(error)))
-                )
-          )
-        )
+      )
     }
 
     const submit = CoalescingQueue.make<Request, OutcomeRow, AppendFailure>({
@@ -277,20 +222,19 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
     const readStream: EventStore.EventStore["Service"]["readStream"] = (streamId, readOptions) =>
       Effect.gen(function* () {
         const { afterVersion, limit } = yield* EventStore.checkRead(streamId, readOptions)
-        const rows = yield* client
-          .query<EventRow>(ReadSql.readStream, [streamId, afterVersion, limit ?? null], preparedStatement)
-          .pipe(Effect.mapError(unavailable))
+        const rows = yield* ReadSql.readStream(client, { streamId, afterVersion, limit: limit ?? null }).pipe(Effect.mapError(unavailable))
         return yield* Effect.forEach(rows, (row) =>
-          registry.decode(row.event_type, row.payload, row.event_id).pipe(
+          registry.decode(row.eventType, row.payload, row.eventId).pipe(
             Effect.map(
               (payload): Envelope.Envelope => ({
-                eventId: row.event_id,
-                streamId: row.stream_id,
-                streamVersion: row.stream_version,
-                eventType: row.event_type,
+                eventId: row.eventId,
+                streamId: row.streamId,
+                streamVersion: row.streamVersion,
+                eventType: row.eventType,
                 payload,
-                metadata: row.metadata,
-                scope: row.scope ?? {}
+                // As `wh_append_events` wrote them (from a validated `AppendRequest`): not decoded again on every read.
+                metadata: row.metadata as Envelope.EventMetadata,
+                scope: (row.scope ?? {}) as Envelope.EventScope
               })
             )
           )
@@ -299,10 +243,8 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
 
     const streamVersion: EventStore.EventStore["Service"]["streamVersion"] = (streamId) =>
       EventStore.checkRead(streamId).pipe(
-        Effect.flatMap(() =>
-          client.query<{ version: string }>(AppendSql.streamVersion, [streamId], preparedStatement).pipe(Effect.mapError(unavailable))
-        ),
-        Effect.map(([row]) => Number(row?.version ?? 0))
+        Effect.flatMap(() => AppendSql.streamVersion(client, { streamId }).pipe(Effect.mapError(unavailable))),
+        Effect.map((row) => Number(row.version))
       )
 
     return EventStore.EventStore.of({ append, readStream, streamVersion })

@@ -196,8 +196,8 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
         Effect.gen(function* () {
           const limit = Math.min(maxPauseMillis, atMostMillis)
           for (let waited = 0; ; waited += pauseMillis) {
-            const [lag] = yield* client.query<{ millis: number }>(Sql.liveLagMillis, [keys])
-            if ((lag?.millis ?? 0) <= liveLagTargetMillis || waited >= limit) return waited
+            const lag = yield* Sql.liveLagMillis(client, { keys })
+            if (lag.millis <= liveLagTargetMillis || waited >= limit) return waited
             yield* Effect.sleep(Duration.millis(pauseMillis))
           }
         })
@@ -238,13 +238,13 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
       // A failed round (a database outage) is logged once, and once more when a round works again.
       const outages = yield* OutageLog.make("perspective history replay")
       const round = Effect.gen(function* () {
-        const planned = yield* client.query<{ perspective_name: string }>(Sql.plannedKeys, [keys])
+        const planned = yield* Sql.plannedKeys(client, { keys })
         let picked = 0
-        for (const { perspective_name: key } of planned) {
-          yield* client.query(Sql.markStarted, [key])
+        for (const { key } of planned) {
+          yield* Sql.markStarted(client, { key })
           // The first chunk's size from the history as planned (events per stream); later ones from what they found.
-          const [planned] = yield* client.query<ProgressRow>(Sql.progress, [[key]])
-          const perStream = planned === undefined || planned.backfill_streams === 0 ? 1 : planned.backfill_events / planned.backfill_streams
+          const [planned] = yield* Sql.progress(client, { keys: [key] })
+          const perStream = planned === undefined || planned.backfillStreams === 0 ? 1 : planned.backfillEvents / planned.backfillStreams
           const each = yield* Effect.forEach(
             Array.from({ length: concurrency }, () => targets.get(key)!),
             (target) => replayer(target, perStream),
@@ -268,25 +268,18 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
     })
   )
 
-interface ProgressRow {
-  readonly perspective_name: string
-  readonly backfill_streams: number
-  readonly backfill_events: number
-  readonly planned: number
-}
-
 /** Gauges every 2 seconds and a log line every 10 per version with history planned (see the module notes). */
 const progressLoop = (client: PgClient["Service"], keys: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const last = new Map<string, { readonly at: number; readonly planned: number; readonly logged: number; readonly eta: number }>()
     while (true) {
       yield* Effect.sleep(Duration.millis(progressEveryMillis))
-      const rows = yield* client
-        .query<ProgressRow>(Sql.progress, [keys])
-        .pipe(Effect.catchCause(() => Effect.succeed([] as ReadonlyArray<ProgressRow>)))
+      const rows = yield* Sql.progress(client, { keys }).pipe(
+        Effect.catchCause(() => Effect.succeed([] as ReadonlyArray<typeof Sql.Progress.Type>))
+      )
       const now = yield* Clock.currentTimeMillis
       for (const r of rows) {
-        const key = r.perspective_name
+        const key = r.key
         const before = last.get(key)
         if (r.planned === 0 && (before === undefined || before.planned === 0)) {
           if (before !== undefined) {
@@ -296,7 +289,7 @@ const progressLoop = (client: PgClient["Service"], keys: ReadonlyArray<string>) 
           }
           continue
         }
-        const perStream = r.backfill_streams === 0 ? 0 : r.backfill_events / r.backfill_streams
+        const perStream = r.backfillStreams === 0 ? 0 : r.backfillEvents / r.backfillStreams
         const rate = before === undefined ? 0 : (Math.max(0, before.planned - r.planned) * perStream) / ((now - before.at) / 1000)
         const eta = rate > 0 ? (r.planned * perStream) / rate : (before?.eta ?? 0)
         yield* Metric.update(Metric.withAttributes(eventsPerSecondGauge, { perspective: key }), rate)
@@ -304,11 +297,11 @@ const progressLoop = (client: PgClient["Service"], keys: ReadonlyArray<string>) 
         const logged = before?.logged ?? 0
         const due = now - logged >= logEveryMillis || r.planned === 0
         if (due && before !== undefined) {
-          const done = r.backfill_streams - r.planned
+          const done = r.backfillStreams - r.planned
           yield* Effect.logInfo(
             r.planned === 0
-              ? `perspective ${key}: history replayed (${fmt(r.backfill_streams)} streams, ${fmt(r.backfill_events)} events)`
-              : `perspective ${key}: replaying history, ${Math.floor((100 * done) / Math.max(1, r.backfill_streams))}% (${fmt(done)}/${fmt(r.backfill_streams)} streams), ${fmt(rate)} events/s, ETA ${fmt(eta)} s`
+              ? `perspective ${key}: history replayed (${fmt(r.backfillStreams)} streams, ${fmt(r.backfillEvents)} events)`
+              : `perspective ${key}: replaying history, ${Math.floor((100 * done) / Math.max(1, r.backfillStreams))}% (${fmt(done)}/${fmt(r.backfillStreams)} streams), ${fmt(rate)} events/s, ETA ${fmt(eta)} s`
           )
         }
         last.set(key, { at: now, planned: r.planned, logged: due && before !== undefined ? now : logged, eta })

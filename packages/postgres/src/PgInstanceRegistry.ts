@@ -23,7 +23,7 @@
  */
 import { InstanceProvider, WorkerOptions } from "@whizbang/core"
 import { OutageLog } from "@whizbang/core/internal"
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { PgClient } from "./PgClient.js"
 import * as Jitter from "./internal/jitter.js"
 import * as DurationOption from "./internal/durationOption.js"
@@ -166,41 +166,46 @@ export const makeDecoded = (options: Decoded) =>
     const bootToken = globalThis.crypto.randomUUID()
     const { instanceId } = identity
     const perspectiveNames = options.perspectiveNames === undefined ? null : [...new Set(options.perspectiveNames)]
-    const row = [instanceId, identity.serviceName, identity.hostName, identity.processId, bootToken, perspectiveNames] as const
+    const registration: Sql.Registration = {
+      instanceId,
+      serviceName: identity.serviceName,
+      hostName: identity.hostName,
+      processId: identity.processId,
+      bootToken,
+      perspectiveNames
+    }
 
     // A taken-over stale row may still own leases of the crashed predecessor: they are not ours (released with it).
-    const registered = (yield* client.query(Sql.registerAndRelease, [...row, threshold])).length > 0
+    const registered = (yield* Sql.registerAndRelease(client, { ...registration, staleSeconds: threshold })) > 0
     if (!registered) {
-      const [holder] = yield* client.query<{ host_name: string; process_id: number; heartbeat_age_seconds: number }>(Sql.describe, [
-        instanceId
-      ])
+      const holder = Option.getOrUndefined(yield* Sql.describe(client, { instanceId }))
       return yield* new DuplicateInstanceError({
         instanceId,
-        holderHostName: holder?.host_name ?? "unknown",
-        holderProcessId: holder?.process_id ?? -1,
-        heartbeatAgeSeconds: holder?.heartbeat_age_seconds ?? 0,
+        holderHostName: holder?.hostName ?? "unknown",
+        holderProcessId: holder?.processId ?? -1,
+        heartbeatAgeSeconds: holder?.heartbeatAgeSeconds ?? 0,
         abandonStaleInstanceThresholdSeconds: threshold
       })
     }
 
     const abandon = client.withTransaction(
       Effect.gen(function* () {
-        const stale = yield* client.query<{ instance_id: string; heartbeat_age_seconds: number }>(Sql.abandonStale, [threshold])
+        const stale = yield* Sql.abandonStale(client, { staleSeconds: threshold })
         if (stale.length === 0) return
-        const released = yield* client.query(Sql.releaseStreamsOf, [stale.map((s) => s.instance_id)])
+        const released = yield* Sql.releaseStreamsOf(client, { instanceIds: stale.map((s) => s.instanceId) })
         yield* Effect.logInfo(
-          `abandoned ${stale.length} silent instance(s) (${stale.map((s) => `${s.instance_id}: ${s.heartbeat_age_seconds.toFixed(1)} s`).join(", ")}); ` +
-            `released ${released.length} stream lease(s)`
+          `abandoned ${stale.length} silent instance(s) (${stale.map((s) => `${s.instanceId}: ${s.heartbeatAgeSeconds.toFixed(1)} s`).join(", ")}); ` +
+            `released ${released} stream lease(s)`
         )
       })
     )
 
     const beat = Effect.gen(function* () {
-      const alive = yield* client.query(Sql.heartbeat, [instanceId, bootToken])
-      if (alive.length === 0) {
+      const alive = yield* Sql.heartbeat(client, { instanceId, bootToken })
+      if (alive === 0) {
         // Declared dead during a pause (row removed): come back. Fenced completions keep the pause harmless.
-        const back = yield* client.query(Sql.reRegister, row)
-        if (back.length === 0) {
+        const back = yield* Sql.reRegister(client, registration)
+        if (back === 0) {
           yield* Effect.logError(`instance id ${instanceId} was taken over by another process; this process no longer heartbeats for it`)
         } else {
           yield* Effect.logWarning(`instance ${instanceId} had been abandoned (missed heartbeats); registered again`)
@@ -214,13 +219,11 @@ export const makeDecoded = (options: Decoded) =>
     yield* Effect.forkScoped(Effect.forever(Effect.andThen(Jitter.sleep(Duration.millis(interval)), outages.guard(beat, undefined))))
     if (options.deregisterOnShutdown) {
       yield* Effect.addFinalizer(() =>
-        client
-          .query(Sql.deregisterAndRelease, [instanceId, bootToken])
-          .pipe(
-            Effect.catchCause((cause) =>
-              Effect.logWarning("deregistering the instance failed; it will be abandoned after the threshold", cause)
-            )
+        Sql.deregisterAndRelease(client, { instanceId, bootToken }).pipe(
+          Effect.catchCause((cause) =>
+            Effect.logWarning("deregistering the instance failed; it will be abandoned after the threshold", cause)
           )
+        )
       )
     }
     yield* Effect.logInfo(`instance ${instanceId} registered (heartbeat every ${interval} ms, abandoned after ${threshold} s of silence)`)
@@ -229,19 +232,7 @@ export const makeDecoded = (options: Decoded) =>
       instanceId,
       bootToken,
       abandonStaleInstanceThresholdSeconds: threshold,
-      liveInstances: Effect.map(
-        client.query<{ instance_id: string; host_name: string; process_id: number; perspective_names: Array<string> | null }>(
-          Sql.liveInstances,
-          [threshold]
-        ),
-        (rows) =>
-          rows.map((r) => ({
-            instanceId: r.instance_id,
-            hostName: r.host_name,
-            processId: r.process_id,
-            perspectiveNames: r.perspective_names
-          }))
-      ),
+      liveInstances: Sql.liveInstances(client, { staleSeconds: threshold }),
       beat
     })
   })

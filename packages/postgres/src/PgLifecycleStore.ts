@@ -17,21 +17,10 @@
  */
 import { LifecycleStore } from "@whizbang/core"
 import { Effect, Layer } from "effect"
-import { PgClient, prepared } from "./PgClient.js"
+import { PgClient } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
 import * as Sql from "./sql/lifecycle.js"
-
-interface Row {
-  readonly event_id: string
-  readonly stream_id: string
-  readonly stream_version: number
-  readonly event_type: string
-  readonly payload: unknown
-  readonly metadata: unknown
-  readonly scope: unknown
-  readonly dead_lettered_by: ReadonlyArray<string>
-}
 
 const storeError = (operation: string) => (cause: PostgresError) =>
   new LifecycleStore.LifecycleStoreError({ operation, reason: cause.reason, detail: cause.message, cause })
@@ -45,23 +34,10 @@ export const make: Effect.Effect<LifecycleStore.LifecycleStore["Service"], never
   (client) =>
     LifecycleStore.LifecycleStore.of({
       claimCompleted: ({ eventIds, instanceId, reclaimAfterSeconds }) =>
-        client.query<Row>(Sql.claimCompleted, [instanceId, eventIds ?? null, reclaimAfterSeconds], prepared).pipe(
-          Effect.map((rows) =>
-            rows.map((r) => ({
-              eventId: r.event_id,
-              streamId: r.stream_id,
-              streamVersion: r.stream_version,
-              eventType: r.event_type,
-              payload: r.payload,
-              metadata: r.metadata,
-              scope: r.scope,
-              deadLetteredBy: r.dead_lettered_by
-            }))
-          ),
+        Sql.claimCompleted(client, { instanceId, eventIds: eventIds ?? null, reclaimAfterSeconds }).pipe(
           Effect.mapError(storeError("claimCompleted"))
         ),
-      complete: (eventIds) =>
-        Effect.asVoid(client.query(Sql.completePending, [eventIds], prepared)).pipe(Effect.mapError(storeError("complete")))
+      complete: (eventIds) => Sql.completePending(client, { eventIds }).pipe(Effect.mapError(storeError("complete")))
     })
 )
 

@@ -29,13 +29,13 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
-import * as Identifier from "./internal/identifier.js"
+import { Effect, Layer, Option } from "effect"
 import { type EmbeddedMigration, migrations as embedded } from "./internal/migrations.generated.js"
 import { PgClient, type Shape } from "./PgClient.js"
 import { MigrationError, type PostgresError } from "./PostgresError.js"
 import * as MigrationLock from "./internal/migrationLock.js"
 import { SCHEMA_PLACEHOLDER } from "./internal/schemaPlaceholder.js"
+import * as Sql from "./sql/migrations.js"
 
 /**
  * @category models
@@ -59,29 +59,19 @@ export const migrations: ReadonlyArray<EmbeddedMigration> = embedded
 
 const lock = (client: Shape) => MigrationLock.take(client)
 
-/** Whether Citus is installed, and whether its schema-sharding switch is on. */
-interface CitusFacts {
-  readonly citus: boolean
-  readonly wanted: boolean
-}
-
-const citusFacts = `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus,
-  coalesce(current_setting('citus.enable_schema_based_sharding', true), 'off') = 'on' AS wanted`
+type CitusFacts = typeof Sql.CitusFacts.Type
 
 /**
  * The schema's Citus state: `local` (no Citus, or a schema Citus does not distribute), `wanted` (Citus is installed
  * and its schema-sharding switch is on, the schema is not distributed yet) or `distributed`.
  */
 const citusState = (client: Shape, known?: CitusFacts) =>
-  (known === undefined ? Effect.map(client.query<CitusFacts>(citusFacts), ([row]) => row) : Effect.succeed(known)).pipe(
+  (known === undefined ? Sql.citusFacts(client) : Effect.succeed(known)).pipe(
     Effect.flatMap((row) =>
-      row?.citus
-        ? client
-            .query<{ distributed: boolean }>(
-              "SELECT EXISTS (SELECT 1 FROM pg_dist_schema WHERE schemaid = $1::regnamespace) AS distributed",
-              [client.schema]
-            )
-            .pipe(Effect.map(([r]) => (r?.distributed ? "distributed" : row.wanted ? "wanted" : "local")))
+      row.citus
+        ? Effect.map(Sql.distributed(client, { schema: client.schema }), (r) =>
+            r.distributed ? "distributed" : row.wanted ? "wanted" : "local"
+          )
         : Effect.succeed("local" as const)
     )
   )
@@ -94,28 +84,17 @@ const citusState = (client: Shape, known?: CitusFacts) =>
  * too.
  */
 const adaptFunctions = (client: Shape) =>
-  client
-    .query<{ fn: string }>(
-      `SELECT p.oid::regprocedure::text AS fn FROM pg_proc p
-        WHERE p.pronamespace = $1::regnamespace AND 'plan_cache_mode=force_generic_plan' = ANY (p.proconfig)`,
-      [client.schema]
-    )
-    .pipe(
-      Effect.flatMap((rows) =>
-        Effect.forEach(rows, ({ fn }) => client.query(`ALTER FUNCTION ${fn} SET plan_cache_mode = force_custom_plan`), {
-          discard: true
-        })
-      )
-    )
+  Sql.genericPlanFunctions(client, { schema: client.schema }).pipe(
+    Effect.flatMap((rows) => Effect.forEach(rows, ({ fn }) => Sql.planAtEveryCall(client, { fn }), { discard: true }))
+  )
 
 const applyOne = (client: Shape, migration: EmbeddedMigration) =>
   client.withTransaction(
     Effect.gen(function* () {
-      const schema = Identifier.quote(client.schema)
       yield* lock(client)
-      const rows = yield* client.query<{ hash: string }>(`SELECT hash FROM ${schema}.wh_migrations WHERE idx = $1`, [migration.idx])
-      if (rows.length > 0) {
-        if (rows[0]!.hash !== migration.hash) {
+      const applied = yield* Sql.appliedHash(client, { schema: client.schema, idx: migration.idx })
+      if (Option.isSome(applied)) {
+        if (applied.value.hash !== migration.hash) {
           return yield* new MigrationError({
             schema: client.schema,
             tag: migration.tag,
@@ -124,14 +103,11 @@ const applyOne = (client: Shape, migration: EmbeddedMigration) =>
         }
         return false
       }
+      // The migration's own SQL (drizzle-kit's output, embedded): DDL, no row read.
       for (const sql of migration.statements) {
         yield* client.query(sql.replaceAll(SCHEMA_PLACEHOLDER, client.schema))
       }
-      yield* client.query(`INSERT INTO ${schema}.wh_migrations (idx, tag, hash) VALUES ($1, $2, $3)`, [
-        migration.idx,
-        migration.tag,
-        migration.hash
-      ])
+      yield* Sql.recordApplied(client, { schema: client.schema, idx: migration.idx, tag: migration.tag, hash: migration.hash })
       return true
     })
   )
@@ -142,25 +118,21 @@ const applyOne = (client: Shape, migration: EmbeddedMigration) =>
  * every tenant's start one round trip). A schema without the table (or without the schema) is not current.
  */
 const isCurrent = (client: Shape): Effect.Effect<{ readonly current: boolean; readonly citus: CitusFacts | undefined }, PostgresError> =>
-  client
-    .query<{ idx: number; hash: string } & CitusFacts>(
-      `SELECT m.idx, m.hash, c.citus, c.wanted FROM ${Identifier.quote(client.schema)}.wh_migrations m CROSS JOIN (${citusFacts}) c`
+  Sql.appliedWithCitusFacts(client, { schema: client.schema }).pipe(
+    Effect.map((rows) => {
+      const applied = new Map(rows.map((row) => [row.idx, row.hash]))
+      const first = rows[0]
+      return {
+        current: migrations.every((migration) => applied.get(migration.idx) === migration.hash),
+        citus: first === undefined ? undefined : { citus: first.citus, wanted: first.wanted }
+      }
+    }),
+    Effect.catchIf(
+      // No table yet, or no schema yet (3F000).
+      (e) => e.reason._tag === "UndefinedTable" || (e.reason._tag === "Unknown" && e.reason.code === "3F000"),
+      () => Effect.succeed({ current: false, citus: undefined })
     )
-    .pipe(
-      Effect.map((rows) => {
-        const applied = new Map(rows.map((row) => [row.idx, row.hash]))
-        const first = rows[0]
-        return {
-          current: migrations.every((migration) => applied.get(migration.idx) === migration.hash),
-          citus: first === undefined ? undefined : { citus: first.citus, wanted: first.wanted }
-        }
-      }),
-      Effect.catchIf(
-        // No table yet, or no schema yet (3F000).
-        (e) => e.reason._tag === "UndefinedTable" || (e.reason._tag === "Unknown" && e.reason.code === "3F000"),
-        () => Effect.succeed({ current: false, citus: undefined })
-      )
-    )
+  )
 
 /**
  * Creates the schema and bookkeeping table if missing, then applies every pending migration, each in its own
@@ -189,11 +161,11 @@ const migrate = (create: boolean) =>
     if (now.current && (yield* citusState(client, now.citus)) !== "wanted") {
       return { schema: client.schema, applied: [], alreadyApplied: migrations.map((m) => m.tag) }
     }
-    const schema = Identifier.quote(client.schema)
+    const schema = client.schema
     yield* client.withTransaction(
       Effect.gen(function* () {
         yield* lock(client)
-        if (!create && (yield* client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [client.schema])).length === 0) {
+        if (!create && (yield* Sql.schemaExists(client, { schema })) === 0) {
           return yield* new MigrationError({
             schema: client.schema,
             tag: migrations[0]!.tag,
@@ -202,18 +174,9 @@ const migrate = (create: boolean) =>
         }
         // On Citus with schema sharding on, a schema created now would be distributed at once, and the first
         // migrations (triggers) could not run in it: it is created local and distributed after the migrations.
-        yield* client.query(
-          "SELECT set_config('citus.enable_schema_based_sharding', 'off', true) WHERE EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')"
-        )
-        yield* client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
-        yield* client.query(
-          `CREATE TABLE IF NOT EXISTS ${schema}.wh_migrations (
-        idx integer PRIMARY KEY,
-        tag text NOT NULL,
-        hash text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now()
-      )`
-        )
+        yield* Sql.createLocally(client)
+        yield* Sql.createSchema(client, { schema })
+        yield* Sql.createBookkeeping(client, { schema })
       })
     )
     const applied: Array<string> = []
@@ -227,7 +190,7 @@ const migrate = (create: boolean) =>
         yield* lock(client)
         const state = yield* citusState(client)
         if (state === "local") return false
-        if (state === "wanted") yield* client.query("SELECT citus_schema_distribute($1::regnamespace)", [client.schema])
+        if (state === "wanted") yield* Sql.distribute(client, { schema: client.schema })
         yield* adaptFunctions(client)
         return true
       })
@@ -245,7 +208,7 @@ const migrate = (create: boolean) =>
  */
 export const pending: Effect.Effect<ReadonlyArray<string>, PostgresError, PgClient> = Effect.gen(function* () {
   const client = yield* PgClient
-  const rows = yield* client.query<{ idx: number }>(`SELECT idx FROM ${Identifier.quote(client.schema)}.wh_migrations`).pipe(
+  const rows = yield* Sql.appliedIndexes(client, { schema: client.schema }).pipe(
     Effect.catchIf(
       (e) => e.reason._tag === "UndefinedTable",
       () => Effect.succeed([])

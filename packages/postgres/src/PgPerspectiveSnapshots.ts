@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option } from "effect"
+import { Effect, type Option } from "effect"
 import type { PgClient } from "./PgClient.js"
 import { type PostgresError, PostgresConfigError } from "./PostgresError.js"
 import * as Sql from "./sql/snapshots.js"
@@ -90,13 +90,15 @@ export const write = (client: PgClient["Service"], snapshots: ReadonlyArray<Snap
   snapshots.length === 0
     ? Effect.void
     : Effect.gen(function* () {
-        yield* client.query(Sql.insertSnapshots, [
-          snapshots.map((s) => s.streamId),
-          snapshots.map((s) => s.perspectiveName),
-          snapshots.map((s) => s.eventId),
-          snapshots.map((s) => JSON.stringify(s.data))
-        ])
-        yield* client.query(Sql.pruneSnapshots, [snapshots.map((s) => s.streamId), snapshots.map((s) => s.perspectiveName), keep])
+        const streamIds = snapshots.map((s) => s.streamId)
+        const perspectiveNames = snapshots.map((s) => s.perspectiveName)
+        yield* Sql.insertSnapshots(client, {
+          streamIds,
+          perspectiveNames,
+          eventIds: snapshots.map((s) => s.eventId),
+          data: snapshots.map((s) => JSON.stringify(s.data))
+        })
+        yield* Sql.pruneSnapshots(client, { streamIds, perspectiveNames, keep })
       })
 
 /**
@@ -111,9 +113,7 @@ export const latestBefore = (
   perspectiveName: string,
   eventId: string
 ): Effect.Effect<Option.Option<{ readonly eventId: string; readonly data: unknown }>, PostgresError> =>
-  Effect.map(client.query<{ event_id: string; data: unknown }>(Sql.latestBefore, [streamId, perspectiveName, eventId]), (rows) =>
-    Option.map(Option.fromNullishOr(rows[0]), (r) => ({ eventId: r.event_id, data: r.data }))
-  )
+  Sql.latestBefore(client, { streamId, perspectiveName, eventId })
 
 /**
  * Deletes the snapshots of a pair at or after `eventId` (they no longer describe the stream after a late event).
@@ -126,7 +126,7 @@ export const deleteFrom = (
   streamId: string,
   perspectiveName: string,
   eventId: string
-): Effect.Effect<void, PostgresError> => Effect.asVoid(client.query(Sql.deleteFrom, [streamId, perspectiveName, eventId]))
+): Effect.Effect<void, PostgresError> => Sql.deleteFrom(client, { streamId, perspectiveName, eventId })
 
 /**
  * Deletes every snapshot of a pair.
@@ -135,7 +135,7 @@ export const deleteFrom = (
  * @since 0.1.0
  */
 export const deleteAll = (client: PgClient["Service"], streamId: string, perspectiveName: string): Effect.Effect<void, PostgresError> =>
-  Effect.asVoid(client.query(Sql.deleteAll, [streamId, perspectiveName]))
+  Sql.deleteAll(client, { streamId, perspectiveName })
 
 /**
  * Every snapshot of a pair, oldest first (inspection and tests).
@@ -148,6 +148,6 @@ export const list = (
   streamId: string,
   perspectiveName: string
 ): Effect.Effect<ReadonlyArray<Snapshot>, PostgresError> =>
-  Effect.map(client.query<{ event_id: string; data: unknown }>(Sql.list, [streamId, perspectiveName]), (rows) =>
-    rows.map((r) => ({ streamId, perspectiveName, eventId: r.event_id, data: r.data }))
+  Effect.map(Sql.list(client, { streamId, perspectiveName }), (rows) =>
+    rows.map((r) => ({ streamId, perspectiveName, eventId: r.eventId, data: r.data }))
   )

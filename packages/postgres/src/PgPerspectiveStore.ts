@@ -14,30 +14,20 @@ import * as CoalescingQueue from "./internal/coalescingQueue.js"
 import * as Transaction from "./internal/transaction.js"
 import { ddlLock, ensureBase, isLaidOut, readLayout } from "./internal/versionTables.js"
 import { writeModels } from "./internal/writeModels.js"
-import { PgClient, prepared } from "./PgClient.js"
+import { PgClient } from "./PgClient.js"
 import type { PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
 import type { VersionTableConflict } from "./VersionError.js"
 import * as Rows from "./sql/perspectiveRows.js"
 
-interface RowRecord {
-  readonly id: string
-  readonly data: unknown
-  readonly metadata: unknown
-  readonly scope: unknown
-  readonly version: number
-  readonly created_at: Date
-  readonly updated_at: Date
-}
-
-const toRow = (r: RowRecord): PerspectiveStore.Row => ({
+const toRow = (r: typeof Rows.Row.Type): PerspectiveStore.Row => ({
   id: r.id,
   data: r.data,
   metadata: r.metadata,
   scope: r.scope,
   version: r.version,
-  createdAt: r.created_at.getTime(),
-  updatedAt: r.updated_at.getTime()
+  createdAt: r.createdAt.getTime(),
+  updatedAt: r.updatedAt.getTime()
 })
 
 /**
@@ -83,7 +73,7 @@ export const ensureTables = (
     if (isLaidOut(yield* readLayout(client, byBase), byBase)) return
     yield* client.withTransaction(
       Effect.gen(function* () {
-        yield* client.query(ddlLock)
+        yield* ddlLock(client)
         for (const [baseName, keys] of byBase) yield* ensureBase(client, baseName, keys)
       })
     )
@@ -109,7 +99,7 @@ export const make = Effect.gen(function* () {
         )
   /** The rows of these ids (those that exist), by id as Postgres writes it. */
   const rowsById = (name: string, ids: ReadonlyArray<string>, operation: string) =>
-    client.query<RowRecord>(Rows.selectRows(name), [ids], prepared).pipe(
+    Rows.selectRows(client, { name, ids }).pipe(
       Effect.mapError(storeError(operation)),
       Effect.map((rows) => new Map(rows.map((r) => [r.id, toRow(r)])))
     )
@@ -166,9 +156,12 @@ export const make = Effect.gen(function* () {
     query: (name, query = {}) =>
       checked(name).pipe(
         Effect.andThen(
-          client
-            .query<RowRecord>(Rows.queryRows(name), [JSON.stringify(query.where ?? {}), query.limit ?? 1000, query.offset ?? 0], prepared)
-            .pipe(Effect.mapError(storeError("query")))
+          Rows.queryRows(client, {
+            name,
+            where: JSON.stringify(query.where ?? {}),
+            limit: query.limit ?? 1000,
+            offset: query.offset ?? 0
+          }).pipe(Effect.mapError(storeError("query")))
         ),
         Effect.map((rows) => rows.map(toRow))
       )

@@ -32,6 +32,7 @@ import { Effect } from "effect"
 import type { Shape as PgClientShape } from "./PgClient.js"
 import { PostgresConfigError } from "./PostgresError.js"
 import * as Transaction from "./internal/transaction.js"
+import * as Sql from "./sql/queueVacuum.js"
 
 /**
  * The option as given: `false` (off), or how many removed work rows between two vacuums.
@@ -80,26 +81,13 @@ export const decode = (input: Input): Effect.Effect<number | null, PostgresConfi
  *
  * @internal
  */
-export const statement = "VACUUM (SKIP_LOCKED, TRUNCATE false) wh_perspective_events, wh_active_streams"
-
-/**
- * The queue tables whose statistics are stale: changed by more than 1,000 rows plus a fifth of their estimated size
- * since their last analyze (autovacuum analyzes at 50 plus a tenth: this finds only a table it has fallen well
- * behind on). Names resolve on the connection's schema.
- *
- * @internal
- */
-export const staleStatistics = `SELECT s.relname::text AS table FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-WHERE s.relid IN (to_regclass('wh_perspective_events'), to_regclass('wh_active_streams'), to_regclass('wh_perspective_cursors'))
-  AND s.n_mod_since_analyze > 1000 + 0.2 * greatest(c.reltuples, 0)`
+export const statement = Sql.vacuum.sql as string
 
 /** How often, at most, a claiming coordinator looks for stale statistics of its queue tables. @internal */
 export const statisticsCheckMillis = 10_000
 
 /** The pools a vacuum of the queue runs on now (one at a time per pool, whatever the coordinators on it). */
 const vacuuming = new WeakSet<object>()
-
-const queueTables = new Set(["wh_perspective_events", "wh_active_streams", "wh_perspective_cursors"])
 
 /**
  * The counter of one coordinator: `removed(n)` after each completion; it starts a vacuum in the background when
@@ -123,10 +111,10 @@ export const make = (client: PgClientShape, everyRows: number | null) => {
   let analyzing = false
   const statisticsOutages = OutageLog.unsafeMake("analyze of the work queue's tables")
   const analyze = Effect.gen(function* () {
-    const stale = (yield* client.query<{ table: string }>(staleStatistics)).map((r) => r.table).filter((t) => queueTables.has(t))
+    const stale = (yield* Sql.staleStatistics(client)).map((r) => r.table).filter((t) => Sql.queueTables.has(t))
     if (stale.length === 0) return
     const started = Date.now()
-    yield* client.query(`ANALYZE ${stale.join(", ")}`)
+    yield* Sql.analyze(client, { tables: stale })
     yield* Effect.logDebug(`queue tables analyzed (${stale.join(", ")}) in ${Date.now() - started} ms`)
   }).pipe(
     (attempt) => statisticsOutages.guard(attempt, undefined),
@@ -140,7 +128,7 @@ export const make = (client: PgClientShape, everyRows: number | null) => {
   const outages = OutageLog.unsafeMake("vacuum of the work queue's tables")
   const vacuum = Effect.gen(function* () {
     const started = Date.now()
-    yield* client.query(statement)
+    yield* Sql.vacuum(client)
     yield* Effect.logDebug(`queue tables vacuumed in ${Date.now() - started} ms`)
   }).pipe(
     (attempt) => outages.guard(attempt, undefined),

@@ -24,7 +24,9 @@ import * as TenantId from "./internal/tenants/tenantId.js"
 import { PgClient } from "./PgClient.js"
 import * as PgMigrator from "./PgMigrator.js"
 import { type MigrationError, PostgresConfigError, type PostgresError } from "./PostgresError.js"
+import * as MigrationSql from "./sql/migrations.js"
 import * as SchemaPlacement from "./sql/schemaPlacement.js"
+import * as Sql from "./sql/tenants.js"
 import { type InvalidTenantId, TenantConflict, TenantMoveRefused, TenantRemovalRefused, UnknownTenant } from "./TenantError.js"
 
 /**
@@ -209,20 +211,14 @@ export interface Shape {
  */
 export class PgTenants extends Context.Service<PgTenants, Shape>()("@whizbang/postgres/PgTenants") {}
 
-interface Row {
-  readonly tenant_id: string
-  readonly schema_name: string
-  readonly state: Tenant["state"]
-  readonly created_at: Date
-  readonly migrated_at: Date | null
-}
+type Row = typeof Sql.Row.Type
 
 const toTenant = (row: Row): Tenant => ({
-  id: row.tenant_id,
-  schema: row.schema_name,
+  id: row.tenantId,
+  schema: row.schemaName,
   state: row.state,
-  createdAt: row.created_at,
-  migratedAt: row.migrated_at ?? undefined
+  createdAt: row.createdAt,
+  migratedAt: row.migratedAt ?? undefined
 })
 
 /**
@@ -237,29 +233,18 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
     const client = yield* PgClient
     const serviceSchema = client.schema
     const { prefix, catalogSchema } = options
-    const catalog = `${Identifier.quote(catalogSchema)}.wh_tenants`
-    const lockKey = (tenantId: string) => `@whizbang/postgres/PgTenants:${catalogSchema}:${tenantId}`
-    const lock = (tenantId: string) => client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [lockKey(tenantId)])
-    const notify = (tenantId: string) => client.query("SELECT pg_notify('wh_tenants', $1)", [`${catalogSchema}\n${tenantId}`])
+    const lock = (tenantId: string) => Sql.lock(client, { catalogSchema, tenantId })
+    const notify = (tenantId: string) => Sql.notify(client, { catalogSchema, tenantId })
 
     // Created by the first add, not before: reading the tenants (a CLI's `--tenant`, `tenants list`) writes nothing.
     const ensureCatalog = client.withTransaction(
       Effect.gen(function* () {
         yield* lock("")
         // Coordinator-local on Citus: the catalog spans tenants, so it must not become a distributed schema.
-        yield* client.query("SELECT set_config('citus.enable_schema_based_sharding', 'off', true)")
-        yield* client.query(`CREATE SCHEMA IF NOT EXISTS ${Identifier.quote(catalogSchema)}`)
-        yield* client.query(`CREATE TABLE IF NOT EXISTS ${catalog} (
-          tenant_id text PRIMARY KEY,
-          schema_name text NOT NULL UNIQUE,
-          state text NOT NULL CHECK (state IN ('provisioning', 'active', 'removing')),
-          created_at timestamptz NOT NULL DEFAULT now(),
-          migrated_at timestamptz
-        )`)
-        yield* client.query(
-          `INSERT INTO ${catalog} (tenant_id, schema_name, state, migrated_at) VALUES ($1, $2, 'active', now()) ON CONFLICT DO NOTHING`,
-          [defaultTenant, serviceSchema]
-        )
+        yield* Sql.createLocally(client)
+        yield* Sql.createCatalogSchema(client, { catalogSchema })
+        yield* Sql.createCatalog(client, { catalogSchema })
+        yield* Sql.insertActive(client, { catalogSchema, tenantId: defaultTenant, schema: serviceSchema })
       })
     )
 
@@ -267,11 +252,11 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
     const schemaOf = (tenantId: string) => (tenantId === defaultTenant ? serviceSchema : `${prefix}${tenantId}`)
     // Without a catalog yet there is the default tenant alone.
     const defaultRow: Row = {
-      tenant_id: defaultTenant,
-      schema_name: serviceSchema,
+      tenantId: defaultTenant,
+      schemaName: serviceSchema,
       state: "active",
-      created_at: new Date(0),
-      migrated_at: null
+      createdAt: new Date(0),
+      migratedAt: null
     }
     const orNoCatalog = <A>(query: Effect.Effect<A, PostgresError>, none: A) =>
       Effect.catchIf(
@@ -281,14 +266,11 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
       )
     const row = (tenantId: string) =>
       orNoCatalog(
-        Effect.map(client.query<Row>(`SELECT * FROM ${catalog} WHERE tenant_id = $1`, [tenantId]), (rows) => rows[0]),
+        Effect.map(Sql.tenant(client, { catalogSchema, tenantId }), Option.getOrUndefined),
         tenantId === defaultTenant ? defaultRow : undefined
       )
 
-    const list = Effect.map(
-      orNoCatalog(client.query<Row>(`SELECT * FROM ${catalog} ORDER BY tenant_id <> $1, tenant_id`, [defaultTenant]), [defaultRow]),
-      (rows) => rows.map(toTenant)
-    )
+    const list = Effect.map(orNoCatalog(Sql.tenants(client, { catalogSchema, defaultTenant }), [defaultRow]), (rows) => rows.map(toTenant))
 
     const get = (tenantId: string) =>
       Effect.flatMap(validate(tenantId), (id) =>
@@ -314,21 +296,16 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
               return yield* new TenantConflict({ tenantId: id, schema, reason: "exists" })
             }
             if (found === undefined) {
-              const taken = yield* client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])
-              if (taken.length > 0) return yield* new TenantConflict({ tenantId: id, schema, reason: "schemaTaken" })
-              yield* client.query(`INSERT INTO ${catalog} (tenant_id, schema_name, state) VALUES ($1, $2, 'provisioning')`, [id, schema])
+              const taken = yield* MigrationSql.schemaExists(client, { schema })
+              if (taken > 0) return yield* new TenantConflict({ tenantId: id, schema, reason: "schemaTaken" })
+              yield* Sql.insertProvisioning(client, { catalogSchema, tenantId: id, schema })
             }
           })
         )
         yield* migrateOne(schema)
-        const rows = yield* client.withTransaction(
-          Effect.tap(
-            client.query<Row>(`UPDATE ${catalog} SET state = 'active', migrated_at = now() WHERE tenant_id = $1 RETURNING *`, [id]),
-            () => notify(id)
-          )
-        )
+        const active = yield* client.withTransaction(Effect.tap(Sql.activate(client, { catalogSchema, tenantId: id }), () => notify(id)))
         yield* Effect.logInfo("tenant added", { tenant: id, schema })
-        return toTenant(rows[0]!)
+        return toTenant(active)
       })
 
     const remove = (tenantId: string, options: { readonly confirm: string }) =>
@@ -339,16 +316,14 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
         const found = yield* row(id)
         if (found === undefined) return yield* new UnknownTenant({ tenantId: id, state: undefined })
         // First out of service everywhere (the fleets let go of it on the notification), then dropped.
-        yield* client.withTransaction(
-          Effect.andThen(client.query(`UPDATE ${catalog} SET state = 'removing' WHERE tenant_id = $1`, [id]), notify(id))
-        )
+        yield* client.withTransaction(Effect.andThen(Sql.markRemoving(client, { catalogSchema, tenantId: id }), notify(id)))
         yield* client
           .withTransaction(
             Effect.gen(function* () {
               yield* lock(id)
-              yield* MigrationLock.take(client, found.schema_name)
-              yield* client.query(`DROP SCHEMA IF EXISTS ${Identifier.quote(found.schema_name)} CASCADE`)
-              yield* client.query(`DELETE FROM ${catalog} WHERE tenant_id = $1`, [id])
+              yield* MigrationLock.take(client, found.schemaName)
+              yield* Sql.dropSchema(client, { schema: found.schemaName })
+              yield* Sql.deleteTenant(client, { catalogSchema, tenantId: id })
               yield* notify(id)
             })
           )
@@ -361,7 +336,7 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
               times: 5
             })
           )
-        yield* Effect.logInfo("tenant removed", { tenant: id, schema: found.schema_name })
+        yield* Effect.logInfo("tenant removed", { tenant: id, schema: found.schemaName })
       })
 
     const migrate = (migrateOptions?: { readonly concurrency?: number; readonly onProgress?: Progress }) =>
@@ -378,7 +353,7 @@ export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgCl
                 report.applied.length > 0
                   ? Effect.andThen(
                       Effect.sync(() => migrated.push(tenant.id)),
-                      orNoCatalog(client.query(`UPDATE ${catalog} SET migrated_at = now() WHERE tenant_id = $1`, [tenant.id]), [])
+                      orNoCatalog(Sql.markMigrated(client, { catalogSchema, tenantId: tenant.id }), undefined)
                     )
                   : Effect.void
               ),

@@ -35,6 +35,7 @@ import { PgClient } from "./PgClient.js"
 import * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
 import * as DurationOption from "./internal/durationOption.js"
 import { PostgresConfigError, type PostgresError } from "./PostgresError.js"
+import * as Registry from "./sql/registry.js"
 import * as Sql from "./sql/watchdog.js"
 
 /**
@@ -382,7 +383,7 @@ export const diagnose = (options: Options = {}): Effect.Effect<ReadonlyArray<Stu
     const client = yield* PgClient
     const stuckAfter = Duration.toSeconds(options.stuckAfter ?? Duration.seconds(30))
     const deadInstanceAfterSeconds = Duration.toSeconds(options.deadInstanceAfter ?? Duration.seconds(30))
-    const rows = yield* client.query<Row>(Sql.diagnose, [stuckAfter, options.limit ?? 100, deadInstanceAfterSeconds])
+    const rows = yield* Sql.diagnose(client, { stuckAfterSeconds: stuckAfter, limit: options.limit ?? 100, deadInstanceAfterSeconds })
     if (rows.length === 0) return []
     const liveInstances = yield* countLive(client, deadInstanceAfterSeconds)
     const versions = yield* versionsRegistered(deadInstanceAfterSeconds)
@@ -390,19 +391,13 @@ export const diagnose = (options: Options = {}): Effect.Effect<ReadonlyArray<Stu
   }).pipe(Effect.withSpan("whizbang.watchdog.diagnose"))
 
 const countLive = (client: PgClient["Service"], deadInstanceAfterSeconds: number) =>
-  Effect.map(
-    client.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM wh_service_instances WHERE last_heartbeat_at > now() - make_interval(secs => $1::float8)",
-      [deadInstanceAfterSeconds]
-    ),
-    (rows) => rows[0]?.n ?? 0
-  )
+  Effect.map(Sql.countLive(client, { deadInstanceAfterSeconds }), (row) => row.n)
 
 const versionsRegistered = (deadInstanceAfterSeconds: number) =>
   Effect.gen(function* () {
     const client = yield* PgClient
-    const [registry] = yield* client.query<{ present: boolean }>("SELECT to_regclass('wh_perspective_versions') IS NOT NULL AS present")
-    if (registry?.present !== true) return []
+    const registry = yield* Registry.hasRegistry(client)
+    if (!registry.present) return []
     return yield* PgPerspectiveVersions.listWith({ deadInstanceAfter: Duration.seconds(deadInstanceAfterSeconds) })
   })
 

@@ -20,19 +20,17 @@
  */
 import { InstanceProvider, StorageReason, WorkCoordinator, WorkerOptions } from "@whizbang/core"
 import { type Duration, Effect, Layer, Metric } from "effect"
-import { PgClient, prepared } from "./PgClient.js"
+import { PgClient } from "./PgClient.js"
 import type * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 import * as PgQueueVacuum from "./PgQueueVacuum.js"
-import * as PerspectiveTable from "./internal/perspectiveTable.js"
 import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
 import type { PostgresConfigError, PostgresError } from "./PostgresError.js"
 import * as CoordinatorOptions from "./internal/coordinatorOptions.js"
-import { type PendingRow, toPendingEvents } from "./internal/pendingRows.js"
+import { toPendingEvents } from "./internal/pendingRows.js"
 import { SchemaReady } from "./SchemaReady.js"
 import * as Claim from "./sql/claimWork.js"
 import * as Complete from "./sql/completeWork.js"
 import * as Fetch from "./sql/fetchPendingEvents.js"
-import * as Rows from "./sql/perspectiveRows.js"
 import * as Fail from "./sql/reportFailures.js"
 
 /**
@@ -78,22 +76,6 @@ export interface Options {
    */
   readonly queueVacuum?: PgQueueVacuum.Input
 }
-
-// The fetch statement, and the claim with its fetch, per set of perspectives whose models they load (a statement
-// text per perspective set).
-const statementsFor = (build: (modelTables: ReadonlyArray<string> | undefined) => string) => {
-  const texts = new Map<string, string>()
-  return (modelsOf: ReadonlyArray<string> | undefined): string => {
-    const key = modelsOf === undefined ? "" : modelsOf.join(",")
-    const cached = texts.get(key)
-    if (cached !== undefined) return cached
-    const text = build(modelsOf?.map(Rows.table))
-    texts.set(key, text)
-    return text
-  }
-}
-const fetchStatement = statementsFor(Fetch.fetchPendingEvents)
-const claimAndFetchStatement = statementsFor(Claim.claimAndFetch)
 
 // Telemetry: dead letters counted here, where they are written (names listed in Telemetry.ts).
 const deadLettersMetric = Metric.counter("whizbang_dead_letters", { description: "work rows moved to wh_dead_letters" })
@@ -158,62 +140,30 @@ export const makeDecoded = (
 
     const fence = (streamIds: ReadonlyArray<string>) =>
       Effect.map(
-        client.query<{ stream_id: string }>(Complete.fenceStreams, [instanceId, streamIds, leaseSeconds, bootToken], prepared),
-        (rows) => new Set(rows.map((r) => r.stream_id))
+        Complete.fenceStreams(client, { instanceId, streamIds, leaseSeconds, bootToken }),
+        (rows) => new Set(rows.map((r) => r.streamId))
       )
 
     const reportCompletions: WorkCoordinator.WorkCoordinator["Service"]["reportCompletions"] = (completions) => {
       if (completions.length === 0) return Effect.void
-      const writes = completions.flatMap((c) => (c.model === undefined ? [] : [{ pair: c, model: c.model }]))
       // Fences, model rows, cursors, work rows, lease release, notifications and snapshots: one round trip, one
       // transaction (the statement's own). A refusal raises `refusedState` and rolls all of it back.
-      return client
-        .query(
-          Complete.completeWork,
-          [
-            instanceId,
-            leaseSeconds,
-            bootToken,
-            unique(completions.map((c) => c.streamId)),
-            completions.map((c) => c.streamId),
-            completions.map((c) => c.perspectiveName),
-            completions.map((c) => c.cursorAtFetch !== undefined),
-            completions.map((c) => c.cursorAtFetch ?? null),
-            completions.map((c) => c.lastEventId ?? null),
-            completions.map((c) => c.status),
-            completions.flatMap((c) => c.workIds),
-            writes.map((w) => PerspectiveTable.ofVersion(w.pair.perspectiveName)),
-            writes.map((w) => w.pair.perspectiveName),
-            writes.map((w) => w.pair.streamId),
-            writes.map((w) => w.pair.lastEventId ?? null),
-            writes.map((w) => (w.model.action === "none" ? JSON.stringify(w.model.data) : null)),
-            writes.map((w) => JSON.stringify(w.model.metadata ?? {})),
-            writes.map((w) => JSON.stringify(w.model.scope ?? {})),
-            writes.map((w) => w.model.eventsApplied),
-            writes.map((w) => w.model.action !== "none"),
-            debugMode,
-            snapshots.every,
-            snapshots.keep,
-            Complete.processedNoticeChunk
-          ],
-          prepared
-        )
-        .pipe(
-          // The completion removed exactly these work rows (else it was refused).
-          Effect.andThen(queueVacuum.removed(completions.reduce((n, c) => n + c.workIds.length, 0))),
-          Effect.catchTag("PostgresError", (e) =>
-            Effect.fail(
-              e.reason._tag === "Unknown" && e.reason.code === Complete.refusedState
-                ? new WorkCoordinator.WorkCoordinatorError({
-                    operation: "reportCompletions",
-                    reason: new StorageReason.Refused(),
-                    detail: e.message,
-                    cause: e
-                  })
-                : coordinatorError("reportCompletions")(e)
-            )
+      return Complete.completeWork(client, { instanceId, leaseSeconds, bootToken, completions, debugMode, snapshots }).pipe(
+        // The completion removed exactly these work rows (else it was refused).
+        Effect.andThen(queueVacuum.removed(completions.reduce((n, c) => n + c.workIds.length, 0))),
+        Effect.catchTag("PostgresError", (e) =>
+          Effect.fail(
+            e.reason._tag === "Unknown" && e.reason.code === Complete.refusedState
+              ? new WorkCoordinator.WorkCoordinatorError({
+                  operation: "reportCompletions",
+                  reason: new StorageReason.Refused(),
+                  detail: e.message,
+                  cause: e
+                })
+              : coordinatorError("reportCompletions")(e)
           )
         )
+      )
     }
 
     const reportFailures: WorkCoordinator.WorkCoordinator["Service"]["reportFailures"] = (failures) => {
@@ -222,30 +172,14 @@ export const makeDecoded = (
         const owned = yield* fence(unique(failures.map((f) => f.streamId)))
         const mine = failures.filter((f) => owned.has(f.streamId))
         if (mine.length === 0) return
-        const updated = yield* client.query<{ work_id: string; exhausted: boolean }>(
-          Fail.recordFailures,
-          [
-            mine.map((f) => f.workId),
-            mine.map((f) => f.error),
-            backoff.initialMillis,
-            backoff.multiplier,
-            backoff.maxMillis,
-            maxAttempts,
-            mine.map((f) => f.countsAttempt !== false)
-          ],
-          prepared
-        )
-        yield* client.query(
-          Fail.flagFailedCursors,
-          [mine.map((f) => f.streamId), mine.map((f) => f.perspectiveName), mine.map((f) => f.error)],
-          prepared
-        )
-        const exhausted = updated.filter((r) => r.exhausted).map((r) => r.work_id)
+        const updated = yield* Fail.recordFailures(client, { failures: mine, backoff, maxAttempts })
+        yield* Fail.flagFailedCursors(client, { failures: mine })
+        const exhausted = updated.filter((r) => r.exhausted).map((r) => r.workId)
         // A failure ends the read-your-writes waits it holds (they answer `Failing`) and a dead letter those of its
         // event: both wake @whizbang/sync's listeners (PgSyncInquiry LISTENs) with the bare schema, "look again".
         yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
         if (exhausted.length > 0) {
-          yield* client.query(Fail.deadLetter, [exhausted])
+          yield* Fail.deadLetter(client, { workIds: exhausted })
           yield* Metric.update(deadLettersMetric, exhausted.length)
           yield* Effect.logWarning(`moved ${exhausted.length} work row(s) to wh_dead_letters after ${maxAttempts} attempts`).pipe(
             Effect.annotateLogs({ "whizbang.instance_id": instanceId, "whizbang.work_ids": exhausted.join(",") })
@@ -267,121 +201,107 @@ export const makeDecoded = (
     const releaseIdle = Effect.suspend(() => {
       if (!mayHoldIdleLeases) return Effect.void
       mayHoldIdleLeases = false
-      return Effect.tapError(client.query(Claim.releaseIdleStreams, [instanceId], prepared), () =>
+      return Effect.tapError(Claim.releaseIdleStreams(client, { instanceId }), () =>
         Effect.sync(() => {
           mayHoldIdleLeases = true
         })
       )
     })
     /**
-     * Runs a claim statement (`text`, params $1-$8 and then `extra`): an empty claim also drops this instance's
-     * leases on streams with no work left (a claim that raced the stream's last completion can leave one behind).
-     * `streams`: how many streams the rows claimed. A claim that took as many as it asked for has a backlog behind it,
-     * the one case where the queue's statistics can be far behind (a replay, a rebuild's history): only then does the
-     * queue's upkeep look for stale statistics (one statement on `pg_stat_user_tables`, which every tenant's first
-     * claim used to pay: bench t, 1,000 tenants of 10 streams each).
+     * Runs a claim statement: an empty claim also drops this instance's leases on streams with no work left (a claim
+     * that raced the stream's last completion can leave one behind). `streams`: how many streams the rows claimed. A
+     * claim that took as many as it asked for has a backlog behind it, the one case where the queue's statistics can
+     * be far behind (a replay, a rebuild's history): only then does the queue's upkeep look for stale statistics (one
+     * statement on `pg_stat_user_tables`, which every tenant's first claim used to pay: bench t, 1,000 tenants of 10
+     * streams each).
      */
-    const claim = <Row extends object>(
-      text: string,
+    const claim = <Row>(
+      statement: Effect.Effect<ReadonlyArray<Row>, PostgresError>,
       request: ClaimRequest,
-      extra: ReadonlyArray<unknown>,
       operation: string,
       streams: (rows: ReadonlyArray<Row>) => number
     ) =>
-      client
-        .query<Row>(
-          text,
-          [
-            instanceId,
-            request.maxStreams,
-            request.leaseSeconds,
-            staleSeconds,
-            graceMilliseconds,
-            request.exclude ?? [],
-            request.perspectiveNames === undefined ? null : [...request.perspectiveNames],
-            request.perspectiveNames?.length ?? 4,
-            ...extra
-          ],
-          prepared
-        )
-        .pipe(
-          Effect.tap((rows) => {
-            if (rows.length === 0) return releaseIdle
-            mayHoldIdleLeases = true
-            return streams(rows) >= request.maxStreams ? queueVacuum.claimed : Effect.void
-          }),
-          Effect.mapError(coordinatorError(operation)),
-          Effect.withSpan(
-            "whizbang.claim",
-            { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": request.maxStreams } },
-            { captureStackTrace: false }
-          ),
-          Effect.annotateLogs({ "whizbang.instance_id": instanceId })
-        )
+      statement.pipe(
+        Effect.tap((rows) => {
+          if (rows.length === 0) return releaseIdle
+          mayHoldIdleLeases = true
+          return streams(rows) >= request.maxStreams ? queueVacuum.claimed : Effect.void
+        }),
+        Effect.mapError(coordinatorError(operation)),
+        Effect.withSpan(
+          "whizbang.claim",
+          { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": request.maxStreams } },
+          { captureStackTrace: false }
+        ),
+        Effect.annotateLogs({ "whizbang.instance_id": instanceId })
+      )
+    const claimRequest = (request: ClaimRequest): Claim.ClaimRequest => ({
+      instanceId,
+      maxStreams: request.maxStreams,
+      leaseSeconds: request.leaseSeconds,
+      staleSeconds,
+      graceMillis: graceMilliseconds,
+      exclude: request.exclude ?? [],
+      perspectiveNames: request.perspectiveNames === undefined ? null : request.perspectiveNames,
+      heads: request.perspectiveNames?.length ?? 4
+    })
 
     return WorkCoordinator.WorkCoordinator.of({
       claimWork: (request) =>
         Effect.map(
-          claim<{ stream_id: string }>(Claim.claimWork, request, [], "claimWork", (rows) => rows.length),
-          (rows) => rows.map((r) => r.stream_id)
+          claim(Claim.claimWork(client, claimRequest(request)), request, "claimWork", (rows) => rows.length),
+          (rows) => rows.map((r) => r.streamId)
         ),
       claimAndFetch: ({ backgroundLimit, limit, withModels, ...request }) =>
         Effect.map(
-          claim<PendingRow & { part: number; claim_order: number | null }>(
-            claimAndFetchStatement(withModels === true ? request.perspectiveNames : undefined),
+          claim(
+            Claim.claimAndFetch(client, {
+              ...claimRequest(request),
+              limit: limit ?? 2_147_483_647,
+              backgroundLimit: backgroundLimit ?? 2_147_483_647,
+              modelsOf: withModels === true ? request.perspectiveNames : undefined
+            }),
             request,
-            [limit ?? 2_147_483_647, backgroundLimit ?? 2_147_483_647],
             "claimAndFetch",
             (rows) => rows.reduce((n, r) => (r.part === 0 ? n + 1 : n), 0)
           ),
-          (rows) => ({
+          (rows) => {
             // The statement's rows are unordered (see `internal/pendingRows.ts`): the claimed streams in claim order.
-            streams: rows
-              .filter((r) => r.part === 0)
-              .sort((a, b) => a.claim_order! - b.claim_order!)
-              .map((r) => r.stream_id),
-            pending: toPendingEvents(
-              rows.filter((r) => r.part === 1),
-              withModels === true && request.perspectiveNames !== undefined
-            )
-          })
+            const claimed: Array<Claim.ClaimedRow> = []
+            const fetched: Array<Fetch.PendingRow> = []
+            for (const r of rows) {
+              if (r.part === 0) claimed.push(r)
+              else fetched.push(r)
+            }
+            return {
+              streams: claimed.sort((a, b) => a.claim_order - b.claim_order).map((r) => r.stream_id),
+              pending: toPendingEvents(fetched, withModels === true && request.perspectiveNames !== undefined)
+            }
+          }
         ),
       fetchPendingEvents: ({ backgroundLimit, limit, perspectiveNames, streamIds, withModels }) =>
         streamIds.length === 0 || perspectiveNames?.length === 0
           ? Effect.succeed([])
-          : client
-              .query<PendingRow>(
-                fetchStatement(withModels === true ? perspectiveNames : undefined),
-                [
-                  instanceId,
-                  streamIds,
-                  limit ?? 2_147_483_647,
-                  perspectiveNames === undefined ? null : [...perspectiveNames],
-                  backgroundLimit ?? 2_147_483_647
-                ],
-                prepared
-              )
-              .pipe(
-                Effect.map((rows) => toPendingEvents(rows, withModels === true && perspectiveNames !== undefined)),
-                Effect.mapError(coordinatorError("fetchPendingEvents"))
-              ),
+          : Fetch.fetchPendingEvents(client, {
+              instanceId,
+              streamIds,
+              limit: limit ?? 2_147_483_647,
+              perspectiveNames: perspectiveNames ?? null,
+              backgroundLimit: backgroundLimit ?? 2_147_483_647,
+              modelsOf: withModels === true ? perspectiveNames : undefined
+            }).pipe(
+              Effect.map((rows) => toPendingEvents(rows, withModels === true && perspectiveNames !== undefined)),
+              Effect.mapError(coordinatorError("fetchPendingEvents"))
+            ),
       renewLeases: ({ leaseSeconds: lease, workIds }) =>
-        client
-          .query<{ stream_id: string }>(
-            `UPDATE wh_active_streams SET lease_expiry = now() + make_interval(secs => $3::int)
-           WHERE instance_id = $1::uuid AND stream_id IN (SELECT stream_id FROM wh_perspective_events WHERE work_id = ANY($2::uuid[]))
-           RETURNING stream_id`,
-            [instanceId, workIds, lease]
-          )
-          .pipe(
-            Effect.map((rows) => rows.length),
-            Effect.mapError(coordinatorError("renewLeases"))
-          ),
+        Claim.renewLeasesOfWork(client, { instanceId, workIds, leaseSeconds: lease }).pipe(
+          Effect.mapError(coordinatorError("renewLeases"))
+        ),
       renewStreamLeases: ({ leaseSeconds: lease, streamIds }) =>
         streamIds.length === 0
           ? Effect.succeed([])
-          : client.query<{ stream_id: string }>(Claim.renewStreamLeases, [instanceId, streamIds, lease], prepared).pipe(
-              Effect.map((rows) => rows.map((r) => r.stream_id)),
+          : Claim.renewStreamLeases(client, { instanceId, streamIds, leaseSeconds: lease }).pipe(
+              Effect.map((rows) => rows.map((r) => r.streamId)),
               Effect.mapError(coordinatorError("renewStreamLeases"))
             ),
       reportCompletions,

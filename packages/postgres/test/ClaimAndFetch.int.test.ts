@@ -82,6 +82,26 @@ describe("claim and fetch in one statement", () => {
     )
   )
 
+  it.live("a row of another shape than the fetch's (a column's type changed under it) is an UnexpectedRow naming the fetch", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const coordinator = yield* WorkCoordinator.WorkCoordinator
+      const client = yield* PgClient.PgClient
+      const id = EventId.unsafeMake()
+      yield* store.append(id, [Bank.Deposited.make({ accountId: id, amount: 1 })])
+      yield* client.query("ALTER TABLE wh_perspective_events ALTER COLUMN attempts TYPE text")
+      const claimed = yield* coordinator.claimWork({ instanceId: "", maxStreams: 10, leaseSeconds: 30, perspectiveNames: names })
+      expect(claimed).toEqual([id])
+      const error = yield* Effect.flip(coordinator.fetchPendingEvents({ instanceId: "", streamIds: claimed, ...fetchOptions }))
+      expect(error.reason).toMatchObject({ _tag: "UnexpectedRow", operation: "fetchPendingEvents.fetchPendingEvents" })
+      expect(error.detail).toContain("attempts")
+    }).pipe(
+      Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+      Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+      Effect.scoped
+    )
+  )
+
   it.live(
     "reads the work rows and events of the streams it claims, never a scan of the queue or of every event",
     () =>

@@ -364,7 +364,7 @@ describe("claims", () => {
             yield* Effect.orDie(client.query("analyze wh_perspective_events"))
             const [row] = yield* Effect.orDie(
               client.query<{ "QUERY PLAN": Array<{ Plan: unknown; "Execution Time": number }> }>(
-                `explain (analyze, format json) ${Claim.claimWork}`,
+                `explain (analyze, format json) ${Claim.claimWork.sql}`,
                 [instanceId, 300, 30, 30, 3000, [], ["balance"], 1]
               )
             )

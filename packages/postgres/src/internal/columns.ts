@@ -8,7 +8,7 @@
  * The keys are the drizzle schema's (`../schema/*.ts`, what drizzle-kit generates the migrations from) and the
  * values its column names; `test/Columns.test.ts` checks both agree, at compile time and at run time, so a column
  * renamed in the drizzle schema fails to compile here too. The two tables of migration 0005 have no drizzle
- * table: their names are checked against the migration's SQL instead. Plain strings, no drizzle-orm: the main
+ * table: their names are checked against the migrations' SQL instead (its CREATE TABLE and later ADD COLUMNs). Plain strings, no drizzle-orm: the main
  * entry never imports it.
  *
  * `table` is each table's name (no `wh_` table has a column called `table`).
@@ -121,7 +121,10 @@ export const PerspectiveSnapshots = {
   createdAt: "created_at"
 } as const
 
-/** `wh_perspective_versions`, the versions registry (migration 0005). @internal */
+/**
+ * `wh_perspective_versions`, the versions registry (migration 0005; the hand-over's columns from 0016, the replay's
+ * start from 0018). @internal
+ */
 export const PerspectiveVersions = {
   table: "wh_perspective_versions",
   perspectiveName: "perspective_name",
@@ -134,7 +137,12 @@ export const PerspectiveVersions = {
   retireAfter: "retire_after",
   backfillStreams: "backfill_streams",
   backfillEvents: "backfill_events",
-  fingerprint: "fingerprint"
+  fingerprint: "fingerprint",
+  handoverOwner: "handover_owner",
+  handoverUntil: "handover_until",
+  handoverFrom: "handover_from",
+  handoverGraceSeconds: "handover_grace_seconds",
+  replayStartedAt: "replay_started_at"
 } as const
 
 /** `wh_perspective_backfill`, a version's history still to plan (migration 0005). @internal */
@@ -159,4 +167,29 @@ export const PerspectiveRows = {
   createdAt: "created_at",
   updatedAt: "updated_at",
   version: "version"
+} as const
+
+/**
+ * `wh_migrations`, the migrator's bookkeeping in each service schema. Not a migration's table: `PgMigrator` creates
+ * it (`sql/migrations.ts`, whose CREATE TABLE is written from these names). @internal
+ */
+export const Migrations = {
+  table: "wh_migrations",
+  idx: "idx",
+  tag: "tag",
+  hash: "hash",
+  appliedAt: "applied_at"
+} as const
+
+/**
+ * `wh_tenants`, the tenant catalog in its own schema (`PgTenants`). Not a migration's table: the first tenant added
+ * creates it (`sql/tenants.ts`, whose CREATE TABLE is written from these names). @internal
+ */
+export const TenantsCatalog = {
+  table: "wh_tenants",
+  tenantId: "tenant_id",
+  schemaName: "schema_name",
+  state: "state",
+  createdAt: "created_at",
+  migratedAt: "migrated_at"
 } as const

@@ -15,9 +15,9 @@
  *
  * @internal
  */
-import { Clock, Context, Duration, Effect, Exit, Fiber } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Fiber, Option } from "effect"
 import type { PgClient } from "../PgClient.js"
-import type { CutoverResult, State } from "../PgPerspectiveVersions.js"
+import type { CutoverResult } from "../PgPerspectiveVersions.js"
 import type { PostgresError } from "../PostgresError.js"
 import * as Sql from "../sql/handOver.js"
 import * as VersionSql from "../sql/versions.js"
@@ -47,17 +47,11 @@ export interface Settings {
 /** What a hand-over can fail with, besides the database. */
 export type Failure = UnknownPerspectiveVersion | VersionNotReady | CutoverTimedOut
 
-interface Progress {
-  readonly pending: number
-  readonly planned: number
-  readonly dead_letters: number
-}
+type Progress = typeof VersionSql.Progress.Type
 
-const lockBase = (client: PgClient["Service"], baseName: string) =>
-  client.query<{ perspective_name: string; version: number; state: State }>(VersionSql.versionsOfBase, [baseName])
+const lockBase = (client: PgClient["Service"], baseName: string) => VersionSql.versionsOfBase(client, { baseName })
 
-const progressOf = (client: PgClient["Service"], key: string) =>
-  Effect.map(client.query<Progress>(VersionSql.progressOf, [key]), (rows) => rows[0]!)
+const progressOf = (client: PgClient["Service"], key: string) => VersionSql.progressOf(client, { key })
 
 const notReady = (key: string, state: string, progress: Progress, maxLag: number) =>
   new VersionNotReady({
@@ -65,7 +59,7 @@ const notReady = (key: string, state: string, progress: Progress, maxLag: number
     state,
     streamsToReplay: progress.planned,
     pendingEvents: progress.pending,
-    deadLetters: progress.dead_letters,
+    deadLetters: progress.deadLetters,
     maxLag
   })
 
@@ -78,26 +72,24 @@ const claim = (client: PgClient["Service"], baseName: string, key: string, setti
   client.withTransaction(
     Effect.gen(function* () {
       const rows = yield* lockBase(client, baseName)
-      const row = rows.find((r) => r.perspective_name === key)
+      const row = rows.find((r) => r.key === key)
       if (row === undefined) {
         if (mode === "resume") return "gone" as const
-        return yield* new UnknownPerspectiveVersion({ baseName, version: undefined, known: rows.map((r) => r.perspective_name) })
+        return yield* new UnknownPerspectiveVersion({ baseName, version: undefined, known: rows.map((r) => r.key) })
       }
       if (row.state === "live") return "live" as const
-      const takeOver = Effect.map(
-        client.query(Sql.takeOver, [key, owner, settings.leaseSeconds, settings.graceSeconds]),
-        (taken) => taken.length > 0
-      )
+      const handOver = { key, owner, leaseSeconds: settings.leaseSeconds, graceSeconds: settings.graceSeconds }
+      const takeOver = Effect.map(Sql.takeOver(client, handOver), (taken) => taken > 0)
       if (mode === "resume") return row.state === "ready" && (yield* takeOver) ? ("owner" as const) : ("gone" as const)
       yield* (yield* Hooks).onStep("locked", key)
       // Checked when it started; a ready version is joined (or taken over) as it is.
       if (row.state === "ready") return (yield* takeOver) ? ("owner" as const) : ("joined" as const)
       const progress = yield* progressOf(client, key)
-      if (row.state === "retired" || progress.planned > 0 || progress.pending > settings.maxLag || progress.dead_letters > 0) {
+      if (row.state === "retired" || progress.planned > 0 || progress.pending > settings.maxLag || progress.deadLetters > 0) {
         return yield* notReady(key, row.state, progress, settings.maxLag)
       }
-      yield* client.query(Sql.begin, [key, owner, settings.leaseSeconds, settings.graceSeconds])
-      yield* client.query(VersionSql.notifyVersionsChanged, [[key]])
+      yield* Sql.begin(client, handOver)
+      yield* VersionSql.notifyVersionsChanged(client, { keys: [key] })
       return "owner" as const
     })
   )
@@ -105,10 +97,10 @@ const claim = (client: PgClient["Service"], baseName: string, key: string, setti
 /** Step 2: waits until the version applied everything pending now; the events still pending if it timed out. */
 const awaitApplied = (client: PgClient["Service"], key: string, started: number, timeoutMillis: number) =>
   Effect.gen(function* () {
-    const ids = (yield* client.query<{ ids: Array<string> | null }>(VersionSql.pendingWorkIds, [key]))[0]?.ids ?? []
+    const ids = (yield* VersionSql.pendingWorkIds(client, { key })).ids ?? []
     let pause = 2
     while (ids.length > 0) {
-      const left = (yield* client.query<{ n: number }>(VersionSql.stillPending, [ids]))[0]?.n ?? 0
+      const left = (yield* VersionSql.stillPending(client, { workIds: ids })).n
       if (left === 0) return 0
       if ((yield* Clock.currentTimeMillis) - started > timeoutMillis) return left
       yield* Effect.sleep(Duration.millis(pause))
@@ -122,27 +114,28 @@ const switchTo = (client: PgClient["Service"], baseName: string, key: string, se
   client.withTransaction(
     Effect.gen(function* () {
       const rows = yield* lockBase(client, baseName)
-      const state = rows.find((r) => r.perspective_name === key)?.state
+      const state = rows.find((r) => r.key === key)?.state
       // Another instance switched first (automatic cutovers run on every instance), or a rollback intervened.
       if (state === "live") return { switched: false, replaced: undefined }
       if (state !== "ready") {
-        return yield* notReady(key, state ?? "unknown", { pending: 0, planned: 0, dead_letters: 0 }, settings.maxLag)
+        return yield* notReady(key, state ?? "unknown", { pending: 0, planned: 0, deadLetters: 0 }, settings.maxLag)
       }
       // What it dead-lettered while catching up: it would serve read models that lack those events.
       const check = yield* progressOf(client, key)
-      if (check.dead_letters > 0) {
+      if (check.deadLetters > 0) {
         // Given up in this transaction, refused after it commits.
-        yield* client.query(Sql.giveUp, [key, null, settings.graceSeconds])
-        yield* client.query(VersionSql.notifyVersionsChanged, [[key]])
+        yield* Sql.giveUp(client, { key, owner: null, graceSeconds: settings.graceSeconds })
+        yield* VersionSql.notifyVersionsChanged(client, { keys: [key] })
         return { refused: check }
       }
-      const grace = (yield* client.query<{ grace: number | null }>(Sql.graceOf, [key]))[0]?.grace ?? settings.graceSeconds
+      const recorded = yield* Sql.graceOf(client, { key })
+      const grace = Option.getOrUndefined(recorded)?.grace ?? settings.graceSeconds
       const live = rows.find((r) => r.state === "live")
-      if (live !== undefined) yield* client.query(VersionSql.setRetiring, [live.perspective_name, grace])
-      yield* client.query(Sql.goLive, [key])
-      yield* client.query(VersionSql.replaceView(baseName, key))
-      yield* client.query(VersionSql.notifyVersionsChanged, [[key]])
-      return { switched: true, replaced: live?.perspective_name }
+      if (live !== undefined) yield* VersionSql.setRetiring(client, { key: live.key, graceSeconds: grace })
+      yield* Sql.goLive(client, { key })
+      yield* VersionSql.replaceView(client, { baseName, key })
+      yield* VersionSql.notifyVersionsChanged(client, { keys: [key] })
+      return { switched: true, replaced: live?.key }
     })
   )
 
@@ -163,8 +156,8 @@ const owning = <A, E, R>(
       const keepalive = Effect.gen(function* () {
         while (true) {
           yield* Effect.sleep(Duration.millis((leaseSeconds * 1000) / 3))
-          const renewed = yield* client.query(Sql.renew, [key, owner, leaseSeconds]).pipe(
-            Effect.map((rows) => rows.length > 0),
+          const renewed = yield* Sql.renew(client, { key, owner, leaseSeconds }).pipe(
+            Effect.map((rows) => rows > 0),
             Effect.catch((error) => Effect.as(Effect.logDebug("renewing the hand-over's lease failed; retrying", error), true))
           )
           // No longer the owner (the lease ran out and another instance took over, or the hand-over ended).
@@ -175,9 +168,9 @@ const owning = <A, E, R>(
       const exit = yield* Effect.exit(restore(body))
       yield* Fiber.interrupt(renewing)
       if (Exit.isFailure(exit)) {
-        yield* client
-          .query(Sql.release, [key, owner])
-          .pipe(Effect.catch((error) => Effect.logDebug("letting the hand-over go failed; its lease runs out instead", error)))
+        yield* Sql.release(client, { key, owner }).pipe(
+          Effect.catch((error) => Effect.logDebug("letting the hand-over go failed; its lease runs out instead", error))
+        )
       }
       return yield* exit
     })
@@ -213,8 +206,8 @@ export const run = (
       if (left > 0) {
         // A joiner leaves the hand-over to its owner, who gives it up or finishes it.
         if (role === "owner") {
-          yield* client.query(Sql.giveUp, [key, owner, settings.graceSeconds])
-          yield* client.query(VersionSql.notifyVersionsChanged, [[key]])
+          yield* Sql.giveUp(client, { key, owner, graceSeconds: settings.graceSeconds })
+          yield* VersionSql.notifyVersionsChanged(client, { keys: [key] })
         }
         return yield* new CutoverTimedOut({ perspectiveName: key, pendingEvents: left, timeoutMillis: settings.timeoutMillis })
       }

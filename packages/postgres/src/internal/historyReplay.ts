@@ -44,21 +44,8 @@ export interface Chunk {
  */
 export class ChunkConflict extends Data.TaggedError("ChunkConflict")<{ readonly perspectiveName: string }> {}
 
-interface Picked {
-  readonly stream_id: string
-  readonly through_event_id: string
-  readonly has_cursor: boolean
-}
-
-interface EventRow {
-  readonly stream_id: string
-  readonly event_id: string
-  readonly event_type: string
-  readonly payload: unknown
-  readonly metadata: unknown
-  readonly scope: unknown
-  readonly stream_version: number
-}
+type Picked = typeof Sql.Picked.Type
+type EventRow = typeof Sql.HistoryEvent.Type
 
 const none: Chunk = { picked: 0, last: undefined, replayedStreams: 0, events: 0, fallbackStreams: 0, fallbackEvents: 0 }
 
@@ -66,13 +53,13 @@ const none: Chunk = { picked: 0, last: undefined, replayedStreams: 0, events: 0,
 const decodeStream = Effect.fnUntraced(function* (events: EventRegistry.EventRegistry, rows: ReadonlyArray<EventRow>) {
   const envelopes: Array<Envelope.Envelope> = []
   for (const row of rows) {
-    const decoded = yield* Effect.result(events.decode(row.event_type, row.payload, row.event_id))
+    const decoded = yield* Effect.result(events.decode(row.eventType, row.payload, row.eventId))
     if (decoded._tag === "Failure") return undefined
     envelopes.push({
-      eventId: row.event_id,
-      streamId: row.stream_id,
-      streamVersion: row.stream_version,
-      eventType: row.event_type,
+      eventId: row.eventId,
+      streamId: row.streamId,
+      streamVersion: row.streamVersion,
+      eventType: row.eventType,
       payload: decoded.success,
       metadata: (row.metadata ?? {}) as Envelope.EventMetadata,
       scope: (row.scope ?? {}) as Envelope.EventScope
@@ -90,31 +77,35 @@ export const replayChunk = (
 ): Effect.Effect<Chunk, PostgresError | ChunkConflict> =>
   client.withTransaction(
     Effect.gen(function* () {
-      const picked = yield* client.query<Picked>(Sql.pickChunk, [target.key, options.after, options.maxStreams])
+      const picked = yield* Sql.pickChunk(client, { key: target.key, after: options.after, maxStreams: options.maxStreams })
       if (picked.length === 0) return none
       const types = [...target.eventTypes]
-      const fresh = picked.filter((p) => !p.has_cursor)
+      const fresh = picked.filter((p) => !p.hasCursor)
       const rows =
         fresh.length === 0
           ? []
-          : yield* client.query<EventRow>(Sql.readHistory, [fresh.map((p) => p.stream_id), fresh.map((p) => p.through_event_id), types])
+          : yield* Sql.readHistory(client, {
+              streamIds: fresh.map((p) => p.streamId),
+              throughEventIds: fresh.map((p) => p.throughEventId),
+              eventTypes: types
+            })
       const byStream = new Map<string, Array<EventRow>>()
       for (const row of rows) {
-        const list = byStream.get(row.stream_id)
-        if (list === undefined) byStream.set(row.stream_id, [row])
+        const list = byStream.get(row.streamId)
+        if (list === undefined) byStream.set(row.streamId, [row])
         else list.push(row)
       }
       const writes: Array<ModelRowWrite> = []
       const replayed: Array<string> = []
       const lastIds: Array<string> = []
-      const fallback: Array<Picked> = picked.filter((p) => p.has_cursor)
+      const fallback: Array<Picked> = picked.filter((p) => p.hasCursor)
       let applied = 0
       for (const p of fresh) {
-        const list = byStream.get(p.stream_id)
+        const list = byStream.get(p.streamId)
         // No event of the types left (a plan row with nothing behind it): nothing to write, the plan row goes.
         if (list === undefined) continue
         const envelopes = yield* decodeStream(events, list)
-        const outcome = envelopes === undefined ? undefined : yield* target.runner.run(p.stream_id, undefined, envelopes)
+        const outcome = envelopes === undefined ? undefined : yield* target.runner.run(p.streamId, undefined, envelopes)
         if (envelopes === undefined || outcome === undefined || outcome.failure !== undefined || outcome.lastEventId === undefined) {
           fallback.push(p)
           continue
@@ -122,40 +113,40 @@ export const replayChunk = (
         const last = envelopes.find((e) => e.eventId === outcome.lastEventId)!
         writes.push({
           perspectiveName: target.key,
-          streamId: p.stream_id,
+          streamId: p.streamId,
           data: outcome.model,
           action: outcome.action,
           metadata: { ...(last.metadata as object), eventId: last.eventId, eventType: last.eventType },
           scope: last.scope,
           eventsApplied: outcome.appliedEventIds.length
         })
-        replayed.push(p.stream_id)
+        replayed.push(p.streamId)
         lastIds.push(outcome.lastEventId)
         applied += outcome.appliedEventIds.length
       }
       if (writes.length > 0) yield* writeModels(client, writes)
-      const [done] = yield* client.query<{ cursors: number; covered: number; fallback: number; forgotten: number }>(Sql.finishChunk, [
-        target.key,
+      const done = yield* Sql.finishChunk(client, {
+        key: target.key,
         replayed,
-        lastIds,
-        types,
-        fallback.map((p) => p.stream_id),
-        fallback.map((p) => p.through_event_id),
-        options.partitionCount,
-        picked.map((p) => p.stream_id)
-      ])
-      if (done!.cursors < replayed.length) return yield* new ChunkConflict({ perspectiveName: target.key })
+        lastEventIds: lastIds,
+        eventTypes: types,
+        fallback: fallback.map((p) => p.streamId),
+        fallbackThrough: fallback.map((p) => p.throughEventId),
+        partitionCount: options.partitionCount,
+        picked: picked.map((p) => p.streamId)
+      })
+      if (done.cursors < replayed.length) return yield* new ChunkConflict({ perspectiveName: target.key })
       // Work the fold covered was removed: read-your-writes waits that counted on it look again.
-      if (done!.covered > 0) yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
+      if (done.covered > 0) yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
       // Work rows it wrote wake the workers (the wh_notify_work trigger did, before migration 0019).
-      if (done!.fallback > 0) yield* client.query("SELECT pg_notify('wh_work', current_schema())")
+      if (done.fallback > 0) yield* client.query("SELECT pg_notify('wh_work', current_schema())")
       return {
         picked: picked.length,
-        last: picked.at(-1)!.stream_id,
+        last: picked.at(-1)!.streamId,
         replayedStreams: replayed.length,
         events: applied,
         fallbackStreams: fallback.length,
-        fallbackEvents: done!.fallback
+        fallbackEvents: done.fallback
       }
     })
   )

@@ -2,7 +2,7 @@
 // processes, and a tenant's removal drops its schema under the same lock, so a migration never re-creates a schema
 // that a removal is dropping.
 import type { Shape } from "../PgClient.js"
+import * as Sql from "../sql/migrations.js"
 
 /** Takes the lock of `schema` (default the client's) for the client's current transaction. */
-export const take = (client: Shape, schema: string = client.schema) =>
-  client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`@whizbang/postgres/PgMigrator:${schema}`])
+export const take = (client: Shape, schema: string = client.schema) => Sql.lock(client, { schema })

@@ -8,31 +8,9 @@
  * sorted: the pairs (a few hundred keys) and, when the server happened to send them so, the rows of one pair.
  */
 import type { WorkCoordinator } from "@whizbang/core"
+import type { PendingRow } from "../sql/fetchPendingEvents.js"
 
-/** One row of the fetch, as pg returns it. */
-export interface PendingRow {
-  readonly work_id: string
-  readonly stream_id: string
-  readonly perspective_name: string
-  readonly event_id: string
-  readonly attempts: number
-  readonly cursor_last_event_id: string | null
-  readonly blocked: boolean
-  readonly rewind_required: boolean
-  /** False: work of a version not live at append, or replayed history (no PostPerspective receptors). */
-  readonly fires: boolean
-  /** The pair has pending rows after this one that the fetch's background budget held back. */
-  readonly more: boolean
-  /** This row carries its event's columns (null on the event's other rows). */
-  readonly event_first: boolean
-  readonly event_type: string | null
-  readonly payload: unknown
-  readonly metadata: unknown
-  readonly scope: unknown
-  readonly stream_version: number | null
-  /** `[data]` on a pair's first row when models were asked for (null: no row); null otherwise. */
-  readonly model: ReadonlyArray<unknown> | null
-}
+export type { PendingRow }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 

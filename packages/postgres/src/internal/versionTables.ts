@@ -6,24 +6,46 @@
  * @internal
  */
 import { Perspective } from "@whizbang/core"
-import { Effect } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { PgClient } from "../PgClient.js"
 import * as PerspectiveTable from "./perspectiveTable.js"
 import type { PostgresError } from "../PostgresError.js"
 import * as Rows from "../sql/perspectiveRows.js"
 import * as Sql from "../sql/versions.js"
 import { VersionTableConflict } from "../VersionError.js"
+import { PerspectiveVersions as v } from "./columns.js"
+import * as Operation from "./operation.js"
 
 /**
  * The layout of these bases in one read-only statement, for the fast path of start-up: their registered versions,
  * the kinds of the relations named (`$2`) and the tables each view of `$3` reads. Params: $1 base names, $2 relation
- * names, $3 view names.
+ * names, $3 view names. Its one row's columns are JSON arrays the statement builds.
  */
-const layoutSql = `
+const layoutOf = Operation.single({
+  name: "versionTables.layout",
+  Row: Schema.Struct({
+    versions: Schema.Array(
+      Schema.Struct({
+        name: Schema.String,
+        base: Schema.String,
+        state: Schema.String,
+        types: Schema.Array(Schema.String),
+        fingerprint: Schema.NullOr(Schema.String)
+      })
+    ),
+    relations: Schema.Array(Schema.Struct({ name: Schema.String, kind: Schema.String })),
+    views: Schema.Array(Schema.Struct({ view: Schema.String, table: Schema.String }))
+  }),
+  params: (r: {
+    readonly bases: ReadonlyArray<string>
+    readonly relations: ReadonlyArray<string>
+    readonly views: ReadonlyArray<string>
+  }) => [r.bases, r.relations, r.views],
+  sql: `
 SELECT
-  (SELECT coalesce(json_agg(json_build_object('name', v.perspective_name, 'base', v.base_name, 'state', v.state,
-     'types', v.event_types, 'fingerprint', v.fingerprint)), '[]'::json)
-   FROM wh_perspective_versions v WHERE v.base_name = ANY($1::text[])) AS versions,
+  (SELECT coalesce(json_agg(json_build_object('name', v.${v.perspectiveName}, 'base', v.${v.baseName}, 'state', v.${v.state},
+     'types', v.${v.eventTypes}, 'fingerprint', v.${v.fingerprint})), '[]'::json)
+   FROM ${v.table} v WHERE v.${v.baseName} = ANY($1::text[])) AS versions,
   (SELECT coalesce(json_agg(json_build_object('name', c.relname, 'kind', c.relkind::text)), '[]'::json)
    FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($2::text[])) AS relations,
   (SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object('view', w.relname, 'table', t.relname)), '[]'::jsonb)
@@ -32,6 +54,7 @@ SELECT
    JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass
    JOIN pg_class t ON t.oid = d.refobjid AND t.oid <> w.oid
    WHERE w.relnamespace = current_schema()::regnamespace AND w.relkind = 'v' AND w.relname = ANY($3::text[])) AS views`
+})
 
 /** What {@link readLayout} found. */
 export interface Layout {
@@ -56,23 +79,15 @@ export const readLayout = (
   const bases = [...byBase.keys()]
   const views = bases.map(PerspectiveTable.served)
   const tables = [...byBase.values()].flat().map(PerspectiveTable.ofVersion)
-  return Effect.map(
-    client.query<{
-      versions: Layout["versions"]
-      relations: ReadonlyArray<{ name: string; kind: string }>
-      views: ReadonlyArray<{ view: string; table: string }>
-    }>(layoutSql, [bases, [...views, ...tables], views]),
-    (rows) => {
-      const row = rows[0]
-      const reads = new Map<string, Set<string>>()
-      for (const v of row?.views ?? []) reads.set(v.view, (reads.get(v.view) ?? new Set()).add(v.table))
-      return {
-        versions: row?.versions ?? [],
-        kinds: new Map((row?.relations ?? []).map((r) => [r.name, r.kind])),
-        reads
-      }
+  return Effect.map(layoutOf(client, { bases, relations: [...views, ...tables], views }), (row) => {
+    const reads = new Map<string, Set<string>>()
+    for (const v of row.views) reads.set(v.view, (reads.get(v.view) ?? new Set()).add(v.table))
+    return {
+      versions: row.versions,
+      kinds: new Map(row.relations.map((r) => [r.name, r.kind])),
+      reads
     }
-  )
+  })
 }
 
 const isTable = (kind: string | undefined) => kind === "r" || kind === "p"
@@ -97,10 +112,13 @@ export const isLaidOut = (layout: Layout, byBase: ReadonlyMap<string, ReadonlyAr
   })
 
 /** Concurrent DDL from two instances can still collide on the catalog: one at a time per schema. */
-export const ddlLock = `SELECT pg_advisory_xact_lock(hashtextextended('@whizbang/postgres/PgPerspectiveStore:' || current_schema(), 0))`
+export const ddlLock = Operation.void({
+  name: "versionTables.ddlLock",
+  sql: `SELECT pg_advisory_xact_lock(hashtextextended('@whizbang/postgres/PgPerspectiveStore:' || current_schema(), 0))`
+})
 
 const kindOf = (client: PgClient["Service"], relation: string) =>
-  Effect.map(client.query<{ kind: string }>(Sql.relationKind, [relation]), (rows) => rows[0]?.kind)
+  Effect.map(Sql.relationKind(client, { relation }), (row) => Option.getOrUndefined(row)?.kind)
 
 /**
  * What the caller read already under the DDL lock: the kinds of `wh_per_<base>` and of version 1's table (absent:
@@ -134,23 +152,17 @@ export const ensureBase = (
       if ((yield* kindOfRelation(v1)) !== undefined) {
         return yield* new VersionTableConflict({ relation: v1, reason: `exists, so table ${served} cannot become version 1's table` })
       }
-      yield* client.query(Sql.renameLegacyTable(baseName))
+      yield* Sql.renameLegacyTable(client, { baseName })
     } else if (kind !== undefined && kind !== "v") {
       return yield* new VersionTableConflict({ relation: served, reason: `exists and is neither a table nor a view (relkind ${kind})` })
     }
-    for (const key of keys) yield* client.query(Rows.createTable(key))
-    const live =
-      known === undefined
-        ? (yield* client.query<{ perspective_name: string }>(
-            `SELECT perspective_name FROM wh_perspective_versions WHERE base_name = $1::text AND state = 'live'`,
-            [baseName]
-          ))[0]?.perspective_name
-        : known.live
+    for (const key of keys) yield* Rows.ensureTable(client, { key })
+    const live = known === undefined ? Option.getOrUndefined(yield* Sql.liveVersionOf(client, { baseName }))?.key : known.live
     if (live !== undefined) {
-      if (!keys.includes(live)) yield* client.query(Rows.createTable(live))
-      yield* client.query(Sql.replaceView(baseName, live))
+      if (!keys.includes(live)) yield* Rows.ensureTable(client, { key: live })
+      yield* Sql.replaceView(client, { baseName, key: live })
     } else if (kind !== "v") {
       const lowest = [...keys].sort((a, b) => Perspective.parseKey(a).version - Perspective.parseKey(b).version)[0]
-      if (lowest !== undefined) yield* client.query(Sql.replaceView(baseName, lowest))
+      if (lowest !== undefined) yield* Sql.replaceView(client, { baseName, key: lowest })
     }
   })

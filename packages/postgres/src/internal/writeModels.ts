@@ -44,16 +44,17 @@ export const writeModels = (
           const upserts = list.filter((w) => w.action === "none")
           const deletes = list.filter((w) => w.action !== "none")
           if (upserts.length > 0) {
-            const rows = yield* client.query<{ id: string; version: number }>(Rows.upsertRows(name), [
-              upserts.map((w) => w.streamId),
-              upserts.map((w) => JSON.stringify(w.data)),
-              upserts.map((w) => JSON.stringify(w.metadata ?? {})),
-              upserts.map((w) => JSON.stringify(w.scope ?? {})),
-              upserts.map((w) => w.eventsApplied)
-            ])
+            const rows = yield* Rows.upsertRows(client, {
+              name,
+              ids: upserts.map((w) => w.streamId),
+              data: upserts.map((w) => JSON.stringify(w.data)),
+              metadata: upserts.map((w) => JSON.stringify(w.metadata ?? {})),
+              scope: upserts.map((w) => JSON.stringify(w.scope ?? {})),
+              applied: upserts.map((w) => w.eventsApplied)
+            })
             for (const r of rows) versions.push({ perspectiveName: name, streamId: r.id, version: r.version })
           }
-          if (deletes.length > 0) yield* client.query(Rows.deleteRows(name), [deletes.map((w) => w.streamId)])
+          if (deletes.length > 0) yield* Rows.deleteRows(client, { name, ids: deletes.map((w) => w.streamId) })
         }),
       { discard: true }
     ),

@@ -1,4 +1,13 @@
-import { fetchParts } from "./fetchPendingEvents.js"
+import { Schema } from "effect"
+import {
+  ActiveStreams as a,
+  Events as e,
+  PerspectiveCursors as c,
+  PerspectiveEvents as pe,
+  ServiceInstances as i
+} from "../internal/columns.js"
+import * as Operation from "../internal/operation.js"
+import { fetchParts, PendingRow, textsPerModels } from "./fetchPendingEvents.js"
 
 /**
  * Claims streams for an instance: the lease lives on `wh_active_streams` (stream affinity), so every work row of a
@@ -58,66 +67,66 @@ import { fetchParts } from "./fetchPendingEvents.js"
  * being built); each walks its own partial index.
  */
 const headsOf = (tier: 0 | 1, fires: string, limit: string) => `
-  SELECT pe.stream_id, pe.partition_number, pe.event_id, ${tier} AS tier
-  FROM wh_perspective_events pe
+  SELECT pe.${pe.streamId}, pe.${pe.partitionNumber}, pe.${pe.eventId}, ${tier} AS tier
+  FROM ${pe.table} pe
   CROSS JOIN me
-  LEFT JOIN wh_active_streams a ON a.stream_id = pe.stream_id
-  LEFT JOIN wh_perspective_cursors c ON c.stream_id = pe.stream_id AND c.perspective_name = pe.perspective_name
-  WHERE pe.processed_at IS NULL AND ${fires}
-    AND ($7::text[] IS NULL OR pe.perspective_name = ANY($7::text[]))
-    AND (pe.scheduled_for IS NULL OR pe.scheduled_for <= now())
-    AND NOT (pe.stream_id = ANY($6::uuid[]))
-    AND pe.event_id <= (
-      SELECT h.event_id FROM wh_perspective_events h
-      WHERE h.stream_id = pe.stream_id AND h.perspective_name = pe.perspective_name AND h.processed_at IS NULL
-      ORDER BY h.event_id LIMIT 1
+  LEFT JOIN ${a.table} a ON a.${a.streamId} = pe.${pe.streamId}
+  LEFT JOIN ${c.table} c ON c.${c.streamId} = pe.${pe.streamId} AND c.${c.perspectiveName} = pe.${pe.perspectiveName}
+  WHERE pe.${pe.processedAt} IS NULL AND ${fires}
+    AND ($7::text[] IS NULL OR pe.${pe.perspectiveName} = ANY($7::text[]))
+    AND (pe.${pe.scheduledFor} IS NULL OR pe.${pe.scheduledFor} <= now())
+    AND NOT (pe.${pe.streamId} = ANY($6::uuid[]))
+    AND pe.${pe.eventId} <= (
+      SELECT h.${pe.eventId} FROM ${pe.table} h
+      WHERE h.${pe.streamId} = pe.${pe.streamId} AND h.${pe.perspectiveName} = pe.${pe.perspectiveName} AND h.${pe.processedAt} IS NULL
+      ORDER BY h.${pe.eventId} LIMIT 1
     )
     -- IS NOT TRUE, not NOT coalesce(.., false): Citus refuses now() inside COALESCE and CASE in a modification.
-    AND (c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > now()) IS NOT TRUE
-    AND (a.stream_id IS NULL OR a.instance_id IS NULL OR a.instance_id = $1::uuid OR a.lease_expiry <= now()
-         OR a.instance_id IN (SELECT instance_id FROM stale))
-    AND (a.instance_id = $1::uuid
+    AND (c.${c.streamLockInstanceId} IS NOT NULL AND c.${c.streamLockExpiry} > now()) IS NOT TRUE
+    AND (a.${a.streamId} IS NULL OR a.${a.instanceId} IS NULL OR a.${a.instanceId} = $1::uuid OR a.${a.leaseExpiry} <= now()
+         OR a.${a.instanceId} IN (SELECT ${i.instanceId} FROM stale))
+    AND (a.${a.instanceId} = $1::uuid
          OR (NOT me.registered AND me.n = 0)
-         OR (me.registered AND $7::text[] IS NULL AND pe.partition_number % me.n = me.rank)
+         OR (me.registered AND $7::text[] IS NULL AND pe.${pe.partitionNumber} % me.n = me.rank)
          OR (me.registered AND $7::text[] IS NOT NULL AND EXISTS (
-               SELECT 1 FROM ranks r WHERE r.perspective_name = pe.perspective_name AND r.n > 0 AND pe.partition_number % r.n = r.rank))
-         OR coalesce(pe.scheduled_for, pe.created_at) <= now() - make_interval(secs => $5::int / 1000.0))
-  ORDER BY pe.event_id
+               SELECT 1 FROM ranks r WHERE r.perspective_name = pe.${pe.perspectiveName} AND r.n > 0 AND pe.${pe.partitionNumber} % r.n = r.rank))
+         OR coalesce(pe.${pe.scheduledFor}, pe.${pe.createdAt}) <= now() - make_interval(secs => $5::int / 1000.0))
+  ORDER BY pe.${pe.eventId}
   LIMIT ${limit}
 `
 
 /** The claim's CTEs (without the leading WITH): `claimed` returns the streams claimed, `picked` their order. */
 const claimCtes = `
 live AS (
-  SELECT instance_id, perspective_names
-  FROM wh_service_instances
-  WHERE last_heartbeat_at > now() - make_interval(secs => $4::int)
+  SELECT ${i.instanceId}, ${i.perspectiveNames}
+  FROM ${i.table}
+  WHERE ${i.lastHeartbeatAt} > now() - make_interval(secs => $4::int)
 ),
 me AS (
   SELECT (SELECT count(*)::int FROM live) AS n,
-         EXISTS (SELECT 1 FROM live WHERE instance_id = $1::uuid) AS registered,
-         (SELECT count(*)::int FROM live WHERE instance_id < $1::uuid) AS rank
+         EXISTS (SELECT 1 FROM live WHERE ${i.instanceId} = $1::uuid) AS registered,
+         (SELECT count(*)::int FROM live WHERE ${i.instanceId} < $1::uuid) AS rank
 ),
 ranks AS (
   SELECT p.name AS perspective_name,
-         count(l.instance_id)::int AS n,
-         (count(l.instance_id) FILTER (WHERE l.instance_id < $1::uuid))::int AS rank
+         count(l.${i.instanceId})::int AS n,
+         (count(l.${i.instanceId}) FILTER (WHERE l.${i.instanceId} < $1::uuid))::int AS rank
   FROM unnest($7::text[]) AS p(name)
-  LEFT JOIN live l ON l.perspective_names IS NULL OR p.name = ANY(l.perspective_names)
+  LEFT JOIN live l ON l.${i.perspectiveNames} IS NULL OR p.name = ANY(l.${i.perspectiveNames})
   GROUP BY p.name
 ),
 stale AS (
-  SELECT instance_id FROM wh_service_instances WHERE last_heartbeat_at <= now() - make_interval(secs => $4::int)
+  SELECT ${i.instanceId} FROM ${i.table} WHERE ${i.lastHeartbeatAt} <= now() - make_interval(secs => $4::int)
 ),
-live_heads AS (${headsOf(0, "pe.fires", "$2::int * greatest($8::int, 1)")}),
-background_heads AS (${headsOf(1, "NOT pe.fires", "greatest(2 * $2::int - cardinality($6::uuid[]), 0) * greatest($8::int, 1)")}),
+live_heads AS (${headsOf(0, `pe.${pe.fires}`, "$2::int * greatest($8::int, 1)")}),
+background_heads AS (${headsOf(1, `NOT pe.${pe.fires}`, "greatest(2 * $2::int - cardinality($6::uuid[]), 0) * greatest($8::int, 1)")}),
 heads AS (
   SELECT * FROM live_heads UNION ALL SELECT * FROM background_heads
 ),
 picked AS (
-  SELECT stream_id, min(partition_number) AS partition_number, min(position) AS oldest
-  FROM (SELECT h.*, row_number() OVER (ORDER BY h.tier, h.event_id) AS position FROM heads h) ranked
-  GROUP BY stream_id
+  SELECT ${pe.streamId}, min(${pe.partitionNumber}) AS ${pe.partitionNumber}, min(position) AS oldest
+  FROM (SELECT h.*, row_number() OVER (ORDER BY h.tier, h.${pe.eventId}) AS position FROM heads h) ranked
+  GROUP BY ${pe.streamId}
   ORDER BY min(position)
   LIMIT $2::int
 ),
@@ -127,36 +136,80 @@ picked AS (
 -- ON CONFLICT clause (README, "Outgrowing one database"); the UPDATE re-checks it on the newest row version the
 -- same way (READ COMMITTED). Row locks in stream-id order in both, as before.
 taken AS (
-  UPDATE wh_active_streams a SET instance_id = $1::uuid, lease_expiry = now() + make_interval(secs => $3::int)
-  WHERE a.stream_id IN (
-    SELECT x.stream_id FROM wh_active_streams x
-    WHERE x.stream_id IN (SELECT stream_id FROM picked) AND x.instance_id IN (SELECT instance_id FROM stale)
-    ORDER BY x.stream_id FOR UPDATE
+  UPDATE ${a.table} a SET ${a.instanceId} = $1::uuid, ${a.leaseExpiry} = now() + make_interval(secs => $3::int)
+  WHERE a.${a.streamId} IN (
+    SELECT x.${a.streamId} FROM ${a.table} x
+    WHERE x.${a.streamId} IN (SELECT ${pe.streamId} FROM picked) AND x.${a.instanceId} IN (SELECT ${i.instanceId} FROM stale)
+    ORDER BY x.${a.streamId} FOR UPDATE
   )
-  AND a.instance_id IN (SELECT instance_id FROM stale)
-  RETURNING a.stream_id
+  AND a.${a.instanceId} IN (SELECT ${i.instanceId} FROM stale)
+  RETURNING a.${a.streamId}
 ),
 inserted AS (
-  INSERT INTO wh_active_streams AS a (stream_id, instance_id, partition_number, lease_expiry)
-  SELECT stream_id, $1::uuid, partition_number, now() + make_interval(secs => $3::int)
+  INSERT INTO ${a.table} AS a (${a.streamId}, ${a.instanceId}, ${a.partitionNumber}, ${a.leaseExpiry})
+  SELECT ${pe.streamId}, $1::uuid, ${pe.partitionNumber}, now() + make_interval(secs => $3::int)
   FROM picked
-  WHERE stream_id NOT IN (SELECT stream_id FROM taken)
-  ORDER BY stream_id
-  ON CONFLICT (stream_id) DO UPDATE
-    SET instance_id = excluded.instance_id, lease_expiry = excluded.lease_expiry
+  WHERE ${pe.streamId} NOT IN (SELECT ${a.streamId} FROM taken)
+  ORDER BY ${pe.streamId}
+  ON CONFLICT (${a.streamId}) DO UPDATE
+    SET ${a.instanceId} = excluded.${a.instanceId}, ${a.leaseExpiry} = excluded.${a.leaseExpiry}
     -- \`a.lease_expiry <= now()\` written with immutable operators only (Citus): excluded.lease_expiry is now() + the lease.
-    WHERE a.instance_id IS NULL OR a.instance_id = excluded.instance_id
-       OR excluded.lease_expiry - a.lease_expiry >= make_interval(secs => $3::int)
-  RETURNING a.stream_id
+    WHERE a.${a.instanceId} IS NULL OR a.${a.instanceId} = excluded.${a.instanceId}
+       OR excluded.${a.leaseExpiry} - a.${a.leaseExpiry} >= make_interval(secs => $3::int)
+  RETURNING a.${a.streamId}
 ),
 claimed AS (
-  SELECT stream_id FROM taken UNION ALL SELECT stream_id FROM inserted
+  SELECT ${a.streamId} FROM taken UNION ALL SELECT ${a.streamId} FROM inserted
 ),
 no_wal_wait AS (SELECT set_config('synchronous_commit', 'off', true) AS setting)`
 
-export const claimWork = `
+/**
+ * What a claim is asked ($1-$8 of {@link claimWork}).
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface ClaimRequest {
+  readonly instanceId: string
+  readonly maxStreams: number
+  readonly leaseSeconds: number
+  readonly staleSeconds: number
+  readonly graceMillis: number
+  /** Streams the instance has queued already (never returned). */
+  readonly exclude: ReadonlyArray<string>
+  /** Null: every perspective. */
+  readonly perspectiveNames: ReadonlyArray<string> | null
+  /** Heads scanned per wanted stream: the number of perspectives (4 when every perspective). */
+  readonly heads: number
+}
+
+const claimParams = (r: ClaimRequest) => [
+  r.instanceId,
+  r.maxStreams,
+  r.leaseSeconds,
+  r.staleSeconds,
+  r.graceMillis,
+  r.exclude,
+  r.perspectiveNames,
+  r.heads
+]
+
+/**
+ * The claim (see the notes at the top of the module). Returns the streams claimed, oldest work first.
+ *
+ * @category operations
+ * @since 0.5.0
+ */
+export const claimWork = Operation.findAll({
+  name: "claimWork.claimWork",
+  Row: Schema.Struct({ streamId: Schema.String }),
+  columns: { streamId: a.streamId },
+  params: claimParams,
+  prepared: true,
+  sql: `
 WITH ${claimCtes}
-SELECT c.stream_id FROM claimed c JOIN picked p ON p.stream_id = c.stream_id CROSS JOIN no_wal_wait ORDER BY p.oldest`
+SELECT c.${a.streamId} FROM claimed c JOIN picked p ON p.${pe.streamId} = c.${a.streamId} CROSS JOIN no_wal_wait ORDER BY p.oldest`
+})
 
 /**
  * The claim and the first fetch of what it claimed in ONE statement (a cycle's claim and fetch used to be two round
@@ -167,9 +220,9 @@ SELECT c.stream_id FROM claimed c JOIN picked p ON p.stream_id = c.stream_id CRO
  * other column null) and the fetched rows (`part` 1, the fetch's columns). The fetch's late-arrival flags commit
  * with the claim, without waiting for their WAL flush: one lost in a server crash is set again by the next fetch.
  */
-export const claimAndFetch = (modelTables?: ReadonlyArray<string>): string => {
+export const claimAndFetchSql = (modelTables?: ReadonlyArray<string>): string => {
   const fetch = fetchParts(modelTables, {
-    wanted: "SELECT stream_id FROM claimed",
+    wanted: `SELECT ${a.streamId} FROM claimed`,
     leased: false,
     limit: "$9",
     names: "$7",
@@ -177,46 +230,125 @@ export const claimAndFetch = (modelTables?: ReadonlyArray<string>): string => {
   })
   return `
 WITH ${claimCtes},${fetch.ctes}
-SELECT 0 AS part, c.stream_id, p.oldest::int AS claim_order, NULL::uuid AS work_id, NULL::text AS perspective_name,
-       NULL::uuid AS event_id, NULL::int AS attempts, NULL::uuid AS cursor_last_event_id, NULL::boolean AS fires,
+SELECT 0 AS part, c.${a.streamId}, p.oldest::int AS claim_order, NULL::uuid AS ${pe.workId}, NULL::text AS ${pe.perspectiveName},
+       NULL::uuid AS ${pe.eventId}, NULL::int AS ${pe.attempts}, NULL::uuid AS cursor_last_event_id, NULL::boolean AS ${pe.fires},
        NULL::boolean AS blocked, NULL::boolean AS rewind_required, NULL::boolean AS event_first, NULL::boolean AS more,
-       NULL::text AS event_type, NULL::jsonb AS payload, NULL::jsonb AS metadata, NULL::jsonb AS scope,
-       NULL::int AS stream_version, NULL::jsonb AS model
-FROM claimed c JOIN picked p ON p.stream_id = c.stream_id CROSS JOIN no_wal_wait
+       NULL::text AS ${e.eventType}, NULL::jsonb AS ${e.payload}, NULL::jsonb AS ${e.metadata}, NULL::jsonb AS ${e.scope},
+       NULL::int AS ${e.streamVersion}, NULL::jsonb AS model
+FROM claimed c JOIN picked p ON p.${pe.streamId} = c.${a.streamId} CROSS JOIN no_wal_wait
 UNION ALL
-SELECT 1, f.stream_id, NULL, f.work_id, f.perspective_name, f.event_id, f.attempts, f.cursor_last_event_id, f.fires,
-       f.blocked, f.rewind_required, f.event_first, f.more, f.event_type, f.payload, f.metadata, f.scope,
-       f.stream_version, f.model
+SELECT 1, f.${pe.streamId}, NULL, f.${pe.workId}, f.${pe.perspectiveName}, f.${pe.eventId}, f.${pe.attempts}, f.cursor_last_event_id, f.${pe.fires},
+       f.blocked, f.rewind_required, f.event_first, f.more, f.${e.eventType}, f.${e.payload}, f.${e.metadata}, f.${e.scope},
+       f.${e.streamVersion}, f.model
 FROM (${fetch.rows}) f`
 }
+
+const claimAndFetchText = textsPerModels(claimAndFetchSql)
+
+/**
+ * A row of {@link claimAndFetch}: a claimed stream (`part` 0; its other columns are null) or a fetched row (`part` 1).
+ * Named as its columns, like `PendingRow`: the rows are checked, never copied.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export const ClaimAndFetchRow = Schema.Union([
+  Schema.Struct({ part: Schema.Literal(0), [a.streamId]: Schema.String, claim_order: Schema.Number }),
+  Schema.Struct({ ...PendingRow.fields, part: Schema.Literal(1) })
+])
+
+/**
+ * A claimed stream's row of {@link claimAndFetch}.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export type ClaimedRow = Extract<typeof ClaimAndFetchRow.Type, { readonly part: 0 }>
+
+/**
+ * {@link claimAndFetchSql} as an operation: `modelsOf`, the perspectives whose models the fetch loads (the same as
+ * `perspectiveNames`, or none), picks the statement text.
+ *
+ * @category operations
+ * @since 0.5.0
+ */
+export const claimAndFetch = Operation.findAll({
+  name: "claimWork.claimAndFetch",
+  Row: ClaimAndFetchRow,
+  params: (
+    r: ClaimRequest & { readonly limit: number; readonly backgroundLimit: number; readonly modelsOf: ReadonlyArray<string> | undefined }
+  ) => [...claimParams(r), r.limit, r.backgroundLimit],
+  prepared: true,
+  sql: (r) => claimAndFetchText(r.modelsOf)
+})
 
 /**
  * Drops the instance's leases on streams with no pending work of the perspectives it runs (its registered
  * `perspective_names`; none recorded: every perspective), in stream-id lock order — so work of a perspective this
- * instance does not run is never held behind its lease. Params: $1 instance id.
+ * instance does not run is never held behind its lease.
+ *
+ * @category operations
+ * @since 0.5.0
  */
-export const releaseIdleStreams = `
-DELETE FROM wh_active_streams
-WHERE stream_id IN (
-  SELECT a.stream_id FROM wh_active_streams a
-  WHERE a.instance_id = $1::uuid
+export const releaseIdleStreams = Operation.void({
+  name: "claimWork.releaseIdleStreams",
+  params: (r: { readonly instanceId: string }) => [r.instanceId],
+  prepared: true,
+  sql: `
+DELETE FROM ${a.table}
+WHERE ${a.streamId} IN (
+  SELECT a.${a.streamId} FROM ${a.table} a
+  WHERE a.${a.instanceId} = $1::uuid
     AND NOT EXISTS (
-      SELECT 1 FROM wh_perspective_events pe
-      WHERE pe.stream_id = a.stream_id AND pe.processed_at IS NULL
-        AND pe.perspective_name = ANY(coalesce((SELECT i.perspective_names FROM wh_service_instances i WHERE i.instance_id = $1::uuid), ARRAY[pe.perspective_name]))
+      SELECT 1 FROM ${pe.table} pe
+      WHERE pe.${pe.streamId} = a.${a.streamId} AND pe.${pe.processedAt} IS NULL
+        AND pe.${pe.perspectiveName} = ANY(coalesce((SELECT i.${i.perspectiveNames} FROM ${i.table} i WHERE i.${i.instanceId} = $1::uuid), ARRAY[pe.${pe.perspectiveName}]))
     )
-  ORDER BY a.stream_id FOR UPDATE
+  ORDER BY a.${a.streamId} FOR UPDATE
 )`
+})
 
 /**
  * Extends the instance's live leases on these streams (long applies); returns the streams still held.
- * Params: $1 instance id, $2 stream ids, $3 lease seconds.
+ *
+ * @category operations
+ * @since 0.5.0
  */
-export const renewStreamLeases = `
-UPDATE wh_active_streams SET lease_expiry = now() + make_interval(secs => $3::int)
-WHERE stream_id IN (
-  SELECT stream_id FROM wh_active_streams
-  WHERE stream_id = ANY($2::uuid[]) AND instance_id = $1::uuid AND lease_expiry > now()
-  ORDER BY stream_id FOR UPDATE
+export const renewStreamLeases = Operation.findAll({
+  name: "claimWork.renewStreamLeases",
+  Row: Schema.Struct({ streamId: Schema.String }),
+  columns: { streamId: a.streamId },
+  params: (r: { readonly instanceId: string; readonly streamIds: ReadonlyArray<string>; readonly leaseSeconds: number }) => [
+    r.instanceId,
+    r.streamIds,
+    r.leaseSeconds
+  ],
+  prepared: true,
+  sql: `
+UPDATE ${a.table} SET ${a.leaseExpiry} = now() + make_interval(secs => $3::int)
+WHERE ${a.streamId} IN (
+  SELECT ${a.streamId} FROM ${a.table}
+  WHERE ${a.streamId} = ANY($2::uuid[]) AND ${a.instanceId} = $1::uuid AND ${a.leaseExpiry} > now()
+  ORDER BY ${a.streamId} FOR UPDATE
 )
-RETURNING stream_id`
+RETURNING ${a.streamId}`
+})
+
+/**
+ * Extends the instance's leases on the streams of these work rows (`WorkCoordinator.renewLeases`). Returns how many
+ * leases it renewed.
+ *
+ * @category operations
+ * @since 0.5.0
+ */
+export const renewLeasesOfWork = Operation.count({
+  name: "claimWork.renewLeasesOfWork",
+  params: (r: { readonly instanceId: string; readonly workIds: ReadonlyArray<string>; readonly leaseSeconds: number }) => [
+    r.instanceId,
+    r.workIds,
+    r.leaseSeconds
+  ],
+  sql: `UPDATE ${a.table} SET ${a.leaseExpiry} = now() + make_interval(secs => $3::int)
+           WHERE ${a.instanceId} = $1::uuid AND ${a.streamId} IN (SELECT ${pe.streamId} FROM ${pe.table} WHERE ${pe.workId} = ANY($2::uuid[]))
+           RETURNING ${a.streamId}`
+})

@@ -1,12 +1,85 @@
+/**
+ * The fetch of pending work (`PgWorkCoordinator.fetchPendingEvents`), and its parts the claim runs on the streams it
+ * claims (`claimWork.claimAndFetch`). Its rows are {@link PendingRow}s, made pending events by `internal/pendingRows.ts`.
+ */
+import { Schema } from "effect"
+import {
+  ActiveStreams as a,
+  Events as e,
+  PerspectiveBackfill as b,
+  PerspectiveCursors as c,
+  PerspectiveEvents as pe,
+  PerspectiveRows as m
+} from "../internal/columns.js"
+import * as Operation from "../internal/operation.js"
+import { table } from "./perspectiveRows.js"
+
+/**
+ * One row of the fetch. Its fields are named as its columns (the registry's, and the statement's aliases), so the
+ * rows are checked, never copied: a fetch returns thousands a cycle (`internal/operation.ts`, `decoder`).
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export const PendingRow = Schema.Struct({
+  [pe.workId]: Schema.String,
+  [pe.streamId]: Schema.String,
+  [pe.perspectiveName]: Schema.String,
+  [pe.eventId]: Schema.String,
+  [pe.attempts]: Schema.Number,
+  /** The pair's cursor as the fetch read it (null: none). */
+  cursor_last_event_id: Schema.NullOr(Schema.String),
+  /** False: work of a version not live at append, or replayed history (no PostPerspective receptors). */
+  [pe.fires]: Schema.Boolean,
+  blocked: Schema.Boolean,
+  rewind_required: Schema.Boolean,
+  /** This row carries its event's columns (null on the event's other rows). */
+  event_first: Schema.Boolean,
+  /** The pair has pending rows after this one that the fetch's background budget held back. */
+  more: Schema.Boolean,
+  [e.eventType]: Schema.NullOr(Schema.String),
+  // The event's jsonb columns: decoded by the event registry and the perspectives, not here.
+  [e.payload]: Schema.Unknown,
+  [e.metadata]: Schema.Unknown,
+  [e.scope]: Schema.Unknown,
+  [e.streamVersion]: Schema.NullOr(Schema.Number),
+  /** `[data]` on a pair's first row when models were asked for (null: no row); null otherwise. */
+  model: Schema.NullOr(Schema.Array(Schema.Unknown))
+})
+
+/**
+ * @category models
+ * @since 0.5.0
+ */
+export type PendingRow = typeof PendingRow.Type
+
 /** The `model` column: the pair's stored row, looked up on the pair's first row only, in its perspective's table. */
 const modelColumn = (modelTables: ReadonlyArray<string> | undefined, names: string) =>
   modelTables === undefined || modelTables.length === 0
     ? "NULL::jsonb"
-    : `CASE WHEN w.position = 1 THEN CASE w.perspective_name ${modelTables
+    : `CASE WHEN w.position = 1 THEN CASE w.${pe.perspectiveName} ${modelTables
         .map(
-          (table, i) => `WHEN (${names}::text[])[${i + 1}] THEN (SELECT jsonb_build_array(m.data) FROM ${table} m WHERE m.id = w.stream_id)`
+          (table, i) =>
+            `WHEN (${names}::text[])[${i + 1}] THEN (SELECT jsonb_build_array(m.${m.data}) FROM ${table} m WHERE m.${m.id} = w.${pe.streamId})`
         )
         .join(" ")} END END`
+
+/**
+ * A statement text per set of perspectives whose models a fetch loads (none: `undefined`), built once.
+ *
+ * @internal
+ */
+export const textsPerModels = (build: (modelTables: ReadonlyArray<string> | undefined) => string) => {
+  const texts = new Map<string, string>()
+  return (modelsOf: ReadonlyArray<string> | undefined): string => {
+    const key = modelsOf === undefined ? "" : modelsOf.join(",")
+    const cached = texts.get(key)
+    if (cached !== undefined) return cached
+    const text = build(modelsOf?.map(table))
+    texts.set(key, text)
+    return text
+  }
+}
 
 /**
  * The pending events of many streams in one query, for the instance's live leases only, at most $3 per
@@ -68,10 +141,13 @@ const modelColumn = (modelTables: ReadonlyArray<string> | undefined, names: stri
  *
  * Params: $1 instance id, $2 stream ids, $3 limit per (stream, perspective), $4 perspective names (null: all;
  * required with `modelTables`), $5 most rows of background work.
+ *
+ * @category operations
+ * @since 0.5.0
  */
-export const fetchPendingEvents = (modelTables?: ReadonlyArray<string>): string => {
+export const fetchPendingEventsSql = (modelTables?: ReadonlyArray<string>): string => {
   const parts = fetchParts(modelTables, {
-    wanted: "SELECT DISTINCT s.id AS stream_id FROM unnest($2::uuid[]) AS s(id)",
+    wanted: `SELECT DISTINCT s.id AS ${a.streamId} FROM unnest($2::uuid[]) AS s(id)`,
     leased: true,
     limit: "$3",
     names: "$4",
@@ -80,11 +156,43 @@ export const fetchPendingEvents = (modelTables?: ReadonlyArray<string>): string 
   return `WITH ${parts.ctes}${parts.rows}`
 }
 
+const fetchText = textsPerModels(fetchPendingEventsSql)
+
+/**
+ * {@link fetchPendingEventsSql} as an operation: `modelsOf`, the perspectives whose models it loads (the same as
+ * `perspectiveNames`, or none), picks the statement text.
+ *
+ * @category operations
+ * @since 0.5.0
+ */
+export const fetchPendingEvents = Operation.findAll({
+  name: "fetchPendingEvents.fetchPendingEvents",
+  Row: PendingRow,
+  params: (r: {
+    readonly instanceId: string
+    readonly streamIds: ReadonlyArray<string>
+    readonly limit: number
+    readonly perspectiveNames: ReadonlyArray<string> | null
+    readonly backgroundLimit: number
+    readonly modelsOf: ReadonlyArray<string> | undefined
+  }) => [r.instanceId, r.streamIds, r.limit, r.perspectiveNames, r.backgroundLimit],
+  sql: (r) => fetchText(r.modelsOf),
+  prepared: true
+})
+
 /**
  * Where a fetch's parts take their inputs: `wanted` the streams (a query of `stream_id`), `leased` whether each
  * must hold a live lease of instance $1 (false: the caller just claimed them in the same statement), and the
  * parameters of the per-pair limit, the perspective names and the background budget.
  */
+interface FetchInputs {
+  readonly wanted: string
+  readonly leased: boolean
+  readonly limit: string
+  readonly names: string
+  readonly background: string
+}
+
 interface FetchInputs {
   readonly wanted: string
   readonly leased: boolean
@@ -110,28 +218,28 @@ wanted AS (
 -- cached for the connection until autovacuum analyses the table) hashed the whole table once per wanted stream:
 -- with 10,000 cursors a claim of 300 streams took 464-480 ms instead of 58-60 (bench/src/claimAndFetchPlan.ts).
 cursors AS MATERIALIZED (
-  SELECT c.stream_id, c.perspective_name, c.last_event_id, c.status, c.stream_lock_instance_id, c.stream_lock_expiry
+  SELECT c.${c.streamId}, c.${c.perspectiveName}, c.${c.lastEventId}, c.${c.status}, c.${c.streamLockInstanceId}, c.${c.streamLockExpiry}
   FROM wanted w
   CROSS JOIN LATERAL (
-    SELECT c.* FROM wh_perspective_cursors c
-    WHERE c.stream_id = w.stream_id AND (${inputs.names}::text[] IS NULL OR c.perspective_name = ANY(${inputs.names}::text[]))
+    SELECT c.* FROM ${c.table} c
+    WHERE c.${c.streamId} = w.${a.streamId} AND (${inputs.names}::text[] IS NULL OR c.${c.perspectiveName} = ANY(${inputs.names}::text[]))
     OFFSET 0
   ) c
 ),
 -- The wanted streams' work rows, on their own: joined with the cursors inside the per-stream lookup, the cursors CTE
 -- was read whole once per wanted stream (300 x 600 rows for a claim of 300 streams whose pairs all have cursors).
 work AS MATERIALIZED (
-  SELECT pe.work_id, pe.stream_id, pe.perspective_name, pe.event_id, pe.attempts, pe.scheduled_for, pe.created_at, pe.fires
+  SELECT pe.${pe.workId}, pe.${pe.streamId}, pe.${pe.perspectiveName}, pe.${pe.eventId}, pe.${pe.attempts}, pe.${pe.scheduledFor}, pe.${pe.createdAt}, pe.${pe.fires}
   FROM wanted w
-  ${inputs.leased ? "JOIN wh_active_streams a ON a.stream_id = w.stream_id AND a.instance_id = $1::uuid AND a.lease_expiry > now()" : ""}
+  ${inputs.leased ? `JOIN ${a.table} a ON a.${a.streamId} = w.${a.streamId} AND a.${a.instanceId} = $1::uuid AND a.${a.leaseExpiry} > now()` : ""}
   -- Each wanted stream's work rows are looked up by stream (the (stream, perspective, event) key): the fetch costs
   -- what it returns, never a scan of the queue, whose deleted rows stay until VACUUM. OFFSET 0 keeps the planner
   -- from flattening the lookup into a join, which PostgreSQL 17 ran as a hash join over a sequential scan of the
   -- whole work table for 300 streams.
   CROSS JOIN LATERAL (
-    SELECT pe.* FROM wh_perspective_events pe
-    WHERE pe.stream_id = w.stream_id AND pe.processed_at IS NULL
-      AND (${inputs.names}::text[] IS NULL OR pe.perspective_name = ANY(${inputs.names}::text[]))
+    SELECT pe.* FROM ${pe.table} pe
+    WHERE pe.${pe.streamId} = w.${a.streamId} AND pe.${pe.processedAt} IS NULL
+      AND (${inputs.names}::text[] IS NULL OR pe.${pe.perspectiveName} = ANY(${inputs.names}::text[]))
     OFFSET 0
   ) pe
 ),
@@ -140,75 +248,75 @@ work AS MATERIALIZED (
 -- backfill lookup ran 6,000 times for a claim of 300 streams of 10 events and 2 perspectives (a fifth of the claim's
 -- time on PostgreSQL 15 while that table was empty and analysed).
 pairs AS MATERIALIZED (
-  SELECT p.stream_id, p.perspective_name, c.last_event_id, c.status, c.stream_lock_instance_id, c.stream_lock_expiry,
-         EXISTS (SELECT 1 FROM wh_perspective_backfill b WHERE b.perspective_name = p.perspective_name AND b.stream_id = p.stream_id)
+  SELECT p.${pe.streamId}, p.${pe.perspectiveName}, c.${c.lastEventId}, c.${c.status}, c.${c.streamLockInstanceId}, c.${c.streamLockExpiry},
+         EXISTS (SELECT 1 FROM ${b.table} b WHERE b.${b.perspectiveName} = p.${pe.perspectiveName} AND b.${b.streamId} = p.${pe.streamId})
            AS backfilling
-  FROM (SELECT DISTINCT w.stream_id, w.perspective_name FROM work w) p
-  LEFT JOIN cursors c ON c.stream_id = p.stream_id AND c.perspective_name = p.perspective_name
+  FROM (SELECT DISTINCT w.${pe.streamId}, w.${pe.perspectiveName} FROM work w) p
+  LEFT JOIN cursors c ON c.${c.streamId} = p.${pe.streamId} AND c.${c.perspectiveName} = p.${pe.perspectiveName}
 ),
 pending AS (
-  SELECT pe.work_id, pe.stream_id, pe.perspective_name, pe.event_id, pe.attempts, pe.scheduled_for, pe.created_at,
-         row_number() OVER (PARTITION BY pe.stream_id, pe.perspective_name ORDER BY pe.event_id) AS position,
-         c.last_event_id AS cursor_last_event_id,
-         coalesce(c.status & 32 = 32, false) AS flagged_before,
-         coalesce(c.stream_lock_instance_id IS NOT NULL AND c.stream_lock_expiry > statement_timestamp(), false) OR c.backfilling
+  SELECT pe.${pe.workId}, pe.${pe.streamId}, pe.${pe.perspectiveName}, pe.${pe.eventId}, pe.${pe.attempts}, pe.${pe.scheduledFor}, pe.${pe.createdAt},
+         row_number() OVER (PARTITION BY pe.${pe.streamId}, pe.${pe.perspectiveName} ORDER BY pe.${pe.eventId}) AS position,
+         c.${c.lastEventId} AS cursor_last_event_id,
+         coalesce(c.${c.status} & 32 = 32, false) AS flagged_before,
+         coalesce(c.${c.streamLockInstanceId} IS NOT NULL AND c.${c.streamLockExpiry} > statement_timestamp(), false) OR c.backfilling
            AS locked,
-         pe.fires
+         pe.${pe.fires}
   FROM work pe
-  JOIN pairs c ON c.stream_id = pe.stream_id AND c.perspective_name = pe.perspective_name
+  JOIN pairs c ON c.${pe.streamId} = pe.${pe.streamId} AND c.${pe.perspectiveName} = pe.${pe.perspectiveName}
 ),
 late AS (
-  SELECT p.stream_id, p.perspective_name, (array_agg(p.event_id ORDER BY p.event_id))[1] AS trigger_id, max(p.created_at) AS arrived_at,
+  SELECT p.${pe.streamId}, p.${pe.perspectiveName}, (array_agg(p.${pe.eventId} ORDER BY p.${pe.eventId}))[1] AS trigger_id, max(p.${pe.createdAt}) AS arrived_at,
          now() AS at
   FROM pending p
   -- By primary key for each candidate row (as above: never a scan of every stored event).
-  CROSS JOIN LATERAL (SELECT e.created_at FROM wh_events e WHERE e.event_id = p.event_id OFFSET 0) e
-  WHERE p.cursor_last_event_id IS NOT NULL AND p.event_id < p.cursor_last_event_id AND p.created_at <= e.created_at
-  GROUP BY p.stream_id, p.perspective_name
+  CROSS JOIN LATERAL (SELECT e.${e.createdAt} FROM ${e.table} e WHERE e.${e.eventId} = p.${pe.eventId} OFFSET 0) e
+  WHERE p.cursor_last_event_id IS NOT NULL AND p.${pe.eventId} < p.cursor_last_event_id AND p.${pe.createdAt} <= e.${e.createdAt}
+  GROUP BY p.${pe.streamId}, p.${pe.perspectiveName}
 ),
 flagged AS (
-  UPDATE wh_perspective_cursors c
-  SET status = c.status | 32,
-      rewind_trigger_event_id = CASE WHEN c.status & 32 = 32 THEN least(c.rewind_trigger_event_id, l.trigger_id) ELSE l.trigger_id END,
+  UPDATE ${c.table} c
+  SET ${c.status} = c.${c.status} | 32,
+      ${c.rewindTriggerEventId} = CASE WHEN c.${c.status} & 32 = 32 THEN least(c.${c.rewindTriggerEventId}, l.trigger_id) ELSE l.trigger_id END,
       -- l.at, not now(): Citus refuses now() inside CASE and COALESCE in a modification.
-      rewind_first_flagged_at = CASE WHEN c.status & 32 = 32 THEN coalesce(c.rewind_first_flagged_at, l.at) ELSE l.at END,
-      rewind_flagged_at = CASE WHEN c.status & 32 = 32 THEN greatest(c.rewind_flagged_at, l.arrived_at) ELSE l.arrived_at END
+      ${c.rewindFirstFlaggedAt} = CASE WHEN c.${c.status} & 32 = 32 THEN coalesce(c.${c.rewindFirstFlaggedAt}, l.at) ELSE l.at END,
+      ${c.rewindFlaggedAt} = CASE WHEN c.${c.status} & 32 = 32 THEN greatest(c.${c.rewindFlaggedAt}, l.arrived_at) ELSE l.arrived_at END
   FROM late l
-  WHERE c.stream_id = l.stream_id AND c.perspective_name = l.perspective_name
-    AND (c.status & 32 = 0 OR c.rewind_trigger_event_id IS NULL OR l.trigger_id < c.rewind_trigger_event_id
-      OR c.rewind_flagged_at IS NULL OR l.arrived_at > c.rewind_flagged_at)
-  RETURNING c.stream_id
+  WHERE c.${c.streamId} = l.${pe.streamId} AND c.${c.perspectiveName} = l.${pe.perspectiveName}
+    AND (c.${c.status} & 32 = 0 OR c.${c.rewindTriggerEventId} IS NULL OR l.trigger_id < c.${c.rewindTriggerEventId}
+      OR c.${c.rewindFlaggedAt} IS NULL OR l.arrived_at > c.${c.rewindFlaggedAt})
+  RETURNING c.${c.streamId}
 ),
 marked AS (
-  SELECT p.*, (p.flagged_before OR (p.stream_id, p.perspective_name) IN (SELECT l.stream_id, l.perspective_name FROM late l)) AS rewind_required
+  SELECT p.*, (p.flagged_before OR (p.${pe.streamId}, p.${pe.perspectiveName}) IN (SELECT l.${pe.streamId}, l.${pe.perspectiveName} FROM late l)) AS rewind_required
   FROM pending p
 ),
 candidates AS (
   SELECT m.*,
-         sum(CASE WHEN m.fires OR m.rewind_required THEN 0 ELSE 1 END)
-           OVER (ORDER BY m.stream_id, m.perspective_name, m.event_id ROWS UNBOUNDED PRECEDING) AS background_seen
+         sum(CASE WHEN m.${pe.fires} OR m.rewind_required THEN 0 ELSE 1 END)
+           OVER (ORDER BY m.${pe.streamId}, m.${pe.perspectiveName}, m.${pe.eventId} ROWS UNBOUNDED PRECEDING) AS background_seen
   FROM marked m
   WHERE (m.rewind_required AND m.position = 1)
      OR (NOT m.rewind_required AND NOT m.locked AND m.position <= ${inputs.limit}::int)
 ),
 admitted AS (
   SELECT c.*,
-         bool_and(c.fires OR c.background_seen <= ${inputs.background}::int)
-           OVER (PARTITION BY c.stream_id, c.perspective_name ORDER BY c.event_id ROWS UNBOUNDED PRECEDING) AS admitted,
-         bool_and(c.fires OR c.background_seen <= ${inputs.background}::int) OVER (PARTITION BY c.stream_id, c.perspective_name) AS whole
+         bool_and(c.${pe.fires} OR c.background_seen <= ${inputs.background}::int)
+           OVER (PARTITION BY c.${pe.streamId}, c.${pe.perspectiveName} ORDER BY c.${pe.eventId} ROWS UNBOUNDED PRECEDING) AS admitted,
+         bool_and(c.${pe.fires} OR c.background_seen <= ${inputs.background}::int) OVER (PARTITION BY c.${pe.streamId}, c.${pe.perspectiveName}) AS whole
   FROM candidates c
 ),
 chosen AS (
-  SELECT a.*, row_number() OVER (PARTITION BY a.event_id) = 1 AS event_first
+  SELECT a.*, row_number() OVER (PARTITION BY a.${pe.eventId}) = 1 AS event_first
   FROM admitted a
   WHERE a.admitted
 )`,
   rows: `
-SELECT w.work_id, w.stream_id, w.perspective_name, w.event_id, w.attempts, w.cursor_last_event_id, w.fires,
-       (w.scheduled_for IS NOT NULL AND w.scheduled_for > now()) AS blocked, w.rewind_required, w.event_first,
+SELECT w.${pe.workId}, w.${pe.streamId}, w.${pe.perspectiveName}, w.${pe.eventId}, w.${pe.attempts}, w.cursor_last_event_id, w.${pe.fires},
+       (w.${pe.scheduledFor} IS NOT NULL AND w.${pe.scheduledFor} > now()) AS blocked, w.rewind_required, w.event_first,
        NOT w.whole AS more,
-       e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version,
+       e.${e.eventType}, e.${e.payload}, e.${e.metadata}, e.${e.scope}, e.${e.streamVersion}::int AS ${e.streamVersion},
        ${modelColumn(modelTables, inputs.names)} AS model
 FROM chosen w
-LEFT JOIN wh_events e ON e.event_id = CASE WHEN w.event_first THEN w.event_id END`
+LEFT JOIN ${e.table} e ON e.${e.eventId} = CASE WHEN w.event_first THEN w.${pe.eventId} END`
 })

@@ -6,38 +6,68 @@
  * reported as dead-lettered, never as applied by every perspective. Rows with `claimed_at = 'infinity'` are parked
  * (see {@link completePending}): the claim never takes them, since `claimed_by` is null but `claimed_at` is set.
  */
-
-/** Params: $1 event ids, $2 stream id. Run in the append transaction. */
-export const insertPending = `INSERT INTO wh_lifecycle_pending (event_id, stream_id) SELECT unnest($1::uuid[]), $2::uuid`
+import { Schema } from "effect"
+import { DeadLetters as d, Events as e, LifecyclePending as l, PerspectiveEvents as pe } from "../internal/columns.js"
+import * as Operation from "../internal/operation.js"
 
 /**
  * Claims completed lifecycles and returns their events. Params: $1 instance id, $2 event ids (null = any),
  * $3 seconds after which another instance's claim is taken over.
+ *
+ * @category operations
+ * @since 0.5.0
  */
-export const claimCompleted = `
+export const claimCompleted = Operation.findAll({
+  name: "lifecycle.claimCompleted",
+  Row: Schema.Struct({
+    eventId: Schema.String,
+    streamId: Schema.String,
+    streamVersion: Schema.Number,
+    eventType: Schema.String,
+    // jsonb: decoded by the event registry (payload); metadata and scope as the append wrote them.
+    payload: Schema.Unknown,
+    metadata: Schema.Unknown,
+    scope: Schema.Unknown,
+    deadLetteredBy: Schema.Array(Schema.String)
+  }),
+  columns: {
+    eventId: e.eventId,
+    streamId: e.streamId,
+    streamVersion: e.streamVersion,
+    eventType: e.eventType,
+    deadLetteredBy: "dead_lettered_by"
+  },
+  params: (r: { readonly instanceId: string; readonly eventIds: ReadonlyArray<string> | null; readonly reclaimAfterSeconds: number }) => [
+    r.instanceId,
+    r.eventIds,
+    r.reclaimAfterSeconds
+  ],
+  prepared: true,
+  sql: `
 WITH claimed AS (
-  UPDATE wh_lifecycle_pending lp SET claimed_by = $1::uuid, claimed_at = now()
-  WHERE lp.event_id IN (
-    SELECT l.event_id FROM wh_lifecycle_pending l
-    WHERE ($2::uuid[] IS NULL OR l.event_id = ANY($2::uuid[]))
-      AND ((l.claimed_by IS NULL AND l.claimed_at IS NULL) OR l.claimed_at < now() - make_interval(secs => $3::int))
+  UPDATE ${l.table} lp SET ${l.claimedBy} = $1::uuid, ${l.claimedAt} = now()
+  WHERE lp.${l.eventId} IN (
+    SELECT l.${l.eventId} FROM ${l.table} l
+    WHERE ($2::uuid[] IS NULL OR l.${l.eventId} = ANY($2::uuid[]))
+      AND ((l.${l.claimedBy} IS NULL AND l.${l.claimedAt} IS NULL) OR l.${l.claimedAt} < now() - make_interval(secs => $3::int))
       AND NOT EXISTS (
-        SELECT 1 FROM wh_perspective_events pe
-        WHERE pe.stream_id = l.stream_id AND pe.event_id = l.event_id AND pe.processed_at IS NULL AND pe.fires
+        SELECT 1 FROM ${pe.table} pe
+        WHERE pe.${pe.streamId} = l.${l.streamId} AND pe.${pe.eventId} = l.${l.eventId} AND pe.${pe.processedAt} IS NULL AND pe.${pe.fires}
       )
-    ORDER BY l.event_id
+    ORDER BY l.${l.eventId}
     LIMIT 1000
     FOR UPDATE SKIP LOCKED
   )
-  RETURNING lp.event_id
+  RETURNING lp.${l.eventId}
 )
-SELECT e.event_id, e.stream_id, e.stream_version::int AS stream_version, e.event_type, e.payload, e.metadata, e.scope,
+SELECT e.${e.eventId}, e.${e.streamId}, e.${e.streamVersion}::int AS ${e.streamVersion}, e.${e.eventType}, e.${e.payload}, e.${e.metadata}, e.${e.scope},
        coalesce((
-         SELECT array_agg(DISTINCT d.perspective_name ORDER BY d.perspective_name) FROM wh_dead_letters d
-         WHERE d.stream_id = e.stream_id AND d.event_id = e.event_id
+         SELECT array_agg(DISTINCT d.${d.perspectiveName} ORDER BY d.${d.perspectiveName}) FROM ${d.table} d
+         WHERE d.${d.streamId} = e.${e.streamId} AND d.${d.eventId} = e.${e.eventId}
        ), '{}') AS dead_lettered_by
-FROM claimed c JOIN wh_events e ON e.event_id = c.event_id
-ORDER BY e.event_id`
+FROM claimed c JOIN ${e.table} e ON e.${e.eventId} = c.${l.eventId}
+ORDER BY e.${e.eventId}`
+})
 
 /**
  * Forgets lifecycles that fired — except those of events still dead-lettered by some perspective: their
@@ -45,13 +75,21 @@ ORDER BY e.event_id`
  * retrying the event's last dead letter (`whizbang dead-letters retry`) releases it, and `PostAllPerspectives` /
  * `PostLifecycle` fire once the retried work is applied. Discarding any of its letters deletes the parked row.
  * Params: $1 event ids.
+ *
+ * @category operations
+ * @since 0.5.0
  */
-export const completePending = `
+export const completePending = Operation.void({
+  name: "lifecycle.completePending",
+  params: (r: { readonly eventIds: ReadonlyArray<string> }) => [r.eventIds],
+  prepared: true,
+  sql: `
 WITH parked AS (
-  UPDATE wh_lifecycle_pending l SET claimed_by = NULL, claimed_at = 'infinity'
-  WHERE l.event_id = ANY($1::uuid[])
-    AND EXISTS (SELECT 1 FROM wh_dead_letters d WHERE d.stream_id = l.stream_id AND d.event_id = l.event_id)
-  RETURNING l.event_id
+  UPDATE ${l.table} l SET ${l.claimedBy} = NULL, ${l.claimedAt} = 'infinity'
+  WHERE l.${l.eventId} = ANY($1::uuid[])
+    AND EXISTS (SELECT 1 FROM ${d.table} d WHERE d.${d.streamId} = l.${l.streamId} AND d.${d.eventId} = l.${l.eventId})
+  RETURNING l.${l.eventId}
 )
-DELETE FROM wh_lifecycle_pending l
-WHERE l.event_id = ANY($1::uuid[]) AND l.event_id NOT IN (SELECT p.event_id FROM parked p)`
+DELETE FROM ${l.table} l
+WHERE l.${l.eventId} = ANY($1::uuid[]) AND l.${l.eventId} NOT IN (SELECT p.${l.eventId} FROM parked p)`
+})

@@ -9,6 +9,45 @@
  * cursors it writes: a crash (kill -9) rolls all of it back and the rows are picked again — the replay resumes from
  * its last committed chunk. Every value is a bound parameter.
  */
+import { Schema } from "effect"
+import {
+  Events as e,
+  PerspectiveBackfill as b,
+  PerspectiveCursors as c,
+  PerspectiveEvents as pe,
+  PerspectiveVersions as v
+} from "../internal/columns.js"
+import * as Operation from "../internal/operation.js"
+
+/**
+ * A planned stream a chunk picked: its history's last event, and whether the pair has a cursor already.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export const Picked = Schema.Struct({ streamId: Schema.String, throughEventId: Schema.String, hasCursor: Schema.Boolean })
+
+/**
+ * An event of a picked stream's history.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export const HistoryEvent = Schema.Struct({
+  streamId: Schema.String,
+  eventId: Schema.String,
+  eventType: Schema.String,
+  // jsonb: the payload is decoded by the event registry; metadata and scope as the append wrote them.
+  payload: Schema.Unknown,
+  metadata: Schema.Unknown,
+  scope: Schema.Unknown,
+  streamVersion: Schema.Number
+})
+
+/** Perspective keys. */
+interface Keys {
+  readonly keys: ReadonlyArray<string>
+}
 
 /**
  * Up to $3 planned streams of key $1 after stream $2 (keyset: each replayer walks the plan in stream order from where
@@ -17,15 +56,21 @@
  * rewind, bootstrap or an earlier path touched it); such a stream goes through the work-row path.
  * Params: $1 key, $2 after stream id, $3 most streams.
  */
-export const pickChunk = `
-SELECT b.stream_id, b.through_event_id,
-       EXISTS (SELECT 1 FROM wh_perspective_cursors c WHERE c.stream_id = b.stream_id AND c.perspective_name = b.perspective_name)
+export const pickChunk = Operation.findAll({
+  name: "replayHistory.pickChunk",
+  Row: Picked,
+  columns: { streamId: b.streamId, throughEventId: b.throughEventId, hasCursor: "has_cursor" },
+  params: (r: { readonly key: string; readonly after: string; readonly maxStreams: number }) => [r.key, r.after, r.maxStreams],
+  sql: `
+SELECT b.${b.streamId}, b.${b.throughEventId},
+       EXISTS (SELECT 1 FROM ${c.table} c WHERE c.${c.streamId} = b.${b.streamId} AND c.${c.perspectiveName} = b.${b.perspectiveName})
          AS has_cursor
-FROM wh_perspective_backfill b
-WHERE b.perspective_name = $1::text AND b.stream_id > $2::uuid
-ORDER BY b.stream_id
+FROM ${b.table} b
+WHERE b.${b.perspectiveName} = $1::text AND b.${b.streamId} > $2::uuid
+ORDER BY b.${b.streamId}
 LIMIT $3::int
 FOR UPDATE OF b SKIP LOCKED`
+})
 
 /**
  * The history of the picked streams: every event of the types ($3) up to each stream's `through_event_id` ($2). Each
@@ -33,14 +78,24 @@ FOR UPDATE OF b SKIP LOCKED`
  * sort (the caller groups the rows by stream, and the runner sorts a stream's events only if they arrive out of order).
  * Params: $1 stream ids, $2 their through event ids, $3 event types.
  */
-export const readHistory = `
-SELECT e.stream_id, e.event_id, e.event_type, e.payload, e.metadata, e.scope, e.stream_version::int AS stream_version
+export const readHistory = Operation.findAll({
+  name: "replayHistory.readHistory",
+  Row: HistoryEvent,
+  columns: { streamId: e.streamId, eventId: e.eventId, eventType: e.eventType, streamVersion: e.streamVersion },
+  params: (r: {
+    readonly streamIds: ReadonlyArray<string>
+    readonly throughEventIds: ReadonlyArray<string>
+    readonly eventTypes: ReadonlyArray<string>
+  }) => [r.streamIds, r.throughEventIds, r.eventTypes],
+  sql: `
+SELECT e.${e.streamId}, e.${e.eventId}, e.${e.eventType}, e.${e.payload}, e.${e.metadata}, e.${e.scope}, e.${e.streamVersion}::int AS ${e.streamVersion}
 FROM unnest($1::uuid[], $2::uuid[]) AS b(stream_id, through_event_id)
 CROSS JOIN LATERAL (
-  SELECT e.* FROM wh_events e
-  WHERE e.stream_id = b.stream_id AND e.event_id <= b.through_event_id AND e.event_type = ANY($3::text[])
-  ORDER BY e.event_id
+  SELECT e.* FROM ${e.table} e
+  WHERE e.${e.streamId} = b.stream_id AND e.${e.eventId} <= b.through_event_id AND e.${e.eventType} = ANY($3::text[])
+  ORDER BY e.${e.eventId}
 ) e`
+})
 
 /**
  * The chunk's bookkeeping, in one statement (after its models were written):
@@ -57,36 +112,50 @@ CROSS JOIN LATERAL (
  * Params: $1 key, $2 replayed streams, $3 their last applied event ids, $4 event types, $5 fallback streams, $6
  * their through event ids, $7 partition count, $8 all picked streams.
  */
-export const finishChunk = `
+export const finishChunk = Operation.single({
+  name: "replayHistory.finishChunk",
+  Row: Schema.Struct({ cursors: Schema.Number, covered: Schema.Number, fallback: Schema.Number, forgotten: Schema.Number }),
+  params: (r: {
+    readonly key: string
+    readonly replayed: ReadonlyArray<string>
+    readonly lastEventIds: ReadonlyArray<string>
+    readonly eventTypes: ReadonlyArray<string>
+    readonly fallback: ReadonlyArray<string>
+    readonly fallbackThrough: ReadonlyArray<string>
+    readonly partitionCount: number
+    readonly picked: ReadonlyArray<string>
+  }) => [r.key, r.replayed, r.lastEventIds, r.eventTypes, r.fallback, r.fallbackThrough, r.partitionCount, r.picked],
+  sql: `
 WITH cursors AS (
-  INSERT INTO wh_perspective_cursors (stream_id, perspective_name, last_event_id, status, error, processed_at)
+  INSERT INTO ${c.table} (${c.streamId}, ${c.perspectiveName}, ${c.lastEventId}, ${c.status}, ${c.error}, ${c.processedAt})
   SELECT r.stream_id, $1::text, r.last_event_id, 2, NULL, now()
   FROM unnest($2::uuid[], $3::uuid[]) AS r(stream_id, last_event_id)
-  ON CONFLICT (stream_id, perspective_name) DO NOTHING
+  ON CONFLICT (${c.streamId}, ${c.perspectiveName}) DO NOTHING
   RETURNING 1
 ),
 covered AS (
-  DELETE FROM wh_perspective_events pe
+  DELETE FROM ${pe.table} pe
   USING unnest($2::uuid[], $3::uuid[]) AS r(stream_id, last_event_id)
-  WHERE pe.stream_id = r.stream_id AND pe.perspective_name = $1::text AND pe.event_id <= r.last_event_id
+  WHERE pe.${pe.streamId} = r.stream_id AND pe.${pe.perspectiveName} = $1::text AND pe.${pe.eventId} <= r.last_event_id
   RETURNING 1
 ),
 fallback AS (
-  INSERT INTO wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number, fires)
-  SELECT gen_random_uuid(), e.stream_id, $1::text, e.event_id, abs(hashtext(e.stream_id::text)) % $7::int, false
+  INSERT INTO ${pe.table} (${pe.workId}, ${pe.streamId}, ${pe.perspectiveName}, ${pe.eventId}, ${pe.partitionNumber}, ${pe.fires})
+  SELECT gen_random_uuid(), e.${e.streamId}, $1::text, e.${e.eventId}, abs(hashtext(e.${e.streamId}::text)) % $7::int, false
   FROM unnest($5::uuid[], $6::uuid[]) AS f(stream_id, through_event_id)
-  JOIN wh_events e ON e.stream_id = f.stream_id AND e.event_id <= f.through_event_id
-  WHERE e.event_type = ANY($4::text[])
-  ON CONFLICT (stream_id, perspective_name, event_id) DO NOTHING
+  JOIN ${e.table} e ON e.${e.streamId} = f.stream_id AND e.${e.eventId} <= f.through_event_id
+  WHERE e.${e.eventType} = ANY($4::text[])
+  ON CONFLICT (${pe.streamId}, ${pe.perspectiveName}, ${pe.eventId}) DO NOTHING
   RETURNING 1
 ),
 forgotten AS (
-  DELETE FROM wh_perspective_backfill b
-  WHERE b.perspective_name = $1::text AND b.stream_id = ANY($8::uuid[])
+  DELETE FROM ${b.table} b
+  WHERE b.${b.perspectiveName} = $1::text AND b.${b.streamId} = ANY($8::uuid[])
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM cursors)::int AS cursors, (SELECT count(*) FROM covered)::int AS covered,
        (SELECT count(*) FROM fallback)::int AS fallback, (SELECT count(*) FROM forgotten)::int AS forgotten`
+})
 
 /**
  * How long the oldest pending live work (rows that fire receptors: versions serving reads) of perspectives $1 has
@@ -95,34 +164,68 @@ SELECT (SELECT count(*) FROM cursors)::int AS cursors, (SELECT count(*) FROM cov
  * (`event_id` where pending and firing) gives the oldest row first.
  * Params: $1 perspective keys.
  */
-export const liveLagMillis = `
+export const liveLagMillis = Operation.single({
+  name: "replayHistory.liveLagMillis",
+  Row: Schema.Struct({ millis: Schema.Number }),
+  params: (r: Keys) => [r.keys],
+  sql: `
 SELECT coalesce((
-  SELECT extract(epoch FROM clock_timestamp() - pe.created_at) * 1000
-  FROM wh_perspective_events pe
-  WHERE pe.processed_at IS NULL AND pe.fires AND pe.perspective_name = ANY($1::text[])
-    AND (pe.scheduled_for IS NULL OR pe.scheduled_for <= now())
+  SELECT extract(epoch FROM clock_timestamp() - pe.${pe.createdAt}) * 1000
+  FROM ${pe.table} pe
+  WHERE pe.${pe.processedAt} IS NULL AND pe.${pe.fires} AND pe.${pe.perspectiveName} = ANY($1::text[])
+    AND (pe.${pe.scheduledFor} IS NULL OR pe.${pe.scheduledFor} <= now())
     AND NOT EXISTS (
-      SELECT 1 FROM wh_perspective_backfill b WHERE b.perspective_name = pe.perspective_name AND b.stream_id = pe.stream_id
+      SELECT 1 FROM ${b.table} b WHERE b.${b.perspectiveName} = pe.${pe.perspectiveName} AND b.${b.streamId} = pe.${pe.streamId}
     )
-  ORDER BY pe.event_id
+  ORDER BY pe.${pe.eventId}
   LIMIT 1
 ), 0)::float8 AS millis`
+})
 
 /** Params: $1 key. Marks when the replay of the version's planned history started (the rate's origin), once. */
-export const markStarted = `
-UPDATE wh_perspective_versions SET replay_started_at = now()
-WHERE perspective_name = $1::text AND replay_started_at IS NULL`
+export const markStarted = Operation.void({
+  name: "replayHistory.markStarted",
+  params: (r: { readonly key: string }) => [r.key],
+  sql: `
+UPDATE ${v.table} SET ${v.replayStartedAt} = now()
+WHERE ${v.perspectiveName} = $1::text AND ${v.replayStartedAt} IS NULL`
+})
 
 /** Params: $1 keys. The keys among $1 with history planned. */
-export const plannedKeys = `
-SELECT k.key AS perspective_name FROM unnest($1::text[]) AS k(key)
-WHERE EXISTS (SELECT 1 FROM wh_perspective_backfill b WHERE b.perspective_name = k.key)`
+export const plannedKeys = Operation.findAll({
+  name: "replayHistory.plannedKeys",
+  Row: Schema.Struct({ key: Schema.String }),
+  columns: { key: b.perspectiveName },
+  params: (r: Keys) => [r.keys],
+  sql: `
+SELECT k.key AS ${b.perspectiveName} FROM unnest($1::text[]) AS k(key)
+WHERE EXISTS (SELECT 1 FROM ${b.table} b WHERE b.${b.perspectiveName} = k.key)`
+})
+
+/**
+ * A version's history as planned (streams, events) and the streams still planned.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export const Progress = Schema.Struct({
+  key: Schema.String,
+  backfillStreams: Schema.Number,
+  backfillEvents: Schema.Number,
+  planned: Schema.Number
+})
 
 /**
  * Params: $1 keys. Of each version: its history as planned (streams, events) and the streams still planned — the
  * replay's progress, sampled every few seconds (the count walks the plan's index, about 10 ms per 100,000 rows).
  */
-export const progress = `
-SELECT v.perspective_name, v.backfill_streams, v.backfill_events::float8 AS backfill_events,
-       (SELECT count(*) FROM wh_perspective_backfill b WHERE b.perspective_name = v.perspective_name)::int AS planned
-FROM wh_perspective_versions v WHERE v.perspective_name = ANY($1::text[])`
+export const progress = Operation.findAll({
+  name: "replayHistory.progress",
+  Row: Progress,
+  columns: { key: v.perspectiveName, backfillStreams: v.backfillStreams, backfillEvents: v.backfillEvents },
+  params: (r: Keys) => [r.keys],
+  sql: `
+SELECT v.${v.perspectiveName}, v.${v.backfillStreams}, v.${v.backfillEvents}::float8 AS ${v.backfillEvents},
+       (SELECT count(*) FROM ${b.table} b WHERE b.${b.perspectiveName} = v.${v.perspectiveName})::int AS planned
+FROM ${v.table} v WHERE v.${v.perspectiveName} = ANY($1::text[])`
+})

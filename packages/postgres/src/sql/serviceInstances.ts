@@ -5,6 +5,32 @@
  * (together with host name and process id, which alone do not tell two containers apart). Locks are taken in
  * one order everywhere: the instance row first, then that instance's `wh_active_streams` rows in stream-id order.
  */
+import { Schema } from "effect"
+import { ActiveStreams as a, ServiceInstances as i } from "../internal/columns.js"
+import * as Operation from "../internal/operation.js"
+
+/**
+ * A registration: who the process is, its boot token, and the perspectives it runs (null: not recorded, every one).
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface Registration {
+  readonly instanceId: string
+  readonly serviceName: string
+  readonly hostName: string
+  readonly processId: number
+  readonly bootToken: string
+  readonly perspectiveNames: ReadonlyArray<string> | null
+}
+
+/** The process holding an instance id. */
+interface Holder {
+  readonly instanceId: string
+  readonly bootToken: string
+}
+
+const registrationParams = (r: Registration) => [r.instanceId, r.serviceName, r.hostName, r.processId, r.bootToken, r.perspectiveNames]
 
 /**
  * (`excluded.<column>` rather than now() in ON CONFLICT, and a difference of timestamps rather than timestamptz -
@@ -15,25 +41,25 @@
  * Params: $1 instance id, $2 service, $3 host, $4 pid, $5 boot token, $6 perspective names this instance runs
  * (null: not recorded, taken as all), $7 stale threshold seconds.
  */
-export const register = `
-INSERT INTO wh_service_instances AS i (instance_id, service_name, host_name, process_id, started_at, last_heartbeat_at, metadata, perspective_names)
+const register = `
+INSERT INTO ${i.table} AS i (${i.instanceId}, ${i.serviceName}, ${i.hostName}, ${i.processId}, ${i.startedAt}, ${i.lastHeartbeatAt}, ${i.metadata}, ${i.perspectiveNames})
 VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), jsonb_build_object('bootToken', $5::text), $6::text[])
-ON CONFLICT (instance_id) DO UPDATE
-  SET service_name = excluded.service_name, host_name = excluded.host_name, process_id = excluded.process_id,
-      started_at = excluded.started_at, last_heartbeat_at = excluded.last_heartbeat_at, metadata = excluded.metadata, perspective_names = excluded.perspective_names
-  WHERE excluded.last_heartbeat_at - i.last_heartbeat_at >= make_interval(secs => $7::int)
-     OR (i.host_name = excluded.host_name AND i.process_id = excluded.process_id AND i.metadata->>'bootToken' = $5::text)
-RETURNING instance_id`
+ON CONFLICT (${i.instanceId}) DO UPDATE
+  SET ${i.serviceName} = excluded.${i.serviceName}, ${i.hostName} = excluded.${i.hostName}, ${i.processId} = excluded.${i.processId},
+      ${i.startedAt} = excluded.${i.startedAt}, ${i.lastHeartbeatAt} = excluded.${i.lastHeartbeatAt}, ${i.metadata} = excluded.${i.metadata}, ${i.perspectiveNames} = excluded.${i.perspectiveNames}
+  WHERE excluded.${i.lastHeartbeatAt} - i.${i.lastHeartbeatAt} >= make_interval(secs => $7::int)
+     OR (i.${i.hostName} = excluded.${i.hostName} AND i.${i.processId} = excluded.${i.processId} AND i.${i.metadata}->>'bootToken' = $5::text)
+RETURNING ${i.instanceId}`
 
 /**
  * A `released` CTE freeing every lease of the instances the CTE `instances` returns, in stream-id lock order (as
  * {@link releaseStreamsOf}). The instance row is locked first: the `DELETE` reads the CTE that wrote it.
  */
 const releasedOf = (instances: string) => `released AS (
-  DELETE FROM wh_active_streams
-  WHERE stream_id IN (
-    SELECT a.stream_id FROM wh_active_streams a WHERE a.instance_id IN (SELECT i.instance_id FROM ${instances} i)
-    ORDER BY a.stream_id FOR UPDATE
+  DELETE FROM ${a.table}
+  WHERE ${a.streamId} IN (
+    SELECT a.${a.streamId} FROM ${a.table} a WHERE a.${a.instanceId} IN (SELECT i.${i.instanceId} FROM ${instances} i)
+    ORDER BY a.${a.streamId} FOR UPDATE
   )
 )`
 
@@ -42,69 +68,112 @@ const releasedOf = (instances: string) => `released AS (
  * taken-over stale row may still own its crashed predecessor's leases. (One round trip instead of four with BEGIN
  * and COMMIT: every tenant's services register at their start.) Params as {@link register}.
  */
-export const registerAndRelease = `
+export const registerAndRelease = Operation.count({
+  name: "serviceInstances.registerAndRelease",
+  params: (r: Registration & { readonly staleSeconds: number }) => [...registrationParams(r), r.staleSeconds],
+  sql: `
 WITH taken AS (${register.trim()}),
 ${releasedOf("taken")}
-SELECT instance_id FROM taken`
+SELECT ${i.instanceId} FROM taken`
+})
 
 /** The row that refused a registration, for the error message. Params: $1 instance id. */
-export const describe = `
-SELECT host_name, process_id, extract(epoch FROM now() - last_heartbeat_at)::float8 AS heartbeat_age_seconds
-FROM wh_service_instances WHERE instance_id = $1::uuid`
+export const describe = Operation.findOne({
+  name: "serviceInstances.describe",
+  Row: Schema.Struct({ hostName: Schema.String, processId: Schema.Number, heartbeatAgeSeconds: Schema.Number }),
+  columns: { hostName: i.hostName, processId: i.processId, heartbeatAgeSeconds: "heartbeat_age_seconds" },
+  params: (r: { readonly instanceId: string }) => [r.instanceId],
+  sql: `
+SELECT ${i.hostName}, ${i.processId}, extract(epoch FROM now() - ${i.lastHeartbeatAt})::float8 AS heartbeat_age_seconds
+FROM ${i.table} WHERE ${i.instanceId} = $1::uuid`
+})
 
 /** Params: $1 instance id, $2 boot token. Returns the row when this process still holds the id. */
-export const heartbeat = `
-UPDATE wh_service_instances SET last_heartbeat_at = now()
-WHERE instance_id = $1::uuid AND metadata->>'bootToken' = $2::text
-RETURNING instance_id`
+export const heartbeat = Operation.count({
+  name: "serviceInstances.heartbeat",
+  params: (r: Holder) => [r.instanceId, r.bootToken],
+  sql: `
+UPDATE ${i.table} SET ${i.lastHeartbeatAt} = now()
+WHERE ${i.instanceId} = $1::uuid AND ${i.metadata}->>'bootToken' = $2::text
+RETURNING ${i.instanceId}`
+})
 
 /**
  * Re-registers after this instance was declared dead and its row removed (a long pause); does nothing when
  * another process registered the id meanwhile. Params as {@link register} minus the threshold.
  */
-export const reRegister = `
-INSERT INTO wh_service_instances (instance_id, service_name, host_name, process_id, started_at, last_heartbeat_at, metadata, perspective_names)
+export const reRegister = Operation.count({
+  name: "serviceInstances.reRegister",
+  params: registrationParams,
+  sql: `
+INSERT INTO ${i.table} (${i.instanceId}, ${i.serviceName}, ${i.hostName}, ${i.processId}, ${i.startedAt}, ${i.lastHeartbeatAt}, ${i.metadata}, ${i.perspectiveNames})
 VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), jsonb_build_object('bootToken', $5::text), $6::text[])
-ON CONFLICT (instance_id) DO NOTHING
-RETURNING instance_id`
+ON CONFLICT (${i.instanceId}) DO NOTHING
+RETURNING ${i.instanceId}`
+})
 
 /**
  * Removes instances whose heartbeat is older than the threshold. Params: $1 stale threshold seconds.
  * Run {@link releaseStreamsOf} with the returned ids in the same transaction.
  */
-export const abandonStale = `
+export const abandonStale = Operation.findAll({
+  name: "serviceInstances.abandonStale",
+  Row: Schema.Struct({ instanceId: Schema.String, heartbeatAgeSeconds: Schema.Number }),
+  columns: { instanceId: i.instanceId, heartbeatAgeSeconds: "heartbeat_age_seconds" },
+  params: (r: { readonly staleSeconds: number }) => [r.staleSeconds],
+  sql: `
 WITH gone AS (
-  DELETE FROM wh_service_instances
-  WHERE last_heartbeat_at <= now() - make_interval(secs => $1::int)
-  RETURNING instance_id, last_heartbeat_at
+  DELETE FROM ${i.table}
+  WHERE ${i.lastHeartbeatAt} <= now() - make_interval(secs => $1::int)
+  RETURNING ${i.instanceId}, ${i.lastHeartbeatAt}
 )
 -- The age outside the RETURNING: Citus refuses now() there.
-SELECT instance_id, extract(epoch FROM now() - last_heartbeat_at)::float8 AS heartbeat_age_seconds FROM gone`
+SELECT ${i.instanceId}, extract(epoch FROM now() - ${i.lastHeartbeatAt})::float8 AS heartbeat_age_seconds FROM gone`
+})
 
 /** Frees every stream lease of these instances (stream-id lock order). Params: $1 instance ids. */
-export const releaseStreamsOf = `
-DELETE FROM wh_active_streams
-WHERE stream_id IN (
-  SELECT stream_id FROM wh_active_streams WHERE instance_id = ANY($1::uuid[]) ORDER BY stream_id FOR UPDATE
+export const releaseStreamsOf = Operation.count({
+  name: "serviceInstances.releaseStreamsOf",
+  params: (r: { readonly instanceIds: ReadonlyArray<string> }) => [r.instanceIds],
+  sql: `
+DELETE FROM ${a.table}
+WHERE ${a.streamId} IN (
+  SELECT ${a.streamId} FROM ${a.table} WHERE ${a.instanceId} = ANY($1::uuid[]) ORDER BY ${a.streamId} FOR UPDATE
 )
-RETURNING stream_id`
+RETURNING ${a.streamId}`
+})
 
 /** Removes this process's registration. Params: $1 instance id, $2 boot token. */
-export const deregister = `
-DELETE FROM wh_service_instances WHERE instance_id = $1::uuid AND metadata->>'bootToken' = $2::text
-RETURNING instance_id`
+const deregister = `
+DELETE FROM ${i.table} WHERE ${i.instanceId} = $1::uuid AND ${i.metadata}->>'bootToken' = $2::text
+RETURNING ${i.instanceId}`
 
 /**
  * {@link deregister} and the release of the instance's leases when the row was this process's, in one statement
  * (a tenant's services stop whenever it goes idle). Params as {@link deregister}.
  */
-export const deregisterAndRelease = `
+export const deregisterAndRelease = Operation.void({
+  name: "serviceInstances.deregisterAndRelease",
+  params: (r: Holder) => [r.instanceId, r.bootToken],
+  sql: `
 WITH removed AS (${deregister.trim()}),
 ${releasedOf("removed")}
-SELECT instance_id FROM removed`
+SELECT ${i.instanceId} FROM removed`
+})
 
 /** Live instances in rank order (the order claims spread partitions by). Params: $1 stale threshold seconds. */
-export const liveInstances = `
-SELECT instance_id, host_name, process_id, perspective_names FROM wh_service_instances
-WHERE last_heartbeat_at > now() - make_interval(secs => $1::int)
-ORDER BY instance_id`
+export const liveInstances = Operation.findAll({
+  name: "serviceInstances.liveInstances",
+  Row: Schema.Struct({
+    instanceId: Schema.String,
+    hostName: Schema.String,
+    processId: Schema.Number,
+    perspectiveNames: Schema.NullOr(Schema.Array(Schema.String))
+  }),
+  columns: { instanceId: i.instanceId, hostName: i.hostName, processId: i.processId, perspectiveNames: i.perspectiveNames },
+  params: (r: { readonly staleSeconds: number }) => [r.staleSeconds],
+  sql: `
+SELECT ${i.instanceId}, ${i.hostName}, ${i.processId}, ${i.perspectiveNames} FROM ${i.table}
+WHERE ${i.lastHeartbeatAt} > now() - make_interval(secs => $1::int)
+ORDER BY ${i.instanceId}`
+})

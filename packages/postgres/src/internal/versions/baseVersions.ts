@@ -12,23 +12,16 @@ import { UnknownPerspectiveVersion } from "../../VersionError.js"
 
 /** A version of a base: its key, number and state. */
 export interface BaseRow {
-  readonly perspective_name: string
+  readonly key: string
   readonly version: number
   readonly state: State
 }
 
-export const versionsOf = (client: PgClient["Service"], baseName: string) =>
-  client.query<BaseRow>(
-    `SELECT perspective_name, version, state FROM wh_perspective_versions WHERE base_name = $1::text ORDER BY version`,
-    [baseName]
-  )
+export const versionsOf = (client: PgClient["Service"], baseName: string) => Sql.versionsOfBaseUnlocked(client, { baseName })
 
 /** No version of `baseName` (or not `version`): the refusal names the versions of the base, or every registered one. */
 export const unknown = (client: PgClient["Service"], baseName: string, version: number | undefined, rows: ReadonlyArray<BaseRow>) =>
   Effect.gen(function* () {
-    const known =
-      rows.length > 0
-        ? rows.map((r) => r.perspective_name)
-        : (yield* client.query<{ perspective_name: string }>(Sql.registeredKeys)).map((r) => r.perspective_name)
+    const known = rows.length > 0 ? rows.map((r) => r.key) : (yield* Sql.registeredKeys(client)).map((r) => r.key)
     return yield* new UnknownPerspectiveVersion({ baseName, version, known })
   })

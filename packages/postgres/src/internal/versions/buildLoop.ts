@@ -103,7 +103,7 @@ const plannerStatistics = () => {
       unanalyzed += written
       const now = yield* Clock.currentTimeMillis
       if (unanalyzed >= analyzeAfterRows && now - analyzedAt >= analyzeAtMostEveryMillis) {
-        yield* (yield* PgClient).query(Sql.analyzeBuildTables)
+        yield* Sql.analyzeBuildTables(yield* PgClient)
         unanalyzed = 0
         analyzedAt = now
       }

@@ -28,10 +28,10 @@ export const versionLagGauge = Metric.gauge("whizbang_version_lag_events", {
 /** See `PgPerspectiveVersions.retireDue`. */
 export const retireDue: Effect.Effect<ReadonlyArray<string>, PostgresError, PgClient> = Effect.gen(function* () {
   const client = yield* PgClient
-  const rows = yield* client.query<{ perspective_name: string; dropped: number }>(Sql.retireDue)
-  if (rows.length > 0) yield* client.query(Sql.notifyVersionsChanged, [rows.map((r) => r.perspective_name)])
-  for (const r of rows) yield* Effect.logInfo(`perspective ${r.perspective_name} retired (${r.dropped} pending work row(s) dropped)`)
-  return rows.map((r) => r.perspective_name)
+  const rows = yield* Sql.retireDue(client)
+  if (rows.length > 0) yield* Sql.notifyVersionsChanged(client, { keys: rows.map((r) => r.key) })
+  for (const r of rows) yield* Effect.logInfo(`perspective ${r.key} retired (${r.dropped} pending work row(s) dropped)`)
+  return rows.map((r) => r.key)
 })
 
 /** See `PgPerspectiveVersions.buildStep`. */
@@ -58,15 +58,15 @@ export const buildStep = (
       let pending = v.pendingEvents
       let left = v.streamsToReplay
       for (let round = 0; round < 20 && left > 0 && pending < maxPending; round++) {
-        const r = (yield* client.query<{ streams: number; events: number }>(Sql.backfillChunk, [
-          v.perspectiveName,
-          chunk,
-          [...d.eventTypes],
-          options.partitionCount
-        ]))[0]!
+        const r = yield* Sql.backfillChunk(client, {
+          key: v.perspectiveName,
+          streams: chunk,
+          eventTypes: d.eventTypes,
+          partitionCount: options.partitionCount
+        })
         if (r.streams === 0) break
         // The history's work rows wake the workers (the wh_notify_work trigger did, before migration 0019).
-        if (r.events > 0) yield* client.query(Sql.wakeWorkers)
+        if (r.events > 0) yield* Sql.wakeWorkers(client)
         left -= r.streams
         pending += r.events
         written += r.events

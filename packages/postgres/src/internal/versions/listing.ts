@@ -9,7 +9,7 @@
 import { WorkerOptions } from "@whizbang/core"
 import { Clock, Duration, Effect } from "effect"
 import { PgClient } from "../../PgClient.js"
-import type { ListOptions, State, VersionInfo } from "../../PgPerspectiveVersions.js"
+import type { ListOptions, VersionInfo } from "../../PgPerspectiveVersions.js"
 import type { PostgresError } from "../../PostgresError.js"
 import * as Sql from "../../sql/versions.js"
 import { defaultMaxLag } from "./cutoverSettings.js"
@@ -20,59 +20,40 @@ import { defaultMaxLag } from "./cutoverSettings.js"
  */
 const buildLoopLagCountCap = 1_000
 
-interface ListedRow {
-  readonly perspective_name: string
-  readonly base_name: string
-  readonly version: number
-  readonly state: State
-  readonly event_types: Array<string>
-  readonly registered_at: Date
-  readonly state_changed_at: Date
-  readonly retire_after: Date | null
-  readonly backfill_streams: number
-  readonly backfill_events: string | number
-  readonly planned: number
-  readonly pending: number
-  readonly oldest_pending: Date | null
-  readonly dead_letters: number
-  readonly has_runner: boolean
-  readonly handover_until: Date | null
-  readonly handover_abandoned: boolean
-  readonly replay_started_at: Date | null
-}
+type ListedRow = typeof Sql.Listed.Type
 
 const toInfo =
   (now: number) =>
   (r: ListedRow): VersionInfo => {
-    const historyEvents = Number(r.backfill_events)
-    const replayedStreams = r.backfill_streams - r.planned
+    const historyEvents = Number(r.backfillEvents)
+    const replayedStreams = r.backfillStreams - r.planned
     // Planned streams count as not applied; of the streams given to the worker, pending work is not applied yet.
-    const streamShare = r.backfill_streams === 0 ? 1 : replayedStreams / r.backfill_streams
+    const streamShare = r.backfillStreams === 0 ? 1 : replayedStreams / r.backfillStreams
     const eventShare = historyEvents === 0 ? 1 : Math.max(0, 1 - r.pending / historyEvents)
     const progress = r.state === "building" || r.planned > 0 ? Math.min(streamShare, eventShare) : 1
     // The replay's average rate since it started: the planned streams' share of the history's events, done.
-    const replaySeconds = r.replay_started_at === null || r.planned === 0 ? 0 : (now - r.replay_started_at.getTime()) / 1000
+    const replaySeconds = r.replayStartedAt === null || r.planned === 0 ? 0 : (now - r.replayStartedAt.getTime()) / 1000
     const replayRate = replaySeconds > 0 ? (historyEvents * streamShare) / replaySeconds : undefined
     return {
-      perspectiveName: r.perspective_name,
-      baseName: r.base_name,
+      perspectiveName: r.key,
+      baseName: r.baseName,
       version: r.version,
       state: r.state,
-      eventTypes: r.event_types,
-      registeredAt: r.registered_at,
-      stateChangedAt: r.state_changed_at,
-      retireAfter: r.retire_after ?? undefined,
-      historyStreams: r.backfill_streams,
+      eventTypes: r.eventTypes,
+      registeredAt: r.registeredAt,
+      stateChangedAt: r.stateChangedAt,
+      retireAfter: r.retireAfter ?? undefined,
+      historyStreams: r.backfillStreams,
       streamsToReplay: r.planned,
       historyEvents,
       pendingEvents: r.pending,
-      lagSeconds: r.oldest_pending === null ? 0 : Math.max(0, (now - r.oldest_pending.getTime()) / 1000),
+      lagSeconds: r.oldestPending === null ? 0 : Math.max(0, (now - r.oldestPending.getTime()) / 1000),
       progress: Math.max(0, Math.min(1, progress)),
-      deadLetters: r.dead_letters,
-      hasRunner: r.has_runner,
+      deadLetters: r.deadLetters,
+      hasRunner: r.hasRunner,
       caughtUp: false,
-      handOverUntil: r.handover_until ?? undefined,
-      handOverAbandoned: r.handover_abandoned,
+      handOverUntil: r.handoverUntil ?? undefined,
+      handOverAbandoned: r.handoverAbandoned,
       replayEventsPerSecond: replayRate,
       replayEtaSeconds: replayRate === undefined || replayRate === 0 ? undefined : (historyEvents * (1 - streamShare)) / replayRate
     }
@@ -100,13 +81,15 @@ export const listWith = (options: ListOptions = {}): Effect.Effect<ReadonlyArray
         ? WorkerOptions.defaults.abandonStaleInstanceThreshold
         : Duration.fromInputUnsafe(options.deadInstanceAfter)
     )
-    return yield* listed(Sql.listVersions, [deadAfter])
+    return yield* listed((client) => Sql.listVersions(client, { deadInstanceAfterSeconds: deadAfter }))
   })
 
 /** The versions a listing statement returns, as `VersionInfo`s. */
-const listed = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<VersionInfo>, PostgresError, PgClient> =>
+const listed = (
+  statement: (client: PgClient["Service"]) => Effect.Effect<ReadonlyArray<ListedRow>, PostgresError>
+): Effect.Effect<ReadonlyArray<VersionInfo>, PostgresError, PgClient> =>
   Effect.gen(function* () {
-    const rows = yield* (yield* PgClient).query<ListedRow>(sql, params)
+    const rows = yield* statement(yield* PgClient)
     const now = yield* Clock.currentTimeMillis
     return withCaughtUp(rows.map(toInfo(now)))
   })
@@ -116,10 +99,12 @@ const listed = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<Read
  * planned has its pending events counted up to {@link buildLoopLagCountCap} and no `lagSeconds` (0): counting a live
  * version's whole backlog every round was most of the loop's database time under load.
  */
-export const listForBuild = listed(Sql.listVersionsForBuild, [
-  Duration.toSeconds(WorkerOptions.defaults.abandonStaleInstanceThreshold),
-  buildLoopLagCountCap
-])
+export const listForBuild = listed((client) =>
+  Sql.listVersionsForBuild(client, {
+    deadInstanceAfterSeconds: Duration.toSeconds(WorkerOptions.defaults.abandonStaleInstanceThreshold),
+    countCap: buildLoopLagCountCap
+  })
+)
 
 /** See `PgPerspectiveVersions.list`. */
 export const list: Effect.Effect<ReadonlyArray<VersionInfo>, PostgresError, PgClient> = listWith()

@@ -10,14 +10,14 @@ import { Perspective } from "@whizbang/core"
 import { Duration, Effect, Layer } from "effect"
 import { PgClient } from "../../PgClient.js"
 import * as PerspectiveTable from "../perspectiveTable.js"
-import type { Declared, Retired, RetireOptions, State } from "../../PgPerspectiveVersions.js"
+import type { Declared, Retired, RetireOptions } from "../../PgPerspectiveVersions.js"
 import type { PostgresConfigError, PostgresError } from "../../PostgresError.js"
 import { SchemaReady } from "../../SchemaReady.js"
 import * as Sql from "../../sql/versions.js"
 import { type UnknownPerspectiveVersion, VersionInUse, type VersionTableConflict } from "../../VersionError.js"
 import * as DurationOptions from "../durationOption.js"
 import { ddlLock, ensureBase, isLaidOut, type Layout, readLayout } from "../versionTables.js"
-import { type BaseRow, unknown } from "./baseVersions.js"
+import { unknown } from "./baseVersions.js"
 
 /** Whether registering `d` would change nothing: registered, not retired, same event types and fingerprint. */
 const asDeclared = (layout: Layout, d: Declared): boolean => {
@@ -41,55 +41,48 @@ export const register = (
     if (declared.every((d) => asDeclared(layout, d)) && isLaidOut(layout, keys)) return []
     return yield* client.withTransaction(
       Effect.gen(function* () {
-        yield* client.query(ddlLock)
+        yield* ddlLock(client)
         const added: Array<string> = []
         let appendsHeld = false
         const holdAppends = Effect.suspend(() => {
           if (appendsHeld) return Effect.void
           appendsHeld = true
-          return Effect.asVoid(client.query(Sql.lockAppends))
+          return Sql.lockAppends(client)
         })
         // What every base has, in two statements: its versions (row-locked) and the kinds of its relations.
         const bases = [...byBase.keys()]
-        const registered = yield* client.query<{
-          base_name: string
-          perspective_name: string
-          version: number
-          state: State
-          event_types: Array<string>
-          fingerprint: string | null
-        }>(Sql.versionsOfBases, [bases])
-        const relations = yield* client.query<{ name: string; kind: string }>(Sql.relationKinds, [
-          bases.flatMap((b) => [PerspectiveTable.served(b), PerspectiveTable.ofVersion(b)])
-        ])
+        const registered = yield* Sql.versionsOfBases(client, { baseNames: bases })
+        const relations = yield* Sql.relationKinds(client, {
+          relations: bases.flatMap((b) => [PerspectiveTable.served(b), PerspectiveTable.ofVersion(b)])
+        })
         const kinds = new Map(relations.map((r) => [r.name, r.kind]))
         for (const [baseName, versions] of byBase) {
-          const rows = registered.filter((r) => r.base_name === baseName)
-          let live = rows.find((r) => r.state === "live")?.perspective_name
+          const rows = registered.filter((r) => r.baseName === baseName)
+          let live = rows.find((r) => r.state === "live")?.key
           for (const d of [...versions].sort((a, b) => a.version - b.version)) {
-            const row = rows.find((r) => r.perspective_name === d.name)
+            const row = rows.find((r) => r.key === d.name)
             const types = [...new Set(d.eventTypes)].sort()
             if (row === undefined) {
-              const legacy = (yield* client.query<{ present: boolean }>(Sql.hasHistory, [d.name]))[0]?.present === true
+              const legacy = (yield* Sql.hasHistory(client, { key: d.name })).present
               // A version processed before versions existed was routed by its appenders: its history is applied.
               if (!legacy) yield* holdAppends
-              yield* client.query(Sql.insertVersion, [
-                d.name,
+              yield* Sql.insertVersion(client, {
+                key: d.name,
                 baseName,
-                d.version,
-                live !== undefined ? "building" : "live",
-                types,
-                d.fingerprint ?? null
-              ])
+                version: d.version,
+                state: live !== undefined ? "building" : "live",
+                eventTypes: types,
+                fingerprint: d.fingerprint ?? null
+              })
               live ??= d.name
-              if (!legacy) yield* client.query(Sql.planBackfill, [d.name, types])
+              if (!legacy) yield* Sql.planBackfill(client, { key: d.name, eventTypes: types })
               added.push(d.name)
               continue
             }
-            const known = [...row.event_types].sort()
+            const known = [...row.eventTypes].sort()
             if (known.join("\u0000") !== types.join("\u0000")) {
               yield* holdAppends
-              yield* client.query(Sql.updateEventTypes, [d.name, types])
+              yield* Sql.updateEventTypes(client, { key: d.name, eventTypes: types })
               const gained = types.filter((t) => !known.includes(t))
               if (gained.length > 0) {
                 yield* Effect.logWarning(
@@ -108,7 +101,7 @@ export const register = (
                     "(a different compiler or bundler changes a handler's source text too)"
                 )
               }
-              yield* client.query(Sql.updateFingerprint, [d.name, d.fingerprint])
+              yield* Sql.updateFingerprint(client, { key: d.name, fingerprint: d.fingerprint })
             }
           }
           yield* ensureBase(
@@ -119,7 +112,7 @@ export const register = (
           )
         }
         // One notification for the whole registration (every process refreshes its versions once, not per version).
-        if (added.length > 0) yield* client.query(Sql.notifyVersionsChanged, [added])
+        if (added.length > 0) yield* Sql.notifyVersionsChanged(client, { keys: added })
         return added
       })
     )
@@ -136,33 +129,30 @@ export const retire = (
     const { baseName } = Perspective.parseKey(name)
     return yield* client.withTransaction(
       Effect.gen(function* () {
-        const rows = yield* client.query<BaseRow & { readonly event_types: ReadonlyArray<string> }>(Sql.versionsOfBase, [baseName])
-        const named = rows.filter((r) => r.perspective_name === name)
+        const rows = yield* Sql.versionsOfBase(client, { baseName })
+        const named = rows.filter((r) => r.key === name)
         const targets = (named.length > 0 ? named : name === baseName ? rows : []).filter((r) => r.state !== "retired")
         if (named.length === 0 && (name !== baseName || rows.length === 0)) return yield* unknown(client, baseName, undefined, [])
         if (targets.length === 0) return []
-        const keys = targets.map((r) => r.perspective_name)
+        const keys = targets.map((r) => r.key)
         const handingOver = targets.find((r) => r.state === "ready")
         if (handingOver !== undefined) {
-          return yield* new VersionInUse({ perspectiveName: handingOver.perspective_name, reason: "HandOverInProgress", instances: 0 })
+          return yield* new VersionInUse({ perspectiveName: handingOver.key, reason: "HandOverInProgress", instances: 0 })
         }
         if (options.force !== true) {
-          const runners = yield* client.query<{ perspective_name: string; instances: number }>(Sql.liveRunners, [
-            keys,
-            Duration.toSeconds(deadAfter)
-          ])
+          const runners = yield* Sql.liveRunners(client, { keys, seconds: Duration.toSeconds(deadAfter) })
           const run = runners.find((r) => r.instances > 0)
           if (run !== undefined) {
-            return yield* new VersionInUse({ perspectiveName: run.perspective_name, reason: "RunByLiveInstance", instances: run.instances })
+            return yield* new VersionInUse({ perspectiveName: run.key, reason: "RunByLiveInstance", instances: run.instances })
           }
         }
-        yield* client.query(Sql.lockAppends)
-        const retired = yield* client.query<{ perspective_name: string; dropped: number; unplanned: number }>(Sql.retireVersions, [keys])
-        yield* client.query(Sql.notifyVersionsChanged, [retired.map((r) => r.perspective_name)])
+        yield* Sql.lockAppends(client)
+        const retired = yield* Sql.retireVersions(client, { keys })
+        yield* Sql.notifyVersionsChanged(client, { keys: retired.map((r) => r.key) })
         for (const r of retired) {
-          yield* Effect.logInfo(`perspective ${r.perspective_name} retired by hand (${r.dropped} pending work row(s) dropped)`)
+          yield* Effect.logInfo(`perspective ${r.key} retired by hand (${r.dropped} pending work row(s) dropped)`)
         }
-        return retired.map((r) => ({ perspectiveName: r.perspective_name, dropped: r.dropped, unplanned: r.unplanned }))
+        return retired.map((r) => ({ perspectiveName: r.key, dropped: r.dropped, unplanned: r.unplanned }))
       })
     )
   })

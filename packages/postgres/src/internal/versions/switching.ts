@@ -35,11 +35,11 @@ export const cutover = (
         : rows.find((r) => r.version === version)
     if (target === undefined) {
       if (version === undefined && current !== undefined) {
-        return { baseName, live: current.perspective_name, replaced: undefined, millis: 0, switched: false }
+        return { baseName, live: current.key, replaced: undefined, millis: 0, switched: false }
       }
       return yield* unknown(client, baseName, version, rows)
     }
-    return (yield* HandOver.run(client, baseName, target.perspective_name, settings, "start"))!
+    return (yield* HandOver.run(client, baseName, target.key, settings, "start"))!
   })
 
 /** See `PgPerspectiveVersions.rollback`. */
@@ -59,11 +59,11 @@ export const rollback = (
     if (previous === undefined) {
       return yield* new NothingToRollBack({
         baseName,
-        live: live?.perspective_name,
-        newer: rows.filter((r) => r.state === "retiring" && !older(r)).map((r) => r.perspective_name)
+        live: live?.key,
+        newer: rows.filter((r) => r.state === "retiring" && !older(r)).map((r) => r.key)
       })
     }
-    return (yield* HandOver.run(client, baseName, previous.perspective_name, settings, "start"))!
+    return (yield* HandOver.run(client, baseName, previous.key, settings, "start"))!
   })
 
 /** See `PgPerspectiveVersions.awaitLive`. */
