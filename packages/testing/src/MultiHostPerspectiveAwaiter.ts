@@ -17,6 +17,7 @@
  * @since 0.2.0
  */
 import { PgClient, type PostgresError } from "@whizbang/postgres"
+import { PgOperations } from "@whizbang/postgres/internal"
 import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
 import { AwaiterTimeoutError } from "./AwaiterTimeoutError.js"
 import { Observed } from "./internal/observed.js"
@@ -68,29 +69,6 @@ export class MultiHostPerspectiveAwaiter extends Context.Service<MultiHostPerspe
   "@whizbang/testing/MultiHostPerspectiveAwaiter"
 ) {}
 
-const pendingSql = `
-SELECT pe.perspective_name, pe.event_id::text AS event_id, pe.attempts, pe.error FROM wh_perspective_events pe
-WHERE pe.processed_at IS NULL
-  AND (cardinality($1::text[]) = 0 OR pe.perspective_name = ANY($1::text[]))
-  AND (cardinality($2::uuid[]) = 0 OR pe.event_id = ANY($2::uuid[]))
-ORDER BY pe.event_id LIMIT 20`
-
-interface Pending {
-  readonly perspective_name: string
-  readonly event_id: string
-  readonly attempts: number
-  readonly error: string | null
-}
-
-const uncommittedSql = `
-SELECT i.id::text AS event_id FROM unnest($1::uuid[]) AS i(id)
-WHERE NOT EXISTS (SELECT 1 FROM wh_events e WHERE e.event_id = i.id) LIMIT 20`
-
-const deadLetteredSql = `
-SELECT perspective_name, event_id::text AS event_id FROM wh_dead_letters
-WHERE (cardinality($1::text[]) = 0 OR perspective_name = ANY($1::text[])) AND event_id = ANY($2::uuid[])
-ORDER BY event_id`
-
 const safetyPoll = Duration.millis(250)
 
 /**
@@ -110,8 +88,8 @@ export const layer: Layer.Layer<MultiHostPerspectiveAwaiter, never, PgClient.PgC
 
     const check = (perspectives: ReadonlyArray<string>, eventIds: ReadonlyArray<string>) =>
       Effect.gen(function* () {
-        const pending = yield* client.query<Pending>(pendingSql, [perspectives, eventIds])
-        const uncommitted = eventIds.length === 0 ? [] : yield* client.query<{ event_id: string }>(uncommittedSql, [eventIds])
+        const pending = yield* PgOperations.Awaits.pending(client, { perspectives, eventIds })
+        const uncommitted = eventIds.length === 0 ? [] : yield* PgOperations.Awaits.uncommitted(client, { eventIds })
         return { pending, uncommitted }
       })
 
@@ -122,8 +100,8 @@ export const layer: Layer.Layer<MultiHostPerspectiveAwaiter, never, PgClient.PgC
           const eventIds = wait?.eventIds ?? []
           const timeout = Duration.fromInputUnsafe(wait?.timeout ?? Duration.seconds(10))
           let last = {
-            pending: [] as ReadonlyArray<Pending>,
-            uncommitted: [] as ReadonlyArray<{ event_id: string }>
+            pending: [] as ReadonlyArray<(typeof PgOperations.Awaits.Pending)["Type"]>,
+            uncommitted: [] as ReadonlyArray<{ readonly eventId: string }>
           }
           const loop: Effect.Effect<void, PostgresError.PostgresError> = Effect.gen(function* () {
             while (true) {
@@ -146,25 +124,22 @@ export const layer: Layer.Layer<MultiHostPerspectiveAwaiter, never, PgClient.PgC
           const done = yield* Effect.timeoutOption(loop, timeout)
           if (Option.isNone(done)) {
             const pairs = last.pending.map(
-              (p) => `${p.perspective_name}/${p.event_id}${p.error === null ? "" : ` (failing after ${p.attempts} attempt(s): ${p.error})`}`
+              (p) => `${p.perspectiveName}/${p.eventId}${p.error === null ? "" : ` (failing after ${p.attempts} attempt(s): ${p.error})`}`
             )
             return yield* new AwaiterTimeoutError({
               awaiter: "MultiHostPerspectiveAwaiter",
               waitingFor:
                 [
                   pairs.length > 0 ? `pending (perspective/event): ${pairs.join(", ")}` : "",
-                  last.uncommitted.length > 0 ? `not yet committed: ${last.uncommitted.map((u) => u.event_id).join(", ")}` : ""
+                  last.uncommitted.length > 0 ? `not yet committed: ${last.uncommitted.map((u) => u.eventId).join(", ")}` : ""
                 ]
                   .filter((s) => s.length > 0)
                   .join("; ") || "the last check (none pending when it ran)",
               timeout
             })
           }
-          const dead =
-            eventIds.length === 0
-              ? []
-              : yield* client.query<{ perspective_name: string; event_id: string }>(deadLetteredSql, [perspectives, eventIds])
-          return { deadLettered: dead.map((d) => ({ perspectiveName: d.perspective_name, eventId: d.event_id })) }
+          const deadLettered = eventIds.length === 0 ? [] : yield* PgOperations.Awaits.deadLettered(client, { perspectives, eventIds })
+          return { deadLettered }
         })
     })
   })

@@ -1,8 +1,8 @@
 /**
  * The statements Whizbang's other packages run against its `wh_` tables, as typed operations: each pairs one
  * statement with its request type and the schema of its rows, which are decoded, never asserted. The stream
- * locker (`@whizbang/stream-locker`), read-your-writes (`@whizbang/sync`) and the operator's CLI (`@whizbang/cli`)
- * call these and hold no SQL of their own, so a table's columns are named in one package (and spelled once, in an internal registry the drizzle
+ * locker (`@whizbang/stream-locker`), read-your-writes (`@whizbang/sync`), the operator's CLI (`@whizbang/cli`) and
+ * the test awaiters (`@whizbang/testing`) call these and hold no SQL of their own, so a table's columns are named in one package (and spelled once, in an internal registry the drizzle
  * schema is checked against).
  *
  * Internal (`@whizbang/postgres/internal`, no semver guarantees): tooling of your own that needs what `whizbang`
@@ -130,3 +130,10 @@ export * as TenantHealth from "../sql/tenantHealth.js"
  * @since 0.6.0
  */
 export * as TenantWork from "../sql/tenantWork.js"
+
+/**
+ * What a test waiting for perspectives across processes asks (`@whizbang/testing`'s `MultiHostPerspectiveAwaiter`).
+ *
+ * @since 0.6.0
+ */
+export * as Awaits from "../sql/awaits.js"
