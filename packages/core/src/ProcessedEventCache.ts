@@ -26,6 +26,7 @@
  * @since 0.1.0
  */
 import { Clock, Duration, Effect } from "effect"
+import * as Entries from "./internal/processedEntries.js"
 
 /**
  * Hooks for metrics, logging and test assertions. Every hook is optional.
@@ -107,120 +108,50 @@ export const make = (options: Options = {}): Effect.Effect<ProcessedEventCache> 
     ? Effect.die(new RangeError(`ProcessedEventCache maxRetained must be a positive integer, got ${options.maxRetained}`))
     : makeValid(options)
 
-/** The value of an in-flight entry in the cache's one map (a retained entry's value is its TTL's start, a time). */
-const inFlightMark = Number.NEGATIVE_INFINITY
-
 const makeValid = (options: Options): Effect.Effect<ProcessedEventCache> =>
   Effect.sync(() => {
     const ttl = Duration.toMillis(Duration.fromInputUnsafe(options.retention ?? Duration.seconds(300)))
     const observer = options.observer ?? {}
-    // One map for both phases (an id's value: `inFlightMark`, or when its retention started), so a lookup is one
-    // probe, and the retention order in a queue beside it. An in-flight Set next to a retained Map cost about twice
-    // as much per work id (bench/README.md, tenth pass). A queue entry is stale once its id left that retention
-    // (re-added, removed, evicted): its stamp no longer equals the map's, and eviction skips it.
-    const entries = new Map<string, number>()
-    let queueIds: Array<string> = []
-    let queueStarts: Array<number> = []
-    let head = 0
-    let retainedCount = 0
-    const alive = (start: number, now: number) => now - start < ttl
-    const maxRetained = options.maxRetained ?? Number.POSITIVE_INFINITY
-    const has = (id: string, now: number) => {
-      const value = entries.get(id)
-      return value !== undefined && (value === inFlightMark || alive(value, now))
-    }
+    const state = Entries.empty(ttl, options.maxRetained ?? Number.POSITIVE_INFINITY)
     const notify = <A>(hook: ((a: A) => Effect.Effect<void>) | undefined, a: A, when: boolean) =>
       hook !== undefined && when ? hook(a) : Effect.void
 
-    const markInFlight = (ids: Iterable<string>) =>
-      Effect.suspend(() => {
-        const added: Array<string> = []
-        for (const id of ids) {
-          const value = entries.get(id)
-          if (value === inFlightMark) continue
-          if (value !== undefined) retainedCount--
-          entries.set(id, inFlightMark)
-          added.push(id)
-        }
-        return notify(observer.markedInFlight, added, added.length > 0)
-      })
-
     const activateRetentionOf = (ids: Iterable<string>) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        let count = 0
-        for (const id of ids) {
-          if (entries.get(id) !== inFlightMark) continue
-          entries.set(id, now)
-          queueIds.push(id)
-          queueStarts.push(now)
-          count++
-        }
-        retainedCount += count
+        const count = Entries.activateRetentionOf(state, ids, now)
         return Effect.as(notify(observer.retentionActivated, count, count > 0), count)
       })
 
     const removeRange = (ids: Iterable<string>) =>
       Effect.suspend(() => {
-        const gone: Array<string> = []
-        for (const id of ids) {
-          const value = entries.get(id)
-          if (value === undefined) continue
-          if (value !== inFlightMark) retainedCount--
-          entries.delete(id)
-          gone.push(id)
-        }
+        const gone = Entries.removeRange(state, ids)
         return Effect.as(notify(observer.removed, gone, gone.length > 0), gone.length)
       })
 
-    const inFlightIds = () => {
-      const ids: Array<string> = []
-      for (const [id, value] of entries) if (value === inFlightMark) ids.push(id)
-      return ids
-    }
-
     return {
-      markInFlight,
-      contains: (id) => Effect.map(Clock.currentTimeMillis, (now) => has(id, now)),
+      markInFlight: (ids) =>
+        Effect.suspend(() => {
+          const added = Entries.markInFlight(state, ids)
+          return notify(observer.markedInFlight, added, added.length > 0)
+        }),
+      contains: (id) => Effect.map(Clock.currentTimeMillis, (now) => Entries.has(state, id, now)),
       filterUnprocessed: (ids, perspectiveName, streamId) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const fresh: Array<string> = []
           const seen: Array<string> = []
-          for (const id of ids) (has(id, now) ? seen : fresh).push(id)
+          for (const id of ids) (Entries.has(state, id, now) ? seen : fresh).push(id)
           return seen.length > 0 && observer.deduped !== undefined
             ? Effect.as(observer.deduped(seen, perspectiveName, streamId), fresh)
             : Effect.succeed(fresh)
         }),
-      activateRetention: Effect.suspend(() => activateRetentionOf(inFlightIds())),
+      activateRetention: Effect.suspend(() => activateRetentionOf(Entries.inFlightIds(state))),
       activateRetentionOf,
       evictExpired: Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        // The queue is in the order retentions started, each stamped with the current time, so the oldest come
-        // first: stop at the first live one (once the count is within the bound). Stale entries are skipped.
-        let count = 0
-        while (head < queueIds.length) {
-          const id = queueIds[head]!
-          const start = queueStarts[head]!
-          if (entries.get(id) === start) {
-            if (alive(start, now) && retainedCount <= maxRetained) break
-            entries.delete(id)
-            retainedCount--
-            count++
-          }
-          head++
-        }
-        // Amortised O(1): the consumed front is dropped once it is most of the queue.
-        if (head > 1024 && head * 2 > queueIds.length) {
-          queueIds = queueIds.slice(head)
-          queueStarts = queueStarts.slice(head)
-          head = 0
-        }
+        const count = Entries.evictExpired(state, now)
         return Effect.as(notify(observer.evicted, count, count > 0), count)
       }),
       remove: (id) => Effect.map(removeRange([id]), (n) => n > 0),
       removeRange,
-      count: Effect.map(Clock.currentTimeMillis, (now) => {
-        let live = 0
-        for (const value of entries.values()) if (value === inFlightMark || alive(value, now)) live++
-        return live
-      })
+      count: Effect.map(Clock.currentTimeMillis, (now) => Entries.liveCount(state, now))
     } satisfies ProcessedEventCache
   })

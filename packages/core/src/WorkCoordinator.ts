@@ -9,9 +9,10 @@
  * @since 0.1.0
  */
 import { Clock, Context, Data, Effect, Layer } from "effect"
-import type * as StorageReason from "./StorageReason.js"
 import type * as CompletionStrategy from "./CompletionStrategy.js"
-import { PerspectiveStatus } from "./PerspectiveStatus.js"
+import * as MemoryCoordinator from "./internal/memoryCoordinator.js"
+import type { PerspectiveStatus } from "./PerspectiveStatus.js"
+import type * as StorageReason from "./StorageReason.js"
 
 /**
  * A coordinator call failed (connection lost, lease fenced, ...).
@@ -212,13 +213,6 @@ export class Memory extends Context.Service<
   }
 >()("@whizbang/core/WorkCoordinator/Memory") {}
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] }
-
-const byOrder = (a: MemoryWorkRow, b: MemoryWorkRow) =>
-  a.streamId.localeCompare(b.streamId) ||
-  a.perspectiveName.localeCompare(b.perspectiveName) ||
-  (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0)
-
 /**
  * Creates an in-memory coordinator and its {@link Memory} controls.
  *
@@ -226,119 +220,20 @@ const byOrder = (a: MemoryWorkRow, b: MemoryWorkRow) =>
  * @since 0.1.0
  */
 export const makeMemory = Effect.sync(() => {
-  const rows = new Map<string, Mutable<MemoryWorkRow>>()
-  const cursors = new Map<string, MemoryCursor>()
-  const cursorKey = (streamId: string, perspectiveName: string) => `${streamId}\u0000${perspectiveName}`
-  const leasedBy = (row: MemoryWorkRow, instanceId: string, now: number) => row.instanceId === instanceId && (row.leaseExpiry ?? 0) > now
-  const leasedByOther = (row: MemoryWorkRow, instanceId: string, now: number) =>
-    row.instanceId !== undefined && row.instanceId !== instanceId && (row.leaseExpiry ?? 0) > now
-
+  const state = MemoryCoordinator.empty()
   const coordinator = WorkCoordinator.of({
-    claimWork: ({ exclude, instanceId, leaseSeconds, maxStreams, perspectiveNames }) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        const blocked = new Set<string>(exclude ?? [])
-        const runs = perspectiveNames === undefined ? () => true : (name: string) => perspectiveNames.includes(name)
-        for (const row of rows.values()) if (leasedByOther(row, instanceId, now)) blocked.add(row.streamId)
-        const oldest = new Map<string, string>()
-        for (const row of rows.values()) {
-          if (blocked.has(row.streamId) || !runs(row.perspectiveName)) continue
-          const seen = oldest.get(row.streamId)
-          if (seen === undefined || row.eventId < seen) oldest.set(row.streamId, row.eventId)
-        }
-        const streams = [...oldest]
-          .sort((a, b) => (a[1] < b[1] ? -1 : 1))
-          .slice(0, maxStreams)
-          .map(([id]) => id)
-        const chosen = new Set(streams)
-        for (const row of rows.values()) {
-          if (!chosen.has(row.streamId)) continue
-          row.instanceId = instanceId
-          row.leaseExpiry = now + leaseSeconds * 1000
-        }
-        return streams
-      }),
-    fetchPendingEvents: ({ instanceId, streamIds, limit, perspectiveNames }) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        const wanted = new Set(streamIds)
-        const perGroup = new Map<string, number>()
-        const out: Array<PendingEvent> = []
-        for (const row of [...rows.values()].sort(byOrder)) {
-          if (!wanted.has(row.streamId) || !leasedBy(row, instanceId, now)) continue
-          if (perspectiveNames !== undefined && !perspectiveNames.includes(row.perspectiveName)) continue
-          const key = cursorKey(row.streamId, row.perspectiveName)
-          const n = perGroup.get(key) ?? 0
-          if (limit !== undefined && n >= limit) continue
-          perGroup.set(key, n + 1)
-          const { workId, streamId, perspectiveName, eventId, eventType, payload, attempts } = row
-          out.push({ workId, streamId, perspectiveName, eventId, eventType, payload, attempts })
-        }
-        return out
-      }),
-    reportCompletions: (completions) =>
-      Effect.sync(() => {
-        for (const c of completions) {
-          for (const workId of c.workIds) rows.delete(workId)
-          if (c.lastEventId === undefined) continue
-          cursors.set(cursorKey(c.streamId, c.perspectiveName), {
-            streamId: c.streamId,
-            perspectiveName: c.perspectiveName,
-            lastEventId: c.lastEventId,
-            status: c.status
-          })
-        }
-      }),
-    reportFailures: (failures) =>
-      Effect.sync(() => {
-        for (const f of failures) {
-          const row = rows.get(f.workId)
-          if (row !== undefined) {
-            if (f.countsAttempt !== false) row.attempts++
-            row.error = f.error
-            delete row.instanceId
-            delete row.leaseExpiry
-          }
-          const key = cursorKey(f.streamId, f.perspectiveName)
-          const previous = cursors.get(key)
-          cursors.set(key, {
-            streamId: f.streamId,
-            perspectiveName: f.perspectiveName,
-            ...(previous?.lastEventId === undefined ? {} : { lastEventId: previous.lastEventId }),
-            status: PerspectiveStatus.Failed,
-            error: f.error
-          })
-        }
-      }),
-    renewLeases: ({ instanceId, workIds, leaseSeconds }) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        let renewed = 0
-        for (const workId of workIds) {
-          const row = rows.get(workId)
-          if (row === undefined || !leasedBy(row, instanceId, now)) continue
-          row.leaseExpiry = now + leaseSeconds * 1000
-          renewed++
-        }
-        return renewed
-      }),
-    renewStreamLeases: ({ instanceId, streamIds, leaseSeconds }) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        const wanted = new Set(streamIds)
-        const held = new Set<string>()
-        for (const row of rows.values()) {
-          if (!wanted.has(row.streamId) || !leasedBy(row, instanceId, now)) continue
-          row.leaseExpiry = now + leaseSeconds * 1000
-          held.add(row.streamId)
-        }
-        return [...held]
-      })
+    claimWork: (request) => Effect.map(Clock.currentTimeMillis, (now) => MemoryCoordinator.claimWork(state, request, now)),
+    fetchPendingEvents: (request) =>
+      Effect.map(Clock.currentTimeMillis, (now) => MemoryCoordinator.fetchPendingEvents(state, request, now)),
+    reportCompletions: (completions) => Effect.sync(() => MemoryCoordinator.reportCompletions(state, completions)),
+    reportFailures: (failures) => Effect.sync(() => MemoryCoordinator.reportFailures(state, failures)),
+    renewLeases: (request) => Effect.map(Clock.currentTimeMillis, (now) => MemoryCoordinator.renewLeases(state, request, now)),
+    renewStreamLeases: (request) => Effect.map(Clock.currentTimeMillis, (now) => MemoryCoordinator.renewStreamLeases(state, request, now))
   })
-
   const memory = Memory.of({
-    enqueue: (work) =>
-      Effect.sync(() => {
-        for (const w of work) if (!rows.has(w.workId)) rows.set(w.workId, { ...w, attempts: 0 })
-      }),
-    workRows: Effect.sync(() => [...rows.values()].sort(byOrder).map((row) => ({ ...row }))),
-    cursors: Effect.sync(() => [...cursors.values()])
+    enqueue: (work) => Effect.sync(() => MemoryCoordinator.enqueue(state, work)),
+    workRows: Effect.sync(() => MemoryCoordinator.workRows(state)),
+    cursors: Effect.sync(() => [...state.cursors.values()])
   })
   return { coordinator, memory } as const
 })

@@ -33,14 +33,14 @@ import {
 import { OutageLog } from "@whizbang/core/internal"
 import { PgClient, PgPerspectivePipeline, PgPerspectiveSnapshots, type PostgresError } from "@whizbang/postgres"
 import { PgOperations } from "@whizbang/postgres/internal"
-import { Context, Duration, Effect, Layer, Option, Ref } from "effect"
+import { Context, Duration, Effect, Layer, Ref } from "effect"
 import { decodeDuration, decodeStartupScan } from "./internal/rebuildOptions.js"
-import * as Replay from "./internal/replay.js"
+import { type Debounce, rewindDue } from "./internal/dueRewinds.js"
+import { type Rewinding, rewindOne } from "./internal/rewindOne.js"
 import type { PerspectiveStreamLocker } from "./PerspectiveStreamLocker.js"
 import * as PgPerspectiveStreamLocker from "./PgPerspectiveStreamLocker.js"
 import * as PerspectiveStreamLockOptions from "./PerspectiveStreamLockOptions.js"
-import { type InvalidRebuildOptions, type InvalidStreamLockOptions, RebuildFailed } from "./StreamLockError.js"
-import { withStreamLock } from "./withStreamLock.js"
+import type { InvalidRebuildOptions, InvalidStreamLockOptions } from "./StreamLockError.js"
 
 /**
  * @category models
@@ -116,8 +116,6 @@ export class PgPerspectiveRewinder extends Context.Service<PgPerspectiveRewinder
   "@whizbang/stream-locker/PgPerspectiveRewinder"
 ) {}
 
-const key = (t: PerspectiveRewinder.Target) => `${t.streamId}|${t.perspectiveName}`
-
 const Rewinds = PgOperations.Rewinds
 
 /**
@@ -180,121 +178,33 @@ export const make = (config: Config) => Effect.flatMap(decodeOptions(config.opti
 export const makeDecoded = (config: Decoded) =>
   Effect.gen(function* () {
     const options = config.options
-    const window = options.debounceWindow
-    const cap = options.debounceCap
-    const snapshots = options.snapshots
     const client = yield* PgClient.PgClient
     const { instanceId } = yield* InstanceProvider.InstanceProvider
     const context = yield* Effect.context<PerspectiveStreamLocker | InstanceProvider.InstanceProvider>()
     const registry = yield* PerspectiveRegistry.make(config.perspectives)
-    const hooks = config.hooks ?? {}
     const stats = yield* Ref.make<Stats>({ rewound: 0, failed: 0, locked: 0, replayedEvents: 0 })
-    const windowMs = Duration.toMillis(window)
-    const capMs = Duration.toMillis(cap)
-
-    const replayUnderLock = (target: PerspectiveRewinder.Target) =>
-      Effect.gen(function* () {
-        const { perspectiveName, streamId } = target
-        const runner = yield* registry.get(perspectiveName)
-        if (hooks.onRewindStarted) yield* hooks.onRewindStarted(target)
-        const flag = yield* Rewinds.trigger(client, { streamId, perspectiveName })
-        if (Option.isNone(flag)) return Option.none<ReadonlyArray<string>>() // another instance finished it meanwhile
-        const trigger = flag.value.triggerId
-        const start =
-          trigger === null ? Option.none() : yield* PgPerspectiveSnapshots.latestBefore(client, streamId, perspectiveName, trigger)
-        const folded = yield* Replay.fold({
-          client,
-          events: config.events,
-          runner,
-          streamId,
-          start,
-          every: snapshots.every,
-          operation: "rewind"
-        })
-        if (hooks.onReplayed) yield* hooks.onReplayed(target, folded.eventIds.length)
-        yield* client.withTransaction(
-          Effect.gen(function* () {
-            const fenced = yield* PgOperations.StreamLocks.fence(client, { streamId, perspectiveName, instanceId })
-            if (Option.isNone(fenced)) {
-              return yield* new RebuildFailed({
-                operation: "rewind",
-                streamId,
-                perspectiveName,
-                reason: "the stream lock was lost before the commit"
-              })
-            }
-            if (trigger !== null) yield* PgPerspectiveSnapshots.deleteFrom(client, streamId, perspectiveName, trigger)
-            yield* Replay.commit(client, streamId, perspectiveName, folded, snapshots.keep)
-            yield* Rewinds.finish(client, { streamId, perspectiveName, lastEventId: folded.last?.eventId ?? null })
-          })
-        )
-        return Option.some(folded.eventIds)
-      })
-
-    const rewindOne = (target: PerspectiveRewinder.Target): Effect.Effect<PerspectiveRewinder.Result> =>
-      withStreamLock(target.streamId, target.perspectiveName, "rewind", replayUnderLock(target)).pipe(
-        Effect.provide(context),
-        Effect.flatMap((locked): Effect.Effect<PerspectiveRewinder.Result> => {
-          if (Option.isNone(locked)) {
-            return Effect.as(
-              Ref.update(stats, (s) => ({ ...s, locked: s.locked + 1 })),
-              { ...target, outcome: "locked", replayedEventIds: [] }
-            )
-          }
-          if (Option.isNone(locked.value)) return Effect.succeed({ ...target, outcome: "notFlagged", replayedEventIds: [] })
-          const ids = locked.value.value
-          const result: PerspectiveRewinder.Result = { ...target, outcome: "rewound", replayedEventIds: ids }
-          return Ref.update(stats, (s) => ({ ...s, rewound: s.rewound + 1, replayedEvents: s.replayedEvents + ids.length })).pipe(
-            Effect.andThen(Effect.logDebug(`rewound (${target.streamId}, ${target.perspectiveName}): ${ids.length} event(s) replayed`)),
-            Effect.andThen(hooks.onRewound ? Effect.ignore(hooks.onRewound(result)) : Effect.void),
-            Effect.as(result)
-          )
-        }),
-        Effect.catchCause((cause) => {
-          const result: PerspectiveRewinder.Result = { ...target, outcome: "failed", replayedEventIds: [], error: String(cause) }
-          const what = `rewind of (${target.streamId}, ${target.perspectiveName}) failed`
-          return Ref.update(stats, (s) => ({ ...s, failed: s.failed + 1 })).pipe(
-            // The message at warning level, the stack trace at debug level.
-            Effect.andThen(Effect.logWarning(`${what}: ${OutageLog.causeMessage(cause)}; retrying at a later cycle`)),
-            Effect.andThen(Effect.logDebug(what, cause)),
-            Effect.andThen(hooks.onRewindFailed ? Effect.ignore(hooks.onRewindFailed(result)) : Effect.void),
-            Effect.as(result)
-          )
-        })
-      )
-
-    const flagged = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
-      Rewinds.flagged(client, {
-        streamIds: targets.map((t) => t.streamId),
-        perspectiveNames: targets.map((t) => t.perspectiveName),
-        windowMillis: windowMs,
-        capMillis: capMs,
-        force
-      }).pipe(Effect.map((rows) => new Map(rows.map((r) => [key(r), r.due]))))
-
+    const rewinding: Rewinding = {
+      client,
+      instanceId,
+      context,
+      registry,
+      events: config.events,
+      snapshots: options.snapshots,
+      hooks: config.hooks ?? {},
+      stats
+    }
     // Reading the flagged cursors fails with the database: once logged for a run of failures (see OutageLog).
     const flaggedLog = yield* OutageLog.make("reading flagged cursors for rewinds")
-    const rewindAll = (targets: ReadonlyArray<PerspectiveRewinder.Target>, force: boolean) =>
-      flagged(targets, force).pipe(
-        Effect.tap(() => flaggedLog.succeeded),
-        Effect.flatMap((due) =>
-          Effect.forEach(targets, (t): Effect.Effect<PerspectiveRewinder.Result> => {
-            const state = due.get(key(t))
-            if (state === undefined) return Effect.succeed({ ...t, outcome: "notFlagged", replayedEventIds: [] })
-            if (!state) return Effect.succeed({ ...t, outcome: "notDue", replayedEventIds: [] })
-            return rewindOne(t)
-          })
-        ),
-        Effect.catchCause((cause) =>
-          Effect.as(
-            flaggedLog.failed(cause),
-            targets.map((t): PerspectiveRewinder.Result => ({ ...t, outcome: "failed", replayedEventIds: [], error: String(cause) }))
-          )
-        )
-      )
+    const debounce: Debounce = {
+      windowMillis: Duration.toMillis(options.debounceWindow),
+      capMillis: Duration.toMillis(options.debounceCap),
+      flaggedLog
+    }
 
     const scan = Rewinds.scanFlagged(client, { perspectiveNames: registry.names }).pipe(
-      Effect.flatMap((rows) => Effect.forEach(rows, (r) => rewindOne({ streamId: r.streamId, perspectiveName: r.perspectiveName }))),
+      Effect.flatMap((rows) =>
+        Effect.forEach(rows, (r) => rewindOne(rewinding, { streamId: r.streamId, perspectiveName: r.perspectiveName }))
+      ),
       Effect.tap((results) =>
         results.length > 0 ? Effect.logInfo(`start-up scan: ${results.length} flagged cursor(s) handled`) : Effect.void
       ),
@@ -310,8 +220,8 @@ export const makeDecoded = (config: Decoded) =>
     )
 
     const service = PgPerspectiveRewinder.of({
-      rewindFlagged: (targets) => (targets.length === 0 ? Effect.succeed([]) : rewindAll(targets, false)),
-      rewind: (target, o) => Effect.map(rewindAll([target], o?.force ?? false), (results) => results[0]!),
+      rewindFlagged: (targets) => (targets.length === 0 ? Effect.succeed([]) : rewindDue(rewinding, debounce, targets, false)),
+      rewind: (target, o) => Effect.map(rewindDue(rewinding, debounce, [target], o?.force ?? false), (results) => results[0]!),
       scan,
       stats: Ref.get(stats)
     })

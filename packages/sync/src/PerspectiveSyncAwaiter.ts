@@ -32,7 +32,7 @@
 import { Receptor } from "@whizbang/core"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { InlineLifecycleStage } from "./InlineLifecycleStage.js"
-import * as FilterTerms from "./internal/filterTerms.js"
+import * as AwaitedEvents from "./internal/awaitedEvents.js"
 import * as ReceptorRules from "./internal/receptorRules.js"
 import * as WaitArguments from "./internal/waitArguments.js"
 import * as WaitEngine from "./internal/waitEngine.js"
@@ -195,67 +195,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
   const pollInterval = options?.pollInterval ?? (port.changes === undefined ? Duration.millis(100) : Duration.seconds(1))
   const engine = WaitEngine.make(tracker, port, pollInterval)
 
-  /**
-   * The ids the filter matches, and which of them were discovered (not emitted in this scope): this process's
-   * tracked pending events and the events the database still has pending that the filter matches outside the scope
-   * (and, for a stream it names, the stream's dead letters), so a filter is truthful on an instance that did not
-   * append (the read went elsewhere).
-   */
-  const matching = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
-    Effect.gen(function* () {
-      const scoped = yield* ScopedEventTracker.getEmittedEvents()
-      const inScope = new Set(scoped.map((e) => e.eventId))
-      // Any version this service runs counts: the wait is for every serving version of the base name.
-      const pending = (yield* Effect.forEach(WaitArguments.trackerKeys(port, perspectiveName), (key) =>
-        tracker.getPendingForPerspective(key)
-      )).flat()
-      const ids = [...scoped, ...pending]
-        .filter((e) => SyncFilter.matches(filter, { ...e, inCurrentScope: inScope.has(e.eventId) }))
-        .map((e) => e.eventId)
-      const stored = yield* storedMatching(perspectiveName, filter)
-      const all = [...new Set([...ids, ...stored])]
-      return { ids: all, discovered: new Set(all.filter((id) => !inScope.has(id))) }
-    })
-  const matchingIds = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) =>
-    Effect.map(matching(perspectiveName, filter), (m) => m.ids)
-
-  /**
-   * The database's events the filter matches outside this scope: one discovery query per term of the filter (a
-   * stream it names, or every stream, of the types under which it matches); a stream's also brings the stream's
-   * events still in dead letters, which the read model lacks.
-   */
-  const storedMatching = (perspectiveName: string, filter: SyncFilter.SyncFilterNode) => {
-    const discover = port.pendingForStream
-    if (discover === undefined) return Effect.succeed([] as ReadonlyArray<string>)
-    return Effect.map(
-      Effect.forEach(
-        FilterTerms.discovery(filter, WaitArguments.handledBy(port, perspectiveName)),
-        (q) => discover(perspectiveName, q.streamId, q.eventTypes, { deadLettered: q.streamId !== undefined }),
-        { concurrency: "unbounded" }
-      ),
-      (found) => found.flat()
-    )
-  }
-  const streamPending = (perspectiveName: string, streamId: string, eventTypes: ReadonlyArray<string> | undefined, deadLettered: boolean) =>
-    Effect.gen(function* () {
-      const tracked = (yield* Effect.forEach(WaitArguments.trackerKeys(port, perspectiveName), (key) =>
-        tracker.getPendingEvents(streamId, key, eventTypes)
-      ))
-        .flat()
-        .map((e) => e.eventId)
-      const stored =
-        port.pendingForStream === undefined ? [] : yield* port.pendingForStream(perspectiveName, streamId, eventTypes, { deadLettered })
-      return [...tracked, ...stored]
-    })
-
-  // A read of the stream (no explicit event) also reports the stream's dead letters; a receptor's wait (its incoming
-  // event, and the events in flight before it) does not: an old dead letter would otherwise stop every later receptor.
-  const idsForStream = (perspectiveName: string, streamId: string, options: StreamWaitOptions | undefined) =>
-    options?.eventId !== undefined && options.andStreamPending !== true
-      ? Effect.succeed([options.eventId])
-      : Effect.map(streamPending(perspectiveName, streamId, options?.eventTypes, options?.eventId === undefined), (found) => [
-          ...new Set([...(options?.eventId === undefined ? [] : [options.eventId]), ...found])
-        ])
+  const sources: AwaitedEvents.Sources = { tracker, port }
 
   const precheck = (perspectiveName: string) =>
     Effect.andThen(refuseInline(perspectiveName), WaitArguments.checkPerspective(port, perspectiveName))
@@ -267,7 +207,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
         const sync = yield* toOptions(options)
         yield* checkFilter(port, perspectiveName, sync.filter)
         yield* requireScope(perspectiveName, sync.filter)
-        const { discovered, ids } = yield* matching(perspectiveName, sync.filter)
+        const { discovered, ids } = yield* AwaitedEvents.matching(sources, perspectiveName, sync.filter)
         return yield* engine.awaitIds({
           perspectiveName,
           eventIds: ids,
@@ -286,7 +226,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
           yield* checkFilter(port, perspectiveName, { _tag: "EventTypes", eventTypes: options.eventTypes })
         }
         const timeout = yield* WaitArguments.timeoutOf(options?.timeout, SyncFilter.defaultTimeout)
-        const ids = yield* idsForStream(perspectiveName, streamId, options)
+        const ids = yield* AwaitedEvents.idsForStream(sources, perspectiveName, streamId, options)
         return yield* engine.awaitIds({
           perspectiveName,
           eventIds: ids,
@@ -315,7 +255,7 @@ export const make = Effect.fnUntraced(function* (options?: Options) {
         const sync = yield* toOptions(options)
         yield* checkFilter(port, perspectiveName, sync.filter)
         yield* requireScope(perspectiveName, sync.filter)
-        return yield* engine.isCaughtUp(perspectiveName, yield* matchingIds(perspectiveName, sync.filter))
+        return yield* engine.isCaughtUp(perspectiveName, yield* AwaitedEvents.matchingIds(sources, perspectiveName, sync.filter))
       })
   })
 })
