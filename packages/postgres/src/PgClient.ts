@@ -35,17 +35,18 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, type Duration, Effect, Layer, type Redacted, Scope, Stream } from "effect"
-import pg from "pg"
-import * as Identifier from "./internal/identifier.js"
+import { Config, Context, type Duration, Effect, Layer, type Redacted, type Scope, Stream } from "effect"
+import type pg from "pg"
 import * as Connection from "./internal/connection.js"
 import * as ConnectionOptions from "./internal/connectionOptions.js"
+import * as DedicatedPool from "./internal/dedicatedPool.js"
 import * as ListenConnection from "./internal/listenConnection.js"
+import * as PgPool from "./internal/pgPool.js"
 import * as SearchPath from "./internal/searchPath.js"
 import * as SchemaStatements from "./internal/schemaStatements.js"
 import * as StatementName from "./internal/statementName.js"
 import * as Transaction from "./internal/transaction.js"
-import { fromCause, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
+import type { PostgresConfigError, PostgresError } from "./PostgresError.js"
 
 /**
  * @category models
@@ -207,62 +208,12 @@ const fromDecoded = (
 ): Effect.Effect<Shape, never, Scope.Scope> =>
   Effect.gen(function* () {
     const initial = decoded.schema
-    const config: pg.PoolConfig = {
-      connectionString: decoded.connectionString,
-      max: decoded.maxConnections,
-      connectionTimeoutMillis: decoded.connectTimeoutMillis,
-      idleTimeoutMillis: decoded.idleTimeoutMillis,
-      application_name: decoded.applicationName,
-      options: `-c search_path=${Identifier.quote(initial)}${decoded.jit ? "" : " -c jit=off"}`
-    }
-    const pool = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const pool = new pg.Pool(config)
-        // An idle client whose connection drops emits 'error' on the pool; unhandled, it would crash the process.
-        // The next checkout simply gets a fresh connection.
-        pool.on("error", () => undefined)
-        return pool
-      }),
-      (pool) => Effect.promise(() => pool.end())
-    )
+    const config = PgPool.config(decoded)
+    const pool = yield* PgPool.acquire(config)
     const statement = (connection: Connection.Connection, sql: string) => Effect.asVoid(Connection.run(connection, config, sql))
-
-    const connect = Effect.tryPromise({
-      try: () => {
-        const client = new pg.Client(config)
-        return client.connect().then(
-          () => client,
-          (error) => {
-            client.end().catch(() => undefined)
-            throw error
-          }
-        )
-      },
-      catch: (cause) => fromCause(cause)
-    })
-
+    const connect = PgPool.connect(config)
     const listen = shared ?? (yield* ListenConnection.make(connect))
-
-    // The pool `dedicated` made for a schema-bound view: one per client, whatever the number of views, so tenants
-    // share it (a pool per tenant would multiply connections by the tenants). Made on first use, in this scope, and
-    // sized by the largest request whatever their order: a tenant's worker (its consumers, claim loop and renewal)
-    // and its replay of history ask for different sizes, and the first to ask used to size it for both (a replay
-    // first would have left every tenant's worker one connection).
-    const scope = yield* Effect.scope
-    let requested = 1
-    const madeOnce = yield* Effect.cached(
-      Effect.suspend(() => Effect.provideService(fromDecoded({ ...decoded, maxConnections: requested }, listen), Scope.Scope, scope))
-    )
-    const sharedDedicated = (maxConnections: number): Effect.Effect<Shape> =>
-      Effect.suspend(() => {
-        requested = Math.max(requested, maxConnections)
-        return Effect.tap(madeOnce, (made) =>
-          Effect.sync(() => {
-            // pg's pool reads `options.max` at each checkout: raising it takes effect at once.
-            if (made.pool.options.max === undefined || made.pool.options.max < requested) made.pool.options.max = requested
-          })
-        )
-      })
+    const sharedDedicated = yield* DedicatedPool.make((maxConnections) => fromDecoded({ ...decoded, maxConnections }, listen))
 
     const view = (schema: string, bound: boolean): Shape => {
       // Assigned once below; read lazily by `forSchema` (the view of its own schema is itself).

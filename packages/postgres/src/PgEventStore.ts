@@ -25,10 +25,10 @@
  * @since 0.1.0
  */
 import { AppendRequest, type Envelope, EventStore, EventStoreError, EventRegistry } from "@whizbang/core"
-import { Effect, Exit, Layer, Metric } from "effect"
+import { Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
-import type { PostgresError } from "./PostgresError.js"
 import * as CoalescingQueue from "./internal/coalescingQueue.js"
+import * as EventAppends from "./internal/eventAppends.js"
 import * as Transaction from "./internal/transaction.js"
 import * as WorkWakeUp from "./internal/workWakeUp.js"
 import * as AppendSql from "./sql/appendEvents.js"
@@ -49,8 +49,6 @@ export interface Options {
   /** Event types with `PostAllPerspectives` / `PostLifecycle` receptors: their lifecycle is tracked durably. */
   readonly lifecycleTypes?: (eventType: string) => boolean
 }
-
-const unavailable = (cause: PostgresError) => new EventStoreError.EventStoreUnavailable({ cause })
 
 /**
  * Appends of one store in flight at once, outside callers' transactions. The appends that arrive while all are in
@@ -76,32 +74,6 @@ const maxEventsPerBatch = 1_000
  */
 const maxEventsToWait = 100
 
-type AppendFailure = EventStoreError.EventStoreUnavailable | EventStoreError.DuplicateEventId
-
-// Telemetry (name listed in Telemetry.metrics): how many appends each append statement answered (refusals included).
-const appendsPerStatementMetric = Metric.histogram("whizbang_appends_per_statement", {
-  description: "appends one append statement answered (1: alone; more: appends that waited for a slot, together)",
-  boundaries: Metric.exponentialBoundaries({ start: 1, factor: 2, count: 7 })
-})
-
-type OutcomeRow = AppendSql.Outcome
-
-/** One validated append with what its statement needs besides the events. */
-interface Request {
-  readonly prepared: AppendRequest.PreparedAppend
-  /** (event type, perspective) pairs of the caller's routing. */
-  readonly routed: ReadonlyArray<readonly [string, string]>
-  readonly supplied: ReadonlyArray<string>
-  readonly lifecycle: ReadonlyArray<string>
-}
-
-/** The answer that sends an append back to its caller, to run alone (`wh_append_batch`'s 'busy'). */
-const runAlone: OutcomeRow = { outcome: "busy", version: "0", ids: null }
-
-/** The server answered with an error: the statement rolled back, nothing of it was written. */
-const serverRefused = (error: PostgresError): boolean =>
-  error.reason._tag !== "ConnectionError" && !(error.reason._tag === "Unknown" && error.reason.code === undefined)
-
 /**
  * Builds the store on the `PgClient` in context.
  *
@@ -112,74 +84,14 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
   Effect.gen(function* () {
     const client = yield* PgClient
     const { registry } = options
-    const routing = options.routing ?? (() => [])
-    const partitionCount = options.partitionCount ?? 10_000
-    const lifecycleTypes = options.lifecycleTypes ?? (() => false)
     const wakeWorkers = WorkWakeUp.make(client)
+    const { requestOf, appendOne, appendMany } = EventAppends.make(client, {
+      routing: options.routing ?? (() => []),
+      partitionCount: options.partitionCount ?? 10_000,
+      lifecycleTypes: options.lifecycleTypes ?? (() => false)
+    })
 
-    const requestOf = (prepared: AppendRequest.PreparedAppend): Request => {
-      const batchTypes = [...new Set(prepared.events.map((e) => e.eventType))]
-      const routed = batchTypes.flatMap((type) => routing(type).map((perspective) => [type, perspective] as const))
-      return {
-        prepared,
-        routed,
-        supplied: prepared.events.filter((e) => e.supplied).map((e) => e.eventId),
-        lifecycle: batchTypes.filter(lifecycleTypes)
-      }
-    }
-
-    // A supplied id stored by a concurrent append to another stream since the function's check.
-    const duplicateOrUnavailable = (request: Request) => (error: PostgresError) =>
-      error.reason._tag === "UniqueViolation" && error.reason.constraint === "wh_events_pkey" && request.supplied.length > 0
-        ? new EventStoreError.DuplicateEventId({ eventIds: request.supplied })
-        : unavailable(error)
-
-    // `waitForLock` false: a stream locked by another transaction answers 'busy', with nothing written.
-    const appendOne = (request: Request, notify: boolean, waitForLock: boolean): Effect.Effect<OutcomeRow, AppendFailure> => {
-      return AppendSql.appendEvents(client, {
-        append: request.prepared,
-        routed: request.routed,
-        lifecycle: request.lifecycle,
-        partitionCount,
-        notify,
-        waitForLock
-      }).pipe(
-        Effect.mapError(duplicateOrUnavailable(request)),
-        Effect.tap(() => Metric.update(appendsPerStatementMetric, 1))
-      )
-    }
-
-    // Appends that waited for a slot, in one `wh_append_batch` call. When the server refused the call (a supplied
-    // id given to two of them, a statement timeout), nothing was written: each is answered 'busy', so its caller
-    // runs it alone and gets its own answer. A connection lost mid-call leaves the commit in doubt: each gets the
-    // error.
-    const appendMany = (requests: ReadonlyArray<Request>): Effect.Effect<ReadonlyArray<Exit.Exit<OutcomeRow, AppendFailure>>> => {
-      const routed = new Map(requests.flatMap((r) => r.routed.map((pair) => [pair.join("\n"), pair] as const)))
-      return AppendSql.appendBatch(client, {
-        appends: requests.map((r) => r.prepared),
-        routed: [...routed.values()],
-        lifecycle: [...new Set(requests.flatMap((r) => r.lifecycle))],
-        partitionCount
-      }).pipe(
-        Effect.tap((rows) => Metric.update(appendsPerStatementMetric, rows.filter((row) => row.outcome !== "busy").length)),
-        Effect.map((rows) => {
-          const byPosition = new Map(rows.map((row) => [row.n, row]))
-          return requests.map((_, i) => {
-            const row = byPosition.get(i + 1)
-            return row === undefined ? Exit.die(new Error(`wh_append_batch returned no row for append ${i + 1}`)) : Exit.succeed(row)
-          })
-        }),
-        Effect.catch((error) =>
-          serverRefused(error)
-            ? Effect.succeed(requests.map((): Exit.Exit<OutcomeRow, AppendFailure> => Exit.succeed(runAlone)))
-            : Effect.succeed(
-                requests.map((request): Exit.Exit<OutcomeRow, AppendFailure> => Exit.fail(duplicateOrUnavailable(request)(error)))
-              )
-        )
-      )
-    }
-
-    const submit = CoalescingQueue.make<Request, OutcomeRow, AppendFailure>({
+    const submit = CoalescingQueue.make<EventAppends.Request, EventAppends.OutcomeRow, EventAppends.AppendFailure>({
       maxInFlight: maxConcurrentAppends,
       maxBatch: maxAppendsPerBatch,
       maxWeight: maxEventsPerBatch,
@@ -222,7 +134,9 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
     const readStream: EventStore.EventStore["Service"]["readStream"] = (streamId, readOptions) =>
       Effect.gen(function* () {
         const { afterVersion, limit } = yield* EventStore.checkRead(streamId, readOptions)
-        const rows = yield* ReadSql.readStream(client, { streamId, afterVersion, limit: limit ?? null }).pipe(Effect.mapError(unavailable))
+        const rows = yield* ReadSql.readStream(client, { streamId, afterVersion, limit: limit ?? null }).pipe(
+          Effect.mapError(EventAppends.unavailable)
+        )
         return yield* Effect.forEach(rows, (row) =>
           registry.decode(row.eventType, row.payload, row.eventId).pipe(
             Effect.map(
@@ -243,7 +157,7 @@ export const make = (options: Options): Effect.Effect<EventStore.EventStore["Ser
 
     const streamVersion: EventStore.EventStore["Service"]["streamVersion"] = (streamId) =>
       EventStore.checkRead(streamId).pipe(
-        Effect.flatMap(() => AppendSql.streamVersion(client, { streamId }).pipe(Effect.mapError(unavailable))),
+        Effect.flatMap(() => AppendSql.streamVersion(client, { streamId }).pipe(Effect.mapError(EventAppends.unavailable))),
         Effect.map((row) => Number(row.version))
       )
 

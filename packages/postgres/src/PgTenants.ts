@@ -17,17 +17,16 @@
  *
  * @since 0.6.0
  */
-import { Clock, Context, Effect, Layer, Option, type Stream } from "effect"
+import { Context, Effect, Layer, type Option, type Stream } from "effect"
 import * as Identifier from "./internal/identifier.js"
-import * as MigrationLock from "./internal/migrationLock.js"
+import * as Catalog from "./internal/tenants/catalog.js"
+import * as Migration from "./internal/tenants/migration.js"
+import * as Placement from "./internal/tenants/placement.js"
+import * as Provisioning from "./internal/tenants/provisioning.js"
 import * as TenantId from "./internal/tenants/tenantId.js"
 import { PgClient } from "./PgClient.js"
-import * as PgMigrator from "./PgMigrator.js"
 import { type MigrationError, PostgresConfigError, type PostgresError } from "./PostgresError.js"
-import * as MigrationSql from "./sql/migrations.js"
-import * as SchemaPlacement from "./sql/schemaPlacement.js"
-import * as Sql from "./sql/tenants.js"
-import { type InvalidTenantId, TenantConflict, TenantMoveRefused, TenantRemovalRefused, UnknownTenant } from "./TenantError.js"
+import type { InvalidTenantId, TenantConflict, TenantMoveRefused, TenantRemovalRefused, UnknownTenant } from "./TenantError.js"
 
 /**
  * The id of the tenant whose schema is the service's own (the client's schema): a single-tenant service is this
@@ -36,7 +35,7 @@ import { type InvalidTenantId, TenantConflict, TenantMoveRefused, TenantRemovalR
  * @category constants
  * @since 0.6.0
  */
-export const defaultTenant = "default"
+export const defaultTenant: "default" = TenantId.defaultTenant
 
 /**
  * @category models
@@ -211,16 +210,6 @@ export interface Shape {
  */
 export class PgTenants extends Context.Service<PgTenants, Shape>()("@whizbang/postgres/PgTenants") {}
 
-type Row = typeof Sql.Row.Type
-
-const toTenant = (row: Row): Tenant => ({
-  id: row.tenantId,
-  schema: row.schemaName,
-  state: row.state,
-  createdAt: row.createdAt,
-  migratedAt: row.migratedAt ?? undefined
-})
-
 /**
  * Serves the catalog; the first `add` creates it (and lists the default tenant in it), so a service or a command
  * that only reads tenants writes nothing (without a catalog, the default tenant is the only one).
@@ -229,204 +218,22 @@ const toTenant = (row: Row): Tenant => ({
  * @since 0.6.0
  */
 export const make = (options: Decoded): Effect.Effect<Shape, PostgresError, PgClient> =>
-  Effect.gen(function* () {
-    const client = yield* PgClient
-    const serviceSchema = client.schema
-    const { prefix, catalogSchema } = options
-    const lock = (tenantId: string) => Sql.lock(client, { catalogSchema, tenantId })
-    const notify = (tenantId: string) => Sql.notify(client, { catalogSchema, tenantId })
-
-    // Created by the first add, not before: reading the tenants (a CLI's `--tenant`, `tenants list`) writes nothing.
-    const ensureCatalog = client.withTransaction(
-      Effect.gen(function* () {
-        yield* lock("")
-        // Coordinator-local on Citus: the catalog spans tenants, so it must not become a distributed schema.
-        yield* Sql.createLocally(client)
-        yield* Sql.createCatalogSchema(client, { catalogSchema })
-        yield* Sql.createCatalog(client, { catalogSchema })
-        yield* Sql.insertActive(client, { catalogSchema, tenantId: defaultTenant, schema: serviceSchema })
-      })
-    )
-
-    const validate = (tenantId: unknown) => validateId(tenantId, prefix)
-    const schemaOf = (tenantId: string) => (tenantId === defaultTenant ? serviceSchema : `${prefix}${tenantId}`)
-    // Without a catalog yet there is the default tenant alone.
-    const defaultRow: Row = {
-      tenantId: defaultTenant,
-      schemaName: serviceSchema,
-      state: "active",
-      createdAt: new Date(0),
-      migratedAt: null
-    }
-    const orNoCatalog = <A>(query: Effect.Effect<A, PostgresError>, none: A) =>
-      Effect.catchIf(
-        query,
-        (e) => e.reason._tag === "UndefinedTable" || (e.reason._tag === "Unknown" && e.reason.code === "3F000"),
-        () => Effect.succeed(none)
-      )
-    const row = (tenantId: string) =>
-      orNoCatalog(
-        Effect.map(Sql.tenant(client, { catalogSchema, tenantId }), Option.getOrUndefined),
-        tenantId === defaultTenant ? defaultRow : undefined
-      )
-
-    const list = Effect.map(orNoCatalog(Sql.tenants(client, { catalogSchema, defaultTenant }), [defaultRow]), (rows) => rows.map(toTenant))
-
-    const get = (tenantId: string) =>
-      Effect.flatMap(validate(tenantId), (id) =>
-        Effect.flatMap(row(id), (found) =>
-          found?.state === "active"
-            ? Effect.succeed(toTenant(found))
-            : Effect.fail(new UnknownTenant({ tenantId: id, state: found?.state }))
-        )
-      )
-
-    const migrateOne = (schema: string) => Effect.provideService(PgMigrator.run, PgClient, client.forSchema(schema))
-
-    const add = (tenantId: string) =>
-      Effect.gen(function* () {
-        const id = yield* validate(tenantId)
-        const schema = schemaOf(id)
-        yield* ensureCatalog
-        yield* client.withTransaction(
-          Effect.gen(function* () {
-            yield* lock(id)
-            const found = yield* row(id)
-            if (found !== undefined && found.state !== "provisioning") {
-              return yield* new TenantConflict({ tenantId: id, schema, reason: "exists" })
-            }
-            if (found === undefined) {
-              const taken = yield* MigrationSql.schemaExists(client, { schema })
-              if (taken > 0) return yield* new TenantConflict({ tenantId: id, schema, reason: "schemaTaken" })
-              yield* Sql.insertProvisioning(client, { catalogSchema, tenantId: id, schema })
-            }
-          })
-        )
-        yield* migrateOne(schema)
-        const active = yield* client.withTransaction(Effect.tap(Sql.activate(client, { catalogSchema, tenantId: id }), () => notify(id)))
-        yield* Effect.logInfo("tenant added", { tenant: id, schema })
-        return toTenant(active)
-      })
-
-    const remove = (tenantId: string, options: { readonly confirm: string }) =>
-      Effect.gen(function* () {
-        const id = yield* validate(tenantId)
-        if (id === defaultTenant) return yield* new TenantRemovalRefused({ tenantId: id, reason: "default" })
-        if (options.confirm !== id) return yield* new TenantRemovalRefused({ tenantId: id, reason: "notConfirmed" })
-        const found = yield* row(id)
-        if (found === undefined) return yield* new UnknownTenant({ tenantId: id, state: undefined })
-        // First out of service everywhere (the fleets let go of it on the notification), then dropped.
-        yield* client.withTransaction(Effect.andThen(Sql.markRemoving(client, { catalogSchema, tenantId: id }), notify(id)))
-        yield* client
-          .withTransaction(
-            Effect.gen(function* () {
-              yield* lock(id)
-              yield* MigrationLock.take(client, found.schemaName)
-              yield* Sql.dropSchema(client, { schema: found.schemaName })
-              yield* Sql.deleteTenant(client, { catalogSchema, tenantId: id })
-              yield* notify(id)
-            })
-          )
-          .pipe(
-            // A statement of the tenant's services still in flight (a fleet lets go on the notification, a moment
-            // later) can lock the schema's tables in another order than DROP does: the deadlock's victim is tried
-            // again, by then the services have let go.
-            Effect.retry({
-              while: (e) => (e as { readonly _tag?: string })._tag === "PostgresError" && (e as PostgresError).reason._tag === "Deadlock",
-              times: 5
-            })
-          )
-        yield* Effect.logInfo("tenant removed", { tenant: id, schema: found.schemaName })
-      })
-
-    const migrate = (migrateOptions?: { readonly concurrency?: number; readonly onProgress?: Progress }) =>
-      Effect.gen(function* () {
-        const tenants = (yield* list).filter((t) => t.state !== "removing")
-        const migrated: Array<string> = []
-        const failed: Array<MigrateReport["failed"][number]> = []
-        let done = 0
-        yield* Effect.forEach(
-          tenants,
-          (tenant) =>
-            migrateOne(tenant.schema).pipe(
-              Effect.tap((report) =>
-                report.applied.length > 0
-                  ? Effect.andThen(
-                      Effect.sync(() => migrated.push(tenant.id)),
-                      orNoCatalog(Sql.markMigrated(client, { catalogSchema, tenantId: tenant.id }), undefined)
-                    )
-                  : Effect.void
-              ),
-              Effect.catch((error) => Effect.sync(() => void failed.push({ tenantId: tenant.id, error }))),
-              Effect.andThen(
-                Effect.suspend(() => {
-                  done += 1
-                  return migrateOptions?.onProgress?.(done, tenants.length, tenant.id) ?? Effect.void
-                })
-              )
-            ),
-          { concurrency: Math.max(1, migrateOptions?.concurrency ?? 4), discard: true }
-        )
-        return { tenants: tenants.length, migrated, failed }
-      })
-
-    const placement = (tenantId: string) =>
-      Effect.gen(function* () {
-        const tenant = yield* get(tenantId)
-        const { citus } = yield* SchemaPlacement.citus(client)
-        return citus ? yield* SchemaPlacement.placement(client, { schema: tenant.schema }) : Option.none<Node>()
-      })
-
-    const move = (tenantId: string, to: Node) =>
-      Effect.gen(function* () {
-        const tenant = yield* get(tenantId)
-        const target = `${to.host}:${to.port}`
-        const refuse = (reason: TenantMoveRefused["reason"], nodes: ReadonlyArray<Node> = []) =>
-          new TenantMoveRefused({
-            tenantId: tenant.id,
-            schema: tenant.schema,
-            reason,
-            target,
-            nodes: nodes.map((n) => `${n.host}:${n.port}`)
-          })
-        const { citus } = yield* SchemaPlacement.citus(client)
-        if (!citus) return yield* refuse("notCitus")
-        const from = yield* SchemaPlacement.placement(client, { schema: tenant.schema })
-        if (Option.isNone(from)) return yield* refuse("notDistributed")
-        const nodes = yield* SchemaPlacement.workerNodes(client)
-        const isTarget = (n: Node) => n.host === to.host && n.port === to.port
-        if (!nodes.some(isTarget)) return yield* refuse("unknownNode", nodes)
-        const report = { tenantId: tenant.id, schema: tenant.schema, from: from.value, to }
-        if (isTarget(from.value)) return { ...report, moved: false, millis: 0 }
-        const started = yield* Clock.currentTimeMillis
-        yield* Effect.logInfo("tenant move started: its appends wait until its tables are copied", {
-          tenant: tenant.id,
-          schema: tenant.schema,
-          from: `${from.value.host}:${from.value.port}`,
-          to: target
-        })
-        yield* SchemaPlacement.move(client, { schema: tenant.schema, host: to.host, port: to.port })
-        const millis = (yield* Clock.currentTimeMillis) - started
-        yield* Effect.logInfo("tenant moved", { tenant: tenant.id, schema: tenant.schema, to: target, millis })
-        return { ...report, moved: true, millis }
-      })
-
-    const changes = client.forSchema(catalogSchema).listen("wh_tenants")
-
+  Effect.map(PgClient, (client) => {
+    const catalog = Catalog.make(client, options)
     return PgTenants.of({
-      serviceSchema,
-      catalogSchema,
-      prefix,
-      validate,
-      schemaOf,
-      list,
-      get,
-      add,
-      remove,
-      placement,
-      move,
-      migrate,
-      changes
+      serviceSchema: catalog.serviceSchema,
+      catalogSchema: catalog.catalogSchema,
+      prefix: catalog.prefix,
+      validate: catalog.validate,
+      schemaOf: catalog.schemaOf,
+      list: catalog.list,
+      get: catalog.get,
+      add: (tenantId) => Provisioning.add(catalog, tenantId),
+      remove: (tenantId, removeOptions) => Provisioning.remove(catalog, tenantId, removeOptions),
+      placement: (tenantId) => Placement.placement(catalog, tenantId),
+      move: (tenantId, to) => Placement.move(catalog, tenantId, to),
+      migrate: (migrateOptions) => Migration.migrateAll(catalog, migrateOptions),
+      changes: client.forSchema(catalog.catalogSchema).listen("wh_tenants")
     })
   })
 
@@ -446,7 +253,7 @@ export const layerDecoded = (options: Decoded): Layer.Layer<PgTenants, PostgresE
  * @since 0.6.0
  */
 export const validateId = (tenantId: unknown, prefix = "tenant_"): Effect.Effect<string, InvalidTenantId> =>
-  tenantId === defaultTenant ? Effect.succeed(defaultTenant) : TenantId.validate(tenantId, prefix)
+  TenantId.validateOrDefault(tenantId, prefix)
 
 /**
  * @category layers

@@ -18,20 +18,22 @@
  *
  * @since 0.1.0
  */
-import { InstanceProvider, StorageReason, WorkCoordinator, WorkerOptions } from "@whizbang/core"
-import { type Duration, Effect, Layer, Metric } from "effect"
+import { InstanceProvider, WorkCoordinator, WorkerOptions } from "@whizbang/core"
+import { type Duration, Effect, Layer } from "effect"
 import { PgClient } from "./PgClient.js"
 import type * as PgPerspectiveSnapshots from "./PgPerspectiveSnapshots.js"
 import * as PgQueueVacuum from "./PgQueueVacuum.js"
 import { PgInstanceRegistry } from "./PgInstanceRegistry.js"
-import type { PostgresConfigError, PostgresError } from "./PostgresError.js"
+import type { PostgresConfigError } from "./PostgresError.js"
+import { coordinatorError } from "./internal/coordinatorError.js"
 import * as CoordinatorOptions from "./internal/coordinatorOptions.js"
 import { toPendingEvents } from "./internal/pendingRows.js"
+import * as WorkClaims from "./internal/workClaims.js"
+import * as WorkCompletions from "./internal/workCompletions.js"
+import * as WorkFailures from "./internal/workFailures.js"
 import { SchemaReady } from "./SchemaReady.js"
 import * as Claim from "./sql/claimWork.js"
-import * as Complete from "./sql/completeWork.js"
 import * as Fetch from "./sql/fetchPendingEvents.js"
-import * as Fail from "./sql/reportFailures.js"
 
 /**
  * Coordinator options (the worker's options of the same names; defaults from `WorkerOptions.defaults`). Durations
@@ -77,14 +79,6 @@ export interface Options {
   readonly queueVacuum?: PgQueueVacuum.Input
 }
 
-// Telemetry: dead letters counted here, where they are written (names listed in Telemetry.ts).
-const deadLettersMetric = Metric.counter("whizbang_dead_letters", { description: "work rows moved to wh_dead_letters" })
-
-const coordinatorError = (operation: string) => (cause: PostgresError) =>
-  new WorkCoordinator.WorkCoordinatorError({ operation, reason: cause.reason, detail: cause.message, cause })
-
-const unique = <A>(items: Iterable<A>) => [...new Set(items)]
-
 /**
  * The options as {@link decodeOptions} leaves them: the numbers the SQL takes.
  *
@@ -126,159 +120,21 @@ export const makeDecoded = (
   Effect.gen(function* () {
     const client = yield* PgClient
     const { instanceId } = yield* InstanceProvider.InstanceProvider
-    const leaseSeconds = valid.leaseSeconds
-    const staleSeconds = valid.abandonStaleInstanceThresholdSeconds
-    const graceMilliseconds = valid.affinityGraceMillis
     // With a registry, completions are also fenced against a successor process that took over this instance id.
     const registry = yield* Effect.serviceOption(PgInstanceRegistry)
     const bootToken = registry._tag === "Some" ? registry.value.bootToken : null
-    const debugMode = valid.debugMode
-    const snapshots = valid.snapshots
-    const maxAttempts = valid.maxPerspectiveEventAttempts
-    const backoff = valid.failureBackoff
+    const leaseSeconds = valid.leaseSeconds
     const queueVacuum = PgQueueVacuum.make(client, valid.queueVacuumEveryRows)
-
-    const fence = (streamIds: ReadonlyArray<string>) =>
-      Effect.map(
-        Complete.fenceStreams(client, { instanceId, streamIds, leaseSeconds, bootToken }),
-        (rows) => new Set(rows.map((r) => r.streamId))
-      )
-
-    const reportCompletions: WorkCoordinator.WorkCoordinator["Service"]["reportCompletions"] = (completions) => {
-      if (completions.length === 0) return Effect.void
-      // Fences, model rows, cursors, work rows, lease release, notifications and snapshots: one round trip, one
-      // transaction (the statement's own). A refusal raises `refusedState` and rolls all of it back.
-      return Complete.completeWork(client, { instanceId, leaseSeconds, bootToken, completions, debugMode, snapshots }).pipe(
-        // The completion removed exactly these work rows (else it was refused).
-        Effect.andThen(queueVacuum.removed(completions.reduce((n, c) => n + c.workIds.length, 0))),
-        Effect.catchTag("PostgresError", (e) =>
-          Effect.fail(
-            e.reason._tag === "Unknown" && e.reason.code === Complete.refusedState
-              ? new WorkCoordinator.WorkCoordinatorError({
-                  operation: "reportCompletions",
-                  reason: new StorageReason.Refused(),
-                  detail: e.message,
-                  cause: e
-                })
-              : coordinatorError("reportCompletions")(e)
-          )
-        )
-      )
-    }
-
-    const reportFailures: WorkCoordinator.WorkCoordinator["Service"]["reportFailures"] = (failures) => {
-      if (failures.length === 0) return Effect.void
-      const record = Effect.gen(function* () {
-        const owned = yield* fence(unique(failures.map((f) => f.streamId)))
-        const mine = failures.filter((f) => owned.has(f.streamId))
-        if (mine.length === 0) return
-        const updated = yield* Fail.recordFailures(client, { failures: mine, backoff, maxAttempts })
-        yield* Fail.flagFailedCursors(client, { failures: mine })
-        const exhausted = updated.filter((r) => r.exhausted).map((r) => r.workId)
-        // A failure ends the read-your-writes waits it holds (they answer `Failing`) and a dead letter those of its
-        // event: both wake @whizbang/sync's listeners (PgSyncInquiry LISTENs) with the bare schema, "look again".
-        yield* client.query("SELECT pg_notify('wh_processed', current_schema())")
-        if (exhausted.length > 0) {
-          yield* Fail.deadLetter(client, { workIds: exhausted })
-          yield* Metric.update(deadLettersMetric, exhausted.length)
-          yield* Effect.logWarning(`moved ${exhausted.length} work row(s) to wh_dead_letters after ${maxAttempts} attempts`).pipe(
-            Effect.annotateLogs({ "whizbang.instance_id": instanceId, "whizbang.work_ids": exhausted.join(",") })
-          )
-        }
-      })
-      return client.withTransaction(record).pipe(Effect.mapError(coordinatorError("reportFailures")))
-    }
-
-    type ClaimRequest = Parameters<WorkCoordinator.WorkCoordinator["Service"]["claimWork"]>[0]
-    /**
-     * Whether this instance may hold a lease on a stream without work. Leases come only from claims, and a claim
-     * returns a row for every stream it leased, so only a claim that returned rows since the last release can have
-     * left one; the first empty claim after it releases, the next ones do not (an idle poll is one statement, not
-     * two). Cleared before the release is sent: a claim that committed before it is seen by it, one whose rows come
-     * back after sets it again. True at start: a predecessor with this instance id may have left some.
-     */
-    let mayHoldIdleLeases = true
-    const releaseIdle = Effect.suspend(() => {
-      if (!mayHoldIdleLeases) return Effect.void
-      mayHoldIdleLeases = false
-      return Effect.tapError(Claim.releaseIdleStreams(client, { instanceId }), () =>
-        Effect.sync(() => {
-          mayHoldIdleLeases = true
-        })
-      )
-    })
-    /**
-     * Runs a claim statement: an empty claim also drops this instance's leases on streams with no work left (a claim
-     * that raced the stream's last completion can leave one behind). `streams`: how many streams the rows claimed. A
-     * claim that took as many as it asked for has a backlog behind it, the one case where the queue's statistics can
-     * be far behind (a replay, a rebuild's history): only then does the queue's upkeep look for stale statistics (one
-     * statement on `pg_stat_user_tables`, which every tenant's first claim used to pay: bench t, 1,000 tenants of 10
-     * streams each).
-     */
-    const claim = <Row>(
-      statement: Effect.Effect<ReadonlyArray<Row>, PostgresError>,
-      request: ClaimRequest,
-      operation: string,
-      streams: (rows: ReadonlyArray<Row>) => number
-    ) =>
-      statement.pipe(
-        Effect.tap((rows) => {
-          if (rows.length === 0) return releaseIdle
-          mayHoldIdleLeases = true
-          return streams(rows) >= request.maxStreams ? queueVacuum.claimed : Effect.void
-        }),
-        Effect.mapError(coordinatorError(operation)),
-        Effect.withSpan(
-          "whizbang.claim",
-          { attributes: { "whizbang.instance_id": instanceId, "whizbang.max_streams": request.maxStreams } },
-          { captureStackTrace: false }
-        ),
-        Effect.annotateLogs({ "whizbang.instance_id": instanceId })
-      )
-    const claimRequest = (request: ClaimRequest): Claim.ClaimRequest => ({
+    const claims = WorkClaims.make(client, {
       instanceId,
-      maxStreams: request.maxStreams,
-      leaseSeconds: request.leaseSeconds,
-      staleSeconds,
-      graceMillis: graceMilliseconds,
-      exclude: request.exclude ?? [],
-      perspectiveNames: request.perspectiveNames === undefined ? null : request.perspectiveNames,
-      heads: request.perspectiveNames?.length ?? 4
+      staleSeconds: valid.abandonStaleInstanceThresholdSeconds,
+      graceMillis: valid.affinityGraceMillis,
+      queueVacuum
     })
 
     return WorkCoordinator.WorkCoordinator.of({
-      claimWork: (request) =>
-        Effect.map(
-          claim(Claim.claimWork(client, claimRequest(request)), request, "claimWork", (rows) => rows.length),
-          (rows) => rows.map((r) => r.streamId)
-        ),
-      claimAndFetch: ({ backgroundLimit, limit, withModels, ...request }) =>
-        Effect.map(
-          claim(
-            Claim.claimAndFetch(client, {
-              ...claimRequest(request),
-              limit: limit ?? 2_147_483_647,
-              backgroundLimit: backgroundLimit ?? 2_147_483_647,
-              modelsOf: withModels === true ? request.perspectiveNames : undefined
-            }),
-            request,
-            "claimAndFetch",
-            (rows) => rows.reduce((n, r) => (r.part === 0 ? n + 1 : n), 0)
-          ),
-          (rows) => {
-            // The statement's rows are unordered (see `internal/pendingRows.ts`): the claimed streams in claim order.
-            const claimed: Array<Claim.ClaimedRow> = []
-            const fetched: Array<Fetch.PendingRow> = []
-            for (const r of rows) {
-              if (r.part === 0) claimed.push(r)
-              else fetched.push(r)
-            }
-            return {
-              streams: claimed.sort((a, b) => a.claim_order - b.claim_order).map((r) => r.stream_id),
-              pending: toPendingEvents(fetched, withModels === true && request.perspectiveNames !== undefined)
-            }
-          }
-        ),
+      claimWork: claims.claimWork,
+      claimAndFetch: claims.claimAndFetch,
       fetchPendingEvents: ({ backgroundLimit, limit, perspectiveNames, streamIds, withModels }) =>
         streamIds.length === 0 || perspectiveNames?.length === 0
           ? Effect.succeed([])
@@ -304,8 +160,21 @@ export const makeDecoded = (
               Effect.map((rows) => rows.map((r) => r.streamId)),
               Effect.mapError(coordinatorError("renewStreamLeases"))
             ),
-      reportCompletions,
-      reportFailures
+      reportCompletions: WorkCompletions.make(client, {
+        instanceId,
+        leaseSeconds,
+        bootToken,
+        debugMode: valid.debugMode,
+        snapshots: valid.snapshots,
+        queueVacuum
+      }),
+      reportFailures: WorkFailures.make(client, {
+        instanceId,
+        leaseSeconds,
+        bootToken,
+        maxAttempts: valid.maxPerspectiveEventAttempts,
+        backoff: valid.failureBackoff
+      })
     })
   })
 

@@ -193,23 +193,8 @@ interface FetchInputs {
   readonly background: string
 }
 
-interface FetchInputs {
-  readonly wanted: string
-  readonly leased: boolean
-  readonly limit: string
-  readonly names: string
-  readonly background: string
-}
-
-/**
- * The fetch as parts a claim can run on what it claimed (`claimWork.claimAndFetch`): its CTEs (without the leading
- * WITH) and the query of its rows (unordered).
- */
-export const fetchParts = (
-  modelTables: ReadonlyArray<string> | undefined,
-  inputs: FetchInputs
-): { readonly ctes: string; readonly rows: string } => ({
-  ctes: `
+/** The CTEs that find the wanted streams' cursors and work rows, and what each (stream, perspective) needs. */
+const lookupCtes = (inputs: FetchInputs): string => `
 wanted AS (
   ${inputs.wanted}
 ),
@@ -253,8 +238,10 @@ pairs AS MATERIALIZED (
            AS backfilling
   FROM (SELECT DISTINCT w.${pe.streamId}, w.${pe.perspectiveName} FROM work w) p
   LEFT JOIN cursors c ON c.${c.streamId} = p.${pe.streamId} AND c.${c.perspectiveName} = p.${pe.perspectiveName}
-),
-pending AS (
+)`
+
+/** The CTEs that number each pair's rows and detect, flag and mark late arrivals (invariant 4). */
+const lateArrivalCtes = `pending AS (
   SELECT pe.${pe.workId}, pe.${pe.streamId}, pe.${pe.perspectiveName}, pe.${pe.eventId}, pe.${pe.attempts}, pe.${pe.scheduledFor}, pe.${pe.createdAt},
          row_number() OVER (PARTITION BY pe.${pe.streamId}, pe.${pe.perspectiveName} ORDER BY pe.${pe.eventId}) AS position,
          c.${c.lastEventId} AS cursor_last_event_id,
@@ -290,8 +277,10 @@ flagged AS (
 marked AS (
   SELECT p.*, (p.flagged_before OR (p.${pe.streamId}, p.${pe.perspectiveName}) IN (SELECT l.${pe.streamId}, l.${pe.perspectiveName} FROM late l)) AS rewind_required
   FROM pending p
-),
-candidates AS (
+)`
+
+/** The CTEs that keep what the fetch returns: the per-pair limit, the background budget, each event's first row. */
+const budgetCtes = (inputs: FetchInputs): string => `candidates AS (
   SELECT m.*,
          sum(CASE WHEN m.${pe.fires} OR m.rewind_required THEN 0 ELSE 1 END)
            OVER (ORDER BY m.${pe.streamId}, m.${pe.perspectiveName}, m.${pe.eventId} ROWS UNBOUNDED PRECEDING) AS background_seen
@@ -310,8 +299,10 @@ chosen AS (
   SELECT a.*, row_number() OVER (PARTITION BY a.${pe.eventId}) = 1 AS event_first
   FROM admitted a
   WHERE a.admitted
-)`,
-  rows: `
+)`
+
+/** The query of the fetch's rows, each event's columns on its first row only. */
+const rowsQuery = (modelTables: ReadonlyArray<string> | undefined, inputs: FetchInputs): string => `
 SELECT w.${pe.workId}, w.${pe.streamId}, w.${pe.perspectiveName}, w.${pe.eventId}, w.${pe.attempts}, w.cursor_last_event_id, w.${pe.fires},
        (w.${pe.scheduledFor} IS NOT NULL AND w.${pe.scheduledFor} > now()) AS blocked, w.rewind_required, w.event_first,
        NOT w.whole AS more,
@@ -319,4 +310,15 @@ SELECT w.${pe.workId}, w.${pe.streamId}, w.${pe.perspectiveName}, w.${pe.eventId
        ${modelColumn(modelTables, inputs.names)} AS model
 FROM chosen w
 LEFT JOIN ${e.table} e ON e.${e.eventId} = CASE WHEN w.event_first THEN w.${pe.eventId} END`
+
+/**
+ * The fetch as parts a claim can run on what it claimed (`claimWork.claimAndFetch`): its CTEs (without the leading
+ * WITH) and the query of its rows (unordered).
+ */
+export const fetchParts = (
+  modelTables: ReadonlyArray<string> | undefined,
+  inputs: FetchInputs
+): { readonly ctes: string; readonly rows: string } => ({
+  ctes: `${lookupCtes(inputs)},\n${lateArrivalCtes},\n${budgetCtes(inputs)}`,
+  rows: rowsQuery(modelTables, inputs)
 })

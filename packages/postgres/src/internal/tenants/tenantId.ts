@@ -18,3 +18,10 @@ export const validate = (tenantId: unknown, prefix: string): Effect.Effect<strin
   if (tenantId.startsWith(prefix)) return refuse(`must not start with the tenant schema prefix "${prefix}"`)
   return Effect.succeed(tenantId)
 }
+
+/** The id of the tenant whose schema is the service's own (`PgTenants.defaultTenant`). */
+export const defaultTenant = "default"
+
+/** {@link validate}, the default tenant's id valid too (`PgTenants.validateId`). */
+export const validateOrDefault = (tenantId: unknown, prefix: string): Effect.Effect<string, InvalidTenantId> =>
+  tenantId === defaultTenant ? Effect.succeed(defaultTenant) : validate(tenantId, prefix)
