@@ -65,9 +65,9 @@ export interface Hooks {
   /** After every consumer cycle, and after every poll that found no new work (`streams: 0`). */
   readonly onBatchCycleComplete?: (summary: CycleSummary) => Effect.Effect<void>
   /**
-   * After a (stream, perspective) committed applied events. Runs for every commit, also when the worker is being
-   * stopped: a stop waits for a cycle that began applying to commit and run this hook (not for a rewind it started).
-   * Runs uninterruptibly: keep it short.
+   * After a (stream, perspective) committed applied events. Runs for every commit reported to the worker, also when
+   * the worker is being stopped right after it (a stop interrupts a statement in flight, then lets the hooks of what
+   * was committed run). Runs uninterruptibly: keep it short.
    */
   readonly onPerspectiveEventProcessed?: (group: ProcessedGroup) => Effect.Effect<void>
   /** After an apply failed and the failure was recorded (also when the worker is being stopped, as above). */

@@ -77,8 +77,9 @@ const processStreams = (
     let batch = streamIds
     for (let iteration = 0; iteration < options.drainLoopMaxIterations && batch.length > 0; iteration++) {
       // The claim's fetch serves the first pass only; later passes fetch what is pending then.
-      // Interruptible only while it reads: a cycle that began applying commits, and the hooks of what it committed
-      // (which signal read-your-writes waiters) run, even when the worker is being stopped (a tenant let go, a deploy).
+      // Interruptible only in its statements: once a report to the coordinator returned, the hooks of what it
+      // committed (which signal read-your-writes waiters) run, even when the worker is being stopped (a tenant let
+      // go, a deploy).
       const result = yield* Effect.uninterruptibleMask((restore) =>
         Effect.tap(withLeaseRenewal(ctx, batch, runCycle(ctx.deps, batch, iteration === 0 ? prefetched : undefined, restore)), (result) =>
           reportCommitted(ctx, result)

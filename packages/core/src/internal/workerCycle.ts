@@ -273,11 +273,30 @@ const afterCommit = Effect.fnUntraced(function* (
 })
 
 /**
+ * `deps` whose coordinator's completion and failure reports run with the caller's interruptibility: a stop while a
+ * report is in flight interrupts it (its outcome is unknown either way — the database re-delivers what did not
+ * commit, the dedup cache and the fence stop a double — and a database that hangs must not hold the stop).
+ */
+const reportingDeps = (deps: CycleDeps, interruptible: Restore): CycleDeps =>
+  interruptible === asIs
+    ? deps
+    : {
+        ...deps,
+        coordinator: {
+          ...deps.coordinator,
+          reportCompletions: (completions) => interruptible(deps.coordinator.reportCompletions(completions)),
+          reportFailures: (failures) => interruptible(deps.coordinator.reportFailures(failures))
+        }
+      }
+
+/**
  * One cycle over these streams. `prefetched`: the events of some of them as their claim fetched them
  * (`WorkCoordinator.claimAndFetch`, the cycle right after the claim); only the other streams are fetched.
- * `interruptible`: where the cycle may be interrupted — its reads (the fetch, the models' load) only; a caller running
- * it uninterruptibly (the drain consumer) passes its `restore`, so from the first apply on, the cycle runs to its end
- * once it began: what it commits is always reported to the caller, whose hooks then run.
+ * `interruptible`: where the cycle may be interrupted — its statements (the fetch, the models' load, the completion
+ * and failure reports, a rewind); a caller running it uninterruptibly (the drain consumer) passes its `restore`, so
+ * once a report has returned, the cycle runs to its end: what it committed is always returned to the caller, whose
+ * hooks then run. (With the `instant` strategy a stop during a later group's report still loses the hooks of the
+ * groups reported before it in that cycle.)
  */
 export const runCycle = (
   deps: CycleDeps,
@@ -292,9 +311,10 @@ export const runCycle = (
     const groups = groupByPair(pending)
     const models = yield* loadModels(deps, groups, interruptible)
     const strategy = deps.strategy === "instant" ? InstantCompletionStrategy.instant : yield* BatchedCompletionStrategy.make()
-    const tally = yield* applyGroups(deps, groups, models, strategy, marked)
+    const reporting = reportingDeps(deps, interruptible)
+    const tally = yield* applyGroups(reporting, groups, models, strategy, marked)
     yield* strategy
-      .flush(deps.coordinator)
+      .flush(reporting.coordinator)
       .pipe(Effect.withSpan("whizbang.flush", { attributes: { "whizbang.groups": groups.size } }, { captureStackTrace: false }))
     const stalled = yield* afterCommit(deps, pending, marked, tally, interruptible)
     const { processed, failures, deduped, more } = tally
