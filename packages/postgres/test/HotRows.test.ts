@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { PgClient } from "@whizbang/postgres"
 import { Effect } from "effect"
 import * as Claim from "../src/sql/claimWork.js"
+import * as AppendSql from "../src/sql/appendEvents.js"
 import * as ReadSql from "../src/sql/readStream.js"
 
 const returning = (rows: ReadonlyArray<unknown>) => ({ query: () => Effect.succeed(rows) }) as unknown as PgClient.Shape
@@ -107,6 +108,15 @@ describe("rows of the hot statements", () => {
         metadata: {},
         scope: null
       })
+    })
+  )
+
+  it.effect("an append's version decodes whatever int8 parser the process set: text (pg's), a number, a bigint (Emmett's dumbo)", () =>
+    Effect.gen(function* () {
+      for (const version of ["7", 7, 7n]) {
+        const row = yield* AppendSql.streamVersion(returning([{ version }]), { streamId: "0190a1b2-0000-7000-8000-0000000000aa" })
+        expect(Number(row.version)).toBe(7)
+      }
     })
   )
 })

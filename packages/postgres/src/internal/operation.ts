@@ -146,12 +146,13 @@ const decoder = <S extends RowSchema>({ Row, columns }: Rows<S>) => {
 }
 
 /**
- * A `bigint` column: text as pg returns it, or a number where the application set a type parser for int8
- * (`pg.types.setTypeParser(20, ..)` is process-wide). Read it with `Number(..)`.
+ * A `bigint` column: text as pg returns it, or a number or a `bigint` where something in the process set a type
+ * parser for int8 (`pg.types.setTypeParser(20, ..)` is process-wide: Emmett's dumbo, for one, sets `BigInt`).
+ * Read it with `Number(..)`.
  *
  * @internal
  */
-export const Int8 = Schema.Union([Schema.String, Schema.Number])
+export const Int8 = Schema.Union([Schema.String, Schema.Number, Schema.BigInt])
 
 /**
  * Every row, decoded.
