@@ -9,6 +9,7 @@
 import { Schema } from "effect"
 import { DeadLetters as d, Events as e, LifecyclePending as l, PerspectiveEvents as pe } from "../internal/columns.js"
 import * as Operation from "../internal/operation.js"
+import { StoredEvent } from "./readStream.js"
 
 /**
  * Claims completed lifecycles and returns their events. Params: $1 instance id, $2 event ids (null = any),
@@ -19,17 +20,7 @@ import * as Operation from "../internal/operation.js"
  */
 export const claimCompleted = Operation.findAll({
   name: "lifecycle.claimCompleted",
-  Row: Schema.Struct({
-    eventId: Schema.String,
-    streamId: Schema.String,
-    streamVersion: Schema.Number,
-    eventType: Schema.String,
-    // jsonb: decoded by the event registry (payload); metadata and scope as the append wrote them.
-    payload: Schema.Unknown,
-    metadata: Schema.Unknown,
-    scope: Schema.Unknown,
-    deadLetteredBy: Schema.Array(Schema.String)
-  }),
+  Row: Schema.Struct({ ...StoredEvent.fields, deadLetteredBy: Schema.Array(Schema.String) }),
   columns: {
     eventId: e.eventId,
     streamId: e.streamId,

@@ -3,6 +3,23 @@ import { Events as e } from "../internal/columns.js"
 import * as Operation from "../internal/operation.js"
 
 /**
+ * A stored event as a statement reads it (`stream_version` cast to int).
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export const StoredEvent = Schema.Struct({
+  eventId: Schema.String,
+  streamId: Schema.String,
+  streamVersion: Schema.Number,
+  eventType: Schema.String,
+  // jsonb: the payload is decoded by the event registry; metadata and scope are as the append wrote them.
+  payload: Schema.Unknown,
+  metadata: Schema.Unknown,
+  scope: Schema.Unknown
+})
+
+/**
  * A stream's events in version order, after a version, at most `limit` (null: all).
  *
  * @category operations
@@ -10,16 +27,7 @@ import * as Operation from "../internal/operation.js"
  */
 export const readStream = Operation.findAll({
   name: "readStream.readStream",
-  Row: Schema.Struct({
-    eventId: Schema.String,
-    streamId: Schema.String,
-    streamVersion: Schema.Number,
-    eventType: Schema.String,
-    // jsonb: the payload is decoded by the event registry; metadata and scope are as the append wrote them.
-    payload: Schema.Unknown,
-    metadata: Schema.Unknown,
-    scope: Schema.Unknown
-  }),
+  Row: StoredEvent,
   columns: { eventId: e.eventId, streamId: e.streamId, streamVersion: e.streamVersion, eventType: e.eventType },
   params: (r: { readonly streamId: string; readonly afterVersion: number; readonly limit: number | null }) => [
     r.streamId,
