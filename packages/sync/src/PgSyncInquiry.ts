@@ -50,13 +50,12 @@
  *
  * @since 0.1.0
  */
+import { EventId, Perspective } from "@whizbang/core"
 import { PgClient, type PostgresError as PgError, SchemaReady } from "@whizbang/postgres"
 import { PgOperations } from "@whizbang/postgres/internal"
 import { Context, Effect, Layer } from "effect"
-import { classifyWith } from "./internal/eventVerdicts.js"
-import { portOf } from "./internal/inquiryPort.js"
 import { ParkedWaits } from "./internal/parkedWaits.js"
-import { pendingForStreamWith } from "./internal/pendingDiscovery.js"
+import type { ChangeSignal } from "./internal/processedListener.js"
 import * as ProcessedListener from "./internal/processedListener.js"
 import { noticeKey, ServingVersions } from "./internal/servingVersions.js"
 import { SyncEventTracker } from "./SyncEventTracker.js"
@@ -215,3 +214,141 @@ export const layer = (options: Options): Layer.Layer<PgSyncInquiry, never, PgCli
       return Context.make(PgSyncInquiry, inquiry).pipe(Context.add(SyncInquiryPort, inquiry.port))
     })
   )
+
+/**
+ * The verdicts of a `classify`: the facts the database gathers about each event, per serving key of the perspective,
+ * judged by the rule of `PgOperations.SyncInquiry` (see `PgSyncInquiry.ts`) and combined across the keys.
+ *
+ * @internal
+ */
+type Verdict = PgOperations.SyncInquiry.Verdict
+type Facts = PgOperations.SyncInquiry.EventFacts
+
+/** Gathers the facts of a request: one statement, or a batch shared with other waits. @internal */
+type FactsOf = (request: PgOperations.SyncInquiry.FactsRequest) => Effect.Effect<ReadonlyArray<Facts>, PostgresError>
+
+/** The failure a failing verdict's facts name. */
+const failureOf = (row: Facts): HeldEvent["failing"] => ({
+  eventId: row.failingEventId ?? row.eventId,
+  streamId: row.streamId ?? "",
+  perspectiveName: row.key,
+  error: row.failingError ?? "unknown error",
+  attempts: row.failingAttempts ?? 0,
+  nextAttemptAt: row.failingNextAttemptAt ?? undefined
+})
+
+/**
+ * The verdicts of `eventIds`, from the facts `facts` gathers (one statement, or a batch shared with other waits).
+ * `handled`: the event types each key handles. `versioned`: the bases seen served by versions, added to here.
+ *
+ * @internal
+ */
+const classifyWith =
+  (handled: ReadonlyMap<string, ReadonlySet<string>>, versioned: Set<string>, facts: FactsOf) =>
+  (perspectiveName: string, eventIds: ReadonlyArray<string>): Effect.Effect<Classified, PostgresError> =>
+    Effect.gen(function* () {
+      const ids = [...new Set(eventIds)]
+      // A malformed id can name no event: pending forever, and never sent to the database.
+      const valid = ids.filter(EventId.isUuid)
+      const out: Record<Exclude<Verdict, "failing">, Array<string>> = {
+        pending: ids.filter((id) => !EventId.isUuid(id)),
+        processed: [],
+        deadLettered: []
+      }
+      const failing: Array<HeldEvent> = []
+      if (valid.length === 0) return { ...out, failing }
+      const baseName = Perspective.parseKey(perspectiveName).baseName
+      const rows = yield* facts({ baseName, key: perspectiveName, eventIds: valid })
+      const keys = new Set<string>()
+      const verdicts = new Map<string, Array<Verdict>>()
+      const failures = new Map<string, HeldEvent["failing"]>()
+      for (const row of rows) {
+        keys.add(row.key)
+        const v = Sql.verdict(row, (eventType) => handled.get(row.key)?.has(eventType) ?? false)
+        if (v === "failing" && !failures.has(row.eventId)) failures.set(row.eventId, failureOf(row))
+        const list = verdicts.get(row.eventId)
+        if (list === undefined) verdicts.set(row.eventId, [v])
+        else list.push(v)
+      }
+      if (keys.size > 1 || [...keys].some((key) => key !== baseName)) versioned.add(baseName)
+      for (const id of valid) {
+        const v = Sql.combine(verdicts.get(id) ?? ["pending"])
+        if (v === "failing") {
+          out.pending.push(id)
+          failing.push({ eventId: id, failing: failures.get(id)! })
+        } else out[v].push(id)
+      }
+      return { ...out, failing }
+    })
+
+/**
+ * Cross-scope discovery: the pending events of one stream of a perspective (and, when asked, its events still in
+ * dead letters), or of every stream without one, at most `limit` ids.
+ *
+ * @internal
+ */
+/** `PgSyncInquiry`'s `pendingForStream`, over `client`. @internal */
+const pendingForStreamWith =
+  (client: PgClient.PgClient["Service"], limit: number) =>
+  (
+    perspectiveName: string,
+    streamId: string | undefined,
+    eventTypes?: ReadonlyArray<string>,
+    discovery?: DiscoveryOptions
+  ): Effect.Effect<ReadonlyArray<string>, PgError.PostgresError> => {
+    if (streamId !== undefined && !EventId.isUuid(streamId)) return Effect.succeed([])
+    const asked = { baseName: Perspective.parseKey(perspectiveName).baseName, key: perspectiveName, eventTypes: eventTypes ?? [], limit }
+    return Effect.map(
+      streamId === undefined
+        ? Sql.pendingEvents(client, asked)
+        : Sql.pendingEventsOfStream(client, { ...asked, streamId, deadLettered: discovery?.deadLettered === true }),
+      (rows) => rows.map((r) => r.eventId)
+    )
+  }
+
+/**
+ * The `SyncInquiryPort` `PgSyncInquiry` gives awaiters: its answers from the database (a failing query logged, its
+ * events left pending), its wake-ups from the `wh_processed` notifications.
+ *
+ * @internal
+ */
+/** What the port is made of. @internal */
+interface PortParts {
+  /** The event types each perspective handles. */
+  readonly handled: ReadonlyMap<string, ReadonlySet<string>>
+  /** The bases ever seen served by versions (see `PgSyncInquiry.make`). */
+  readonly versioned: ReadonlySet<string>
+  readonly classifyBatched: (perspectiveName: string, eventIds: ReadonlyArray<string>) => Effect.Effect<Classified, PostgresError>
+  readonly pendingForStream: (
+    perspectiveName: string,
+    streamId: string | undefined,
+    eventTypes?: ReadonlyArray<string>,
+    discovery?: DiscoveryOptions
+  ) => Effect.Effect<ReadonlyArray<string>, PostgresError>
+  readonly signal: ChangeSignal
+  readonly parked: ParkedWaits
+}
+
+/** @internal */
+const portOf = ({ classifyBatched, handled, parked, pendingForStream, signal, versioned }: PortParts): SyncInquiryPortShape => ({
+  authoritative: true,
+  perspectives: new Map([...handled]),
+  // Awaiters consult the tracker under the name asked for: its marks stand for the serving set only when that
+  // name is the base name and the base never had versions (so the base key alone serves it).
+  trustsTrackerMarks: (perspectiveName) =>
+    perspectiveName === Perspective.parseKey(perspectiveName).baseName && !versioned.has(perspectiveName),
+  pendingEventIds: (perspectiveName, eventIds) =>
+    classifyBatched(perspectiveName, eventIds).pipe(
+      Effect.map((c) => ({ pendingEventIds: c.pending, deadLetteredEventIds: c.deadLettered, failing: c.failing })),
+      Effect.catch((error) =>
+        Effect.as(Effect.logWarning("sync inquiry failed; the events stay pending", error), { pendingEventIds: eventIds })
+      )
+    ),
+  pendingForStream: (perspectiveName, streamId, eventTypes, discovery) =>
+    pendingForStream(perspectiveName, streamId, eventTypes, discovery).pipe(
+      Effect.catch((error) => Effect.as(Effect.logWarning("sync discovery failed", error), [] as ReadonlyArray<string>))
+    ),
+  changes: { current: signal.current, awaitChangeAfter: (generation) => signal.awaitChangeAfter(generation) },
+  // Ids without a database answer yet need no care here: the payload's key is trusted only while it alone serves.
+  awaitSettled: (perspectiveName, eventIds, generation) => parked.park(perspectiveName, eventIds, generation)
+})
