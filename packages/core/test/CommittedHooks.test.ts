@@ -30,21 +30,21 @@ const audit = Perspective.make({
   apply: { Opened: (m) => ({ n: m.n + 1 }) }
 })
 
+/** The memory coordinator with some of its operations replaced (`change` gets the real one). */
+const coordinatorWith = (change: (inner: WorkCoordinator.Shape) => Partial<WorkCoordinator.Shape>) =>
+  Layer.effect(
+    WorkCoordinator.WorkCoordinator,
+    Effect.map(Effect.service(WorkCoordinator.WorkCoordinator), (inner): WorkCoordinator.Shape => ({ ...inner, ...change(inner) }))
+  ).pipe(Layer.provideMerge(WorkCoordinator.layerMemory))
+
 describe("PerspectiveWorker stopped around a commit", () => {
   it.effect("a stop while a completion call hangs interrupts it: a database that does not answer does not hold the stop", () => {
     const called = Deferred.makeUnsafe<void>()
     // The completion reaches the store, then the call never returns (a connection that went silent).
-    const coordinator = Layer.effect(
-      WorkCoordinator.WorkCoordinator,
-      Effect.map(
-        Effect.service(WorkCoordinator.WorkCoordinator),
-        (inner): WorkCoordinator.Shape => ({
-          ...inner,
-          reportCompletions: (completions) =>
-            Effect.andThen(inner.reportCompletions(completions), Effect.andThen(Deferred.succeed(called, undefined), Effect.never))
-        })
-      )
-    ).pipe(Layer.provideMerge(WorkCoordinator.layerMemory))
+    const coordinator = coordinatorWith((inner) => ({
+      reportCompletions: (completions) =>
+        Effect.andThen(inner.reportCompletions(completions), Effect.andThen(Deferred.succeed(called, undefined), Effect.never))
+    }))
     const rewinder = Layer.succeed(PerspectiveRewinder.PerspectiveRewinder, {
       rewindFlagged: (targets) => Effect.succeed(targets.map((t) => ({ ...t, outcome: "notDue" as const, replayedEventIds: [] })))
     })
@@ -75,19 +75,12 @@ describe("PerspectiveWorker stopped around a commit", () => {
       const rewinding = Deferred.makeUnsafe<void>()
       // One stream, so one cycle: its `audit` pair is flagged for a rewind that never ends; its `accounts` work is
       // applied and committed first.
-      const coordinator = Layer.effect(
-        WorkCoordinator.WorkCoordinator,
-        Effect.map(
-          Effect.service(WorkCoordinator.WorkCoordinator),
-          (inner): WorkCoordinator.Shape => ({
-            ...inner,
-            fetchPendingEvents: (request) =>
-              Effect.map(inner.fetchPendingEvents(request), (rows) =>
-                rows.map((r) => (r.perspectiveName === "audit" ? { ...r, rewindRequired: true } : r))
-              )
-          })
-        )
-      ).pipe(Layer.provideMerge(WorkCoordinator.layerMemory))
+      const coordinator = coordinatorWith((inner) => ({
+        fetchPendingEvents: (request) =>
+          Effect.map(inner.fetchPendingEvents(request), (rows) =>
+            rows.map((r) => (r.perspectiveName === "audit" ? { ...r, rewindRequired: true } : r))
+          )
+      }))
       const rewinder = Layer.succeed(PerspectiveRewinder.PerspectiveRewinder, {
         rewindFlagged: () => Effect.andThen(Deferred.succeed(rewinding, undefined), Effect.never)
       })
