@@ -9,7 +9,7 @@ import {
   PerspectiveWorker,
   WorkCoordinator
 } from "@whizbang/core"
-import { Deferred, Duration, Effect, Exit, Layer, Schema, Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
 
 const Opened = EventDefinition.make("Opened", { payload: Schema.Struct({ id: Schema.String }), streamId: (p) => p.id })
@@ -37,17 +37,19 @@ const coordinatorWith = (change: (inner: WorkCoordinator.Shape) => Partial<WorkC
     Effect.map(Effect.service(WorkCoordinator.WorkCoordinator), (inner): WorkCoordinator.Shape => ({ ...inner, ...change(inner) }))
   ).pipe(Layer.provideMerge(WorkCoordinator.layerMemory))
 
+/** A rewinder with nothing due (no pair is flagged in these tests). */
+const rewinderNotDue = Layer.succeed(PerspectiveRewinder.PerspectiveRewinder, {
+  rewindFlagged: (targets) => Effect.succeed(targets.map((t) => ({ ...t, outcome: "notDue" as const, replayedEventIds: [] })))
+})
+
 describe("PerspectiveWorker stopped around a commit", () => {
-  it.effect("a stop while a completion call hangs interrupts it: a database that does not answer does not hold the stop", () => {
+  it.effect("a stop while a completion call hangs interrupts it after the grace: a database that does not answer does not hold the stop", () => {
     const called = Deferred.makeUnsafe<void>()
     // The completion reaches the store, then the call never returns (a connection that went silent).
     const coordinator = coordinatorWith((inner) => ({
       reportCompletions: (completions) =>
         Effect.andThen(inner.reportCompletions(completions), Effect.andThen(Deferred.succeed(called, undefined), Effect.never))
     }))
-    const rewinder = Layer.succeed(PerspectiveRewinder.PerspectiveRewinder, {
-      rewindFlagged: (targets) => Effect.succeed(targets.map((t) => ({ ...t, outcome: "notDue" as const, replayedEventIds: [] })))
-    })
     return Effect.gen(function* () {
       const memory = yield* WorkCoordinator.Memory
       yield* memory.enqueue([
@@ -63,10 +65,49 @@ describe("PerspectiveWorker stopped around a commit", () => {
         scope
       )
       while (!(yield* Deferred.isDone(called))) yield* TestClock.adjust(Duration.millis(10))
-      const stopped = yield* Effect.timeoutOption(Scope.close(scope, Exit.void), Duration.seconds(5))
+      const stopping = yield* Effect.forkChild(Scope.close(scope, Exit.void), { startImmediately: true })
+      yield* TestClock.adjust(Duration.millis(4_900))
+      expect(stopping.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(Duration.millis(200))
+      const stopped = yield* Effect.timeoutOption(Fiber.join(stopping), Duration.seconds(5))
       expect(stopped._tag).toBe("Some")
       expect((yield* memory.workRows).length).toBe(0)
-    }).pipe(Effect.provide(Layer.mergeAll(coordinator, PerspectiveStore.layerMemory, InstanceProvider.layerMemory(), rewinder)))
+    }).pipe(Effect.provide(Layer.mergeAll(coordinator, PerspectiveStore.layerMemory, InstanceProvider.layerMemory(), rewinderNotDue)))
+  })
+
+  it.effect("a stop while a committed completion's answer is on its way waits for it, and the hooks of what it committed run", () => {
+    const called = Deferred.makeUnsafe<void>()
+    const answer = Deferred.makeUnsafe<void>()
+    // The completion commits (the memory store), then its answer is slow to come back.
+    const coordinator = coordinatorWith((inner) => ({
+      reportCompletions: (completions) =>
+        Effect.andThen(inner.reportCompletions(completions), Effect.andThen(Deferred.succeed(called, undefined), Deferred.await(answer)))
+    }))
+    return Effect.gen(function* () {
+      const memory = yield* WorkCoordinator.Memory
+      yield* memory.enqueue([
+        { workId: "w1", streamId: "s1", perspectiveName: "accounts", eventId: "0000-1", eventType: "Opened", payload: { id: "s1" } }
+      ])
+      const seen: Array<string> = []
+      const scope = yield* Scope.make()
+      yield* Scope.provide(
+        PerspectiveWorker.make({
+          events: EventRegistry.make([Opened]),
+          perspectives: [accounts],
+          options: { pollingInterval: Duration.millis(100) },
+          hooks: { onPerspectiveEventProcessed: (group) => Effect.sync(() => seen.push(...group.eventIds)) }
+        }),
+        scope
+      )
+      while (!(yield* Deferred.isDone(called))) yield* TestClock.adjust(Duration.millis(10))
+      const stopping = yield* Effect.forkChild(Scope.close(scope, Exit.void), { startImmediately: true })
+      yield* TestClock.adjust(Duration.seconds(1))
+      expect(stopping.pollUnsafe()).toBeUndefined()
+      yield* Deferred.succeed(answer, undefined)
+      yield* Fiber.join(stopping)
+      expect(seen).toEqual(["0000-1"])
+      expect((yield* memory.workRows).length).toBe(0)
+    }).pipe(Effect.provide(Layer.mergeAll(coordinator, PerspectiveStore.layerMemory, InstanceProvider.layerMemory(), rewinderNotDue)))
   })
 
   it.effect(

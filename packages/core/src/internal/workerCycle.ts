@@ -22,6 +22,7 @@ import type * as PerspectiveStore from "../PerspectiveStore.js"
 import type * as ProcessedEventCache from "../ProcessedEventCache.js"
 import type * as WorkCoordinator from "../WorkCoordinator.js"
 import type * as WorkerOptions from "../WorkerOptions.js"
+import { answered } from "./answeredReport.js"
 import { applyGroup, type DecodeCache, dedupKey, type GroupApply, type GroupFailure } from "./applyGroup.js"
 import { fetchPending, type Groups, groupByPair, loadModels, type Models } from "./cycleReads.js"
 
@@ -273,9 +274,9 @@ const afterCommit = Effect.fnUntraced(function* (
 })
 
 /**
- * `deps` whose coordinator's completion and failure reports run with the caller's interruptibility: a stop while a
- * report is in flight interrupts it (its outcome is unknown either way — the database re-delivers what did not
- * commit, the dedup cache and the fence stop a double — and a database that hangs must not hold the stop).
+ * `deps` whose coordinator's completion and failure reports run with the caller's interruptibility, answered
+ * (`answeredReport.ts`): a stop while a report is in flight waits a short grace for its answer, so a commit that
+ * happened keeps its hooks, and a database that hangs does not hold the stop.
  */
 const reportingDeps = (deps: CycleDeps, interruptible: Restore): CycleDeps =>
   interruptible === asIs
@@ -284,8 +285,8 @@ const reportingDeps = (deps: CycleDeps, interruptible: Restore): CycleDeps =>
         ...deps,
         coordinator: {
           ...deps.coordinator,
-          reportCompletions: (completions) => interruptible(deps.coordinator.reportCompletions(completions)),
-          reportFailures: (failures) => interruptible(deps.coordinator.reportFailures(failures))
+          reportCompletions: (completions) => answered(deps.coordinator.reportCompletions(completions), interruptible),
+          reportFailures: (failures) => answered(deps.coordinator.reportFailures(failures), interruptible)
         }
       }
 
@@ -295,8 +296,7 @@ const reportingDeps = (deps: CycleDeps, interruptible: Restore): CycleDeps =>
  * `interruptible`: where the cycle may be interrupted — its statements (the fetch, the models' load, the completion
  * and failure reports, a rewind); a caller running it uninterruptibly (the drain consumer) passes its `restore`, so
  * once a report has returned, the cycle runs to its end: what it committed is always returned to the caller, whose
- * hooks then run. (With the `instant` strategy a stop during a later group's report still loses the hooks of the
- * groups reported before it in that cycle.)
+ * hooks then run; a report in flight when the stop comes is given a grace to answer (`answeredReport.ts`).
  */
 export const runCycle = (
   deps: CycleDeps,
