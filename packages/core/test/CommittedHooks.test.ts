@@ -43,37 +43,40 @@ const rewinderNotDue = Layer.succeed(PerspectiveRewinder.PerspectiveRewinder, {
 })
 
 describe("PerspectiveWorker stopped around a commit", () => {
-  it.effect("a stop while a completion call hangs interrupts it after the grace: a database that does not answer does not hold the stop", () => {
-    const called = Deferred.makeUnsafe<void>()
-    // The completion reaches the store, then the call never returns (a connection that went silent).
-    const coordinator = coordinatorWith((inner) => ({
-      reportCompletions: (completions) =>
-        Effect.andThen(inner.reportCompletions(completions), Effect.andThen(Deferred.succeed(called, undefined), Effect.never))
-    }))
-    return Effect.gen(function* () {
-      const memory = yield* WorkCoordinator.Memory
-      yield* memory.enqueue([
-        { workId: "w1", streamId: "s1", perspectiveName: "accounts", eventId: "0000-1", eventType: "Opened", payload: { id: "s1" } }
-      ])
-      const scope = yield* Scope.make()
-      yield* Scope.provide(
-        PerspectiveWorker.make({
-          events: EventRegistry.make([Opened]),
-          perspectives: [accounts],
-          options: { pollingInterval: Duration.millis(100) }
-        }),
-        scope
-      )
-      while (!(yield* Deferred.isDone(called))) yield* TestClock.adjust(Duration.millis(10))
-      const stopping = yield* Effect.forkChild(Scope.close(scope, Exit.void), { startImmediately: true })
-      yield* TestClock.adjust(Duration.millis(4_900))
-      expect(stopping.pollUnsafe()).toBeUndefined()
-      yield* TestClock.adjust(Duration.millis(200))
-      const stopped = yield* Effect.timeoutOption(Fiber.join(stopping), Duration.seconds(5))
-      expect(stopped._tag).toBe("Some")
-      expect((yield* memory.workRows).length).toBe(0)
-    }).pipe(Effect.provide(Layer.mergeAll(coordinator, PerspectiveStore.layerMemory, InstanceProvider.layerMemory(), rewinderNotDue)))
-  })
+  it.effect(
+    "a stop while a completion call hangs interrupts it after the grace: a database that does not answer does not hold the stop",
+    () => {
+      const called = Deferred.makeUnsafe<void>()
+      // The completion reaches the store, then the call never returns (a connection that went silent).
+      const coordinator = coordinatorWith((inner) => ({
+        reportCompletions: (completions) =>
+          Effect.andThen(inner.reportCompletions(completions), Effect.andThen(Deferred.succeed(called, undefined), Effect.never))
+      }))
+      return Effect.gen(function* () {
+        const memory = yield* WorkCoordinator.Memory
+        yield* memory.enqueue([
+          { workId: "w1", streamId: "s1", perspectiveName: "accounts", eventId: "0000-1", eventType: "Opened", payload: { id: "s1" } }
+        ])
+        const scope = yield* Scope.make()
+        yield* Scope.provide(
+          PerspectiveWorker.make({
+            events: EventRegistry.make([Opened]),
+            perspectives: [accounts],
+            options: { pollingInterval: Duration.millis(100) }
+          }),
+          scope
+        )
+        while (!(yield* Deferred.isDone(called))) yield* TestClock.adjust(Duration.millis(10))
+        const stopping = yield* Effect.forkChild(Scope.close(scope, Exit.void), { startImmediately: true })
+        yield* TestClock.adjust(Duration.millis(4_900))
+        expect(stopping.pollUnsafe()).toBeUndefined()
+        yield* TestClock.adjust(Duration.millis(200))
+        const stopped = yield* Effect.timeoutOption(Fiber.join(stopping), Duration.seconds(5))
+        expect(stopped._tag).toBe("Some")
+        expect((yield* memory.workRows).length).toBe(0)
+      }).pipe(Effect.provide(Layer.mergeAll(coordinator, PerspectiveStore.layerMemory, InstanceProvider.layerMemory(), rewinderNotDue)))
+    }
+  )
 
   it.effect("a stop while a committed completion's answer is on its way waits for it, and the hooks of what it committed run", () => {
     const called = Deferred.makeUnsafe<void>()

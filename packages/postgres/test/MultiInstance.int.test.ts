@@ -274,6 +274,8 @@ describe("many instances on one database", () => {
       expect(yield* count(a, "wh_perspective_events")).toBe(120)
       const b = yield* startNode({ url })
       const killedAt = Date.now()
+      // Killed: its held commit dies with it (a stop would give a report on its way a grace to answer).
+      yield* Deferred.die(never, new Error("killed"))
       yield* a.stop
       yield* drained([b])
       const takeover = Date.now() - killedAt
