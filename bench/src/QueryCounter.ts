@@ -1,17 +1,33 @@
 /**
- * `--count-queries`: counts round trips per statement (first line of the SQL) by wrapping `pg.Client#query`, to
+ * `--count-queries`: counts round trips per statement (its first 90 characters; most frequent first) by wrapping `pg.Client#query`, to
  * show what one worker cycle costs. Only for profiling: it adds a little overhead itself.
  */
 import pg from "pg"
 
 const counts = new Map<string, { n: number; ms: number }>()
+const afterSet = new WeakSet<pg.Client>()
 
 export const install = () => {
   const original = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
   pg.Client.prototype.query = function (this: pg.Client, ...args: Array<unknown>) {
     const first = args[0]
     const text = typeof first === "string" ? first : ((first as { text?: string } | undefined)?.text ?? "?")
-    const key = text.replace(/\s+/g, " ").trim().slice(0, 90)
+    // A tenant's `SET search_path` and the deallocation of its prepared statements count together, not per name.
+    // Schema names are left out, so a statement counts once whichever tenant ran it.
+    const key = text
+      .replace(/\s+/g, " ")
+      .trim()
+      .replace(/^(SET search_path TO|DEALLOCATE) .*/, "$1 …")
+      .replace(/"[^"]*"\.(?="?wh_)/g, "")
+      .slice(0, 90)
+    // What made a connection move to another schema: the statement that followed the `SET`.
+    if (afterSet.has(this)) {
+      afterSet.delete(this)
+      const moved = `  after a SET: ${key}`
+      const m = counts.get(moved) ?? counts.set(moved, { n: 0, ms: 0 }).get(moved)!
+      m.n++
+    }
+    if (key.startsWith("SET search_path")) afterSet.add(this)
     const started = performance.now()
     const c = counts.get(key) ?? counts.set(key, { n: 0, ms: 0 }).get(key)!
     c.n++
@@ -28,8 +44,9 @@ export const install = () => {
 export const reset = () => counts.clear()
 
 export const report = () =>
+  `${[...counts.values()].reduce((n, c) => n + c.n, 0)} round trips in all\n` +
   [...counts]
-    .sort((a, b) => b[1].ms - a[1].ms)
-    .slice(0, 25)
+    .sort((a, b) => b[1].n - a[1].n)
+    .slice(0, 40)
     .map(([k, c]) => `${String(c.n).padStart(8)} calls ${c.ms.toFixed(0).padStart(9)} ms  ${k}`)
     .join("\n")

@@ -42,6 +42,7 @@ import * as ConnectionOptions from "./internal/connectionOptions.js"
 import * as DedicatedPool from "./internal/dedicatedPool.js"
 import * as ListenConnection from "./internal/listenConnection.js"
 import * as PgPool from "./internal/pgPool.js"
+import * as QualifiedStatement from "./internal/qualifiedStatement.js"
 import * as SearchPath from "./internal/searchPath.js"
 import * as SchemaStatements from "./internal/schemaStatements.js"
 import * as StatementName from "./internal/statementName.js"
@@ -97,6 +98,15 @@ export interface QueryOptions {
    * client was made with `preparedStatements: false`.
    */
   readonly prepared?: boolean | undefined
+  /**
+   * Whizbang's own statements: every `wh_` relation and function of the text is named schema-qualified before it
+   * runs (on a view of another schema, `forSchema`, the statement then needs no `SET search_path` on a connection
+   * last used for another schema). Texts that cannot be rewritten (schema changes, dollar-quoted bodies) run as
+   * without it. Not for statements naming relations other than Whizbang's.
+   *
+   * @internal
+   */
+  readonly qualified?: boolean | undefined
 }
 
 /**
@@ -177,7 +187,8 @@ export interface Shape {
   /**
    * The same client bound to another schema (a tenant's): its statements run on this client's pool, each
    * connection moved to `schema` (one `SET search_path` when a checkout finds it on another schema, none per
-   * statement); its `listen` delivers `schema`'s notifications; its `dedicated` is one pool shared by every view
+   * statement) — except Whizbang's own statements (`QueryOptions.qualified`), which name the schema themselves and
+   * run on a connection wherever it is; its `listen` delivers `schema`'s notifications; its `dedicated` is one pool shared by every view
    * of this client (made by the first view that asks, sized by the largest request, ended with this client), so the connections
    * of a process do not grow with its tenants. A statement of one view inside another view's transaction is a
    * defect: one transaction serves one schema. `schema` must be a schema name validated already
@@ -223,7 +234,37 @@ const fromDecoded = (
         schema,
         prepare: (connection) => SearchPath.ensure(connection, config, initial, schema)
       }
-      const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) =>
+      // Whizbang's own statements, schema-qualified for this view (`qualifiedStatement.ts`), by their text.
+      const qualifiedTexts = new Map<string, string>()
+      const qualified = <Row extends object>(sql: string, params: ReadonlyArray<unknown> | undefined, prepared: boolean) => {
+        let text = qualifiedTexts.get(sql)
+        if (text === undefined) {
+          if (qualifiedTexts.size >= 2_000) qualifiedTexts.clear()
+          qualifiedTexts.set(sql, (text = QualifiedStatement.forSchema(sql, schema)))
+        }
+        const ownText = text
+        return Transaction.withConnection(
+          target,
+          (connection) => {
+            if (!(decoded.preparedStatements && prepared)) return Connection.run<Row>(connection, config, ownText, params)
+            const name = StatementName.of(ownText)
+            if (schema === initial) return Connection.run<Row>(connection, config, ownText, params, name)
+            // A tenant's statements, named per tenant by their text: a connection keeps a bounded number of them.
+            return Effect.andThen(
+              SchemaStatements.use(connection, config, name),
+              SchemaStatements.run<Row>(connection, config, ownText, params, name)
+            )
+          },
+          true
+        )
+      }
+      const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) => {
+        const rewritten = options?.qualified === true ? QualifiedStatement.qualify(sql) : undefined
+        return rewritten === undefined
+          ? unqualified<Row>(sql, params, options)
+          : qualified<Row>(rewritten, params, options?.prepared === true)
+      }
+      const unqualified = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) =>
         Transaction.withConnection(target, (connection) => {
           if (!(decoded.preparedStatements && options?.prepared === true)) return Connection.run<Row>(connection, config, sql, params)
           if (schema === initial) return Connection.run<Row>(connection, config, sql, params, StatementName.of(sql))

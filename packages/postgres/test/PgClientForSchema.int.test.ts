@@ -61,6 +61,40 @@ describe("PgClient.forSchema", () => {
     )
   )
 
+  it.live("Whizbang's statements (qualified) run for their view's schema on a connection left on any other, without moving it there", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        // One connection: every view's statements land on it.
+        const base = yield* PgClient.make({ url: db.url, schema: "view_base", maxConnections: 1 })
+        for (const schema of ["view_base", "view_a", "view_b"]) {
+          yield* base.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+          yield* base.query(`DROP TABLE IF EXISTS ${schema}.wh_t`)
+          yield* base.query(`CREATE TABLE ${schema}.wh_t (name text)`)
+          yield* base.query(`INSERT INTO ${schema}.wh_t VALUES ('${schema}')`)
+        }
+        // Read past the views, on the pool's one connection as it is.
+        const path = Effect.promise(() => base.pool.query<{ p: string }>("SELECT current_setting('search_path') AS p")).pipe(
+          Effect.map((result) => result.rows[0]!.p)
+        )
+        const ask = (client: PgClient.Shape, prepared: boolean) =>
+          Effect.map(client.query<{ name: string }>("SELECT name FROM wh_t", [], { prepared, qualified: true }), (rows) =>
+            rows.map((r) => r.name).join()
+          )
+        const a = base.forSchema("view_a")
+        const b = base.forSchema("view_b")
+        // Unqualified, a view moves the connection (one SET); qualified ones then leave it where it is.
+        expect(yield* Effect.map(b.query<{ name: string }>("SELECT current_schema() AS name"), (rows) => rows[0]!.name)).toBe("view_b")
+        const seen = yield* Effect.forEach(
+          Array.from({ length: 11 }, (_, i) => i),
+          (i) => ask(i % 3 === 0 ? base : i % 3 === 1 ? a : b, i % 2 === 0)
+        )
+        expect(seen).toEqual(Array.from({ length: 11 }, (_, i) => ["view_base", "view_a", "view_b"][i % 3]))
+        // The one connection is still where the unqualified statement of view_b left it.
+        expect(yield* path).toBe("view_b")
+      })
+    )
+  )
+
   it.live("every view's `dedicated` is one pool shared by all views, each bound to its view's schema, sized by the largest request", () =>
     withViews((base, a, b) =>
       Effect.gen(function* () {
@@ -81,7 +115,7 @@ describe("PgClient.forSchema", () => {
   )
 
   it.live(
-    "a tenant's prepared statements keep their own names (and plans) per schema; a connection keeps at most 256, the oldest deallocated",
+    "a tenant's prepared statements keep their own names (and plans) per schema; a connection keeps at most 256, the 64 oldest deallocated together",
     () =>
       Effect.scoped(
         Effect.gen(function* () {
@@ -101,14 +135,19 @@ describe("PgClient.forSchema", () => {
           // Named per schema: one prepared statement each, the same text.
           expect((yield* prepared)[0]!.n).toBe(40)
           const all = yield* Effect.forEach(
-            Array.from({ length: 300 }, (_, i) => i),
+            Array.from({ length: 256 }, (_, i) => i),
             ask
           )
-          expect(all).toEqual(Array.from({ length: 300 }, (_, i) => i))
+          expect(all).toEqual(Array.from({ length: 256 }, (_, i) => i))
           expect((yield* prepared)[0]!.n).toBe(256)
+          // Full: the next one makes room for itself and the next 63, the 64 least recently used dropped together.
+          expect(yield* ask(256)).toBe(256)
+          expect((yield* prepared)[0]!.n).toBe(256 - 64 + 1)
+          expect(yield* Effect.forEach([257, 258], ask)).toEqual([257, 258])
+          expect((yield* prepared)[0]!.n).toBe(256 - 64 + 3)
           // The first ones were deallocated: asked again, they are prepared again and answer.
           expect(yield* Effect.forEach([0, 1, 2], ask)).toEqual([0, 1, 2])
-          expect((yield* prepared)[0]!.n).toBe(256)
+          expect((yield* prepared)[0]!.n).toBe(256 - 64 + 6)
         })
       )
   )

@@ -64,7 +64,9 @@ interface Definition<Request> {
   readonly prepared?: boolean | undefined
 }
 
-const queryOptions: QueryOptions = { prepared: true }
+// Every operation's text names Whizbang's relations only: it runs schema-qualified (`qualifiedStatement.ts`).
+const preparedOptions: QueryOptions = { prepared: true, qualified: true }
+const queryOptions: QueryOptions = { qualified: true }
 
 const make = <Request, A>(
   definition: Definition<Request>,
@@ -81,7 +83,7 @@ const make = <Request, A>(
     const request = args[0] as Request
     const sql = typeof definition.sql === "string" ? definition.sql : definition.sql(request)
     const params = definition.params?.(request)
-    return Effect.flatMap(client.query(sql, params, definition.prepared === true ? queryOptions : undefined), (rows) =>
+    return Effect.flatMap(client.query(sql, params, definition.prepared === true ? preparedOptions : queryOptions), (rows) =>
       result(rows, (issue) => unexpected(issue, sql))
     )
   }

@@ -2,8 +2,8 @@
 // statement whenever the search_path it was planned under changed, so a statement shared by every tenant was
 // planned again at nearly every execution on a connection that serves tenants in turn (a claim: about 3 ms of
 // planning for 0.6 ms of work). Named per schema instead, each tenant's statements keep their plans on a connection.
-// A connection holds at most `capacity` of them: the least recently used is deallocated to make room, so a process
-// serving thousands of tenants keeps its sessions' memory bounded.
+// A connection holds at most `capacity` of them: the least recently used are deallocated to make room (several in
+// one round trip), so a process serving thousands of tenants keeps its sessions' memory bounded.
 import { Effect } from "effect"
 import type pg from "pg"
 import type { PostgresError } from "../PostgresError.js"
@@ -26,13 +26,17 @@ const isMissing = (error: PostgresError): boolean => error.reason._tag === "Unkn
 const parsedOn = (client: pg.ClientBase): Record<string, string> | undefined =>
   (client as unknown as { readonly connection?: { readonly parsedStatements?: Record<string, string> } }).connection?.parsedStatements
 
+/** How many of the least recently used statements go when a connection is full: one round trip for all of them. */
+export const evictedTogether = 64
+
 /**
- * Records that `name` (a per-schema name) runs on `connection` now, deallocating the least recently used one first
- * when the connection holds `capacity` already. Only a statement pg saw prepared is deallocated: a name recorded
- * here whose statement never reached the server (it failed, or ran in an aborted transaction) has nothing to drop,
- * and a DEALLOCATE of it would fail — every later eviction on the connection with it, as it stays the oldest.
+ * Records that `name` (a per-schema name) runs on `connection` now. When the connection holds `capacity` already,
+ * the {@link evictedTogether} least recently used go first, deallocated in one round trip (a process sweeping through
+ * thousands of tenants prepares a statement for nearly every one it runs: one `DEALLOCATE` each was a round trip per
+ * statement). Only statements pg saw prepared are deallocated: a name recorded here whose statement never reached
+ * the server (it failed, or ran in an aborted transaction) has nothing to drop, and a DEALLOCATE of it would fail.
  * Uninterruptible: a DEALLOCATE sent is always recorded (interrupted between the two, the server would have dropped
- * a statement pg still believes prepared, and every later use of that name on the connection would fail).
+ * statements pg still believes prepared, and every later use of those names on the connection would fail).
  */
 export const use = (connection: Connection.Connection, config: pg.ClientConfig, name: string): Effect.Effect<void, PostgresError> =>
   Effect.uninterruptible(
@@ -44,16 +48,30 @@ export const use = (connection: Connection.Connection, config: pg.ClientConfig, 
         names.set(name, true)
         return Effect.void
       }
-      const oldest = names.keys().next().value as string
-      names.delete(oldest)
+      const evicted: Array<string> = []
+      for (const oldest of names.keys()) {
+        if (evicted.length >= evictedTogether) break
+        evicted.push(oldest)
+      }
+      for (const oldest of evicted) names.delete(oldest)
       names.set(name, true)
       const parsed = parsedOn(client)
-      if (parsed !== undefined && parsed[oldest] === undefined) return Effect.void
+      const prepared = parsed === undefined ? evicted : evicted.filter((oldest) => parsed[oldest] !== undefined)
+      if (prepared.length === 0) return Effect.void
+      const text = prepared.map((oldest) => `DEALLOCATE ${Identifier.quote(oldest)}`).join("; ")
       return Effect.map(
-        Effect.catchIf(Connection.run(connection, config, `DEALLOCATE ${Identifier.quote(oldest)}`), isMissing, () => Effect.void),
+        // One that is missing fails the text at that statement (the earlier ones are dropped): then one by one.
+        Effect.catchIf(Connection.run(connection, config, text), isMissing, () =>
+          Effect.forEach(
+            prepared,
+            (oldest) =>
+              Effect.catchIf(Connection.run(connection, config, `DEALLOCATE ${Identifier.quote(oldest)}`), isMissing, () => Effect.void),
+            { discard: true }
+          )
+        ),
         // pg remembers what it prepared on the connection, and would otherwise send only the name next time.
         () => {
-          if (parsed !== undefined) delete parsed[oldest]
+          if (parsed !== undefined) for (const oldest of prepared) delete parsed[oldest]
         }
       )
     })

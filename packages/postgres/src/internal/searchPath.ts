@@ -1,6 +1,8 @@
 // Which schema a pooled connection resolves unqualified names in. Every connection starts on its client's schema
 // (the `search_path` startup option); a schema-bound view of the same pool (`PgClient.forSchema`, one per tenant)
 // moves a connection to its own schema with one `SET` when it checks that connection out and finds it elsewhere.
+// Whizbang's own statements skip this (`qualifiedStatement.ts`: they name the schema); the rest — an app's
+// statements, schema changes, names resolved at run time — keep it.
 // A connection that serves one tenant after another therefore pays one round trip per switch, none per statement;
 // a prepared statement is re-planned by Postgres itself when the path it was planned under changes.
 import { Effect } from "effect"

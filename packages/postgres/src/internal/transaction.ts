@@ -57,15 +57,21 @@ export const currentClient = (target: Pick<Target, "pool" | "schema">): Effect.E
 export const outside = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.provideService(effect, CurrentTransaction, Option.none())
 
-/** Runs `use` on the current transaction's connection, or on a connection checked out for it alone. */
+/**
+ * Runs `use` on the current transaction's connection, or on a connection checked out for it alone: moved to the
+ * target's schema first, unless `anySchema` (a statement whose every relation is schema-qualified).
+ */
 export const withConnection = <A, E, R>(
   target: Target,
-  use: (connection: Connection.Connection) => Effect.Effect<A, E, R>
+  use: (connection: Connection.Connection) => Effect.Effect<A, E, R>,
+  anySchema = false
 ): Effect.Effect<A, E | PostgresError, R> =>
   Effect.flatMap(currentOn(target), (current) =>
     Option.isSome(current)
       ? use(current.value.connection)
-      : Effect.acquireUseRelease(acquire(target), use, (connection, exit) => Connection.release(connection, isBroken(exit)))
+      : Effect.acquireUseRelease(anySchema ? Connection.acquire(target.pool, target.schema) : acquire(target), use, (connection, exit) =>
+          Connection.release(connection, isBroken(exit))
+        )
   )
 
 /** A connection of the pool, on the target's schema; released (destroyed) when it cannot be moved there. */

@@ -1,7 +1,7 @@
 /**
  * The statements of the read-your-writes inquiry (`@whizbang/sync`'s `PgSyncInquiry`): what the database knows about
  * whether a perspective processed some events, and the rule that reads it. Every value is a bound parameter; table
- * names are unqualified (each connection's search_path is the service schema).
+ * names are written unqualified and qualified with the view's schema when they run (`PgClient.QueryOptions.qualified`).
  *
  * Every statement answers for the SERVING versions of a perspective's base name, resolved in the statement itself
  * (so a check is atomic with respect to a state change such as a cutover): the registered versions in state
