@@ -99,9 +99,9 @@ export interface QueryOptions {
    */
   readonly prepared?: boolean | undefined
   /**
-   * Whizbang's own statements: every `wh_` relation and function of the text is named schema-qualified before it
-   * runs (on a view of another schema, `forSchema`, the statement then needs no `SET search_path` on a connection
-   * last used for another schema). Texts that cannot be rewritten (schema changes, dollar-quoted bodies) run as
+   * Whizbang's own statements: on a view of another schema than the client's own (`forSchema`), every `wh_`
+   * relation and function of the text is named schema-qualified before it runs, so the statement needs no
+   * `SET search_path` on a connection last used for another schema. Texts that cannot be rewritten (schema changes, dollar-quoted bodies) run as
    * without it. Not for statements naming relations other than Whizbang's.
    *
    * @internal
@@ -259,7 +259,8 @@ const fromDecoded = (
         )
       }
       const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) => {
-        const rewritten = options?.qualified === true ? QualifiedStatement.qualify(sql) : undefined
+        // Only a view of another schema than the pool's own rewrites: a single-schema service's statements run as written.
+        const rewritten = options?.qualified === true && schema !== initial ? QualifiedStatement.qualify(sql) : undefined
         return rewritten === undefined
           ? unqualified<Row>(sql, params, options)
           : qualified<Row>(rewritten, params, options?.prepared === true)

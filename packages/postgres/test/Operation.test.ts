@@ -39,7 +39,7 @@ describe("operations", () => {
         { id: "a", attempts: 3, heldBy: null },
         { id: "b", attempts: 0, heldBy: "i" }
       ])
-      expect(calls).toEqual([{ sql: list.sql, params: ["balance", 10], options: undefined }])
+      expect(calls).toEqual([{ sql: list.sql, params: ["balance", 10], options: { qualified: true } }])
     })
   )
 
@@ -98,8 +98,12 @@ describe("operations", () => {
       expect(yield* deleted(client, { table: "wh_per_x", ids: ["a"] })).toBe(2)
       expect(yield* Operation.void({ name: "test.void", sql: "SELECT 1" })(client)).toBeUndefined()
       expect(calls).toEqual([
-        { sql: "DELETE FROM wh_per_x WHERE id = ANY($1::uuid[]) RETURNING id", params: [["a"]], options: { prepared: true } },
-        { sql: "SELECT 1", params: undefined, options: undefined }
+        {
+          sql: "DELETE FROM wh_per_x WHERE id = ANY($1::uuid[]) RETURNING id",
+          params: [["a"]],
+          options: { prepared: true, qualified: true }
+        },
+        { sql: "SELECT 1", params: undefined, options: { qualified: true } }
       ])
     })
   )
