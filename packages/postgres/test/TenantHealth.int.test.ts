@@ -40,4 +40,18 @@ layer(PgTestDatabase.layer({ schema: "health_a" }))((it) => {
       expect(missing.reason._tag).toBe("UndefinedTable")
     })
   )
+
+  it.effect("TenantWork.check: history still planned (a new perspective's catch-up, no work rows) keeps a tenant busy", () =>
+    Effect.gen(function* () {
+      const client = yield* PgClient.PgClient
+      const c = client.forSchema("health_c")
+      yield* Effect.provideService(PgMigrator.run, PgClient.PgClient, c)
+      const request = { instanceId: "01a24dd3-0000-7000-8000-000000000001", staleSeconds: 30 }
+      expect((yield* PgOperations.TenantWork.check(c, request)).busy).toBe(false)
+      yield* c.query(
+        `insert into wh_perspective_backfill (perspective_name, stream_id, through_event_id) values ('deposits', gen_random_uuid(), gen_random_uuid())`
+      )
+      expect(yield* PgOperations.TenantWork.check(c, request)).toMatchObject({ busy: true, lagSeconds: 0 })
+    })
+  )
 })

@@ -1,11 +1,17 @@
 /**
  * Whether a tenant schema has anything for a worker (the tenant fleet's check before it starts a tenant's services,
- * and while it holds them): pending work, lifecycle stages or a version being built; its lag; and whether another
+ * and while it holds them): pending work, lifecycle stages, a version being built or history planned; its lag; and whether another
  * process's live instance runs its work already. One statement on the tenant's view of the client, prepared (the
  * fleet runs it for every tenant it is notified of).
  */
 import { Schema } from "effect"
-import { LifecyclePending as l, PerspectiveEvents as w, PerspectiveVersions as v, ServiceInstances as i } from "../internal/columns.js"
+import {
+  LifecyclePending as l,
+  PerspectiveBackfill as b,
+  PerspectiveEvents as w,
+  PerspectiveVersions as v,
+  ServiceInstances as i
+} from "../internal/columns.js"
 import * as Operation from "../internal/operation.js"
 
 /**
@@ -15,7 +21,10 @@ import * as Operation from "../internal/operation.js"
  * @since 0.6.0
  */
 export const Work = Schema.Struct({
-  /** Work rows, lifecycle stages waiting, or a version being built. */
+  /**
+   * Work rows, lifecycle stages waiting, a version being built, or history still planned (a new perspective's
+   * catch-up goes live at once; its history is replayed from `wh_perspective_backfill`, not from work rows).
+   */
   busy: Schema.Boolean,
   /** Seconds since its oldest pending work row was enqueued; 0 when none. */
   lagSeconds: Schema.Number,
@@ -48,7 +57,8 @@ export const check = Operation.single({
   prepared: true,
   sql: `SELECT EXISTS (SELECT 1 FROM ${w.table})
   OR EXISTS (SELECT 1 FROM ${l.table})
-  OR EXISTS (SELECT 1 FROM ${v.table} WHERE ${v.state} = 'building') AS busy,
+  OR EXISTS (SELECT 1 FROM ${v.table} WHERE ${v.state} = 'building')
+  OR EXISTS (SELECT 1 FROM ${b.table}) AS busy,
   coalesce(extract(epoch FROM now() - (SELECT min(${w.createdAt}) FROM ${w.table})), 0)::float8 AS lag_seconds,
   EXISTS (SELECT 1 FROM ${i.table} WHERE ${i.instanceId} <> $1::uuid
     AND ${i.lastHeartbeatAt} > now() - make_interval(secs => $2::int)) AS elsewhere`

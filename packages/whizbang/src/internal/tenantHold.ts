@@ -50,21 +50,33 @@ export const hold = (
     })
   )
 
-/** The started services held: until an idle check finds nothing, or the time slice is over. */
+/**
+ * How soon a held tenant is checked again when it was busy while its worker was idle (a replay of history, a version
+ * build: their end sends no idle signal), rather than after `idleCheck`.
+ */
+const quietRecheck = Duration.millis(500)
+
+/**
+ * The started services held: until an idle check finds nothing, or the time slice is over. A tenant busy while its
+ * worker is idle is checked every {@link quietRecheck}: its slot is not kept an `idleCheck` after its replay ended.
+ */
 const whileBusy = (ctx: FleetContext, tenantId: string, held: Hold): Effect.Effect<"idle" | "turn", PostgresError.PostgresError> =>
   Effect.gen(function* () {
     const { options, state } = ctx
     const since = Date.now()
+    // Busy while its worker said it is idle: history replayed or a version built, which no idle signal ends.
+    let quietlyBusy = false
     while (true) {
-      const saidIdle = yield* Effect.raceFirst(
+      const saidIdle: boolean = yield* Effect.raceFirst(
         Effect.as(Deferred.await(held.idleSignal), true),
-        Effect.as(Effect.sleep(options.idleCheck), false)
+        Effect.as(Effect.sleep(quietlyBusy ? Duration.min(options.idleCheck, quietRecheck) : options.idleCheck), false)
       )
       const turnOver = state.turnOver(since, Date.now(), Duration.toMillis(options.timeSlice))
       if (held.woke(saidIdle, turnOver) === "wait") continue
       const work = yield* checkWork(ctx, tenantId)
       yield* ctx.metrics.lag(tenantId, work.lagSeconds)
       const verdict = held.checked(work.busy, turnOver)
+      quietlyBusy = work.busy && (saidIdle || quietlyBusy)
       if (verdict === "idle") {
         yield* Effect.logDebug("tenant idle", { tenant: tenantId, heldMs: Date.now() - since, workerSaidIdle: saidIdle })
         return "idle" as const
