@@ -101,8 +101,8 @@ export interface QueryOptions {
   /**
    * Whizbang's own statements: on a view of another schema than the client's own (`forSchema`), every `wh_`
    * relation and function of the text is named schema-qualified before it runs, so the statement needs no
-   * `SET search_path` on a connection last used for another schema. Texts that cannot be rewritten (schema changes, dollar-quoted bodies) run as
-   * without it. Not for statements naming relations other than Whizbang's.
+   * `SET search_path` on a connection last used for another schema. Texts that cannot be rewritten (schema changes,
+   * dollar-quoted bodies) run as without it. Not for statements naming relations other than Whizbang's.
    *
    * @internal
    */
@@ -188,8 +188,8 @@ export interface Shape {
    * The same client bound to another schema (a tenant's): its statements run on this client's pool, each
    * connection moved to `schema` (one `SET search_path` when a checkout finds it on another schema, none per
    * statement) — except Whizbang's own statements (`QueryOptions.qualified`), which name the schema themselves and
-   * run on a connection wherever it is; its `listen` delivers `schema`'s notifications; its `dedicated` is one pool shared by every view
-   * of this client (made by the first view that asks, sized by the largest request, ended with this client), so the connections
+   * run on a connection wherever it is; its `listen` delivers `schema`'s notifications; its `dedicated` is one pool
+   * shared by every view of this client (made by the first view that asks, sized by the largest request, ended with this client), so the connections
    * of a process do not grow with its tenants. A statement of one view inside another view's transaction is a
    * defect: one transaction serves one schema. `schema` must be a schema name validated already
    * (`Identifier.validateSchema`).
@@ -234,48 +234,38 @@ const fromDecoded = (
         schema,
         prepare: (connection) => SearchPath.ensure(connection, config, initial, schema)
       }
-      // Whizbang's own statements, schema-qualified for this view (`qualifiedStatement.ts`), by their text.
+      // Whizbang's own statements as this view runs them, schema-qualified (`qualifiedStatement.ts`), by their text.
       const qualifiedTexts = new Map<string, string>()
-      const qualified = <Row extends object>(sql: string, params: ReadonlyArray<unknown> | undefined, prepared: boolean) => {
-        let text = qualifiedTexts.get(sql)
+      const qualifiedFor = (rewritten: string): string => {
+        let text = qualifiedTexts.get(rewritten)
         if (text === undefined) {
           if (qualifiedTexts.size >= 2_000) qualifiedTexts.clear()
-          qualifiedTexts.set(sql, (text = QualifiedStatement.forSchema(sql, schema)))
+          qualifiedTexts.set(rewritten, (text = QualifiedStatement.forSchema(rewritten, schema)))
         }
-        const ownText = text
-        return Transaction.withConnection(
+        return text
+      }
+      /** Runs `sql` on a connection moved to this view's schema, or on any connection when `anySchema` (qualified). */
+      const run = <Row extends object>(sql: string, params: ReadonlyArray<unknown> | undefined, prepared: boolean, anySchema: boolean) =>
+        Transaction.withConnection(
           target,
           (connection) => {
-            if (!(decoded.preparedStatements && prepared)) return Connection.run<Row>(connection, config, ownText, params)
-            const name = StatementName.of(ownText)
-            if (schema === initial) return Connection.run<Row>(connection, config, ownText, params, name)
-            // A tenant's statements, named per tenant by their text: a connection keeps a bounded number of them.
+            if (!(decoded.preparedStatements && prepared)) return Connection.run<Row>(connection, config, sql, params)
+            if (schema === initial) return Connection.run<Row>(connection, config, sql, params, StatementName.of(sql))
+            // A tenant's own name, so its plans survive the connection serving other tenants in between.
+            const name = SchemaStatements.nameOf(sql, schema, initial)
             return Effect.andThen(
               SchemaStatements.use(connection, config, name),
-              SchemaStatements.run<Row>(connection, config, ownText, params, name)
+              SchemaStatements.run<Row>(connection, config, sql, params, name)
             )
           },
-          true
+          anySchema
         )
-      }
       const query = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) => {
+        const prepared = options?.prepared === true
         // Only a view of another schema than the pool's own rewrites: a single-schema service's statements run as written.
         const rewritten = options?.qualified === true && schema !== initial ? QualifiedStatement.qualify(sql) : undefined
-        return rewritten === undefined
-          ? unqualified<Row>(sql, params, options)
-          : qualified<Row>(rewritten, params, options?.prepared === true)
+        return rewritten === undefined ? run<Row>(sql, params, prepared, false) : run<Row>(qualifiedFor(rewritten), params, prepared, true)
       }
-      const unqualified = <Row extends object>(sql: string, params?: ReadonlyArray<unknown>, options?: QueryOptions) =>
-        Transaction.withConnection(target, (connection) => {
-          if (!(decoded.preparedStatements && options?.prepared === true)) return Connection.run<Row>(connection, config, sql, params)
-          if (schema === initial) return Connection.run<Row>(connection, config, sql, params, StatementName.of(sql))
-          // A tenant's own name, so its plans survive the connection serving other tenants in between.
-          const name = SchemaStatements.nameOf(sql, schema, initial)
-          return Effect.andThen(
-            SchemaStatements.use(connection, config, name),
-            SchemaStatements.run<Row>(connection, config, sql, params, name)
-          )
-        })
       const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R> =>
         Transaction.withTransaction(target, statement, effect)
       const dedicated = (own: { readonly maxConnections: number }) =>

@@ -58,17 +58,15 @@ export const use = (connection: Connection.Connection, config: pg.ClientConfig, 
       const parsed = parsedOn(client)
       const prepared = parsed === undefined ? evicted : evicted.filter((oldest) => parsed[oldest] !== undefined)
       if (prepared.length === 0) return Effect.void
-      const text = prepared.map((oldest) => `DEALLOCATE ${Identifier.quote(oldest)}`).join("; ")
+      // One that is missing fails the text at that statement (the earlier ones are dropped): then one by one.
+      const deallocate = (names: ReadonlyArray<string>): Effect.Effect<void, PostgresError> =>
+        Effect.catchIf(
+          Effect.asVoid(Connection.run(connection, config, names.map((n) => `DEALLOCATE ${Identifier.quote(n)}`).join("; "))),
+          isMissing,
+          () => (names.length === 1 ? Effect.void : Effect.forEach(names, (n) => deallocate([n]), { discard: true }))
+        )
       return Effect.map(
-        // One that is missing fails the text at that statement (the earlier ones are dropped): then one by one.
-        Effect.catchIf(Connection.run(connection, config, text), isMissing, () =>
-          Effect.forEach(
-            prepared,
-            (oldest) =>
-              Effect.catchIf(Connection.run(connection, config, `DEALLOCATE ${Identifier.quote(oldest)}`), isMissing, () => Effect.void),
-            { discard: true }
-          )
-        ),
+        deallocate(prepared),
         // pg remembers what it prepared on the connection, and would otherwise send only the name next time.
         () => {
           if (parsed !== undefined) for (const oldest of prepared) delete parsed[oldest]
