@@ -28,6 +28,14 @@ export interface WakeUp {
 export interface Shape {
   /** Every subscriber (each run of the stream) sees the wake-ups published after it subscribed. */
   readonly wakeUps: Stream.Stream<WakeUp>
+  /**
+   * Whether the first wake-up of every subscription says "listening now": every notification sent from then on
+   * reaches the subscriber (the Postgres listener's LISTEN took effect). A worker runs its first claim after it, so
+   * that wake-up is not a second claim right behind the first. Absent: the first wake-up is an ordinary one.
+   *
+   * @since 0.7.0
+   */
+  readonly confirmsListening?: boolean
 }
 
 /**

@@ -28,7 +28,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Data, Duration, Effect, Layer, Option, Queue, Stream, SubscriptionRef } from "effect"
+import { Context, Data, Deferred, Duration, Effect, Layer, Option, Queue, Stream, SubscriptionRef } from "effect"
 import type * as CompletionStrategy from "./CompletionStrategy.js"
 import type * as DefinitionErrors from "./DefinitionErrors.js"
 import * as EventRegistry from "./EventRegistry.js"
@@ -243,12 +243,33 @@ export const makeDecoded = (config: Decoded) =>
     const listener = yield* Effect.serviceOption(NotificationListener)
     const { instanceId, options, perspectives } = ctx.deps
     yield* Effect.logInfo(`perspective worker starting: instance ${instanceId}, perspectives ${perspectives.names.join(", ") || "(none)"}`)
+    // A listener that confirms it listens (its subscription's first wake-up): the first claim runs after that, and
+    // the confirmation is not a wake-up — the claim sees everything notified before it, later appends notify. Not
+    // confirmed within `listenGrace` (a LISTEN connection still opening): the first claim runs, and the
+    // confirmation, when it comes, is an ordinary wake-up (something may have been appended meanwhile).
+    const listening = yield* Deferred.make<void>()
+    let confirmationDue = Option.isSome(listener) && listener.value.confirmsListening === true
+    if (!confirmationDue) yield* Deferred.succeed(listening, undefined)
     if (Option.isSome(listener)) {
-      yield* Effect.forkScoped(Stream.runForEach(listener.value.wakeUps, () => Queue.offer(ctx.wake, undefined)))
+      yield* Effect.forkScoped(
+        Stream.runForEach(listener.value.wakeUps, () =>
+          Effect.suspend(() => {
+            if (!confirmationDue) return Queue.offer(ctx.wake, undefined)
+            confirmationDue = false
+            return Deferred.succeed(listening, undefined)
+          })
+        )
+      )
     }
+    const listened = Effect.andThen(
+      Effect.timeoutOption(Deferred.await(listening), listenGrace),
+      Effect.sync(() => {
+        confirmationDue = false
+      })
+    )
     // Orphaned lifecycles (all perspectives done, stages never fired: a crash) are fired before new work.
     yield* ctx.reconcileLifecycles
-    yield* Effect.forkScoped(claimLoop(ctx))
+    yield* Effect.forkScoped(Effect.andThen(listened, claimLoop(ctx)))
     yield* Effect.replicateEffect(Effect.forkScoped(drainConsumer(ctx)), options.maxConcurrentDrainConsumers, { discard: true })
 
     const awaitIdle = Effect.gen(function* () {
@@ -340,6 +361,7 @@ const makeContext = (config: Decoded) =>
       streams: new Streams(pollMillis * (options.idleThresholdPolls + 1), leaseMillis),
       drain: yield* Queue.bounded<string>(Math.max(options.maxStreamsPerBatch * 2, 64)),
       wake: yield* Queue.sliding<void>(1),
+      notified: Option.isSome(listener),
       pollMillis,
       leaseSeconds,
       logs: {
@@ -351,6 +373,9 @@ const makeContext = (config: Decoded) =>
     }
     return ctx
   })
+
+/** How long a worker's first claim waits for its listener to confirm it listens (`confirmsListening`). */
+const listenGrace = Duration.seconds(1)
 
 /**
  * The worker as a layer; its fibers live as long as the layer.

@@ -46,6 +46,7 @@ export const layer: Layer.Layer<NotificationListener.NotificationListener, never
       Stream.filter((detail) => !LocalWakeUps.fromThisProcess(detail)),
       Stream.as(wakeUp)
     )
-    return NotificationListener.NotificationListener.of({ wakeUps: Stream.merge(local, notified) })
+    // The LISTEN connection's first element for a subscriber says the channel is LISTENed for it (`PgClient.listen`).
+    return NotificationListener.NotificationListener.of({ wakeUps: Stream.merge(local, notified), confirmsListening: true })
   })
 )

@@ -8,6 +8,7 @@
 import { Clock, Duration, Effect, Queue, SubscriptionRef } from "effect"
 import * as SlidingWindowBatcher from "./slidingWindowBatcher.js"
 import type { PendingEvent } from "../WorkCoordinator.js"
+import { settle } from "./claimLoop.js"
 import { afterCycle } from "./lifecycle.js"
 import { type CycleResult, runCycle } from "./workerCycle.js"
 import { runHook, type WorkerContext } from "./workerContext.js"
@@ -117,8 +118,12 @@ export const drainConsumer = (ctx: WorkerContext) => {
       })
       const batch = ctx.streams.take(items)
       yield* processStreams(ctx, batch.mine, batch.prefetched).pipe(Effect.ensuring(Effect.sync(() => ctx.streams.release(items, batch))))
-      // Events that arrived for these streams while they were queued were not claimed then: claim them now.
-      yield* Queue.offer(ctx.wake, undefined)
+      // Events that arrived for these streams while they were queued were left out of any claim run meanwhile:
+      // claim them now. With no claim since the one that took every claimable stream, and wake-ups heard, an empty
+      // claim would find nothing: the last consumer to finish gives its verdict without running it.
+      const next = (yield* Queue.size(ctx.wake)) > 0 ? "none" : ctx.streams.afterRelease(ctx.notified)
+      if (next === "claim") yield* Queue.offer(ctx.wake, undefined)
+      else if (next === "settle") yield* settle(ctx)
     })
   )
 }

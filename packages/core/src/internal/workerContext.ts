@@ -20,6 +20,8 @@ export interface WorkerContext {
   readonly streams: Streams
   readonly drain: Queue.Queue<string>
   readonly wake: Queue.Queue<void>
+  /** Whether NOTIFY wake-ups are heard (a `NotificationListener`): only then can a worker settle without a claim. */
+  readonly notified: boolean
   /** The safety-net poll interval (the longer one when NOTIFY wake-ups are heard). */
   readonly pollMillis: number
   readonly leaseSeconds: number

@@ -72,6 +72,13 @@ export const polled = (progress: Progress, verdict: PollVerdict): Progress => ({
   idle: verdict.idle
 })
 
+/** The verdict of a settled worker (no claim ran: see `Streams.afterRelease`) stands; `polls` counts claims only. */
+export const settled = (progress: Progress, verdict: PollVerdict): Progress => ({
+  ...progress,
+  emptyPolls: verdict.emptyPolls,
+  idle: verdict.idle
+})
+
 /** A consumer's share of a drained batch. */
 export interface Batch {
   /** The streams this consumer runs (those no other consumer had). */
@@ -89,6 +96,9 @@ export class Streams {
   private readonly prefetched = new Map<string, ReadonlyArray<PendingEvent>>()
   private readonly stalled = new Map<string, number>()
   private busy = 0
+  private claiming = false
+  /** The last claim left nothing out and was not cut at its limit: it took every stream claimable then. */
+  private lastClaimTookAll = false
 
   /**
    * @param holdMillis how long a stalled stream is not claimed again
@@ -177,6 +187,32 @@ export class Streams {
       else this.stalled.delete(id)
     }
     return moved
+  }
+
+  /** A claim starts: until it ends, a consumer that finishes leaves the verdict to it. */
+  claimStarts(): void {
+    this.claiming = true
+  }
+
+  /** A claim ended: whether it took every stream claimable then (it left none out, was not cut at its limit, did not fail). */
+  claimEnds(tookAll: boolean): void {
+    this.claiming = false
+    this.lastClaimTookAll = tookAll
+  }
+
+  /**
+   * What a consumer that let its streams go leaves to do, with NOTIFY wake-ups heard (`notified`):
+   * - `"claim"`: claim again now — a claim ran while streams were queued or in a cycle here (their newer events were
+   *   left out), or the last one was cut at its limit, or no wake-ups are heard (only a claim finds what was
+   *   appended meanwhile);
+   * - `"settle"`: nothing is queued or in a cycle, and the last claim took every claimable stream with nothing
+   *   appended since (an append would have woken the claim loop, whose claim would then be the last one): the
+   *   worker is where an empty claim would leave it, without running one;
+   * - `"none"`: other streams are still queued or in a cycle; the consumer that lets the last of them go decides.
+   */
+  afterRelease(notified: boolean): "claim" | "settle" | "none" {
+    if (!notified || this.claiming || !this.lastClaimTookAll) return "claim"
+    return this.queued.size === 0 && this.busy === 0 ? "settle" : "none"
   }
 
   /** Claimed streams wait for a consumer (in the drain queue or an open batch). */
