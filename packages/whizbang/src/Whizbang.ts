@@ -464,11 +464,17 @@ export const writeService = (d: Decoded, client?: ClientLayer): Layer.Layer<Writ
  * each one's loops would otherwise poll every second. The fleet's notifications wake a tenant's worker, so its
  * safety-net poll while notifications are healthy defaults to 10 s, and the version build loop's round to 5 s. Its
  * worker says it is idle after one empty claim (`idleThresholdPolls` 1): the fleet's cue to let the tenant go, rather
- * than the next safety-net poll. A value given in the configuration wins.
+ * than the next safety-net poll. It claims at most 50 streams at a time (`maxStreamsPerBatch`, 300 for one tenant):
+ * every tenant of the process shares its event loop and worker pool, and a tenant replaying a backlog in cycles of
+ * 300 streams held both long enough to multiply the others' lag (bench t, quiet tenants during a 100,000-event
+ * replay: p50 319 -> 152 and 172 ms, p99 1,196 -> 573 and 456 ms with 50, two runs; the replaying tenant 5,064 ->
+ * 3,861 and 4,729 events/s). A value given in the configuration wins.
+ *
+ * @internal
  */
-const tenantDefaults = (config: Config): Config => ({
+export const tenantDefaults = (config: Config): Config => ({
   ...config,
-  options: { notifyHealthyPollingInterval: Duration.seconds(10), idleThresholdPolls: 1, ...config.options },
+  options: { notifyHealthyPollingInterval: Duration.seconds(10), idleThresholdPolls: 1, maxStreamsPerBatch: 50, ...config.options },
   versions: { interval: Duration.seconds(5), ...config.versions }
 })
 

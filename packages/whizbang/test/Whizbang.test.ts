@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { Duration, Effect, Redacted } from "effect"
 import { Whizbang } from "whizbang"
 import * as Fixtures from "./fixtures.js"
 
@@ -98,5 +98,24 @@ describe("Whizbang.validate", () => {
       const wiring = yield* Effect.flip(Whizbang.validate({ databaseUrl: url, events, perspectives: [unknown as never] }))
       expect(wiring._tag).toBe("WorkerConfigurationError")
     })
+  )
+})
+
+describe("Whizbang.layerTenants' worker defaults", () => {
+  it.effect(
+    "a tenant's worker claims 50 streams at a time, polls every 10 s while notified, is idle after one empty claim; given options win",
+    () =>
+      Effect.gen(function* () {
+        const { events, perspectives } = yield* Fixtures.definitions
+        const base = { databaseUrl: url, events, perspectives }
+        const defaults = yield* Whizbang.decode(Whizbang.tenantDefaults(base))
+        expect(defaults.pipeline.pipeline.worker.options.maxStreamsPerBatch).toBe(50)
+        expect(defaults.pipeline.pipeline.worker.options.idleThresholdPolls).toBe(1)
+        expect(Duration.toMillis(defaults.pipeline.pipeline.worker.options.notifyHealthyPollingInterval)).toBe(10_000)
+        const given = yield* Whizbang.decode(Whizbang.tenantDefaults({ ...base, options: { maxStreamsPerBatch: 300 } }))
+        expect(given.pipeline.pipeline.worker.options.maxStreamsPerBatch).toBe(300)
+        // A single-tenant service keeps the worker's own default.
+        expect((yield* Whizbang.decode(base)).pipeline.pipeline.worker.options.maxStreamsPerBatch).toBe(300)
+      })
   )
 })
