@@ -5,14 +5,20 @@
  * work left behind by a skipped claim makes the test hang (and fail) instead of passing slowly.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Ref, Schema } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Ref, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import * as EventDefinition from "../src/EventDefinition.js"
 import * as EventId from "../src/EventId.js"
 import * as EventRegistry from "../src/EventRegistry.js"
 import * as EventStore from "../src/EventStore.js"
+import * as InstanceProvider from "../src/InstanceProvider.js"
 import * as MemoryPipeline from "../src/MemoryPipeline.js"
+import * as NotificationListener from "../src/NotificationListener.js"
 import * as Perspective from "../src/Perspective.js"
+import * as PerspectiveRewinder from "../src/PerspectiveRewinder.js"
+import * as PerspectiveStore from "../src/PerspectiveStore.js"
 import * as PerspectiveWorker from "../src/PerspectiveWorker.js"
+import * as WorkCoordinator from "../src/WorkCoordinator.js"
 
 const Counted = EventDefinition.make("Counted", { payload: Schema.Struct({ id: Schema.String }), streamId: (p) => p.id })
 const events = EventRegistry.make([Counted])
@@ -90,6 +96,80 @@ describe("PerspectiveWorker settles without an empty claim", () => {
                 })
             }
           })
+        ),
+        Effect.scoped
+      )
+    })
+  )
+})
+
+/** A memory listener that says it confirms listening: its first wake-up is the confirmation, published by the test. */
+const confirmingListener = Layer.effectContext(
+  Effect.gen(function* () {
+    const memory = yield* Layer.build(NotificationListener.layerMemory)
+    const listener = Context.get(memory, NotificationListener.NotificationListener)
+    return Context.make(NotificationListener.NotificationListener, { ...listener, confirmsListening: true }).pipe(
+      Context.add(NotificationListener.Memory, Context.get(memory, NotificationListener.Memory))
+    )
+  })
+)
+
+const memoryPorts = Layer.effectContext(
+  Effect.gen(function* () {
+    const { coordinator } = yield* WorkCoordinator.makeMemory
+    const store = yield* PerspectiveStore.makeMemory
+    return Context.make(WorkCoordinator.WorkCoordinator, coordinator).pipe(Context.add(PerspectiveStore.PerspectiveStore, store))
+  })
+)
+
+describe("PerspectiveWorker's first claim and a listener that confirms it listens", () => {
+  it.effect("never confirmed: the first claim runs after the 1 s grace; a late confirmation is an ordinary wake-up", () =>
+    Effect.gen(function* () {
+      yield* Effect.gen(function* () {
+        const worker = yield* PerspectiveWorker.PerspectiveWorker
+        const wake = yield* NotificationListener.Memory
+        yield* Effect.yieldNow
+        expect((yield* worker.stats).polls).toBe(0)
+        yield* TestClock.adjust(Duration.millis(999))
+        expect((yield* worker.stats).polls).toBe(0)
+        yield* TestClock.adjust(Duration.millis(1))
+        yield* worker.awaitPolls(1)
+        // The confirmation after the grace: something may have been appended meanwhile, so it claims.
+        yield* wake.notify()
+        yield* worker.awaitPolls(2)
+      }).pipe(
+        Effect.provide(
+          PerspectiveWorker.layer({ events, perspectives: [count] }).pipe(
+            Layer.provideMerge(confirmingListener),
+            Layer.provideMerge(memoryPorts),
+            Layer.provideMerge(PerspectiveRewinder.layerUnsupported),
+            Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "memory" }))
+          )
+        ),
+        Effect.scoped
+      )
+    })
+  )
+
+  it.effect("confirmed: the first claim runs after the confirmation, which claims nothing more", () =>
+    Effect.gen(function* () {
+      yield* Effect.gen(function* () {
+        const worker = yield* PerspectiveWorker.PerspectiveWorker
+        const wake = yield* NotificationListener.Memory
+        yield* Effect.yieldNow
+        yield* wake.notify()
+        yield* worker.awaitPolls(1)
+        // Past the grace and the safety-net poll's start: only the start-up claim ran.
+        yield* TestClock.adjust(Duration.millis(900))
+        expect((yield* worker.stats).polls).toBe(1)
+      }).pipe(
+        Effect.provide(
+          PerspectiveWorker.layer({ events, perspectives: [count] }).pipe(
+            Layer.provideMerge(confirmingListener),
+            Layer.provideMerge(memoryPorts),
+            Layer.provideMerge(PerspectiveRewinder.layerUnsupported),
+            Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "memory" }))
+          )
         ),
         Effect.scoped
       )
