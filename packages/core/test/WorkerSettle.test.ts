@@ -5,30 +5,18 @@
  * work left behind by a skipped claim makes the test hang (and fail) instead of passing slowly.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Duration, Effect, Layer, Ref, Schema } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Ref } from "effect"
 import { TestClock } from "effect/testing"
-import * as EventDefinition from "../src/EventDefinition.js"
 import * as EventId from "../src/EventId.js"
-import * as EventRegistry from "../src/EventRegistry.js"
 import * as EventStore from "../src/EventStore.js"
 import * as InstanceProvider from "../src/InstanceProvider.js"
 import * as MemoryPipeline from "../src/MemoryPipeline.js"
 import * as NotificationListener from "../src/NotificationListener.js"
-import * as Perspective from "../src/Perspective.js"
 import * as PerspectiveRewinder from "../src/PerspectiveRewinder.js"
 import * as PerspectiveStore from "../src/PerspectiveStore.js"
 import * as PerspectiveWorker from "../src/PerspectiveWorker.js"
 import * as WorkCoordinator from "../src/WorkCoordinator.js"
-
-const Counted = EventDefinition.make("Counted", { payload: Schema.Struct({ id: Schema.String }), streamId: (p) => p.id })
-const events = EventRegistry.make([Counted])
-const count = Perspective.make({
-  name: "count",
-  events: [Counted],
-  model: Schema.Struct({ n: Schema.Number }),
-  initial: { n: 0 },
-  apply: { Counted: (m) => ({ n: m.n + 1 }) }
-})
+import { Counted, count, events } from "./fixtures/counted.js"
 
 describe("PerspectiveWorker settles without an empty claim", () => {
   it.effect("a burst over several streams: one claim takes it, the worker turns idle with no claim after it", () =>
@@ -122,6 +110,14 @@ const memoryPorts = Layer.effectContext(
   })
 )
 
+/** The worker over the memory ports and {@link confirmingListener}. */
+const confirmingWorker = PerspectiveWorker.layer({ events, perspectives: [count] }).pipe(
+  Layer.provideMerge(confirmingListener),
+  Layer.provideMerge(memoryPorts),
+  Layer.provideMerge(PerspectiveRewinder.layerUnsupported),
+  Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "memory" }))
+)
+
 describe("PerspectiveWorker's first claim and a listener that confirms it listens", () => {
   it.effect("never confirmed: the first claim runs after the 1 s grace; a late confirmation is an ordinary wake-up", () =>
     Effect.gen(function* () {
@@ -137,17 +133,7 @@ describe("PerspectiveWorker's first claim and a listener that confirms it listen
         // The confirmation after the grace: something may have been appended meanwhile, so it claims.
         yield* wake.notify()
         yield* worker.awaitPolls(2)
-      }).pipe(
-        Effect.provide(
-          PerspectiveWorker.layer({ events, perspectives: [count] }).pipe(
-            Layer.provideMerge(confirmingListener),
-            Layer.provideMerge(memoryPorts),
-            Layer.provideMerge(PerspectiveRewinder.layerUnsupported),
-            Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "memory" }))
-          )
-        ),
-        Effect.scoped
-      )
+      }).pipe(Effect.provide(confirmingWorker), Effect.scoped)
     })
   )
 
@@ -162,17 +148,7 @@ describe("PerspectiveWorker's first claim and a listener that confirms it listen
         // Past the grace and the safety-net poll's start: only the start-up claim ran.
         yield* TestClock.adjust(Duration.millis(900))
         expect((yield* worker.stats).polls).toBe(1)
-      }).pipe(
-        Effect.provide(
-          PerspectiveWorker.layer({ events, perspectives: [count] }).pipe(
-            Layer.provideMerge(confirmingListener),
-            Layer.provideMerge(memoryPorts),
-            Layer.provideMerge(PerspectiveRewinder.layerUnsupported),
-            Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "memory" }))
-          )
-        ),
-        Effect.scoped
-      )
+      }).pipe(Effect.provide(confirmingWorker), Effect.scoped)
     })
   )
 })

@@ -3,26 +3,14 @@
  * or poll that would hold work back makes the test hang (and fail) instead of passing slowly.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Option, Queue, Schema } from "effect"
+import { Deferred, Duration, Effect, Option, Queue } from "effect"
 import { TestClock } from "effect/testing"
-import * as EventDefinition from "../src/EventDefinition.js"
 import * as EventId from "../src/EventId.js"
-import * as EventRegistry from "../src/EventRegistry.js"
 import * as EventStore from "../src/EventStore.js"
 import * as MemoryPipeline from "../src/MemoryPipeline.js"
-import * as Perspective from "../src/Perspective.js"
 import * as PerspectiveStore from "../src/PerspectiveStore.js"
 import * as PerspectiveWorker from "../src/PerspectiveWorker.js"
-
-const Counted = EventDefinition.make("Counted", { payload: Schema.Struct({ id: Schema.String }), streamId: (p) => p.id })
-const events = EventRegistry.make([Counted])
-const count = Perspective.make({
-  name: "count",
-  events: [Counted],
-  model: Schema.Struct({ n: Schema.Number }),
-  initial: { n: 0 },
-  apply: { Counted: (m) => ({ n: m.n + 1 }) }
-})
+import { Counted, count, events } from "./fixtures/counted.js"
 
 describe("PerspectiveWorker wake-up and batching (default options)", () => {
   it.effect("an idle worker applies the first arrival at once: no sliding window, no poll", () =>
