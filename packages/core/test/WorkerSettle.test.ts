@@ -55,11 +55,14 @@ describe("PerspectiveWorker settles without an empty claim", () => {
   it.effect("an event appended to a stream while it is in a cycle is claimed when the cycle ends, with no poll", () =>
     Effect.gen(function* () {
       const second = yield* Deferred.make<void>()
-      const store = yield* Deferred.make<EventStore.EventStore["Service"]>()
+      const services = yield* Deferred.make<{
+        readonly store: EventStore.EventStore["Service"]
+        readonly worker: PerspectiveWorker.PerspectiveWorker["Service"]
+      }>()
       const applied = yield* Ref.make(0)
       yield* Effect.gen(function* () {
         const worker = yield* PerspectiveWorker.PerspectiveWorker
-        yield* Deferred.succeed(store, yield* EventStore.EventStore)
+        yield* Deferred.succeed(services, { store: yield* EventStore.EventStore, worker })
         yield* worker.awaitPolls(1)
         const id = EventId.unsafeMake()
         yield* (yield* EventStore.EventStore).append(id, [Counted.make({ id })])
@@ -73,14 +76,16 @@ describe("PerspectiveWorker settles without an empty claim", () => {
             perspectives: [count],
             options: { idleThresholdPolls: 1 },
             hooks: {
-              // After the first commit, while its consumer still holds the stream: append to the same stream (its
-              // wake-up's claim leaves the stream out).
+              // After the first commit, while its consumer still holds the stream: append to the same stream, and
+              // let the claim its wake-up runs end first (it leaves the stream out, so it finds nothing).
               onPerspectiveEventProcessed: (group) =>
                 Effect.gen(function* () {
                   const total = yield* Ref.updateAndGet(applied, (n) => n + group.eventIds.length)
                   if (total >= 2) return yield* Deferred.succeed(second, undefined)
-                  const events = yield* Deferred.await(store)
-                  yield* Effect.orDie(events.append(group.streamId, [Counted.make({ id: group.streamId })]))
+                  const { store, worker } = yield* Deferred.await(services)
+                  const polls = (yield* worker.stats).polls
+                  yield* Effect.orDie(store.append(group.streamId, [Counted.make({ id: group.streamId })]))
+                  yield* worker.awaitPolls(polls + 1)
                 })
             }
           })
