@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
 import { Effect, Fiber } from "effect"
 import type pg from "pg"
 import * as FairCheckout from "../src/internal/fairCheckout.js"
@@ -18,26 +19,59 @@ const waiter = (pool: pg.Pool, schema: string, served: Array<string>) =>
 describe("fairCheckout", () => {
   it.effect("gives places up to the pool's size at once, then in turn across schemas, not in arrival order", () =>
     Effect.gen(function* () {
-      const pool = poolOf(2)
-      yield* FairCheckout.take(pool, "replay")
-      yield* FairCheckout.take(pool, "replay")
+      const pool = poolOf(3)
+      yield* FairCheckout.take(pool, "other")
+      yield* FairCheckout.take(pool, "other")
+      yield* FairCheckout.take(pool, "other")
       const served: Array<string> = []
       // The replaying tenant's consumers queue three checkouts before a quiet tenant's one arrives.
-      for (const schema of ["replay", "replay", "replay", "quiet", "other"]) yield* waiter(pool, schema, served)
+      for (const schema of ["replay", "replay", "replay", "quiet"]) yield* waiter(pool, schema, served)
       yield* Effect.yieldNow
-      expect(FairCheckout.snapshot(pool)).toEqual({ inUse: 2, waiting: 5 })
-      FairCheckout.give(pool)
+      expect(FairCheckout.snapshot(pool)).toEqual({ inUse: 3, waiting: 4 })
+      FairCheckout.give(pool, "other")
       yield* Effect.yieldNow
-      FairCheckout.give(pool)
+      FairCheckout.give(pool, "other")
       yield* Effect.yieldNow
       // First come first served would have given both to "replay".
       expect(served).toEqual(["replay", "quiet"])
-      FairCheckout.give(pool)
-      FairCheckout.give(pool)
-      FairCheckout.give(pool)
-      yield* Effect.yieldNow
-      expect(served).toEqual(["replay", "quiet", "other", "replay", "replay"])
-      expect(FairCheckout.snapshot(pool)).toEqual({ inUse: 2, waiting: 0 })
+      expect(FairCheckout.snapshot(pool)).toEqual({ inUse: 3, waiting: 2 })
+    })
+  )
+
+  it.effect("while other schemas use the pool, a schema holds one place at a time; alone for a second, the whole pool", () =>
+    Effect.gen(function* () {
+      let now = 1_000_000
+      const clock = vi.spyOn(Date, "now").mockImplementation(() => now)
+      try {
+        const pool = poolOf(5)
+        const served: Array<string> = []
+        // A backlog alone takes the whole pool.
+        for (let i = 0; i < 5; i++) yield* FairCheckout.take(pool, "replay")
+        for (let i = 0; i < 4; i++) FairCheckout.give(pool, "replay")
+        yield* FairCheckout.take(pool, "quiet")
+        // A quiet tenant holds a place: the backlog's second checkout waits though three places are free.
+        yield* waiter(pool, "replay", served)
+        yield* Effect.yieldNow
+        expect(served).toEqual([])
+        expect(FairCheckout.snapshot(pool)).toEqual({ inUse: 2, waiting: 1 })
+        // The quiet tenant done, its checkout is recent: the backlog still waits, and its own release serves it.
+        FairCheckout.give(pool, "quiet")
+        now += FairCheckout.othersRecentMillis - 1
+        yield* FairCheckout.take(pool, "quiet")
+        FairCheckout.give(pool, "quiet")
+        yield* Effect.yieldNow
+        expect(served).toEqual([])
+        FairCheckout.give(pool, "replay")
+        yield* Effect.yieldNow
+        expect(served).toEqual(["replay"])
+        expect(FairCheckout.snapshot(pool)).toEqual({ inUse: 1, waiting: 0 })
+        // A second without another schema: the backlog takes every place again.
+        now += FairCheckout.othersRecentMillis
+        for (let i = 0; i < 4; i++) yield* FairCheckout.take(pool, "replay")
+        expect(FairCheckout.snapshot(pool)).toEqual({ inUse: 5, waiting: 0 })
+      } finally {
+        clock.mockRestore()
+      }
     })
   )
 
@@ -55,7 +89,7 @@ describe("fairCheckout", () => {
         )
       yield* Effect.yieldNow
       for (let i = 0; i < 3; i++) {
-        FairCheckout.give(pool)
+        FairCheckout.give(pool, "s")
         yield* Effect.yieldNow
       }
       expect(order).toEqual([1, 2, 3])
@@ -87,7 +121,7 @@ describe("fairCheckout", () => {
       const error = yield* Effect.flip(FairCheckout.take(pool, "b"))
       expect(error.message).toBe("timeout exceeded when trying to connect")
       expect(FairCheckout.snapshot(pool)).toEqual({ inUse: 1, waiting: 0 })
-      FairCheckout.give(pool)
+      FairCheckout.give(pool, "a")
       expect(FairCheckout.snapshot(pool)).toEqual({ inUse: 0, waiting: 0 })
     })
   )

@@ -298,6 +298,41 @@ describe("Whizbang.layerTenants", () => {
     )
   )
 
+  it.live(
+    "one statement at a time: while a quiet tenant appends, a tenant working through a backlog has at most one statement in flight per pool",
+    () =>
+      withDatabase((url) =>
+        Effect.gen(function* () {
+          yield* busyAndQuiet(url)
+          // Its own pool: the sampler's statements take no place of the app's.
+          const sampler = yield* PgClient.make({ url, maxConnections: 1 })
+          const busyInFlight = sampler
+            .query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%tenant_busy%'"
+            )
+            .pipe(Effect.map(([row]) => row!.n))
+          yield* Effect.gen(function* () {
+            const quiet = EventId.unsafeMake()
+            // The quiet tenant has a statement every few milliseconds throughout.
+            yield* Effect.forkChild(Effect.forever(depositAndRead("quiet", quiet, 1)))
+            const left = sampler
+              .query<{ n: number }>("SELECT count(*)::int AS n FROM tenant_busy.wh_perspective_events")
+              .pipe(Effect.map(([row]) => row!.n))
+            // Samples until the busy tenant's backlog is applied (its worker's pool and the app's pool each carry its
+            // statements; without the rule its consumers ran up to four at once on the worker's pool).
+            const seen: Array<number> = []
+            while (seen.length < 20_000 && (seen.length % 50 !== 0 || (yield* left) > 0)) {
+              seen.push(yield* busyInFlight)
+              yield* Effect.sleep(Duration.millis(1))
+            }
+          expect(yield* left).toBe(0)
+            expect(seen.filter((n) => n > 0).length).toBeGreaterThan(20)
+            expect(Math.max(...seen)).toBeLessThanOrEqual(2)
+          }).pipe(Effect.provide(app(url)))
+        }).pipe(Effect.scoped)
+      )
+  )
+
   it.live("bounded: with tenants.maxActive 2, six tenants with work are served two at a time, each to its fold", () =>
     withDatabase((url) =>
       Effect.gen(function* () {

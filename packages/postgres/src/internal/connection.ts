@@ -11,6 +11,8 @@ import * as FairCheckout from "./fairCheckout.js"
 export interface Connection {
   readonly client: pg.PoolClient
   readonly pool: pg.Pool
+  /** The schema whose turn it was checked out in (`fairCheckout.ts`). */
+  readonly schema: string
   settled: Promise<void>
 }
 
@@ -73,13 +75,13 @@ const cancelBackend = (config: pg.ClientConfig, target: pg.PoolClient): Promise<
 
 // `Effect.callback` with a one-parameter registration: no AbortController per statement (a tryPromise creates one,
 // about 2 % of a busy process's CPU with its listener); the returned cleanup runs only on interruption.
-const connect = (pool: pg.Pool): Effect.Effect<Connection, PostgresError> =>
+const connect = (pool: pg.Pool, schema: string): Effect.Effect<Connection, PostgresError> =>
   Effect.callback<Connection, PostgresError>((resume) => {
     const connecting = pool.connect()
     connecting.then(
       (client) => {
         client.on("error", onClientError)
-        resume(Effect.succeed({ client, pool, settled: Promise.resolve() }))
+        resume(Effect.succeed({ client, pool, schema, settled: Promise.resolve() }))
       },
       (cause) => resume(Effect.fail(fromCause(cause)))
     )
@@ -89,12 +91,15 @@ const connect = (pool: pg.Pool): Effect.Effect<Connection, PostgresError> =>
 
 /**
  * A connection of `pool` for a statement of `schema`, checked out when the schema's turn comes
- * (`fairCheckout.ts`: the schemas sharing the pool are served in turn).
+ * (`fairCheckout.ts`: the schemas sharing the pool are served in turn, none taking more than half of it while
+ * others use it).
  */
 export const acquire = (pool: pg.Pool, schema: string): Effect.Effect<Connection, PostgresError> =>
   Effect.andThen(
     Effect.mapError(FairCheckout.take(pool, schema), fromCause),
-    Effect.onExit(connect(pool), (exit) => (exit._tag === "Success" ? Effect.void : Effect.sync(() => FairCheckout.give(pool))))
+    Effect.onExit(connect(pool, schema), (exit) =>
+      exit._tag === "Success" ? Effect.void : Effect.sync(() => FairCheckout.give(pool, schema))
+    )
   )
 
 export const release = (conn: Connection, destroy: boolean): Effect.Effect<void> =>
@@ -102,7 +107,7 @@ export const release = (conn: Connection, destroy: boolean): Effect.Effect<void>
     conn.settled.then(() => {
       conn.client.off("error", onClientError)
       conn.client.release(destroy ? true : undefined)
-      FairCheckout.give(conn.pool)
+      FairCheckout.give(conn.pool, conn.schema)
     })
   )
 
