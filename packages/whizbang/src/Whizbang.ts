@@ -555,7 +555,8 @@ export const layerTenants = (config: Config): Layer.Layer<Tenants.Tenants | PgTe
           d.tenants.fleet,
           {
             instanceId,
-            staleSeconds: d.pipeline.pipeline.registry.abandonStaleInstanceThresholdSeconds
+            staleSeconds: d.pipeline.pipeline.registry.abandonStaleInstanceThresholdSeconds,
+            analyzeQueues: d.pipeline.pipeline.coordinator.queueVacuumEveryRows !== null
           }
         )
         return Tenants.Tenants.of(fleet)

@@ -54,7 +54,7 @@ describe("a burst of work costs one claim (Whizbang.layer)", () => {
             options: { ...Fixtures.fast, pollingInterval: Duration.seconds(30), notifyHealthyPollingInterval: Duration.seconds(30) }
           }
           const instances = [yield* Layer.build(Whizbang.layer(config)), yield* Layer.build(Whizbang.layer(config))]
-          const accounts = Array.from({ length: 3 }, () => EventId.unsafeMake())
+          const accounts = Array.from({ length: 12 }, () => EventId.unsafeMake())
           // Writer w appends through instance w % 2: 25 deposits of w + 1 each, on accounts chosen round-robin.
           const writer = (w: number) =>
             Effect.forEach(

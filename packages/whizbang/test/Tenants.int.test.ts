@@ -37,10 +37,12 @@ const depositAndRead = (tenantId: string, accountId: string, amount: number) =>
   )
 
 /**
- * Tenants "busy" (a backlog of 40,000 events: 80 streams x 500) and "quiet" (nothing yet), written by a process that
- * only writes (serve: []), so no worker has touched them when the test's serving process starts.
+ * Tenants "busy" (a backlog of 80 streams x `perStream` events, 40,000 by default) and "quiet" (nothing yet), written
+ * by a process that only writes (serve: []), so no worker has touched them when the test's serving process starts.
+ * Tests that need the backlog still there when the quiet tenant was served write 120,000: its claims are fast from
+ * the first (the fleet analyzes its queue first), and 40,000 events were drained in a few seconds.
  */
-const busyAndQuiet = (url: string) =>
+const busyAndQuiet = (url: string, perStream = 500) =>
   Effect.gen(function* () {
     const { catalog } = yield* Tenants.Tenants
     yield* catalog.add("busy")
@@ -53,7 +55,7 @@ const busyAndQuiet = (url: string) =>
           Effect.flatMap(EventStore.EventStore, (store) =>
             store.append(
               stream,
-              Array.from({ length: 500 }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
+              Array.from({ length: perStream }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
             )
           ),
         { discard: true, concurrency: 2 }
@@ -282,11 +284,11 @@ describe("Whizbang.layerTenants", () => {
     )
   })
 
-  it.live("fair: a quiet tenant's event is applied while another tenant still works through a backlog of 40,000 events", () =>
+  it.live("fair: a quiet tenant's event is applied while another tenant still works through a backlog of 120,000 events", () =>
     withDatabase((url) =>
       Effect.gen(function* () {
         // The backlog is written by a process that only writes (serve: []), then a serving process starts on it.
-        yield* busyAndQuiet(url)
+        yield* busyAndQuiet(url, 1_500)
         yield* Effect.gen(function* () {
           const id = EventId.unsafeMake()
           expect(yield* depositAndRead("quiet", id, 3)).toBe(3)
@@ -325,10 +327,57 @@ describe("Whizbang.layerTenants", () => {
               seen.push(yield* busyInFlight)
               yield* Effect.sleep(Duration.millis(1))
             }
-          expect(yield* left).toBe(0)
+            expect(yield* left).toBe(0)
             expect(seen.filter((n) => n > 0).length).toBeGreaterThan(20)
             expect(Math.max(...seen)).toBeLessThanOrEqual(2)
           }).pipe(Effect.provide(app(url)))
+        }).pipe(Effect.scoped)
+      )
+  )
+
+  it.live(
+    "a backlog that came after a tenant's queue was last analyzed: the fleet analyzes it before the worker claims; not with queueVacuum: false",
+    () =>
+      withDatabase((url) =>
+        Effect.gen(function* () {
+          // 10 streams x 300 events each (6,000 work rows): fewer streams than a claim takes, so the worker's own upkeep
+          // (after a claim that took as many streams as it asked for) never analyzes; only the fleet can.
+          yield* Effect.gen(function* () {
+            const { catalog } = yield* Tenants.Tenants
+            for (const id of ["fresh", "left"]) {
+              yield* catalog.add(id)
+              yield* Tenants.run(
+                id,
+                Effect.forEach(
+                  Array.from({ length: 10 }, () => EventId.unsafeMake()),
+                  (stream) =>
+                    Effect.flatMap(EventStore.EventStore, (store) =>
+                      store.append(
+                        stream,
+                        Array.from({ length: 300 }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
+                      )
+                    ),
+                  { discard: true }
+                )
+              )
+            }
+          }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+          const sampler = yield* PgClient.make({ url, maxConnections: 1 })
+          const one = (sql: string) => Effect.map(sampler.query<{ n: number }>(sql), ([row]) => row!.n)
+          const analyzes = (schema: string) =>
+            one(
+              `SELECT analyze_count::int AS n FROM pg_stat_user_tables WHERE schemaname = '${schema}' AND relname = 'wh_perspective_events'`
+            )
+          const drained = (schema: string) =>
+            one(`SELECT count(*)::int AS n FROM ${schema}.wh_perspective_events`).pipe(
+              Effect.filterOrFail((n) => n === 0),
+              Effect.retry({ times: 600, schedule: Schedule.spaced(Duration.millis(50)) })
+            )
+          expect(yield* analyzes("tenant_fresh")).toBe(0)
+          yield* drained("tenant_fresh").pipe(Effect.provide(app(url, { tenants: { serve: ["fresh"] } })))
+          expect(yield* analyzes("tenant_fresh")).toBe(1)
+          yield* drained("tenant_left").pipe(Effect.provide(app(url, { queueVacuum: false, tenants: { serve: ["left"] } })))
+          expect(yield* analyzes("tenant_left")).toBe(0)
         }).pipe(Effect.scoped)
       )
   )
@@ -437,10 +486,10 @@ describe("Whizbang.layerTenants", () => {
     )
   )
 
-  it.live("time slices: with one slot (maxActive 1), a quiet tenant is served while another still works through 40,000 events", () =>
+  it.live("time slices: with one slot (maxActive 1), a quiet tenant is served while another still works through 120,000 events", () =>
     withDatabase((url) =>
       Effect.gen(function* () {
-        yield* busyAndQuiet(url)
+        yield* busyAndQuiet(url, 1_500)
         yield* Effect.gen(function* () {
           const client = yield* PgClient.PgClient
           const id = EventId.unsafeMake()
@@ -499,7 +548,22 @@ describe("Whizbang.layerTenants", () => {
             expect(totals).toEqual([3, 3, 3, 3, 3])
             yield* busyStillWorking
           }).pipe(Effect.provide(oneSlot(url, Duration.seconds(60))))
-        }).pipe(Effect.provide(app(url, { tenants: { serve: ["busy"], maxActive: 1 } })))
+        }).pipe(
+          // A works through the backlog in small cycles (one stream of 10 events at a time), so it lasts well past the
+          // quiet tenants' turns in B whatever the machine.
+          Effect.provide(
+            app(url, {
+              options: {
+                ...Fixtures.fast,
+                maxStreamsPerBatch: 1,
+                maxConcurrentDrainConsumers: 1,
+                perspectiveBatchSize: 10,
+                drainLoopMaxIterations: 1
+              },
+              tenants: { serve: ["busy"], maxActive: 1 }
+            })
+          )
+        )
       })
     )
   )

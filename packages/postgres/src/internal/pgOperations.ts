@@ -132,6 +132,14 @@ export * as TenantHealth from "../sql/tenantHealth.js"
 export * as TenantWork from "../sql/tenantWork.js"
 
 /**
+ * The queue's upkeep: its vacuum, and the analyze of queue tables whose statistics are stale (the tenant fleet runs
+ * it before a tenant's worker claims over them).
+ *
+ * @since 0.8.0
+ */
+export * as QueueVacuum from "../sql/queueVacuum.js"
+
+/**
  * What a test waiting for perspectives across processes asks (`@whizbang/testing`'s `MultiHostPerspectiveAwaiter`).
  *
  * @since 0.6.0

@@ -1,11 +1,13 @@
 /**
  * Whether a tenant schema has anything for a worker (the tenant fleet's check before it starts a tenant's services,
- * and while it holds them): pending work, lifecycle stages, a version being built or history planned; its lag; and whether another
- * process's live instance runs its work already. One statement on the tenant's view of the client, prepared (the
+ * and while it holds them): pending work, lifecycle stages, a version being built or history planned; its lag; whether another
+ * process's live instance runs its work already; and which of its queue tables have stale planner statistics. One statement on the tenant's view of the client, prepared (the
  * fleet runs it for every tenant it is notified of).
  */
 import { Schema } from "effect"
 import {
+  ActiveStreams as a,
+  PerspectiveCursors as c,
   LifecyclePending as l,
   PerspectiveBackfill as b,
   PerspectiveEvents as w,
@@ -29,7 +31,15 @@ export const Work = Schema.Struct({
   /** Seconds since its oldest pending work row was enqueued; 0 when none. */
   lagSeconds: Schema.Number,
   /** Another instance than the one asking, whose heartbeat is younger than the stale threshold, is registered. */
-  elsewhere: Schema.Boolean
+  elsewhere: Schema.Boolean,
+  /**
+   * The queue tables whose planner statistics are stale, as `queueVacuum.staleStatistics` finds them (changed by more
+   * than 1,000 rows plus a fifth of their estimated size since their last analyze): a claim planned on them can run
+   * for seconds (a backlog's first claim over 200,000 fresh work rows: 1.8 s, 13 ms after an ANALYZE).
+   *
+   * @since 0.8.0
+   */
+  staleTables: Schema.Array(Schema.String)
 })
 
 /**
@@ -52,7 +62,7 @@ export interface Request {
 export const check = Operation.single({
   name: "tenantWork.check",
   Row: Work,
-  columns: { lagSeconds: "lag_seconds" },
+  columns: { lagSeconds: "lag_seconds", staleTables: "stale_tables" },
   params: (r: Request) => [r.instanceId, r.staleSeconds],
   prepared: true,
   sql: `SELECT EXISTS (SELECT 1 FROM ${w.table})
@@ -61,5 +71,8 @@ export const check = Operation.single({
   OR EXISTS (SELECT 1 FROM ${b.table}) AS busy,
   coalesce(extract(epoch FROM now() - (SELECT min(${w.createdAt}) FROM ${w.table})), 0)::float8 AS lag_seconds,
   EXISTS (SELECT 1 FROM ${i.table} WHERE ${i.instanceId} <> $1::uuid
-    AND ${i.lastHeartbeatAt} > now() - make_interval(secs => $2::int)) AS elsewhere`
+    AND ${i.lastHeartbeatAt} > now() - make_interval(secs => $2::int)) AS elsewhere,
+  ARRAY(SELECT t.relname::text FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace
+    WHERE n.nspname = current_schema() AND t.relname IN ('${w.table}', '${a.table}', '${c.table}')
+      AND pg_stat_get_mod_since_analyze(t.oid) > 1000 + 0.2 * greatest(t.reltuples, 0)) AS stale_tables`
 })

@@ -10,12 +10,21 @@ import type { Options } from "./tenantFleetOptions.js"
 import type * as TenantMetrics from "./tenantMetrics.js"
 import type { TenantStacks } from "./tenantStacks.js"
 
+export interface Self {
+  readonly instanceId: string
+  readonly staleSeconds: number
+  readonly analyzeQueues: boolean
+}
+
 export interface FleetContext {
   readonly client: PgClient.Shape
   readonly catalog: PgTenants.Shape
   readonly options: Options
-  /** This process's instance (every tenant's services register it) and when another's is taken as gone. */
-  readonly self: { readonly instanceId: string; readonly staleSeconds: number }
+  /**
+   * This process's instance (every tenant's services register it), when another's is taken as gone, and whether it
+   * keeps the queue tables' statistics (`queueVacuum` not `false`).
+   */
+  readonly self: Self
   readonly state: FleetState
   readonly stacks: TenantStacks
   readonly metrics: TenantMetrics.Metrics

@@ -25,7 +25,7 @@ import type { PgClient, PgTenants } from "@whizbang/postgres"
 import { Effect, type Scope } from "effect"
 import { CurrentTenant, type FleetStatus, type Shape } from "../Tenants.js"
 import type * as Whizbang from "../Whizbang.js"
-import type { FleetContext } from "./fleetContext.js"
+import type { FleetContext, Self } from "./fleetContext.js"
 import * as FleetListener from "./fleetListener.js"
 import { FleetState } from "./fleetState.js"
 import * as TenantDirectory from "./tenantDirectory.js"
@@ -41,8 +41,8 @@ export const make = (
   /** A tenant's services: with its worker when this process serves the tenant (`served`), else the write side. */
   stack: TenantStacks.MakeStack,
   options: Options,
-  /** This process's instance (every tenant's services register it) and when another's is taken as gone. */
-  self: { readonly instanceId: string; readonly staleSeconds: number }
+  /** This process's instance, when another's is taken as gone, whether it keeps queue statistics (`FleetContext.self`). */
+  self: Self
 ): Effect.Effect<Shape, Whizbang.Errors, Scope.Scope> =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
