@@ -31,7 +31,9 @@ const analyzeStale = (ctx: FleetContext, tenantId: string, work: { readonly stal
   const started = Date.now()
   return PgOperations.QueueVacuum.analyze(ctx.client.forSchema(ctx.catalog.schemaOf(tenantId)), { tables }).pipe(
     Effect.andThen(Effect.logDebug("tenant's queue tables analyzed", { tenant: tenantId, tables, ms: Date.now() - started })),
-    Effect.catch((error) => Effect.logWarning("analyze of a tenant's queue tables failed", { tenant: tenantId, tables, error: error.message }))
+    Effect.catch((error) =>
+      Effect.logWarning("analyze of a tenant's queue tables failed", { tenant: tenantId, tables, error: error.message })
+    )
   )
 }
 
