@@ -528,6 +528,14 @@ describe("Whizbang.layerTenants", () => {
             times: 400,
             schedule: Schedule.spaced(Duration.millis(25))
           })
+          // ... and serves it: its services registered in the tenant (before, the hold may still be analyzing the
+          // tenant's queue, and B would see nobody serving it).
+          const client = yield* PgClient.PgClient
+          yield* Effect.repeat(client.query<{ n: number }>("SELECT count(*)::int AS n FROM tenant_busy.wh_service_instances"), {
+            until: ([row]) => row!.n > 0,
+            times: 400,
+            schedule: Schedule.spaced(Duration.millis(25))
+          })
           // Process B has one slot and a time slice longer than the test: had it taken "busy" (its turn may come first),
           // the quiet tenants would have waited behind it.
           yield* Effect.gen(function* () {
