@@ -36,6 +36,20 @@ const depositAndRead = (tenantId: string, accountId: string, amount: number) =>
     })
   )
 
+/** A backlog in the tenant in context: `streams` new streams of `perStream` deposits each, two streams at a time. */
+const backlog = (streams: number, perStream: number) =>
+  Effect.forEach(
+    Array.from({ length: streams }, () => EventId.unsafeMake()),
+    (stream) =>
+      Effect.flatMap(EventStore.EventStore, (store) =>
+        store.append(
+          stream,
+          Array.from({ length: perStream }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
+        )
+      ),
+    { discard: true, concurrency: 2 }
+  )
+
 /**
  * Tenants "busy" (a backlog of 80 streams x `perStream` events, 40,000 by default) and "quiet" (nothing yet), written
  * by a process that only writes (serve: []), so no worker has touched them when the test's serving process starts.
@@ -47,20 +61,7 @@ const busyAndQuiet = (url: string, perStream = 500) =>
     const { catalog } = yield* Tenants.Tenants
     yield* catalog.add("busy")
     yield* catalog.add("quiet")
-    yield* Tenants.run(
-      "busy",
-      Effect.forEach(
-        Array.from({ length: 80 }, () => EventId.unsafeMake()),
-        (stream) =>
-          Effect.flatMap(EventStore.EventStore, (store) =>
-            store.append(
-              stream,
-              Array.from({ length: perStream }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
-            )
-          ),
-        { discard: true, concurrency: 2 }
-      )
-    )
+    yield* Tenants.run("busy", backlog(80, perStream))
   }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
 
 /** A serving process with one slot and this time slice. */
@@ -346,20 +347,7 @@ describe("Whizbang.layerTenants", () => {
             const { catalog } = yield* Tenants.Tenants
             for (const id of ["fresh", "left"]) {
               yield* catalog.add(id)
-              yield* Tenants.run(
-                id,
-                Effect.forEach(
-                  Array.from({ length: 10 }, () => EventId.unsafeMake()),
-                  (stream) =>
-                    Effect.flatMap(EventStore.EventStore, (store) =>
-                      store.append(
-                        stream,
-                        Array.from({ length: 300 }, () => Fixtures.Deposited.make({ accountId: stream, amount: 1 }))
-                      )
-                    ),
-                  { discard: true }
-                )
-              )
+              yield* Tenants.run(id, backlog(10, 300))
             }
           }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
           const sampler = yield* PgClient.make({ url, maxConnections: 1 })

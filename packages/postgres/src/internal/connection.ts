@@ -91,7 +91,7 @@ const connect = (pool: pg.Pool, schema: string): Effect.Effect<Connection, Postg
 
 /**
  * A connection of `pool` for a statement of `schema`, checked out when the schema's turn comes
- * (`fairCheckout.ts`: the schemas sharing the pool are served in turn, none taking more than half of it while
+ * (`fairCheckout.ts`: the schemas sharing the pool are served in turn, each holding one connection at a time while
  * others use it).
  */
 export const acquire = (pool: pg.Pool, schema: string): Effect.Effect<Connection, PostgresError> =>

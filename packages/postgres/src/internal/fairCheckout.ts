@@ -93,10 +93,9 @@ const serve = (pool: pg.Pool, gate: Gate) => {
 
 /**
  * Waits for this schema's turn (and, while other schemas use the pool, for its place in use to be handed back) to
- * check out a connection of
- * `pool`; {@link give} hands the place back. Fails as pg's
- * pool does (the same message) when the turn has not come within the pool's `connectionTimeoutMillis`: a statement
- * never waits for a connection longer than `connectTimeout`, whether it waits here or in the pool.
+ * check out a connection of `pool`; {@link give} hands the place back. Fails as pg's pool does (the same message)
+ * when the turn has not come within the pool's `connectionTimeoutMillis`: a statement never waits for a connection
+ * longer than `connectTimeout`, whether it waits here or in the pool.
  */
 export const take = (pool: pg.Pool, schema: string): Effect.Effect<void, Error> =>
   Effect.callback<void, Error>((resume) => {

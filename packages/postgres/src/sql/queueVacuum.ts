@@ -21,9 +21,19 @@ export const vacuum = Operation.void({
 export const queueTables: ReadonlySet<string> = new Set([pe.table, a.table, c.table])
 
 /**
- * The queue tables whose statistics are stale: changed by more than 1,000 rows plus a fifth of their estimated size
- * since their last analyze (autovacuum analyzes at 50 plus a tenth: this finds only a table it has fallen well
- * behind on).
+ * An expression: the names of the queue tables of the statement's schema (`current_schema()`, a tenant view's
+ * schema once qualified) whose statistics are stale — changed by more than 1,000 rows plus a fifth of their estimated
+ * size since their last analyze (autovacuum analyzes at 50 plus a tenth: this finds only a table it has fallen well
+ * behind on). A `text[]`; also read by the tenant fleet's check (`tenantWork.check`).
+ *
+ * @since 0.8.0
+ */
+export const staleTables = `ARRAY(SELECT t.relname::text FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace
+    WHERE n.nspname = current_schema() AND t.relname IN (${[...queueTables].map((table) => `'${table}'`).join(", ")})
+      AND pg_stat_get_mod_since_analyze(t.oid) > 1000 + 0.2 * greatest(t.reltuples, 0))`
+
+/**
+ * The queue tables whose statistics are stale ({@link staleTables}).
  *
  * @category operations
  * @since 0.5.0
@@ -31,9 +41,7 @@ export const queueTables: ReadonlySet<string> = new Set([pe.table, a.table, c.ta
 export const staleStatistics = Operation.findAll({
   name: "queueVacuum.staleStatistics",
   Row: Schema.Struct({ table: Schema.String }),
-  sql: `SELECT s.relname::text AS table FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-WHERE s.relid IN (to_regclass('${pe.table}'), to_regclass('${a.table}'), to_regclass('${c.table}'))
-  AND s.n_mod_since_analyze > 1000 + 0.2 * greatest(c.reltuples, 0)`
+  sql: `SELECT unnest(${staleTables}) AS table`
 })
 
 /**

@@ -6,8 +6,6 @@
  */
 import { Schema } from "effect"
 import {
-  ActiveStreams as a,
-  PerspectiveCursors as c,
   LifecyclePending as l,
   PerspectiveBackfill as b,
   PerspectiveEvents as w,
@@ -15,6 +13,7 @@ import {
   ServiceInstances as i
 } from "../internal/columns.js"
 import * as Operation from "../internal/operation.js"
+import { staleTables } from "./queueVacuum.js"
 
 /**
  * A tenant's work, as the fleet sees it.
@@ -33,9 +32,8 @@ export const Work = Schema.Struct({
   /** Another instance than the one asking, whose heartbeat is younger than the stale threshold, is registered. */
   elsewhere: Schema.Boolean,
   /**
-   * The queue tables whose planner statistics are stale, as `queueVacuum.staleStatistics` finds them (changed by more
-   * than 1,000 rows plus a fifth of their estimated size since their last analyze): a claim planned on them can run
-   * for seconds (a backlog's first claim over 200,000 fresh work rows: 1.8 s, 13 ms after an ANALYZE).
+   * The queue tables whose planner statistics are stale (`queueVacuum.staleTables`: changed by more than 1,000 rows
+   * plus a fifth of their estimated size since their last analyze): a claim planned on them can run for seconds (a backlog's first claim over 200,000 fresh work rows: 1.8 s, 13 ms after an ANALYZE).
    *
    * @since 0.8.0
    */
@@ -72,7 +70,5 @@ export const check = Operation.single({
   coalesce(extract(epoch FROM now() - (SELECT min(${w.createdAt}) FROM ${w.table})), 0)::float8 AS lag_seconds,
   EXISTS (SELECT 1 FROM ${i.table} WHERE ${i.instanceId} <> $1::uuid
     AND ${i.lastHeartbeatAt} > now() - make_interval(secs => $2::int)) AS elsewhere,
-  ARRAY(SELECT t.relname::text FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace
-    WHERE n.nspname = current_schema() AND t.relname IN ('${w.table}', '${a.table}', '${c.table}')
-      AND pg_stat_get_mod_since_analyze(t.oid) > 1000 + 0.2 * greatest(t.reltuples, 0)) AS stale_tables`
+  ${staleTables} AS stale_tables`
 })

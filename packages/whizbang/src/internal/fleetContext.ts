@@ -10,9 +10,13 @@ import type { Options } from "./tenantFleetOptions.js"
 import type * as TenantMetrics from "./tenantMetrics.js"
 import type { TenantStacks } from "./tenantStacks.js"
 
+/** What the fleet knows of its own process. */
 export interface Self {
+  /** This process's instance: every tenant's services register it. */
   readonly instanceId: string
+  /** Another instance silent for longer is taken as gone. */
   readonly staleSeconds: number
+  /** Whether it keeps the queue tables' statistics (`queueVacuum` not `false`). */
   readonly analyzeQueues: boolean
 }
 
@@ -20,10 +24,6 @@ export interface FleetContext {
   readonly client: PgClient.Shape
   readonly catalog: PgTenants.Shape
   readonly options: Options
-  /**
-   * This process's instance (every tenant's services register it), when another's is taken as gone, and whether it
-   * keeps the queue tables' statistics (`queueVacuum` not `false`).
-   */
   readonly self: Self
   readonly state: FleetState
   readonly stacks: TenantStacks
