@@ -26,6 +26,7 @@ import * as ActivitySampler from "../ActivitySampler.js"
 import * as Domain from "../Domain.js"
 import type { Profile } from "../Profile.js"
 import * as PG from "../Postgres.js"
+import * as StatementCosts from "../StatementCosts.js"
 import * as Stats from "../Stats.js"
 import * as Whizbang from "../systems/Whizbang.js"
 import type { Table } from "../Table.js"
@@ -123,10 +124,13 @@ const single = (serverUrl: string, profile: Profile, log: (s: string) => void): 
       await Whizbang.migrate(url)
       await Whizbang.load(db, 0, events, streams)
       for (let k = 0; k < profile.tenants.workers; k++) workers.push(await WorkerProcess.start(url, {}, 0, true))
+      const costs = await StatementCosts.start(url, log)
       sampler.part("single")
       for (const w of workers) WorkerProcess.go(w)
       await WorkerProcess.until(workers, () => workers.reduce((n, w) => n + w.progress.applied, 0) >= events * 2, 30_000, "single tenant")
       const settled = await Promise.all(workers.map(WorkerProcess.settle))
+      // Per as many events as a tenant of part 2 has: the two tables compare.
+      for (const line of (await costs?.finish(profile.tenants.tenants)) ?? []) log(`  single tenant, ${line}`)
       if (settled.some((s) => s === undefined)) throw new Error("a worker process did not report its end")
       const firstClaim = Math.min(...settled.filter((s) => s!.started > 0).map((s) => s!.started))
       const lastCommit = Math.max(...settled.map((s) => s!.lastCommit))
@@ -283,6 +287,7 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
           })
         )
       }
+      const costs = await StatementCosts.start(url, log)
       sampler.part("throughput")
       const go = now()
       for (const w of workers) TenantWorkerProcess.go(w)
@@ -300,6 +305,7 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
       log(
         `tenants throughput: ${Stats.fmt(throughput.eventsPerSecond)} events/s first claim -> last commit, ${Stats.fmt(throughput.fromStartEventsPerSecond)} from the fleets' start`
       )
+      for (const line of (await costs?.finish(ids.length)) ?? []) log(`  ${line}`)
       await inParallel(
         ids,
         4,
