@@ -22,7 +22,8 @@ export interface Profile {
    * one more run at the first rate whose worker is killed (SIGKILL) once that share of the history is replayed, and a
    * new worker process started in its place; off when undefined. Its own repetitions (a full-size rebuild takes
    * minutes); `--reps` sets both. `analyzeEveryMs` (diagnosis, off by default): ANALYZE of the work table at that
-   * interval during the rebuild.
+   * interval during the rebuild. `builder` (`--rebuild-builder`): the history replayed by a builder process of its own
+   * (`PgPerspectivePipeline.layerBuild`, what `Whizbang.layerBuilder` runs) beside the worker process, whose replay is off.
    */
   readonly rebuild: {
     readonly events: number
@@ -31,6 +32,7 @@ export interface Profile {
     readonly killAt?: number | undefined
     readonly repetitions: number
     readonly analyzeEveryMs?: number | undefined
+    readonly builder?: boolean | undefined
   }
   /**
    * Scenario t: `tenants` tenants sharing scenario a's events and streams (`throughput.events` / `.streams`, spread
@@ -163,7 +165,7 @@ const killAtOf = (given: number | undefined, base: number | undefined) => (given
  * --in-process (scenario a's Whizbang instances in the bench process instead of one process each),
  * --ryw-rates 200,1000, --ryw-iterations N, --ryw-modes in-process,cross-process (scenario c), --rebuild-events N,
  * --rebuild-streams N, --rebuild-rate 200,1000 (scenario v's live appends/s, a run per rate), --rebuild-kill-at F (scenario v:
- * the share of the history replayed when its worker is killed, 0 for no kill run), --rebuild-analyze-ms N (scenario v, diagnosis:
+ * the share of the history replayed when its worker is killed, 0 for no kill run), --rebuild-builder (scenario v: the replay in a builder process of its own), --rebuild-analyze-ms N (scenario v, diagnosis:
  * ANALYZE the work table every N ms during the rebuild), --tenants N, --tenant-workers N, --idle-seconds N, --quiet-tenants N,
  * --quiet-rate N, --lag-seconds N, --replay-events N, --replay-streams N (scenario t).
  */
@@ -200,7 +202,8 @@ export const fromArgs = (args: ReadonlyArray<string>): Profile => {
       appendRates: listArg(args, "rebuild-rate") ?? base.rebuild.appendRates,
       killAt: killAtOf(killAtArg(args), base.rebuild.killAt),
       repetitions: numberArg(args, "reps") ?? base.rebuild.repetitions,
-      analyzeEveryMs: numberArg(args, "rebuild-analyze-ms")
+      analyzeEveryMs: numberArg(args, "rebuild-analyze-ms"),
+      builder: args.includes("--rebuild-builder")
     },
     tenants: {
       tenants: numberArg(args, "tenants") ?? base.tenants.tenants,

@@ -123,6 +123,13 @@ export interface Extra {
   /** Perspective keys whose commits are reported to {@link onCommits} (every 100 ms, with the hook's times). */
   readonly report?: ReadonlyArray<string>
   readonly onCommits?: (perspective: string, eventIds: ReadonlyArray<string>, at: number) => void
+  /**
+   * `builder`: the process replays history and runs no worker (`PgPerspectivePipeline.layerBuild`); ready once built.
+   * Default `worker`.
+   */
+  readonly role?: "worker" | "builder"
+  /** The pipeline's `versions` options (`PgPerspectiveVersions.Options`: `replay: "off"` beside a builder). */
+  readonly versions?: Record<string, unknown>
 }
 
 /**
@@ -155,7 +162,12 @@ export const start = async (
         ...(process.env.BENCH_WORKER_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_WORKER_CPU_PROF}`] : []),
         ...(process.env.BENCH_WORKER_NODE_FLAGS?.split(" ").filter((flag) => flag !== "") ?? [])
       ],
-      stdio: ["ignore", "inherit", "inherit", "ipc"]
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      env: {
+        ...process.env,
+        BENCH_WORKER_ROLE: extra.role ?? "worker",
+        ...(extra.versions === undefined ? {} : { BENCH_VERSION_OPTIONS: JSON.stringify(extra.versions) })
+      }
     })
     const worker: Worker = {
       child,

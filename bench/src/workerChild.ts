@@ -49,10 +49,14 @@ const cpuMs = () => {
 }
 
 let nextStep = step > 0 ? step : Number.POSITIVE_INFINITY
-const layer = PgPerspectivePipeline.layer({
+// `BENCH_WORKER_ROLE=builder` (`WorkerProcess.Extra.role`): a builder — replays history, runs no worker.
+const builder = process.env.BENCH_WORKER_ROLE === "builder"
+const pipelineConfig: PgPerspectivePipeline.Config = {
   events: Domain.registry,
   perspectives: withV2 ? Domain.perspectivesWithV2 : Domain.perspectives,
   options: JSON.parse(options!),
+  // `BENCH_VERSION_OPTIONS=<json>` (diagnosis only): the replay's options (`replayChunkEvents`, `replayConcurrency`, ...).
+  ...(process.env.BENCH_VERSION_OPTIONS ? { versions: JSON.parse(process.env.BENCH_VERSION_OPTIONS) } : {}),
   hooks: {
     onWorkProcessingStarted: () =>
       Effect.sync(() => {
@@ -69,13 +73,15 @@ const layer = PgPerspectivePipeline.layer({
         }
       })
   }
-}).pipe(
-  Layer.provide(PerspectiveRewinder.layerUnsupported),
-  Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "bench-worker-process" })),
-  Layer.provideMerge(SchemaReady.layerVerify),
-  Layer.provideMerge(PgClient.layer({ url: url!, schema: schema!, maxConnections: 10, applicationName: "bench-worker-process" })),
-  Layer.orDie
-)
+}
+const infrastructure = <A, E, R>(pipeline: Layer.Layer<A, E, R>) =>
+  pipeline.pipe(
+    Layer.provide(PerspectiveRewinder.layerUnsupported),
+    Layer.provideMerge(InstanceProvider.layerMemory({ serviceName: "bench-worker-process" })),
+    Layer.provideMerge(SchemaReady.layerVerify),
+    Layer.provideMerge(PgClient.layer({ url: url!, schema: schema!, maxConnections: 10, applicationName: "bench-worker-process" })),
+    Layer.orDie
+  )
 
 // The parent ends the run by disconnecting (or dies): so does this process.
 process.on("disconnect", () => process.exit(0))
@@ -124,15 +130,17 @@ const logger = Logger.make((o) => {
 const run = () =>
   Effect.runFork(
     Effect.scoped(
-      Effect.gen(function* () {
-        yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
-        send({ kind: "ready", ...memory(), cpuMs: cpuMs() })
-        return yield* Effect.never
-      }).pipe(
-        Effect.provide(layer),
-        Effect.provide(Logger.layer([logger])),
-        Effect.provideService(References.MinimumLogLevel, withV2 ? "Info" : "Error")
-      )
+      (builder
+        ? Effect.andThen(
+            Effect.sync(() => send({ kind: "ready", ...memory(), cpuMs: cpuMs() })),
+            Effect.never
+          ).pipe(Effect.provide(infrastructure(PgPerspectivePipeline.layerBuild(pipelineConfig))))
+        : Effect.gen(function* () {
+            yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitPolls(1)
+            send({ kind: "ready", ...memory(), cpuMs: cpuMs() })
+            return yield* Effect.never
+          }).pipe(Effect.provide(infrastructure(PgPerspectivePipeline.layer(pipelineConfig))))
+      ).pipe(Effect.provide(Logger.layer([logger])), Effect.provideService(References.MinimumLogLevel, withV2 ? "Info" : "Error"))
     )
   )
 // "wait": modules loaded, the worker starts on `{ kind: "go" }` (so several start together); otherwise at once.

@@ -207,6 +207,7 @@ const whizbang = (
   rate: number,
   analyzeEveryMs: number | undefined,
   killAt: number | undefined,
+  builder: boolean,
   log: (s: string) => void
 ) =>
   PG.withFreshDatabase(serverUrl, "ver", async (url) => {
@@ -239,7 +240,16 @@ const whizbang = (
       const entry = await WorkerProcess.entry()
       return await Versions.withAppender(url, async (store) => {
         const startWorker = () =>
-          WorkerProcess.start(url, tunedOptions, 0, false, { perspectives: "with-v2", report: ["counter", "summary"], onCommits })
+          WorkerProcess.start(url, tunedOptions, 0, false, {
+            perspectives: "with-v2",
+            report: ["counter", "summary"],
+            onCommits,
+            ...(builder ? { versions: { replay: "off" } } : {})
+          })
+        // --rebuild-builder: the history replayed by a builder process beside the worker (whose replay is off).
+        const builderProcess = builder
+          ? await WorkerProcess.start(url, tunedOptions, 0, false, { perspectives: "with-v2", role: "builder" })
+          : undefined
         let worker = await startWorker()
         const first = worker
         let analyzer: ReturnType<typeof setInterval> | undefined
@@ -402,6 +412,7 @@ const whizbang = (
           if (analyzer) clearInterval(analyzer)
           if (sampler) clearInterval(sampler)
           await WorkerProcess.stop(worker)
+          if (builderProcess !== undefined) await WorkerProcess.stop(builderProcess)
         }
       })
     } finally {
@@ -414,7 +425,8 @@ export interface Result {
 }
 
 export const run = async (serverUrl: string, profile: Profile, log: (s: string) => void): Promise<Result> => {
-  const { events, streams, appendRates, killAt, repetitions, analyzeEveryMs } = profile.rebuild
+  const { events, streams, appendRates, killAt, repetitions, analyzeEveryMs, builder = false } = profile.rebuild
+  if (builder && killAt !== undefined) throw new Error("--rebuild-builder runs without the kill run: add --rebuild-kill-at 0")
   const runs: Array<Run> = []
   // One run per rate, then the kill run at the first rate; each against the same repetition's baseline.
   const variants = [
@@ -427,7 +439,16 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
       `version rebuild (rep ${rep}): baseline x1 rebuilt ${Stats.fmt(events)} events in ${Stats.fmt(base.ms / 1000, 1)} s (${Stats.fmt(base.eventsPerSecond)} events/s)`
     )
     for (const variant of variants) {
-      const { runWithoutBaseline: w, logs } = await whizbang(serverUrl, events, streams, variant.rate, analyzeEveryMs, variant.killAt, log)
+      const { runWithoutBaseline: w, logs } = await whizbang(
+        serverUrl,
+        events,
+        streams,
+        variant.rate,
+        analyzeEveryMs,
+        variant.killAt,
+        builder,
+        log
+      )
       for (const l of logs) if (/perspective counter/.test(l.message)) log(`  worker: ${l.message}`)
       const r: Run = {
         ...w,
@@ -537,6 +558,11 @@ export const table = (result: Result, profile: Profile): Table => {
         ? "no ANALYZE during the rebuild: the work table's statistics are what autovacuum makes of them (the table was analyzed while empty, as in a quiet deployment)"
         : `--rebuild-analyze-ms ${profile.rebuild.analyzeEveryMs}: the bench ran ANALYZE on the work table every ${profile.rebuild.analyzeEveryMs} ms during the rebuild (diagnosis: not what a deployment does by itself)`,
       `worker options: ${JSON.stringify(tunedOptions)}; version options: the defaults (history replayed by PgHistoryReplay on a connection of its own: chunks of about 5,000 events, one at a time, pausing at most as long as its last chunk while the oldest pending live event is older than 50 ms; automatic cutover at <= 1,000 pending); the worker process runs ${result.runs[0]?.workerRuns ?? "-"}`,
+      ...(profile.rebuild.builder
+        ? [
+            "--rebuild-builder: the history replayed by a builder process of its own (PgPerspectivePipeline.layerBuild, as Whizbang.layerBuilder; the same machine) while the worker process's replay is off; the worker CPU per 1,000 events leaves the builder's out"
+          ]
+        : []),
       "kill -9 run: once the share of v2's history streams named in its column was replayed (plan rows deleted), the worker process got SIGKILL; a new one was started at once (as a supervisor restarts it); resumed = the planned streams fell below what the killed one left (its open chunk rolled back). Its rebuild rate and v1 lag include the dead time; CPU per 1,000 events is not given for it. 0 events applied twice: counter v2 sums every event's amount, so an event applied twice would show as a wrong fold (the check above)"
     ]
   }
