@@ -371,7 +371,10 @@ const whizbang = (
           if (!complete()) problems.push("some live appends were never reported committed to both v1 read models")
           const left = await Versions.leftOver(db)
           if (left.dead > 0) problems.push(`${left.dead} dead letters`)
-          const cutoverLine = worker.logs.find((l) => l.message.includes(`reads now served by ${v2}`))?.message
+          // The cutover's line: the worker's, or the builder's when one runs the build (--rebuild-builder).
+          const cutoverLine = [...worker.logs, ...(builderProcess?.logs ?? [])].find((l) =>
+            l.message.includes(`reads now served by ${v2}`)
+          )?.message
           const cutoverMs = Number(/after (\d+) ms/.exec(cutoverLine ?? "")?.[1] ?? Number.NaN)
           const rebuildMs = liveRow.stateChangedAt - liveRow.registeredAt
           const rebuilding = analyzes.filter((a) => a.at <= liveRow.stateChangedAt)
@@ -551,7 +554,7 @@ export const table = (result: Result, profile: Profile): Table => {
           `${Stats.fmt(Stats.median(first.map((r) => r.lagByTenth[k]!.p50)))} / ${Stats.fmt(Stats.median(first.map((r) => r.lagByTenth[k]!.max)))}`
       ).join(", ")}`,
       "rebuild time: registry times (database clock): registered_at of v2 (its registration transaction) -> state_changed_at when it became live (the switch's transaction); caught up = live minus the cutover's own time",
-      `cutover: the worker's log line "reads now served by ${v2} ... after N ms" (PgPerspectiveVersions.cutover: from marking v2 ready, through waiting for the events pending then, to the switch's commit)`,
+      `cutover: the worker's (or the builder's) log line "reads now served by ${v2} ... after N ms" (PgPerspectiveVersions.cutover: from marking v2 ready, through waiting for the events pending then, to the switch's commit)`,
       "baseline: a fresh database with the same events; one statement writes a counter__v2 work row per event (+ ANALYZE), then one loop of the set-based baseline drains them; no live appends and no v1 to keep current there; one baseline per repetition, shared by its columns",
       "v1 lag: appends committed before v2 went live; append completion in the bench process -> the worker's post-commit hook for both v1 read models, reported over IPC with its own time (performance.timeOrigin + performance.now() on both sides)",
       profile.rebuild.analyzeEveryMs === undefined
