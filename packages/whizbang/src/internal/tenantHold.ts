@@ -28,9 +28,11 @@ const checkWork = (ctx: FleetContext, tenantId: string) =>
 const analyzeStale = (ctx: FleetContext, tenantId: string, work: { readonly staleTables: ReadonlyArray<string> }) => {
   const tables = work.staleTables.filter((table) => PgOperations.QueueVacuum.queueTables.has(table))
   if (tables.length === 0 || !ctx.self.analyzeQueues) return Effect.void
-  const started = Date.now()
   return PgOperations.QueueVacuum.analyze(ctx.client.forSchema(ctx.catalog.schemaOf(tenantId)), { tables }).pipe(
-    Effect.andThen(Effect.logDebug("tenant's queue tables analyzed", { tenant: tenantId, tables, ms: Date.now() - started })),
+    Effect.timed,
+    Effect.flatMap(([took]) =>
+      Effect.logDebug("tenant's queue tables analyzed", { tenant: tenantId, tables, ms: Duration.toMillis(took) })
+    ),
     Effect.catch((error) =>
       Effect.logWarning("analyze of a tenant's queue tables failed", { tenant: tenantId, tables, error: error.message })
     )
