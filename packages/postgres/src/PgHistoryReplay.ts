@@ -162,6 +162,23 @@ const maxPauseMillis = 1_000
 const progressEveryMillis = 2_000
 const logEveryMillis = 10_000
 
+/** Plans smaller than this are read fast whatever the planner thinks of the table. */
+const analyzeFromPlannedStreams = 1_000
+
+/**
+ * ANALYZE of the plan table when the planner takes it for less than half the streams planned for this version (see
+ * `Sql.planEstimate`): once per fresh plan and instance in practice, since the rows replayed stay counted until
+ * VACUUM.
+ */
+const freshPlanStatistics = (client: PgClient["Service"], plannedStreams: number) =>
+  Effect.gen(function* () {
+    if (plannedStreams < analyzeFromPlannedStreams) return
+    const { estimated } = yield* Sql.planEstimate(client)
+    if (estimated >= plannedStreams / 2) return
+    const [duration] = yield* Effect.timed(Sql.analyzePlan(client))
+    yield* Effect.logDebug("history plan analyzed", { plannedStreams, estimated, ms: Duration.toMillis(duration) })
+  })
+
 /** Streams per chunk for `chunkEvents` events, given the events per stream seen so far. */
 const streamsFor = (chunkEvents: number, eventsPerStream: number) =>
   Math.max(1, Math.min(5_000, Math.round(chunkEvents / Math.max(1, eventsPerStream))))
@@ -244,6 +261,7 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
           yield* Sql.markStarted(client, { key })
           // The first chunk's size from the history as planned (events per stream); later ones from what they found.
           const [planned] = yield* Sql.progress(client, { keys: [key] })
+          if (planned !== undefined) yield* freshPlanStatistics(client, planned.planned)
           const perStream = planned === undefined || planned.backfillStreams === 0 ? 1 : planned.backfillEvents / planned.backfillStreams
           const each = yield* Effect.forEach(
             Array.from({ length: concurrency }, () => targets.get(key)!),

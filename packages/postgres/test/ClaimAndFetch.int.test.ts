@@ -82,6 +82,37 @@ describe("claim and fetch in one statement", () => {
     )
   )
 
+  it.live("after a claim whose background streams were all held behind planned history, the next claims take live work only", () =>
+    Effect.gen(function* () {
+      const store = yield* EventStore.EventStore
+      const coordinator = yield* WorkCoordinator.WorkCoordinator
+      const client = yield* PgClient.PgClient
+      // Three streams whose work is background (fires = false) and whose history is still planned: blocked.
+      const held = Array.from({ length: 3 }, () => EventId.unsafeMake())
+      for (const id of held) yield* store.append(id, [Bank.Deposited.make({ accountId: id, amount: 1 })])
+      yield* client.query("UPDATE wh_perspective_events SET fires = false")
+      yield* client.query(
+        `INSERT INTO wh_perspective_backfill (perspective_name, stream_id, through_event_id)
+         SELECT DISTINCT perspective_name, stream_id, event_id FROM wh_perspective_events`
+      )
+      const request = { instanceId: "", maxStreams: 10, leaseSeconds: 30, perspectiveNames: names, exclude: [] }
+      const first = yield* coordinator.claimAndFetch!({ ...request, ...fetchOptions })
+      expect([...first.streams].sort()).toEqual([...held].sort())
+      // Nothing of them fetched: their pairs wait for the replay.
+      expect(first.pending).toEqual([])
+      // Their leases given up (as the worker's cycles would): the background tier rests, live work is still claimed.
+      yield* client.query("DELETE FROM wh_active_streams")
+      const live = EventId.unsafeMake()
+      yield* store.append(live, [Bank.Deposited.make({ accountId: live, amount: 2 })])
+      const second = yield* coordinator.claimAndFetch!({ ...request, ...fetchOptions })
+      expect(second.streams).toEqual([live])
+    }).pipe(
+      Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+      Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+      Effect.scoped
+    )
+  )
+
   it.live("a row of another shape than the fetch's (a column's type changed under it) is an UnexpectedRow naming the fetch", () =>
     Effect.gen(function* () {
       const store = yield* EventStore.EventStore

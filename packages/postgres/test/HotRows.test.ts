@@ -22,7 +22,8 @@ const request: Parameters<typeof Claim.claimAndFetch>[1] = {
   heads: 4,
   limit: 100,
   backgroundLimit: 100,
-  modelsOf: undefined
+  modelsOf: undefined,
+  background: true
 }
 
 const claimed = { part: 0, stream_id: "0190a1b2-0000-7000-8000-0000000000aa", claim_order: 1 }

@@ -176,6 +176,38 @@ describe("history replay (Whizbang.layer)", () => {
     )
   )
 
+  it.live("a plan the planner has not seen is analyzed before its chunks are taken (they walk the plan's index)", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        // 1,200 streams of one event: a plan big enough that its statistics matter.
+        const ids = Array.from({ length: 1_200 }, () => EventId.unsafeMake())
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* Effect.forEach(ids, (id) => deposit(id, 1), { concurrency: 8, discard: true })
+            yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitIdle
+            // Autovacuum stays out of it: the planner's view of the plan table is what the replay leaves there.
+            yield* sql("ALTER TABLE wh_perspective_backfill SET (autovacuum_enabled = false)")
+          }).pipe(Effect.provide(Whizbang.layer(config(url, [Fixtures.balance]))))
+        )
+        const v2 = Fixtures.balanceVersion(2)
+        const estimate = sql<{ n: number }>(
+          "SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass('wh_perspective_backfill')"
+        )
+        const seen = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* until(
+              Effect.map(planned("balance__v2"), (n) => n === 0),
+              "the builder's replay"
+            )
+            return (yield* estimate)[0]!.n
+          }).pipe(Effect.provide(Whizbang.layerBuilder(config(url, [Fixtures.balance, v2]))))
+        )
+        // Taken when the replay began (1,200 rows), not -1 (never analyzed) or 0.
+        expect(seen).toBeGreaterThanOrEqual(600)
+      })
+    )
+  )
+
   it.live("replay options are checked at start-up, naming the option; nothing connects", () =>
     Effect.gen(function* () {
       const url = "postgres://nobody@127.0.0.1:1/none"

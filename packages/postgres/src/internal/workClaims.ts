@@ -13,6 +13,7 @@ import type { PostgresError } from "../PostgresError.js"
 import * as Claim from "../sql/claimWork.js"
 import type * as Fetch from "../sql/fetchPendingEvents.js"
 import { coordinatorError } from "./coordinatorError.js"
+import * as BackgroundRest from "./backgroundRest.js"
 import { toPendingEvents } from "./pendingRows.js"
 
 type Service = WorkCoordinator.WorkCoordinator["Service"]
@@ -89,6 +90,7 @@ export const make = (
       ),
       Effect.annotateLogs({ "whizbang.instance_id": instanceId })
     )
+  const rest = BackgroundRest.make()
   const claimRequest = (request: ClaimRequest): Claim.ClaimRequest => ({
     instanceId,
     maxStreams: request.maxStreams,
@@ -107,19 +109,23 @@ export const make = (
         (rows) => rows.map((r) => r.streamId)
       ),
     claimAndFetch: ({ backgroundLimit, limit, withModels, ...request }) =>
-      Effect.map(
-        claim(
+      Effect.gen(function* () {
+        const background = yield* rest.open
+        const rows = yield* claim(
           Claim.claimAndFetch(client, {
             ...claimRequest(request),
             limit: limit ?? 2_147_483_647,
             backgroundLimit: backgroundLimit ?? 2_147_483_647,
-            modelsOf: withModels === true ? request.perspectiveNames : undefined
+            modelsOf: withModels === true ? request.perspectiveNames : undefined,
+            background
           }),
           request,
           "claimAndFetch",
           (rows) => rows.reduce((n, r) => (r.part === 0 ? n + 1 : n), 0)
-        ),
-        (rows) => claimedAndPending(rows, withModels === true && request.perspectiveNames !== undefined)
-      )
+        )
+        const answer = claimedAndPending(rows, withModels === true && request.perspectiveNames !== undefined)
+        if (background) yield* rest.after(answer.streams, answer.pending)
+        return answer
+      })
   }
 }

@@ -95,8 +95,14 @@ const headsOf = (tier: 0 | 1, fires: string, limit: string) => `
   LIMIT ${limit}
 `
 
-/** The claim's CTEs (without the leading WITH): `claimed` returns the streams claimed, `picked` their order. */
-const claimCtes = `
+/** Background streams a claim may take: up to 2 x $2 queued and in-cycle streams (`$6` counts), per perspective head. */
+const backgroundHeads = "greatest(2 * $2::int - cardinality($6::uuid[]), 0) * greatest($8::int, 1)"
+
+/**
+ * The claim's CTEs (without the leading WITH): `claimed` returns the streams claimed, `picked` their order.
+ * `backgroundLimit`: how many background heads it walks for (an expression of the parameters).
+ */
+const claimCtesWith = (backgroundLimit: string) => `
 live AS (
   SELECT ${i.instanceId}, ${i.perspectiveNames}
   FROM ${i.table}
@@ -119,7 +125,7 @@ stale AS (
   SELECT ${i.instanceId} FROM ${i.table} WHERE ${i.lastHeartbeatAt} <= now() - make_interval(secs => $4::int)
 ),
 live_heads AS (${headsOf(0, `pe.${pe.fires}`, "$2::int * greatest($8::int, 1)")}),
-background_heads AS (${headsOf(1, `NOT pe.${pe.fires}`, "greatest(2 * $2::int - cardinality($6::uuid[]), 0) * greatest($8::int, 1)")}),
+background_heads AS (${headsOf(1, `NOT pe.${pe.fires}`, backgroundLimit)}),
 heads AS (
   SELECT * FROM live_heads UNION ALL SELECT * FROM background_heads
 ),
@@ -162,6 +168,8 @@ claimed AS (
   SELECT ${a.streamId} FROM taken UNION ALL SELECT ${a.streamId} FROM inserted
 ),
 no_wal_wait AS (SELECT set_config('synchronous_commit', 'off', true) AS setting)`
+
+const claimCtes = claimCtesWith(backgroundHeads)
 
 /**
  * What a claim is asked ($1-$8 of {@link claimWork}).
@@ -215,7 +223,8 @@ SELECT c.${a.streamId} FROM claimed c JOIN picked p ON p.${pe.streamId} = c.${a.
  * The claim and the first fetch of what it claimed in ONE statement (a cycle's claim and fetch used to be two round
  * trips in a row). The claim is {@link claimWork} ($1-$8); the fetch is `fetchPendingEvents` over the streams it
  * claimed, without the lease check (the leases are this statement's own), with $9 the limit per (stream,
- * perspective), $7 the perspective names and $10 the background budget. Rows, unordered (the coordinator orders
+ * perspective), $7 the perspective names and $10 the background budget; $11 false leaves background streams out of
+ * the claim (no walk of the background index: the coordinator rests that tier, `internal/workClaims.ts`). Rows, unordered (the coordinator orders
  * them, `internal/pendingRows.ts`): the claimed streams (`part` 0, their place in the claim as `claim_order`, every
  * other column null) and the fetched rows (`part` 1, the fetch's columns). The fetch's late-arrival flags commit
  * with the claim, without waiting for their WAL flush: one lost in a server crash is set again by the next fetch.
@@ -229,7 +238,7 @@ export const claimAndFetchSql = (modelTables?: ReadonlyArray<string>): string =>
     background: "$10"
   })
   return `
-WITH ${claimCtes},${fetch.ctes}
+WITH ${claimCtesWith(`CASE WHEN $11::boolean THEN ${backgroundHeads} ELSE 0 END`)},${fetch.ctes}
 SELECT 0 AS part, c.${a.streamId}, p.oldest::int AS claim_order, NULL::uuid AS ${pe.workId}, NULL::text AS ${pe.perspectiveName},
        NULL::uuid AS ${pe.eventId}, NULL::int AS ${pe.attempts}, NULL::uuid AS cursor_last_event_id, NULL::boolean AS ${pe.fires},
        NULL::boolean AS blocked, NULL::boolean AS rewind_required, NULL::boolean AS event_first, NULL::boolean AS more,
@@ -276,8 +285,14 @@ export const claimAndFetch = Operation.findAll({
   name: "claimWork.claimAndFetch",
   Row: ClaimAndFetchRow,
   params: (
-    r: ClaimRequest & { readonly limit: number; readonly backgroundLimit: number; readonly modelsOf: ReadonlyArray<string> | undefined }
-  ) => [...claimParams(r), r.limit, r.backgroundLimit],
+    r: ClaimRequest & {
+      readonly limit: number
+      readonly backgroundLimit: number
+      readonly modelsOf: ReadonlyArray<string> | undefined
+      /** Whether the claim takes background streams at all (`false`: the background tier rests, see `workClaims.ts`). */
+      readonly background: boolean
+    }
+  ) => [...claimParams(r), r.limit, r.backgroundLimit, r.background],
   prepared: true,
   sql: (r) => claimAndFetchText(r.modelsOf)
 })

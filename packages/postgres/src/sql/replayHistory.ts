@@ -182,6 +182,33 @@ SELECT coalesce((
 ), 0)::float8 AS millis`
 })
 
+/**
+ * The planner's idea of the plan table's size (`pg_class.reltuples`: -1 never analyzed), to compare with the rows
+ * planned. A plan written since the last ANALYZE (a version registered, `whizbang rebuild`) looks empty to the
+ * planner until autovacuum comes round — a minute or more, often longer than the replay — and then
+ * {@link pickChunk} reads and sorts every remaining plan row (on disk past `work_mem`) to take a few hundred, and
+ * {@link finishChunk} filters them all to delete its own: about 75 ms of server time per chunk at 100,000 planned
+ * streams, growing with the plan.
+ */
+export const planEstimate = Operation.single({
+  name: "replayHistory.planEstimate",
+  Row: Schema.Struct({ estimated: Schema.Number }),
+  sql: `
+SELECT coalesce((
+  SELECT c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = current_schema() AND c.relname = '${b.table}'
+), -1)::float8 AS estimated`
+})
+
+/**
+ * Fresh planner statistics for the plan table (see {@link planEstimate}). ANALYZE takes no lock that blocks reads or
+ * writes; a role that does not own the table gets a warning, not an error.
+ */
+export const analyzePlan = Operation.void({
+  name: "replayHistory.analyzePlan",
+  sql: `ANALYZE ${b.table}`
+})
+
 /** Params: $1 key. Marks when the replay of the version's planned history started (the rate's origin), once. */
 export const markStarted = Operation.void({
   name: "replayHistory.markStarted",
