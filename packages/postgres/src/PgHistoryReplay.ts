@@ -164,20 +164,34 @@ const logEveryMillis = 10_000
 
 /** Plans smaller than this are read fast whatever the planner thinks of the table. */
 const analyzeFromPlannedStreams = 1_000
+/** Where an ANALYZE leaves the estimate as it was (Citus), at most one per process in this time. */
+const analyzeAtMostEveryMillis = 60_000
 
 /**
- * ANALYZE of the plan table when the planner takes it for less than half the streams planned for this version (see
+ * ANALYZE of the plan table when the planner takes it for less than half the streams planned for a version (see
  * `Sql.planEstimate`): once per fresh plan and instance in practice, since the rows replayed stay counted until
- * VACUUM.
+ * VACUUM. On Citus the coordinator's estimate stays 0 after it (a distributed schema's statistics live on its node,
+ * whose planner is the one that reads them, and the ANALYZE reaches it): there it runs at most once a minute.
  */
-const freshPlanStatistics = (client: PgClient["Service"], plannedStreams: number) =>
-  Effect.gen(function* () {
-    if (plannedStreams < analyzeFromPlannedStreams) return
-    const { estimated } = yield* Sql.planEstimate(client)
-    if (estimated >= plannedStreams / 2) return
-    const [duration] = yield* Effect.timed(Sql.analyzePlan(client))
-    yield* Effect.logDebug("history plan analyzed", { plannedStreams, estimated, ms: Duration.toMillis(duration) })
-  })
+const planStatistics = (client: PgClient["Service"]) => {
+  let ineffectiveAt = Number.NEGATIVE_INFINITY
+  return (plannedStreams: number) =>
+    Effect.gen(function* () {
+      if (plannedStreams < analyzeFromPlannedStreams) return
+      const now = yield* Clock.currentTimeMillis
+      if (now - ineffectiveAt < analyzeAtMostEveryMillis) return
+      const before = yield* Sql.planEstimate(client)
+      if (before.estimated >= plannedStreams / 2) return
+      const [duration] = yield* Effect.timed(Sql.analyzePlan(client))
+      const after = yield* Sql.planEstimate(client)
+      if (after.estimated < plannedStreams / 2) ineffectiveAt = now
+      yield* Effect.logDebug("history plan analyzed", {
+        plannedStreams,
+        estimated: [before.estimated, after.estimated],
+        ms: Duration.toMillis(duration)
+      })
+    })
+}
 
 /** Streams per chunk for `chunkEvents` events, given the events per stream seen so far. */
 const streamsFor = (chunkEvents: number, eventsPerStream: number) =>
@@ -204,6 +218,7 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
         config.perspectives.map((p) => [p.name, { key: p.name, eventTypes: p.eventTypes, runner: PerspectiveRunner.make(p) }])
       )
       const keys = [...targets.keys()]
+      const freshPlanStatistics = planStatistics(client)
       const { chunkEvents, concurrency, liveLagTargetMillis } = config.options
 
       // Live work first: while the oldest pending live event is older than the target, waits — for at most as long as
@@ -261,7 +276,7 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
           yield* Sql.markStarted(client, { key })
           // The first chunk's size from the history as planned (events per stream); later ones from what they found.
           const [planned] = yield* Sql.progress(client, { keys: [key] })
-          if (planned !== undefined) yield* freshPlanStatistics(client, planned.planned)
+          if (planned !== undefined) yield* freshPlanStatistics(planned.planned)
           const perStream = planned === undefined || planned.backfillStreams === 0 ? 1 : planned.backfillEvents / planned.backfillStreams
           const each = yield* Effect.forEach(
             Array.from({ length: concurrency }, () => targets.get(key)!),
