@@ -5,7 +5,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { InstanceProvider, WorkCoordinator } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Deferred, Duration, Effect, Fiber, Layer, Schedule } from "effect"
+import * as Sql from "../src/sql/queueVacuum.js"
 import * as Bank from "./fixtures/bank.js"
 
 const config = { events: Bank.events, perspectives: Bank.perspectives, options: {} }
@@ -53,5 +54,32 @@ describe("the queue tables' statistics", () => {
         Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
         Effect.provide(PgTestDatabase.layer({ schema: "bank_queue_statistics" }))
       )
+  )
+
+  it.live("an analyze of a table another session is analyzing is skipped, not waited for", () =>
+    Effect.gen(function* () {
+      const client = yield* PgClient.PgClient
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      // Another session holds the lock an ANALYZE takes (SHARE UPDATE EXCLUSIVE), as a concurrent ANALYZE does.
+      const holder = yield* Effect.forkChild(
+        client.withTransaction(
+          Effect.gen(function* () {
+            yield* client.query("LOCK TABLE wh_perspective_events IN SHARE UPDATE EXCLUSIVE MODE")
+            yield* Deferred.succeed(locked, undefined)
+            yield* Deferred.await(release)
+          })
+        )
+      )
+      yield* Deferred.await(locked)
+      const outcome = yield* Sql.analyze(client, { tables: ["wh_perspective_events", "wh_active_streams"] }).pipe(
+        Effect.timeout(Duration.seconds(10)),
+        Effect.as("done" as const),
+        Effect.catchTag("TimeoutError", () => Effect.succeed("waited" as const))
+      )
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      expect(outcome).toBe("done")
+    }).pipe(Effect.provide(PgTestDatabase.layer({ schema: "bank_queue_statistics_skip" })))
   )
 })

@@ -45,12 +45,14 @@ export const staleStatistics = Operation.findAll({
 })
 
 /**
- * Analyzes these tables (of {@link queueTables}: the text names them as given).
+ * Analyzes these tables (of {@link queueTables}: the text names them as given), skipping one another session is
+ * analyzing or vacuuming (two worker processes finding the same stale table: the second used to wait for the first,
+ * then analyze it again).
  *
  * @category operations
  * @since 0.5.0
  */
 export const analyze = Operation.void({
   name: "queueVacuum.analyze",
-  sql: (r: { readonly tables: ReadonlyArray<string> }) => `ANALYZE ${r.tables.join(", ")}`
+  sql: (r: { readonly tables: ReadonlyArray<string> }) => `ANALYZE (SKIP_LOCKED) ${r.tables.join(", ")}`
 })

@@ -201,12 +201,13 @@ SELECT coalesce((
 })
 
 /**
- * Fresh planner statistics for the plan table (see {@link planEstimate}). ANALYZE takes no lock that blocks reads or
+ * Fresh planner statistics for the plan table (see {@link planEstimate}), unless another session is analyzing or
+ * vacuuming it (`SKIP_LOCKED`). ANALYZE takes no lock that blocks reads or
  * writes; a role that does not own the table gets a warning, not an error.
  */
 export const analyzePlan = Operation.void({
   name: "replayHistory.analyzePlan",
-  sql: `ANALYZE ${b.table}`
+  sql: `ANALYZE (SKIP_LOCKED) ${b.table}`
 })
 
 /** Params: $1 key. Marks when the replay of the version's planned history started (the rate's origin), once. */

@@ -532,14 +532,15 @@ FROM due d`
  * Fresh planner statistics for the tables a build grows fast. The build adds tens of thousands of work rows to a
  * table the planner may still think small (autovacuum's ANALYZE comes a minute or more later); with stale statistics
  * the completion's lease release walks the whole claim index per stream, and every perspective's cycles slow down.
- * ANALYZE takes no lock that blocks reads or writes; a role that does not own the tables gets a warning, not an error.
+ * ANALYZE takes no lock that blocks reads or writes; a table another session is analyzing or vacuuming is skipped
+ * (`SKIP_LOCKED`); a role that does not own the tables gets a warning, not an error.
  *
  * @category operations
  * @since 0.5.0
  */
 export const analyzeBuildTables = Operation.void({
   name: "versions.analyzeBuildTables",
-  sql: `ANALYZE ${pe.table}, ${b.table}`
+  sql: `ANALYZE (SKIP_LOCKED) ${pe.table}, ${b.table}`
 })
 
 /**
