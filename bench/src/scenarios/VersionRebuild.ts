@@ -233,7 +233,12 @@ const whizbang = (
       // The load's pages written out now: the OS writes dirty pages back about 30 s after they were dirtied, and the
       // 1,000,000 events' hundreds of MB written back during the live part made every commit wait on its WAL flush
       // (fsync waits of 300+ ms seen in pg_stat_activity) — the bench's own load, not the replay, in the lag.
-      await db.query("CHECKPOINT")
+      // A role without the right to CHECKPOINT (not a superuser nor pg_checkpoint) runs without it, and says so.
+      await db
+        .query("CHECKPOINT")
+        .catch((error: unknown) =>
+          log(`version rebuild: no CHECKPOINT after the load (${String(error)}); its write-back may fall in the measured window`)
+        )
       log(`version rebuild: ${Stats.fmt(events)} events loaded with v1 materialized; starting the v1 + v2 worker`)
       const appendedAt = new Map<string, number>()
       const v1 = new Map<string, { counter?: number; summary?: number }>()

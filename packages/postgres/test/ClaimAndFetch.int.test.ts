@@ -19,6 +19,20 @@ import { recording } from "./fixtures/recording.js"
 
 const config = { events: Bank.events, perspectives: Bank.perspectives, options: {} }
 const names = Bank.perspectives.map((p) => p.name)
+/** The Postgres ports on a fresh `bank` schema, as every test here runs them. */
+const withPorts = <A, E>(
+  effect: Effect.Effect<
+    A,
+    E,
+    WorkCoordinator.WorkCoordinator | EventStore.EventStore | PerspectiveStore.PerspectiveStore | PgClient.PgClient
+  >
+) =>
+  effect.pipe(
+    Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
+    Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
+    Effect.scoped
+  )
+
 const fetchOptions = { limit: 100, backgroundLimit: 2_000, perspectiveNames: names, withModels: true }
 
 /** `streams` new streams of `perStream` stored events each, every event pending for every perspective. */
@@ -75,11 +89,7 @@ describe("claim and fetch in one statement", () => {
       yield* client.query("DELETE FROM wh_perspective_events WHERE stream_id <> $1", [streams[2]!])
       const none = yield* coordinator.claimAndFetch!({ ...request, ...fetchOptions })
       expect(none).toEqual({ streams: [], pending: [] })
-    }).pipe(
-      Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
-      Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
-      Effect.scoped
-    )
+    }).pipe(withPorts)
   )
 
   it.live("after a claim whose background streams were all held behind planned history, the next claims take live work only", () =>
@@ -106,11 +116,7 @@ describe("claim and fetch in one statement", () => {
       yield* store.append(live, [Bank.Deposited.make({ accountId: live, amount: 2 })])
       const second = yield* coordinator.claimAndFetch!({ ...request, ...fetchOptions })
       expect(second.streams).toEqual([live])
-    }).pipe(
-      Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
-      Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
-      Effect.scoped
-    )
+    }).pipe(withPorts)
   )
 
   it.live("a row of another shape than the fetch's (a column's type changed under it) is an UnexpectedRow naming the fetch", () =>
@@ -126,11 +132,7 @@ describe("claim and fetch in one statement", () => {
       const error = yield* Effect.flip(coordinator.fetchPendingEvents({ instanceId: "", streamIds: claimed, ...fetchOptions }))
       expect(error.reason).toMatchObject({ _tag: "UnexpectedRow", operation: "fetchPendingEvents.fetchPendingEvents" })
       expect(error.detail).toContain("attempts")
-    }).pipe(
-      Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
-      Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
-      Effect.scoped
-    )
+    }).pipe(withPorts)
   )
 
   it.live(
@@ -152,11 +154,7 @@ describe("claim and fetch in one statement", () => {
         expect(plans.length).toBeGreaterThan(0)
         const scans = plans.flatMap((plan) => [...plan.matchAll(/Seq Scan on (wh_perspective_events|wh_events)\b/g)].map((m) => m[1]))
         expect(scans).toEqual([])
-      }).pipe(
-        Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
-        Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
-        Effect.scoped
-      ),
+      }).pipe(withPorts),
     60_000
   )
 
@@ -179,11 +177,7 @@ describe("claim and fetch in one statement", () => {
         [...plan.matchAll(/Seq Scan on wh_perspective_cursors\b[^\n]*loops=(\d+)/g)].map((m) => Number(m[1])).filter((loops) => loops > 1)
       )
       expect(repeatedScans).toEqual([])
-    }).pipe(
-      Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
-      Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
-      Effect.scoped
-    )
+    }).pipe(withPorts)
   )
 
   it.live("reads each claimed pair's cursor and backfill state once, however many work rows the pair has", () =>
@@ -213,11 +207,7 @@ describe("claim and fetch in one statement", () => {
       expect(loopsOf(/CTE Scan on cursors\b[^\n]*loops=(\d+)/g).filter((loops) => loops > 1)).toEqual([])
       const pairs = 300 * names.length
       expect(loopsOf(/Scan on wh_perspective_backfill\b[^\n]*loops=(\d+)/g).filter((loops) => loops > pairs)).toEqual([])
-    }).pipe(
-      Effect.provide(PgPerspectivePipeline.layerPorts(config).pipe(Layer.provide(InstanceProvider.layerMemory()), Layer.orDie)),
-      Effect.provide(PgTestDatabase.layer({ schema: "bank" })),
-      Effect.scoped
-    )
+    }).pipe(withPorts)
   )
 
   it.live("the worker applies a claimed stream without a fetch of its own", () =>

@@ -202,8 +202,8 @@ SELECT coalesce((
 
 /**
  * Fresh planner statistics for the plan table (see {@link planEstimate}), unless another session is analyzing or
- * vacuuming it (`SKIP_LOCKED`). ANALYZE takes no lock that blocks reads or
- * writes; a role that does not own the table gets a warning, not an error.
+ * vacuuming it (`SKIP_LOCKED`). ANALYZE takes no lock that blocks reads or writes; a role that does not own the table
+ * gets a warning, not an error.
  */
 export const analyzePlan = Operation.void({
   name: "replayHistory.analyzePlan",
