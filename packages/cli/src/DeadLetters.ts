@@ -105,7 +105,14 @@ export const retry = (
   Effect.gen(function* () {
     const valid = yield* Validate.uuid(id, "id")
     const partitions = yield* Validate.positiveInt(options.partitionCount ?? 10_000, "partition-count")
-    const retried = yield* orFailure(PgClient.withTransaction(run(Sql.retry, { id: valid, partitionCount: partitions })))
+    // The workers are told at commit: a tenant's are started by this alone (its fleet polls no idle tenant).
+    const retried = yield* orFailure(
+      PgClient.withTransaction(
+        Effect.tap(run(Sql.retry, { id: valid, partitionCount: partitions }), (row) =>
+          Option.isSome(row) ? run(PgOperations.Work.wake) : Effect.void
+        )
+      )
+    )
     if (Option.isNone(retried)) return yield* notFound("dead letter", valid)
     const { workId, streamId, perspectiveName, eventId } = retried.value
     return { id: valid, workId, streamId, perspective: perspectiveName, eventId }

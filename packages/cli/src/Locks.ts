@@ -61,6 +61,8 @@ export const forceRelease = (filter: Filter = {}): Effect.Effect<ReadonlyArray<R
     const perspective = filter.perspective === undefined ? null : yield* Validate.perspective(filter.perspective)
     const instanceId = filter.instanceId === undefined ? null : yield* Validate.uuid(filter.instanceId, "instance")
     const rows = yield* run(PgOperations.StreamLocks.forceRelease, { streamId, perspectiveName: perspective, instanceId })
+    // Work held behind the locks is claimable now: the workers are told rather than left to their next poll.
+    if (rows.length > 0) yield* run(PgOperations.Work.wake)
     yield* Effect.forEach(
       rows,
       (r) =>

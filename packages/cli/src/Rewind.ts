@@ -258,8 +258,13 @@ export const rebuild = (options: RebuildOptions): Effect.Effect<Result, Operatio
             yield* run(Rebuilds.deleteCursors, batch)
             yield* run(Rebuilds.deleteSnapshots, batch)
             yield* run(Rebuilds.deletePendingWork, batch)
-            if (via === "replay") return (yield* run(Rebuilds.planHistory, { ...batch, eventTypes: types })).events
-            return yield* run(Rebuilds.enqueueEvents, { ...batch, eventTypes: types, partitionCount: partitions })
+            const events =
+              via === "replay"
+                ? (yield* run(Rebuilds.planHistory, { ...batch, eventTypes: types })).events
+                : yield* run(Rebuilds.enqueueEvents, { ...batch, eventTypes: types, partitionCount: partitions })
+            // The workers are told at commit: a tenant's are started by this alone (its fleet polls no idle tenant).
+            if (events > 0) yield* run(PgOperations.Work.wake)
+            return events
           })
         )
       )

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { PgClient, PgPerspectiveVersions } from "@whizbang/postgres"
 import { Effect } from "effect"
+import pg from "pg"
 import { type FreshDatabase, freshDatabase } from "../../postgres/test/fixtures/freshDatabase.js"
 import { cli } from "./fixtures/runCli.js"
 import { runInProcess } from "./fixtures/runInProcess.js"
@@ -51,6 +52,32 @@ const deadLetter = (perspective: string) =>
     )
     return { id: String(row!.id), streamId, eventId }
   })
+
+/**
+ * A LISTEN on `wh_work` for the test: `next` resolves with the payload of the next notification not yet taken (a
+ * worker's wake-up), or fails after 10 s.
+ */
+const workNotifications = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const client = new pg.Client({ connectionString: db.url })
+    await client.connect()
+    const payloads: Array<string> = []
+    const waiting: Array<(payload: string) => void> = []
+    client.on("notification", (n) => {
+      const resolve = waiting.shift()
+      if (resolve === undefined) payloads.push(n.payload ?? "")
+      else resolve(n.payload ?? "")
+    })
+    await client.query("LISTEN wh_work")
+    const next = Effect.callback<string>((resume) => {
+      const ready = payloads.shift()
+      if (ready !== undefined) resume(Effect.succeed(ready))
+      else waiting.push((payload) => resume(Effect.succeed(payload)))
+    }).pipe(Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.die(new Error("no wh_work notification in 10 s")) }))
+    return { client, next, pending: () => payloads.length }
+  }),
+  ({ client }) => Effect.promise(() => client.end())
+)
 
 describe("whizbang CLI", () => {
   it.live(
@@ -152,8 +179,11 @@ describe("whizbang CLI", () => {
     () =>
       Effect.gen(function* () {
         const letter = yield* deadLetter("ledger")
+        const notifications = yield* workNotifications
         const retried = yield* cli(["dead-letters", "retry", letter.id, "--json"], env())
         expect(retried.code).toBe(0)
+        // The workers are woken (a tenant's fleet is started by nothing else).
+        expect(yield* notifications.next).toBe("whizbang")
         expect(retried.json()).toMatchObject({ id: letter.id, eventId: letter.eventId, perspective: "ledger", streamId: letter.streamId })
         expect(
           yield* sql("select attempts, error from wh_perspective_events where event_id = $1 and perspective_name = 'ledger'", [
@@ -162,7 +192,7 @@ describe("whizbang CLI", () => {
         ).toEqual([{ attempts: 0, error: null }])
         expect(yield* sql("select id from wh_dead_letters where id = $1", [letter.id])).toHaveLength(0)
         expect((yield* cli(["dead-letters", "retry", letter.id], env())).code).toBe(3)
-      }),
+      }).pipe(Effect.scoped),
     120_000
   )
 
@@ -308,13 +338,16 @@ describe("whizbang CLI", () => {
         const noTty = yield* cli(["locks", "release", "--force", "-p", "locked"], env())
         expect(noTty.code).toBe(4)
         expect(noTty.stderr).toMatch(/force-release 1 stream lock\(s\)\? — refusing without a terminal/)
+        const notifications = yield* workNotifications
         const released = yield* cli(["locks", "release", "--force", "--yes", "-p", "locked", "--json"], env())
         expect(released.code).toBe(0)
+        // Work held behind the lock is claimable now: the workers are told.
+        expect(yield* notifications.next).toBe("whizbang")
         expect(released.json()).toEqual([{ streamId: stream, perspective: "locked", heldBy: holder, reason: "rewind" }])
         expect(yield* sql("select stream_lock_instance_id from wh_perspective_cursors where stream_id = $1", [stream])).toEqual([
           { stream_lock_instance_id: null }
         ])
-      }),
+      }).pipe(Effect.scoped),
     120_000
   )
 

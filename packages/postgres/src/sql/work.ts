@@ -121,3 +121,18 @@ export const removePlanned = Operation.count({
   params: (r: { readonly perspectiveName: string }) => [r.perspectiveName],
   sql: `DELETE FROM ${b.table} WHERE ${b.perspectiveName} = $1::text RETURNING 1`
 })
+
+/**
+ * Wakes the workers of this schema: `NOTIFY wh_work` with the schema's name, delivered when the caller's transaction
+ * commits. An operator's command that gives the workers something to do (a rebuild's planned history or work rows,
+ * a dead letter retried, a stream lock released) sends it: a tenant's workers are started by that notification
+ * alone (a fleet never polls an idle tenant), and a single schema's workers claim at once instead of at their next
+ * poll.
+ *
+ * @category operations
+ * @since 0.8.0
+ */
+export const wake = Operation.void({
+  name: "work.wake",
+  sql: "SELECT pg_notify('wh_work', current_schema())"
+})
