@@ -14,14 +14,17 @@
  * 4. Idle: once every process reports no tenant held, transactions and statements over `idleSeconds`.
  * 5. Lag: `quietTenants` tenants each append `quietRate` events/s through `Tenants.run` (a `Whizbang.layerTenants`
  *    in this process, serving no tenant's work itself); lag = append completion -> both read models committed (the
- *    hooks of whichever process applied it); `lagSeconds` without a replay, then while the replay tenant rebuilds:
- *    its `replayEvents` (loaded in step 2, no work) get a work row per event and perspective in one transaction, what
- *    an in-place rebuild by re-enqueueing leaves (no models, no cursors, every event to apply again).
+ *    hooks of whichever process applied it); `lagSeconds` without a replay; then while the replay tenant works
+ *    through a backlog: its `replayEvents` (loaded in step 2, no work) get a work row per event and perspective in
+ *    one transaction (a rebuild of some event types, `rebuild -t`, leaves that: every event to apply again); then
+ *    while it replays them: `whizbang rebuild` of both its perspectives (`Rewind.rebuild` of `@whizbang/cli`, every
+ *    type: the history planned for the replay path, no work rows), until the plan is empty.
  * Connections: `pg_stat_activity` sampled every 50 ms throughout, peak per process (`application_name`) and part.
  */
+import { Rewind } from "@whizbang/cli"
 import { type Duration, Effect, Layer, References } from "effect"
 import type pg from "pg"
-import { EventStore, Tenants, Whizbang as Wb } from "whizbang"
+import { EventStore, PgClient, Tenants, Whizbang as Wb } from "whizbang"
 import * as ActivitySampler from "../ActivitySampler.js"
 import * as Domain from "../Domain.js"
 import type { Profile } from "../Profile.js"
@@ -45,7 +48,7 @@ const idleCheck = "2 seconds"
 const replayTenant = "replay"
 
 export interface Lag {
-  readonly window: "without replay" | "during replay"
+  readonly window: "without replay" | "during backlog" | "during replay"
   readonly seconds: number
   readonly appends: number
   readonly latency: Stats.Latency
@@ -81,7 +84,10 @@ export interface Result {
   readonly peakConnections: Record<string, number>
   readonly peaksByPart: Record<string, Record<string, number>>
   readonly lag: ReadonlyArray<Lag>
+  /** The replay tenant's history replayed by `whizbang rebuild` (the replay path): from the command to an empty plan. */
   readonly replay: { readonly events: number; readonly seconds: number; readonly eventsPerSecond: number }
+  /** The same events as a backlog of work rows (one per event and perspective): from their commit to the last applied. */
+  readonly backlog: { readonly events: number; readonly seconds: number; readonly eventsPerSecond: number }
   /** (event, perspective) pairs of the lag part applied by the appender process itself. */
   readonly appenderApplied: number
   readonly peakRssMb: number
@@ -382,9 +388,9 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
               const a0 = now()
               await sleep(t.lagSeconds * 1000)
               windows.push({ window: "without replay", from: a0, to: now() })
-              window = "during replay"
-              sampler.part("lag during replay")
-              const r0 = now()
+              window = "during backlog"
+              sampler.part("lag during backlog")
+              const b0 = now()
               await db.query(`BEGIN;
                 INSERT INTO tenant_${replayTenant}.wh_perspective_events (work_id, stream_id, perspective_name, event_id, partition_number)
                   SELECT gen_random_uuid(), stream_id, p, event_id, abs(hashtext(stream_id::text)) % 10000
@@ -396,6 +402,29 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
                 await sleep(250)
                 const left = await db.query<{ busy: boolean }>(
                   `SELECT EXISTS (SELECT 1 FROM tenant_${replayTenant}.wh_perspective_events) AS busy`
+                )
+                if (!left.rows[0]!.busy) break
+              }
+              const b1 = now()
+              windows.push({ window: "during backlog", from: b0, to: b1 })
+              window = "warm-up"
+              await sleep(2_000)
+              // The replay: both perspectives rebuilt as an operator does (`whizbang rebuild --tenant replay`), every
+              // type they handle, so the history is planned for the replay path; over when the plan is empty.
+              window = "during replay"
+              sampler.part("lag during replay")
+              const r0 = now()
+              await Effect.runPromise(
+                Effect.forEach(["counter", "summary"], (perspective) => Rewind.rebuild({ perspective, batchSize: 2_000 }), {
+                  discard: true
+                }).pipe(Effect.provide(PgClient.layer({ url, schema: `tenant_${replayTenant}`, maxConnections: 1 })))
+              )
+              const replayDeadline = now() + 600_000
+              while (now() < replayDeadline) {
+                await sleep(250)
+                const left = await db.query<{ busy: boolean }>(
+                  `SELECT EXISTS (SELECT 1 FROM tenant_${replayTenant}.wh_perspective_backfill)
+                       OR EXISTS (SELECT 1 FROM tenant_${replayTenant}.wh_perspective_events) AS busy`
                 )
                 if (!left.rows[0]!.busy) break
               }
@@ -411,7 +440,7 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
                 [...appended.keys()].some((id) => committed.get(id)?.summary === undefined || committed.get(id)?.counter === undefined)
               )
                 await sleep(50)
-              return { seconds: (r1 - r0) / 1000 }
+              return { seconds: (r1 - r0) / 1000, backlogSeconds: (b1 - b0) / 1000 }
             })
           })
         )
@@ -441,6 +470,7 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
         log(
           `quiet tenants ${l.window}: p50 ${Stats.fmt(l.latency.p50, 1)} ms, p99 ${Stats.fmt(l.latency.p99, 1)} ms; worker processes' event-loop delay p99 ${Stats.fmt(l.loopDelay.p99, 1)} ms, max ${Stats.fmt(l.loopDelay.max, 1)} ms`
         )
+      log(`backlog: ${Stats.fmt(t.replayEvents)} events (x2 perspectives) in ${Stats.fmt(replay.backlogSeconds, 1)} s`)
       log(`replay: ${Stats.fmt(t.replayEvents)} events (x2 perspectives) in ${Stats.fmt(replay.seconds, 1)} s`)
 
       // Checks: the replay tenant and the quiet tenants equal their folds.
@@ -466,6 +496,7 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
         peaksByPart,
         lag,
         replay: { events: t.replayEvents, seconds: replay.seconds, eventsPerSecond: t.replayEvents / replay.seconds },
+        backlog: { events: t.replayEvents, seconds: replay.backlogSeconds, eventsPerSecond: t.replayEvents / replay.backlogSeconds },
         appenderApplied,
         peakRssMb: Math.max(...workers.map((w) => w.peakRss)) / 2 ** 20,
         problems: problems.slice(0, 20)
@@ -481,7 +512,9 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
 export const table = (r: Result, profile: Profile): Table => {
   const workerPeaks = Object.entries(r.peakConnections).filter(([app]) => app.startsWith("bench-tenants-w"))
   const peak = Math.max(0, ...workerPeaks.map(([, n]) => n))
-  const [without, during] = [r.lag.find((l) => l.window === "without replay"), r.lag.find((l) => l.window === "during replay")]
+  const [without, during, backlog] = (["without replay", "during replay", "during backlog"] as const).map((w) =>
+    r.lag.find((l) => l.window === w)
+  )
   const tenantStatements = Object.entries(r.idle.statements)
     .map(([app, n]) => `${app} ${n}`)
     .join(", ")
@@ -528,8 +561,16 @@ export const table = (r: Result, profile: Profile): Table => {
         Stats.ratio(during?.latency.p50 ?? Number.NaN, without?.latency.p50 ?? Number.NaN),
         "-"
       ],
+      [
+        "quiet tenants' lag p99, ms (during a backlog / without)",
+        `${Stats.fmt(backlog?.latency.p99 ?? Number.NaN, 1)} / ${Stats.fmt(without?.latency.p99 ?? Number.NaN, 1)}`,
+        "-",
+        Stats.ratio(backlog?.latency.p99 ?? Number.NaN, without?.latency.p99 ?? Number.NaN),
+        "-"
+      ],
       ["provisioning, tenants/s (created + migrated)", Stats.fmt(r.provisioning.perSecond, 1), "-", "-", "-"],
-      ["replay, events/s (x2 perspectives)", Stats.fmt(r.replay.eventsPerSecond), "-", "-", "-"],
+      ["replay (whizbang rebuild), events/s (x2 perspectives)", Stats.fmt(r.replay.eventsPerSecond), "-", "-", "-"],
+      ["backlog (work rows), events/s (x2 perspectives)", Stats.fmt(r.backlog?.eventsPerSecond ?? Number.NaN), "-", "-", "-"],
       ["read models = folds", r.problems.length === 0 ? "yes" : "NO", "-", "-", "-"]
     ],
     notes: [
@@ -538,7 +579,7 @@ export const table = (r: Result, profile: Profile): Table => {
         Object.fromEntries(Object.entries(r.peaksByPart).map(([part, apps]) => [part, apps]))
       )}`,
       `idle: xact_commit + xact_rollback of the database over ${r.idle.seconds} s, read from another database, with every tenant let go (tenants) / the single-tenant worker processes idle after their run; statements seen in pg_stat_activity (lower bound): tenants ${tenantStatements || "none"}; single tenant ${singleStatements || "none"}`,
-      `lag: ${profile.tenants.quietTenants} quiet tenants x ${profile.tenants.quietRate} appends/s through Tenants.run in the bench process (layerTenants, serve: []), append completion -> both read models committed; ${without?.appends ?? 0} appends over ${Stats.fmt(without?.seconds ?? Number.NaN, 1)} s without, ${during?.appends ?? 0} over ${Stats.fmt(during?.seconds ?? Number.NaN, 1)} s during the replay of ${Stats.fmt(r.replay.events)} events (a work row per event and perspective, one transaction); max ${Stats.fmt(without?.latency.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.latency.max ?? Number.NaN, 1)} ms; the worker processes' event-loop delay (longest per 200 ms) p99 ${Stats.fmt(without?.loopDelay.p99 ?? Number.NaN, 1)} / ${Stats.fmt(during?.loopDelay.p99 ?? Number.NaN, 1)} ms, max ${Stats.fmt(without?.loopDelay.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.loopDelay.max ?? Number.NaN, 1)} ms; (event, perspective) pairs applied by the appender process itself: ${Stats.fmt(r.appenderApplied)}`,
+      `lag: ${profile.tenants.quietTenants} quiet tenants x ${profile.tenants.quietRate} appends/s through Tenants.run in the bench process (layerTenants, serve: []), append completion -> both read models committed; ${without?.appends ?? 0} appends over ${Stats.fmt(without?.seconds ?? Number.NaN, 1)} s without, ${during?.appends ?? 0} over ${Stats.fmt(during?.seconds ?? Number.NaN, 1)} s during the replay of ${Stats.fmt(r.replay.events)} events (whizbang rebuild of both perspectives: the replay path), ${backlog?.appends ?? 0} over ${Stats.fmt(backlog?.seconds ?? Number.NaN, 1)} s during a backlog of the same events (a work row per event and perspective, one transaction); max ${Stats.fmt(without?.latency.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.latency.max ?? Number.NaN, 1)} / ${Stats.fmt(backlog?.latency.max ?? Number.NaN, 1)} ms (without / replay / backlog); the worker processes' event-loop delay (longest per 200 ms) p99 ${Stats.fmt(without?.loopDelay.p99 ?? Number.NaN, 1)} / ${Stats.fmt(during?.loopDelay.p99 ?? Number.NaN, 1)} / ${Stats.fmt(backlog?.loopDelay.p99 ?? Number.NaN, 1)} ms, max ${Stats.fmt(without?.loopDelay.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.loopDelay.max ?? Number.NaN, 1)} / ${Stats.fmt(backlog?.loopDelay.max ?? Number.NaN, 1)} ms; (event, perspective) pairs applied by the appender process itself: ${Stats.fmt(r.appenderApplied)}`,
       `provisioning: ${r.provisioning.tenants} tenants in ${Stats.fmt(r.provisioning.seconds, 1)} s, Tenants.add 4 at a time (schema, migrations, perspectives laid out); worker process peak RSS ${Stats.fmt(r.peakRssMb)} MB`,
       ...(r.problems.length > 0 ? [`problems: ${r.problems.slice(0, 5).join("; ")}`] : [])
     ]

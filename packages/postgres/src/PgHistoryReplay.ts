@@ -19,7 +19,9 @@
  * **Live work first.** The replay runs on connections of its own, and before each chunk it looks at the oldest
  * pending live event (work that fires receptors, of the perspectives this instance runs): while it waited longer than
  * `liveLagTarget`, the replay pauses, at most as long as its last chunk took (so it keeps at least half its pace
- * when the lag has another cause, such as a machine short of CPU). `replay: "off"` keeps an instance out of replays
+ * when the lag has another cause, such as a machine short of CPU). In a tenant fleet it also pauses so while the
+ * process has other tenants' work ({@link OtherLiveWork}): one tenant's replay gives way to every tenant the process
+ * serves, not only to its own schema's live work. `replay: "off"` keeps an instance out of replays
  * altogether; `Whizbang.layerBuilder` starts an instance that replays and runs no worker (a builder), so history can
  * be replayed on other machines while the serving instances only serve.
  *
@@ -32,9 +34,10 @@
  */
 import { type EventRegistry, type Perspective, PerspectiveRunner } from "@whizbang/core"
 import { OutageLog } from "@whizbang/core/internal"
-import { Clock, Duration, Effect, Layer, Metric } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Metric } from "effect"
 import * as DurationOptions from "./internal/durationOption.js"
 import { replayChunk, type Target } from "./internal/historyReplay.js"
+import * as ReplayPause from "./internal/replayPause.js"
 import { PgClient } from "./PgClient.js"
 import { PostgresConfigError } from "./PostgresError.js"
 import * as Sql from "./sql/replayHistory.js"
@@ -108,6 +111,18 @@ export const decodeOptions = (options: Options | undefined): Effect.Effect<Decod
   })
 
 /**
+ * Whether the process has other live work the replay should give way to, besides its own schema's (which the replay
+ * reads from the database). Read when the replay's layer is built. Default: none. `Whizbang.layerTenants` provides it
+ * to each tenant's services: another tenant held for its work, or waiting for a slot.
+ *
+ * @category references
+ * @since 0.8.0
+ */
+export const OtherLiveWork = Context.Reference<Effect.Effect<boolean>>("@whizbang/postgres/PgHistoryReplay/OtherLiveWork", {
+  defaultValue: () => Effect.succeed(false)
+})
+
+/**
  * History events replayed per second, by perspective key: the whole fleet's rate over the last 2 seconds (0 when none
  * is planned).
  *
@@ -157,8 +172,6 @@ export interface Config {
 }
 
 const nilUuid = "00000000-0000-0000-0000-000000000000"
-const pauseMillis = 20
-const maxPauseMillis = 1_000
 const progressEveryMillis = 2_000
 const logEveryMillis = 10_000
 
@@ -197,7 +210,12 @@ const planStatistics = (client: PgClient["Service"]) => {
 const streamsFor = (chunkEvents: number, eventsPerStream: number) =>
   Math.max(1, Math.min(5_000, Math.round(chunkEvents / Math.max(1, eventsPerStream))))
 
-const fmt = (n: number) => Math.round(n).toLocaleString("en-US")
+/**
+ * A count with thousands separators for the progress line. Not `toLocaleString`: its first call in a process loads
+ * ICU's number formatting, 28 ms on a quiet machine and about 80 in a tenant worker process's profile, during which
+ * the event loop serves no tenant.
+ */
+const fmt = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",")
 
 /**
  * The replay of every version `config.perspectives` declares, for as long as the layer lives, on a pool of its own
@@ -220,19 +238,9 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
       const keys = [...targets.keys()]
       const freshPlanStatistics = planStatistics(client)
       const { chunkEvents, concurrency, liveLagTargetMillis } = config.options
-
-      // Live work first: while the oldest pending live event is older than the target, waits — for at most as long as
-      // the replayer's last chunk took (and a second), so the replay keeps at least half its pace when the live lag
-      // has another cause (a machine short of CPU) and pausing it would not bring the lag down.
-      const yieldToLive = (atMostMillis: number) =>
-        Effect.gen(function* () {
-          const limit = Math.min(maxPauseMillis, atMostMillis)
-          for (let waited = 0; ; waited += pauseMillis) {
-            const lag = yield* Sql.liveLagMillis(client, { keys })
-            if (lag.millis <= liveLagTargetMillis || waited >= limit) return waited
-            yield* Effect.sleep(Duration.millis(pauseMillis))
-          }
-        })
+      const otherLiveWork = yield* OtherLiveWork
+      // Live work first (see `internal/replayPause.ts`): the process's other tenants, and this schema's live lag.
+      const liveLagOverTarget = Effect.map(Sql.liveLagMillis(client, { keys }), (lag) => lag.millis > liveLagTargetMillis)
 
       // One replayer: chunks in stream order from `after` to the end of the plan, then once more from the start for
       // what others held; done when a pass from the start finds nothing it can take.
@@ -243,7 +251,7 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
           let picked = 0
           let chunkMillis = 0
           while (true) {
-            yield* yieldToLive(chunkMillis)
+            yield* ReplayPause.pause({ otherLiveWork, liveLagOverTarget, lastChunkMillis: chunkMillis })
             const started = yield* Clock.currentTimeMillis
             const chunk = yield* replayChunk(client, config.events, target, {
               after,

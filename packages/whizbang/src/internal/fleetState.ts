@@ -202,6 +202,11 @@ export class FleetState {
     return this.holds.size
   }
 
+  /** Whether a tenant other than `tenantId` is held for its work or waits for a slot (a replay gives way to them). */
+  othersHaveWork(tenantId: string): boolean {
+    return this.waiting.length > 0 || this.holds.size > (this.holds.has(tenantId) ? 1 : 0)
+  }
+
   /** Whether a tenant that nobody serves yet waits for a slot: only then is one served elsewhere put back. */
   othersWait(): boolean {
     return this.waiting.some((id) => !this.putBackMarks.has(id))

@@ -3,7 +3,7 @@
  * to the tenant's schema, kept in an `RcMap` while something holds them (a request in `Tenants.run`, or the fleet
  * while the tenant has work) and `idleTimeToLive` after.
  */
-import type { PgClient, PgTenants } from "@whizbang/postgres"
+import { type PgClient, PgHistoryReplay, type PgTenants } from "@whizbang/postgres"
 import { Cause, type Context, Deferred, Effect, Layer, RcMap, type Scope } from "effect"
 import { CurrentTenant } from "../Tenants.js"
 import type * as Whizbang from "../Whizbang.js"
@@ -79,10 +79,16 @@ const start = (deps: Deps, tenantId: string): Effect.Effect<Stack, Whizbang.Erro
       )
     )
     // Built with the tenant in context: the fibers its services fork (worker, receptors, dispatcher) inherit it,
-    // so `Tenants.current` answers there too.
+    // so `Tenants.current` answers there too. Its replay of history gives way to the process's other tenants.
     const context = yield* Layer.build(
       deps.stack(client.forSchema(catalog.schemaOf(tenantId)), serves(deps.options, tenantId), deps.onIdle(tenantId))
-    ).pipe(Effect.provideService(CurrentTenant, tenantId))
+    ).pipe(
+      Effect.provideService(CurrentTenant, tenantId),
+      Effect.provideService(
+        PgHistoryReplay.OtherLiveWork,
+        Effect.sync(() => state.othersHaveWork(tenantId))
+      )
+    )
     yield* Effect.logDebug("tenant services started", { tenant: tenantId })
     yield* metrics.active(state.servicesStarted())
     yield* Effect.addFinalizer(() => Effect.suspend(() => metrics.active(state.servicesStopped())))
