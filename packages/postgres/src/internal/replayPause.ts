@@ -1,9 +1,9 @@
 /**
  * Live work first, for a replay of history: before each chunk, the replayer waits while live work waits — another
  * tenant's work in the process (`otherLiveWork`, in memory), or its own schema's oldest pending live event older than
- * the target (`liveLagOverTarget`, one statement) — for at most as long as its last chunk took (and a second). So a
- * replay keeps at least half its pace when the lag has another cause (a machine short of CPU) and pausing it would
- * not bring the lag down.
+ * the target (`liveLagOverTarget`, one statement) — for at most as long as its last chunk took, and never more than a
+ * second. So a replay keeps at least half its pace when the lag has another cause (a machine short of CPU) and
+ * pausing it would not bring the lag down.
  *
  * @internal
  */
