@@ -55,6 +55,9 @@ const tenantState = (tenantId: string) =>
 
 const settled = { work: 0, balance: 0, activity: 0 }
 
+/** The tenant worker processes' service name (`support/tenantWorker.ts`). */
+const workerServiceName = "acceptance-tenant-worker"
+
 /** Polls `check` until it holds, for at most `seconds`; fails with the last value otherwise. */
 const eventually = <A, E, R>(what: string, value: Effect.Effect<A, E, R>, check: (a: A) => boolean, seconds: number) =>
   Effect.gen(function* () {
@@ -77,7 +80,7 @@ describe("operator commands on a tenant the fleet is not holding", () => {
           yield* Effect.gen(function* () {
             yield* Tenants.add("acme")
             yield* Tenants.add("globex")
-            const worker = yield* TenantWorkers.start({ url, schema })
+            yield* TenantWorkers.start({ url, schema })
             for (const tenantId of ["acme", "globex"]) {
               yield* Tenants.run(
                 tenantId,
@@ -96,14 +99,16 @@ describe("operator commands on a tenant the fleet is not holding", () => {
             }
             const both = Effect.all([tenantState("acme"), tenantState("globex")])
             yield* eventually("applied", both, (s) => s.every((t) => JSON.stringify(t) === JSON.stringify(settled)), 60)
-            // Let go: no tenant's services run in the worker process (asking holds the active ones for a moment, so
-            // it asks again after their time to live).
-            yield* eventually(
-              "let go",
-              Effect.tap(worker.awaitIdle, (active) => (active.length === 0 ? Effect.void : Effect.sleep("1500 millis"))),
-              (active) => active.length === 0,
-              60
+            // Let go: the worker process stopped both tenants' services (each deregisters its instance in the
+            // tenant's schema when it stops), so nothing of it runs there until something wakes the tenant.
+            const workerInstances = Effect.flatMap(PgClient.PgClient, (client) =>
+              client.query<{ n: number }>(
+                `SELECT (SELECT count(*) FROM tenant_acme.wh_service_instances WHERE service_name = $1)
+                      + (SELECT count(*) FROM tenant_globex.wh_service_instances WHERE service_name = $1) AS n`,
+                [workerServiceName]
+              )
             )
+            yield* eventually("let go", workerInstances, ([row]) => Number(row!.n) === 0, 60)
 
             // Every type balance handles: its history is planned for the replay. Some of activity's: work rows.
             const replayed = JSON.parse(yield* cli(url, "rebuild", "balance", "--tenant", "acme", "--yes", "--json"))
