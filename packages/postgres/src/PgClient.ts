@@ -35,7 +35,7 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, type Duration, Effect, Layer, type Redacted, type Scope, Stream } from "effect"
+import { Config, Context, type Duration, Effect, Layer, type Redacted, type Scope, Stream, SubscriptionRef } from "effect"
 import type pg from "pg"
 import * as Connection from "./internal/connection.js"
 import * as ConnectionOptions from "./internal/connectionOptions.js"
@@ -70,7 +70,8 @@ export interface Options {
   readonly applicationName?: string | undefined
   /**
    * Run the statements asked for as prepared (`query(sql, params, { prepared: true })`: the worker's and the
-   * read-your-writes inquiry's, each parsed and planned once per connection instead of at every call); default
+   * read-your-writes inquiry's, each parsed once per connection instead of at every call, and planned once where
+   * PostgreSQL settles on a generic plan or the pool asks for them, see `dedicated`); default
    * `true`. Set `false` behind a pooler that cannot keep prepared statements (PgBouncer in transaction mode before
    * 1.21, or without `max_prepared_statements`).
    */
@@ -141,6 +142,15 @@ export const decodeOptions = (
 export interface Decoded extends ConnectionOptions.Decoded {}
 
 /**
+ * A server session (see `Shape.listenSession`): its backend pid, the backend's start and the server's start, both
+ * in microseconds since the epoch, as text.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface ListenSession extends ListenConnection.Session {}
+
+/**
  * @category models
  * @since 0.1.0
  */
@@ -169,6 +179,12 @@ export interface Shape {
    * (the tenant fleet finding the tenants with work).
    */
   readonly listenAll: (channel: string) => Stream.Stream<string | undefined>
+  /**
+   * The server session of the LISTEN connection: the current one (`undefined` while none is open), then each
+   * change (opened, lost, re-opened). The instance registry records it, so that other instances can tell at once
+   * when this process is gone (its session ends with it) instead of waiting out the heartbeat threshold.
+   */
+  readonly listenSession: Stream.Stream<ListenSession | undefined>
   /** Runs one statement; every value is a bound parameter (`$1`, `$2`, ...). */
   readonly query: <Row extends object = Record<string, unknown>>(
     sql: string,
@@ -181,9 +197,18 @@ export interface Shape {
    * A client with a pool of its own (same URL, schema, timeouts and application name), ended with the current
    * scope: for a background loop that must not queue behind request traffic (the perspective worker). Its
    * transactions are its own: a statement of this client never runs on a transaction of the other, and back.
-   * `maxConnections` must be an integer >= 1 (else a `PostgresConfigError` naming it).
+   * `maxConnections` must be an integer >= 1 (else a `PostgresConfigError` naming it). `genericPlans: true` starts
+   * its connections with `plan_cache_mode = force_generic_plan`: a prepared statement is planned once per
+   * connection instead of at every execution — for a pool that runs only statements of fixed shape whose best plan
+   * does not depend on their parameters' values (the worker's claims and completions: PostgreSQL kept planning the
+   * claim afresh at every execution, 25-45 ms each on a loaded 2-core machine). A view bound to another schema
+   * (`forSchema`) shares one pool among its tenants' workers and replays, and plans as usual. Not for Citus: with
+   * generic plans cached on its coordinator, the worker's claims found no work.
    */
-  readonly dedicated: (options: { readonly maxConnections: number }) => Effect.Effect<Shape, PostgresConfigError, Scope.Scope>
+  readonly dedicated: (options: {
+    readonly maxConnections: number
+    readonly genericPlans?: boolean | undefined
+  }) => Effect.Effect<Shape, PostgresConfigError, Scope.Scope>
   /**
    * The same client bound to another schema (a tenant's): its statements run on this client's pool, each
    * connection moved to `schema` (one `SET search_path` when a checkout finds it on another schema, none per
@@ -215,7 +240,7 @@ export const make = (options: Options): Effect.Effect<Shape, PostgresConfigError
 const fromDecoded = (
   decoded: ConnectionOptions.Decoded,
   /** The LISTEN side of the client this one is `dedicated` to: one LISTEN connection for both. */
-  shared?: ListenConnection.Listen
+  shared?: ListenConnection.ListenSide
 ): Effect.Effect<Shape, never, Scope.Scope> =>
   Effect.gen(function* () {
     const initial = decoded.schema
@@ -223,8 +248,9 @@ const fromDecoded = (
     const pool = yield* PgPool.acquire(config)
     const statement = (connection: Connection.Connection, sql: string) => Effect.asVoid(Connection.run(connection, config, sql))
     const connect = PgPool.connect(config)
-    const listen = shared ?? (yield* ListenConnection.make(connect))
-    const sharedDedicated = yield* DedicatedPool.make((maxConnections) => fromDecoded({ ...decoded, maxConnections }, listen))
+    const side = shared ?? (yield* ListenConnection.make(connect))
+    const listen = side.listen
+    const sharedDedicated = yield* DedicatedPool.make((maxConnections) => fromDecoded({ ...decoded, maxConnections }, side))
 
     const view = (schema: string, bound: boolean): Shape => {
       // Assigned once below; read lazily by `forSchema` (the view of its own schema is itself).
@@ -268,11 +294,11 @@ const fromDecoded = (
       }
       const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R> =>
         Transaction.withTransaction(target, statement, effect)
-      const dedicated = (own: { readonly maxConnections: number }) =>
+      const dedicated = (own: { readonly maxConnections: number; readonly genericPlans?: boolean | undefined }) =>
         Effect.flatMap(ConnectionOptions.decodePoolSize("maxConnections", own.maxConnections), (maxConnections) =>
           bound
             ? Effect.map(sharedDedicated(maxConnections), (client) => client.forSchema(schema))
-            : fromDecoded({ ...decoded, maxConnections }, listen)
+            : fromDecoded({ ...decoded, maxConnections, genericPlans: own.genericPlans === true }, side)
         )
       self = PgClient.of({
         schema,
@@ -280,6 +306,7 @@ const fromDecoded = (
         connect,
         listen: (channel) => listen(channel, schema),
         listenAll: (channel) => listen(channel, undefined),
+        listenSession: SubscriptionRef.changes(side.session),
         query,
         withTransaction,
         dedicated,

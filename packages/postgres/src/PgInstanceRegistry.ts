@@ -8,6 +8,13 @@
  *   also abandons instances whose heartbeat is older than the threshold: their rows go, and so do their stream
  *   leases (`wh_active_streams`), so claims hand their streams to live instances. Claims treat a stale owner's
  *   leases as free even before a beat cleaned them up.
+ * - **A process that is gone is seen at once.** The row records the server session of the process's LISTEN
+ *   connection (`PgClient.listenSession`, kept up to date as it reconnects). Registration and every beat also
+ *   abandon the instances whose recorded session has ended on this run of the server (`instanceSessions.ts`): a
+ *   killed process's partitions go to the live instances at the next beat of any of them, or as soon as its
+ *   replacement registers, not after the threshold (during which the partitions spread to it waited out the
+ *   coordinator's affinity grace, 3 s by default, at every append). An instance without a LISTEN connection (no
+ *   worker), or whose session is on another server run, is left to the threshold.
  * - **Deregistration** when the scope closes: the row and this instance's leases are removed, so the remaining
  *   instances re-spread the partitions at once.
  *
@@ -23,8 +30,9 @@
  */
 import { InstanceProvider, WorkerOptions } from "@whizbang/core"
 import { OutageLog } from "@whizbang/core/internal"
-import { Context, Duration, Effect, Layer, Option } from "effect"
-import { PgClient } from "./PgClient.js"
+import { Context, Duration, Effect, Layer, Option, Stream } from "effect"
+import * as InstanceSessions from "./internal/instanceSessions.js"
+import { PgClient, type ListenSession } from "./PgClient.js"
 import * as Jitter from "./internal/jitter.js"
 import * as DurationOption from "./internal/durationOption.js"
 import { DuplicateInstanceError, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
@@ -175,8 +183,13 @@ export const makeDecoded = (options: Decoded) =>
       perspectiveNames
     }
 
+    // The LISTEN connection's session now (open already when the process serves other tenants), and as the row has
+    // it (`null`: none recorded).
+    let session: ListenSession | undefined = Option.getOrUndefined(yield* Stream.runHead(client.listenSession))
+    let written: string | null = session === undefined ? null : JSON.stringify(session)
+
     // A taken-over stale row may still own leases of the crashed predecessor: they are not ours (released with it).
-    const registered = (yield* Sql.registerAndRelease(client, { ...registration, staleSeconds: threshold })) > 0
+    const registered = (yield* Sql.registerAndRelease(client, { ...registration, session, staleSeconds: threshold })) > 0
     if (!registered) {
       const holder = Option.getOrUndefined(yield* Sql.describe(client, { instanceId }))
       return yield* new DuplicateInstanceError({
@@ -188,33 +201,66 @@ export const makeDecoded = (options: Decoded) =>
       })
     }
 
-    const abandon = client.withTransaction(
-      Effect.gen(function* () {
-        const stale = yield* Sql.abandonStale(client, { staleSeconds: threshold })
-        if (stale.length === 0) return
-        const released = yield* Sql.releaseStreamsOf(client, { instanceIds: stale.map((s) => s.instanceId) })
-        yield* Effect.logInfo(
-          `abandoned ${stale.length} silent instance(s) (${stale.map((s) => `${s.instanceId}: ${s.heartbeatAgeSeconds.toFixed(1)} s`).join(", ")}); ` +
-            `released ${released} stream lease(s)`
-        )
+    const abandon = Effect.gen(function* () {
+      // Read outside the transaction: on Citus the server's sessions are the coordinator's, where LISTEN runs.
+      const ended = yield* InstanceSessions.detached(client, instanceId)
+      yield* client.withTransaction(
+        Effect.gen(function* () {
+          const stale = yield* Sql.abandonStale(client, { staleSeconds: threshold })
+          const gone =
+            ended.length === 0
+              ? []
+              : yield* Sql.abandonDetached(client, {
+                  instanceIds: ended.map((e) => e.instanceId),
+                  backendStarts: ended.map((e) => e.backendStart)
+                })
+          if (stale.length === 0 && gone.length === 0) return
+          const released = yield* Sql.releaseStreamsOf(client, { instanceIds: [...stale, ...gone].map((s) => s.instanceId) })
+          const described = [
+            ...stale.map((s) => `${s.instanceId}: silent ${s.heartbeatAgeSeconds.toFixed(1)} s`),
+            ...gone.map((g) => `${g.instanceId}: its session ended`)
+          ]
+          yield* Effect.logInfo(`abandoned ${described.length} instance(s) (${described.join(", ")}); released ${released} stream lease(s)`)
+        })
+      )
+    })
+
+    const record = Effect.suspend(() => {
+      const wanted = session === undefined ? null : JSON.stringify(session)
+      if (wanted === written) return Effect.void
+      return Effect.map(Sql.recordSession(client, { instanceId, bootToken, session: session ?? null }), () => {
+        written = wanted
       })
-    )
+    })
 
     const beat = Effect.gen(function* () {
       const alive = yield* Sql.heartbeat(client, { instanceId, bootToken })
       if (alive === 0) {
         // Declared dead during a pause (row removed): come back. Fenced completions keep the pause harmless.
-        const back = yield* Sql.reRegister(client, registration)
+        const back = yield* Sql.reRegister(client, { ...registration, session })
+        written = session === undefined ? null : JSON.stringify(session)
         if (back === 0) {
           yield* Effect.logError(`instance id ${instanceId} was taken over by another process; this process no longer heartbeats for it`)
         } else {
           yield* Effect.logWarning(`instance ${instanceId} had been abandoned (missed heartbeats); registered again`)
         }
       }
+      yield* record
       yield* abandon
     })
 
     const outages = yield* OutageLog.make("instance heartbeat")
+    // The session as it changes (a failed write is made again by the next beat), and the instances gone before this
+    // one registered (a restarted process's predecessor) abandoned at once.
+    yield* Effect.forkScoped(
+      Stream.runForEach(client.listenSession, (next) =>
+        Effect.suspend(() => {
+          session = next
+          return Effect.catchCause(record, (cause) => Effect.logDebug("recording the LISTEN session failed; the next beat does", cause))
+        })
+      )
+    )
+    yield* outages.guard(abandon, undefined)
     // Jittered: the instances started together (a process's many tenants, a fleet's deploy) do not beat together.
     yield* Effect.forkScoped(Effect.forever(Effect.andThen(Jitter.sleep(Duration.millis(interval)), outages.guard(beat, undefined))))
     if (options.deregisterOnShutdown) {

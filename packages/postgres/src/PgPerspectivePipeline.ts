@@ -49,6 +49,7 @@ import * as PgPerspectiveVersions from "./PgPerspectiveVersions.js"
 import type { VersionTableConflict } from "./VersionError.js"
 import * as PgWorkCoordinator from "./PgWorkCoordinator.js"
 import * as CoordinatorOptions from "./internal/coordinatorOptions.js"
+import * as SchemaPlacement from "./sql/schemaPlacement.js"
 
 /**
  * @category models
@@ -241,7 +242,10 @@ export const layerPorts = (config: Config): PortsLayer => Layer.unwrap(Effect.ma
  */
 export const layerPortsDecoded = (config: DecodedPorts): PortsLayer => ports(config, false)
 
-/** `layer` on a pool of its own of `connections` (`PgClient.dedicated`); undefined: on the service's pool. */
+/**
+ * `layer` on a pool of its own of `connections` (`PgClient.dedicated`, with generic plans but on Citus: the
+ * coordinator's statements are all Whizbang's own, of fixed shape); undefined: on the service's pool.
+ */
 const ownPool = <A, E, R>(layer: Layer.Layer<A, E, R>, connections: number | undefined) =>
   connections === undefined
     ? layer
@@ -249,7 +253,12 @@ const ownPool = <A, E, R>(layer: Layer.Layer<A, E, R>, connections: number | und
         Layer.provide(
           Layer.effect(
             PgClient,
-            Effect.flatMap(PgClient, (shared) => shared.dedicated({ maxConnections: connections }))
+            Effect.flatMap(PgClient, (shared) =>
+              // Not on Citus: with cached generic plans its coordinator's claims found no work (the Citus suite).
+              Effect.flatMap(SchemaPlacement.citus(shared), ({ citus }) =>
+                shared.dedicated({ maxConnections: connections, genericPlans: !citus })
+              )
+            )
           )
         )
       )

@@ -1,23 +1,14 @@
 // What a worker claims: only work it can apply now (no spin on streams in backoff, under a stream lock or waiting
 // for a rewind; such a worker is idle and `status` says why each waits), only the perspectives it runs (a rolling
 // deploy dead-letters nothing), oldest first, and on an index with 100k+ pending rows.
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { EventId, EventStore, InstanceProvider, PerspectiveStatus, PerspectiveStore } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, PgStatus, PgWatchdog, PgWorkCoordinator, SchemaReady } from "@whizbang/postgres"
-import { TestDatabase } from "@whizbang/testing"
 import { Context, Duration, Effect, Layer } from "effect"
-import { inject } from "vitest"
 import * as Claim from "../src/sql/claimWork.js"
 import * as Bank from "./fixtures/bank.js"
 import { type Node, startNode } from "./fixtures/instances.js"
-
-const scenario = <E>(name: string, body: (url: string) => Effect.Effect<void, E, any>, timeout = 60_000) =>
-  it.live(
-    name,
-    () =>
-      Effect.scoped(Effect.flatMap(TestDatabase.make(inject(TestDatabase.serverUrlKey)), ({ url }) => body(url))) as Effect.Effect<void, E>,
-    timeout
-  )
+import { scenario } from "./fixtures/scenario.js"
 
 const sql = <Row extends object = Record<string, unknown>>(node: Node, text: string, params: ReadonlyArray<unknown> = []) =>
   node.run(Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<Row>(text, params))).pipe(Effect.orDie)

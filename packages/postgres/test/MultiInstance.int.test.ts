@@ -1,23 +1,13 @@
 // Several worker instances (distinct instance ids) against one database: registration and heartbeats, spreading,
 // fencing of a paused worker, lease renewal, takeover after a kill, no deadlocks under contention, listener
 // reconnect, and schema isolation. Every scenario runs on the real clock with its own database.
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect } from "@effect/vitest"
 import { EventId, EventStore, PerspectiveStore, type WorkCoordinator } from "@whizbang/core"
 import { PgClient, PgInstanceRegistry } from "@whizbang/postgres"
-import { TestDatabase } from "@whizbang/testing"
 import { Deferred, Duration, Effect, Exit, Queue, Ref, Schedule } from "effect"
-import { inject } from "vitest"
 import * as Bank from "./fixtures/bank.js"
 import { type Node, type NodeConfig, startNode } from "./fixtures/instances.js"
-
-// Each scenario gets its own database; nodes started in it stop with the scenario's scope.
-const scenario = <E>(name: string, body: (url: string) => Effect.Effect<void, E, any>, timeout = 60_000) =>
-  it.live(
-    name,
-    () =>
-      Effect.scoped(Effect.flatMap(TestDatabase.make(inject(TestDatabase.serverUrlKey)), ({ url }) => body(url))) as Effect.Effect<void, E>,
-    timeout
-  )
+import { scenario } from "./fixtures/scenario.js"
 
 const count = (node: Node, sql: string, params: ReadonlyArray<unknown> = []) =>
   node

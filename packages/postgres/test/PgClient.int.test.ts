@@ -145,6 +145,30 @@ describe("PgClient", () => {
     })
   )
 
+  it.live("a dedicated pool with genericPlans plans a prepared statement once per connection; other pools plan as usual", () =>
+    Effect.gen(function* () {
+      const client = yield* PgClient.make({ url: db.url, schema: "client_test", maxConnections: 1 })
+      yield* client.query("CREATE SCHEMA IF NOT EXISTS client_test")
+      yield* client.query("CREATE TABLE IF NOT EXISTS t (id int PRIMARY KEY, note text)")
+      const generic = yield* client.dedicated({ maxConnections: 1, genericPlans: true })
+      const plain = yield* client.dedicated({ maxConnections: 1 })
+      const mode = (c: PgClient.Shape) =>
+        Effect.map(c.query<{ plan_cache_mode: string }>("SHOW plan_cache_mode"), ([row]) => row!.plan_cache_mode)
+      expect([yield* mode(client), yield* mode(plain), yield* mode(generic)]).toEqual(["auto", "auto", "force_generic_plan"])
+      // One connection each: the statement's plans are counted on the connection that ran it.
+      const plans = (c: PgClient.Shape) =>
+        Effect.gen(function* () {
+          for (let id = 0; id < 8; id++) yield* c.query("SELECT id FROM t WHERE id = $1::int", [id], { prepared: true })
+          const [row] = yield* c.query<{ generic: string; custom: string }>(
+            "SELECT generic_plans::text AS generic, custom_plans::text AS custom FROM pg_prepared_statements WHERE statement LIKE 'SELECT id FROM t WHERE id = $1::int'"
+          )
+          return row
+        })
+      expect(yield* plans(generic)).toEqual({ generic: "8", custom: "0" })
+      expect(Number((yield* plans(plain))!.custom)).toBeGreaterThan(0)
+    }).pipe(Effect.scoped)
+  )
+
   it.live("rolls back on failure and surfaces the effect's own error", () =>
     withClient((client) =>
       Effect.gen(function* () {

@@ -14,6 +14,8 @@ export interface Decoded {
   readonly applicationName: string
   readonly preparedStatements: boolean
   readonly jit: boolean
+  /** Prepared statements planned once per connection (`PgClient.dedicated`'s `genericPlans`); not a user option. */
+  readonly genericPlans?: boolean | undefined
 }
 
 export interface Input {

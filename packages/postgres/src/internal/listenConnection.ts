@@ -13,19 +13,56 @@
  * - A lost connection is re-opened with capped exponential backoff (100 ms doubling to 5 s) and LISTENs again on
  *   every channel that has subscribers; the outage is one warning and one "recovered" line (`OutageLog`).
  *
+ * - The connection's server session (`Session`: backend pid, its start, the server's start) is published while it
+ *   is open, so the instance registry can tell other instances that its process is alive (`PgInstanceRegistry`).
+ *
  * The one place pg's event emitter meets Effect is `deliver` (`Queue.offerUnsafe` into the subscribers' queues) and
  * the connection's `error`/`end` events (`Deferred.doneUnsafe`); nothing runs an effect from a callback.
  *
  * @internal
  */
 import { OutageLog } from "@whizbang/core/internal"
-import { Deferred, Duration, Effect, Exit, Queue, RcRef, Schedule, type Scope, Stream } from "effect"
+import { Deferred, Duration, Effect, Exit, Queue, RcRef, Schedule, type Scope, Stream, SubscriptionRef } from "effect"
 import type pg from "pg"
 import * as Identifier from "./identifier.js"
 import type { PostgresError } from "../PostgresError.js"
 
 /** What `PgClient.listen` is. @internal */
 export type Listen = (channel: string, schema: string | undefined) => Stream.Stream<string | undefined>
+
+/**
+ * A server session: its backend's pid and start, and the start of the server that runs it (microseconds since the
+ * epoch, as text: exact, and the same whatever a session's `TimeZone`). @internal
+ */
+export interface Session {
+  readonly pid: number
+  readonly backendStart: string
+  readonly serverStart: string
+}
+
+/** The LISTEN side of a client and of the clients that share its connection. @internal */
+export interface ListenSide {
+  readonly listen: Listen
+  /** The connection's session while it is open, `undefined` while there is none. */
+  readonly session: SubscriptionRef.SubscriptionRef<Session | undefined>
+}
+
+const micros = (expression: string) => `(extract(epoch FROM ${expression}) * 1000000)::bigint::text`
+
+const sessionQuery = `SELECT pg_backend_pid() AS pid,
+  ${micros("(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())")} AS backend_start,
+  ${micros("pg_postmaster_start_time()")} AS server_start`
+
+/** The connection's session; `undefined` when the server does not say (a proxy that hides it). */
+const sessionOf = (connection: pg.Client) =>
+  Effect.tryPromise(() => connection.query<{ pid: number; backend_start: string | null; server_start: string | null }>(sessionQuery)).pipe(
+    Effect.map(({ rows: [row] }): Session | undefined =>
+      row?.backend_start == null || row.server_start == null
+        ? undefined
+        : { pid: row.pid, backendStart: row.backend_start, serverStart: row.server_start }
+    ),
+    Effect.orElseSucceed(() => undefined)
+  )
 
 /** One subscriber: its queue, and the schema whose payloads it takes (`undefined`: every payload, whole). */
 interface Subscriber {
@@ -69,8 +106,9 @@ const listenTo = (connection: pg.Client, channels: ReadonlyArray<string>) =>
   })
 
 /** The subscriptions and the connection that serves them, for as long as `Scope` lives. @internal */
-export const make = (connect: Effect.Effect<pg.Client, PostgresError>): Effect.Effect<Listen, never, Scope.Scope> =>
+export const make = (connect: Effect.Effect<pg.Client, PostgresError>): Effect.Effect<ListenSide, never, Scope.Scope> =>
   Effect.gen(function* () {
+    const published = yield* SubscriptionRef.make<Session | undefined>(undefined)
     const subscribers = new Map<string, Set<Subscriber>>()
     /** The connection, from its connect until it breaks: a channel subscribed meanwhile LISTENs on it itself. */
     let current: pg.Client | undefined
@@ -95,10 +133,15 @@ export const make = (connect: Effect.Effect<pg.Client, PostgresError>): Effect.E
       client.on("error", (error) => Deferred.doneUnsafe(broken, Exit.fail(error)))
       client.on("end", () => Deferred.doneUnsafe(broken, Exit.fail(new Error("LISTEN connection ended"))))
       client.on("notification", deliver)
+      // Asked before the connection is `current`: a subscriber's LISTEN never queues behind it.
+      const session = yield* sessionOf(client)
       current = client
+      yield* SubscriptionRef.set(published, session)
       yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          if (current === client) current = undefined
+        Effect.suspend(() => {
+          if (current !== client) return Effect.void
+          current = undefined
+          return SubscriptionRef.set(published, undefined)
         })
       )
       // The channels subscribed until now; a channel subscribed from now on LISTENs on `current` itself.
@@ -124,7 +167,7 @@ export const make = (connect: Effect.Effect<pg.Client, PostgresError>): Effect.E
       if (set?.size === 0) subscribers.delete(channel)
     }
 
-    return (channel, schema) =>
+    const listen: Listen = (channel, schema) =>
       Identifier.isValid(channel)
         ? Stream.callback<string | undefined>((queue) =>
             Effect.gen(function* () {
@@ -144,4 +187,5 @@ export const make = (connect: Effect.Effect<pg.Client, PostgresError>): Effect.E
             })
           )
         : Stream.die(new Error(`invalid LISTEN channel name ${JSON.stringify(channel)}`))
+    return { listen, session: published }
   })

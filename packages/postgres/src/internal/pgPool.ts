@@ -10,14 +10,17 @@ import { fromCause, type PostgresError } from "../PostgresError.js"
 import type * as ConnectionOptions from "./connectionOptions.js"
 import * as Identifier from "./identifier.js"
 
-/** pg's settings for the options: every connection starts on `decoded.schema`, JIT off unless asked for. */
+/**
+ * pg's settings for the options: every connection starts on `decoded.schema`, JIT off unless asked for, and with
+ * `plan_cache_mode = force_generic_plan` when `genericPlans` (see `PgClient.dedicated`).
+ */
 export const config = (decoded: ConnectionOptions.Decoded): pg.PoolConfig => ({
   connectionString: decoded.connectionString,
   max: decoded.maxConnections,
   connectionTimeoutMillis: decoded.connectTimeoutMillis,
   idleTimeoutMillis: decoded.idleTimeoutMillis,
   application_name: decoded.applicationName,
-  options: `-c search_path=${Identifier.quote(decoded.schema)}${decoded.jit ? "" : " -c jit=off"}`
+  options: `-c search_path=${Identifier.quote(decoded.schema)}${decoded.jit ? "" : " -c jit=off"}${decoded.genericPlans === true ? " -c plan_cache_mode=force_generic_plan" : ""}`
 })
 
 /** A pool in the current scope (connections are made lazily). */

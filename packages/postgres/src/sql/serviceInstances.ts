@@ -22,6 +22,8 @@ export interface Registration {
   readonly processId: number
   readonly bootToken: string
   readonly perspectiveNames: ReadonlyArray<string> | null
+  /** The server session of the process's LISTEN connection, when one is open (see `recordSession`). */
+  readonly session?: { readonly pid: number; readonly backendStart: string; readonly serverStart: string } | undefined
 }
 
 /** The process holding an instance id. */
@@ -30,7 +32,14 @@ interface Holder {
   readonly bootToken: string
 }
 
-const registrationParams = (r: Registration) => [r.instanceId, r.serviceName, r.hostName, r.processId, r.bootToken, r.perspectiveNames]
+const registrationParams = (r: Registration) => [
+  r.instanceId,
+  r.serviceName,
+  r.hostName,
+  r.processId,
+  JSON.stringify(r.session === undefined ? { bootToken: r.bootToken } : { bootToken: r.bootToken, session: r.session }),
+  r.perspectiveNames
+]
 
 /**
  * (`excluded.<column>` rather than now() in ON CONFLICT, and a difference of timestamps rather than timestamptz -
@@ -38,17 +47,17 @@ const registrationParams = (r: Registration) => [r.instanceId, r.serviceName, r.
  * test on plain PostgreSQL.)
  * Registers the instance, or takes over its row when the row is stale (its process is gone) or is this very
  * process's. Returns no row when another live process holds the id.
- * Params: $1 instance id, $2 service, $3 host, $4 pid, $5 boot token, $6 perspective names this instance runs
- * (null: not recorded, taken as all), $7 stale threshold seconds.
+ * Params: $1 instance id, $2 service, $3 host, $4 pid, $5 metadata (jsonb: the boot token, the LISTEN session when
+ * known), $6 perspective names this instance runs (null: not recorded, taken as all), $7 stale threshold seconds.
  */
 const register = `
 INSERT INTO ${i.table} AS i (${i.instanceId}, ${i.serviceName}, ${i.hostName}, ${i.processId}, ${i.startedAt}, ${i.lastHeartbeatAt}, ${i.metadata}, ${i.perspectiveNames})
-VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), jsonb_build_object('bootToken', $5::text), $6::text[])
+VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), $5::jsonb, $6::text[])
 ON CONFLICT (${i.instanceId}) DO UPDATE
   SET ${i.serviceName} = excluded.${i.serviceName}, ${i.hostName} = excluded.${i.hostName}, ${i.processId} = excluded.${i.processId},
       ${i.startedAt} = excluded.${i.startedAt}, ${i.lastHeartbeatAt} = excluded.${i.lastHeartbeatAt}, ${i.metadata} = excluded.${i.metadata}, ${i.perspectiveNames} = excluded.${i.perspectiveNames}
   WHERE excluded.${i.lastHeartbeatAt} - i.${i.lastHeartbeatAt} >= make_interval(secs => $7::int)
-     OR (i.${i.hostName} = excluded.${i.hostName} AND i.${i.processId} = excluded.${i.processId} AND i.${i.metadata}->>'bootToken' = $5::text)
+     OR (i.${i.hostName} = excluded.${i.hostName} AND i.${i.processId} = excluded.${i.processId} AND i.${i.metadata}->>'bootToken' = excluded.${i.metadata}->>'bootToken')
 RETURNING ${i.instanceId}`
 
 /**
@@ -107,7 +116,7 @@ export const reRegister = Operation.count({
   params: registrationParams,
   sql: `
 INSERT INTO ${i.table} (${i.instanceId}, ${i.serviceName}, ${i.hostName}, ${i.processId}, ${i.startedAt}, ${i.lastHeartbeatAt}, ${i.metadata}, ${i.perspectiveNames})
-VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), jsonb_build_object('bootToken', $5::text), $6::text[])
+VALUES ($1::uuid, $2::text, $3::text, $4::int, now(), now(), $5::jsonb, $6::text[])
 ON CONFLICT (${i.instanceId}) DO NOTHING
 RETURNING ${i.instanceId}`
 })
@@ -176,4 +185,79 @@ export const liveInstances = Operation.findAll({
 SELECT ${i.instanceId}, ${i.hostName}, ${i.processId}, ${i.perspectiveNames} FROM ${i.table}
 WHERE ${i.lastHeartbeatAt} > now() - make_interval(secs => $1::int)
 ORDER BY ${i.instanceId}`
+})
+
+/** `expression` (a timestamptz) in microseconds since the epoch, as text: exact, whatever the session's `TimeZone`. */
+const micros = (expression: string) => `(extract(epoch FROM ${expression}) * 1000000)::bigint::text`
+
+/**
+ * Records the server session of this process's LISTEN connection on its row (`metadata.session`), or removes it
+ * (`null`: no connection open). Params: $1 instance id, $2 boot token, $3 the session (jsonb) or null.
+ */
+export const recordSession = Operation.count({
+  name: "serviceInstances.recordSession",
+  params: (
+    r: Holder & { readonly session: { readonly pid: number; readonly backendStart: string; readonly serverStart: string } | null }
+  ) => [r.instanceId, r.bootToken, r.session === null ? null : JSON.stringify(r.session)],
+  sql: `
+UPDATE ${i.table}
+SET ${i.metadata} = CASE WHEN $3::jsonb IS NULL THEN ${i.metadata} - 'session' ELSE jsonb_set(${i.metadata}, '{session}', $3::jsonb) END
+WHERE ${i.instanceId} = $1::uuid AND ${i.metadata}->>'bootToken' = $2::text
+RETURNING ${i.instanceId}`
+})
+
+/** The sessions other instances recorded (see {@link recordSession}). Params: $1 this instance's id. */
+export const recordedSessions = Operation.findAll({
+  name: "serviceInstances.recordedSessions",
+  Row: Schema.Struct({
+    instanceId: Schema.String,
+    pid: Schema.Number,
+    backendStart: Schema.String,
+    serverStart: Schema.String
+  }),
+  columns: { instanceId: i.instanceId, pid: "pid", backendStart: "backend_start", serverStart: "server_start" },
+  params: (r: { readonly instanceId: string }) => [r.instanceId],
+  sql: `
+SELECT ${i.instanceId}, (${i.metadata}->'session'->>'pid')::int AS pid,
+       ${i.metadata}->'session'->>'backendStart' AS backend_start, ${i.metadata}->'session'->>'serverStart' AS server_start
+FROM ${i.table}
+WHERE ${i.instanceId} <> $1::uuid AND jsonb_typeof(${i.metadata}->'session') = 'object'`
+})
+
+/**
+ * The server's start and its sessions (pid, and the backend's start where this role may see it: its own role's
+ * sessions, or with `pg_read_all_stats`).
+ */
+export const serverSessions = Operation.findOne({
+  name: "serviceInstances.serverSessions",
+  Row: Schema.Struct({
+    serverStart: Schema.String,
+    pids: Schema.Array(Schema.Number),
+    backendStarts: Schema.Array(Schema.NullOr(Schema.String))
+  }),
+  columns: { serverStart: "server_start", pids: "pids", backendStarts: "backend_starts" },
+  sql: `
+SELECT ${micros("pg_postmaster_start_time()")} AS server_start,
+       coalesce(array_agg(pid ORDER BY pid), '{}') AS pids,
+       coalesce(array_agg(${micros("backend_start")} ORDER BY pid), '{}') AS backend_starts
+FROM pg_stat_activity WHERE pid IS NOT NULL`
+})
+
+/**
+ * Removes the instances whose recorded session has ended, unless they recorded another one meanwhile. Params: $1
+ * instance ids, $2 the backend starts of their sessions as read. Run {@link releaseStreamsOf} with the returned
+ * ids in the same transaction.
+ */
+export const abandonDetached = Operation.findAll({
+  name: "serviceInstances.abandonDetached",
+  Row: Schema.Struct({ instanceId: Schema.String }),
+  columns: { instanceId: i.instanceId },
+  params: (r: { readonly instanceIds: ReadonlyArray<string>; readonly backendStarts: ReadonlyArray<string> }) => [
+    r.instanceIds,
+    r.backendStarts
+  ],
+  sql: `
+DELETE FROM ${i.table}
+WHERE ${i.instanceId} = ANY($1::uuid[]) AND ${i.metadata}->'session'->>'backendStart' = ANY($2::text[])
+RETURNING ${i.instanceId}`
 })
