@@ -150,6 +150,9 @@ export const decodeOptions = (options: Options = {}, prefix = ""): Effect.Effect
     }
   })
 
+/** A session as the row records it, to tell whether the row has the current one (`null`: none). */
+const sessionText = (session: ListenSession | undefined): string | null => (session === undefined ? null : JSON.stringify(session))
+
 /**
  * Registers this instance and starts its heartbeat fiber in the current scope. A bad option fails with a
  * `PostgresConfigError` naming it, before the database is touched.
@@ -186,7 +189,7 @@ export const makeDecoded = (options: Decoded) =>
     // The LISTEN connection's session now (open already when the process serves other tenants), and as the row has
     // it (`null`: none recorded).
     let session: ListenSession | undefined = Option.getOrUndefined(yield* Stream.runHead(client.listenSession))
-    let written: string | null = session === undefined ? null : JSON.stringify(session)
+    let written = sessionText(session)
 
     // A taken-over stale row may still own leases of the crashed predecessor: they are not ours (released with it).
     const registered = (yield* Sql.registerAndRelease(client, { ...registration, session, staleSeconds: threshold })) > 0
@@ -226,7 +229,7 @@ export const makeDecoded = (options: Decoded) =>
     })
 
     const record = Effect.suspend(() => {
-      const wanted = session === undefined ? null : JSON.stringify(session)
+      const wanted = sessionText(session)
       if (wanted === written) return Effect.void
       return Effect.map(Sql.recordSession(client, { instanceId, bootToken, session: session ?? null }), () => {
         written = wanted
@@ -238,7 +241,7 @@ export const makeDecoded = (options: Decoded) =>
       if (alive === 0) {
         // Declared dead during a pause (row removed): come back. Fenced completions keep the pause harmless.
         const back = yield* Sql.reRegister(client, { ...registration, session })
-        written = session === undefined ? null : JSON.stringify(session)
+        written = sessionText(session)
         if (back === 0) {
           yield* Effect.logError(`instance id ${instanceId} was taken over by another process; this process no longer heartbeats for it`)
         } else {

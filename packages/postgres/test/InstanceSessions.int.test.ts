@@ -6,10 +6,9 @@ import { EventId } from "@whizbang/core"
 import { PgClient, PgInstanceRegistry } from "@whizbang/postgres"
 import { Duration, Effect, Schedule } from "effect"
 import pg from "pg"
+import { epochMicros } from "../src/internal/epochMicros.js"
 import { type Node, startNode } from "./fixtures/instances.js"
 import { scenario } from "./fixtures/scenario.js"
-
-const micros = (expression: string) => `(extract(epoch from ${expression}) * 1000000)::bigint::text`
 
 const options = { abandonStaleInstanceThreshold: Duration.seconds(60) }
 
@@ -49,7 +48,7 @@ const endedSession = (url: string, node: Node) =>
     yield* Effect.promise(() => connection.connect())
     const { rows } = yield* Effect.promise(() =>
       connection.query<{ pid: number; backend_start: string; server_start: string }>(
-        `select pg_backend_pid() as pid, ${micros("backend_start")} as backend_start, ${micros("pg_postmaster_start_time()")} as server_start
+        `select pg_backend_pid() as pid, ${epochMicros("backend_start")} as backend_start, ${epochMicros("pg_postmaster_start_time()")} as server_start
          from pg_stat_activity where pid = pg_backend_pid()`
       )
     )
@@ -147,7 +146,7 @@ describe("instances gone with their session", () => {
              jsonb_build_object('pid', 2147483000, 'backendStart', '1', 'serverStart', $2::text)))`,
           [id, serverStart]
         )
-      const [server] = yield* sql<{ start: string }>(a, `select ${micros("pg_postmaster_start_time()")} as start`)
+      const [server] = yield* sql<{ start: string }>(a, `select ${epochMicros("pg_postmaster_start_time()")} as start`)
       yield* insert(other, "1")
       yield* insert(here, server!.start)
       yield* beat(a)

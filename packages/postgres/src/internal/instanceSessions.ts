@@ -18,19 +18,10 @@ import type { Shape as Client } from "../PgClient.js"
 import * as Sql from "../sql/serviceInstances.js"
 
 /** A session recorded on an instance's row. */
-export interface Recorded {
-  readonly instanceId: string
-  readonly pid: number
-  readonly backendStart: string
-  readonly serverStart: string
-}
+export type Recorded = typeof Sql.RecordedSession.Type
 
 /** The server's start and its sessions now. */
-export interface Server {
-  readonly serverStart: string
-  readonly pids: ReadonlyArray<number>
-  readonly backendStarts: ReadonlyArray<string | null>
-}
+export type Server = typeof Sql.ServerSessions.Type
 
 /** The recorded sessions that have ended (see the module notes). */
 export const ended = (recorded: ReadonlyArray<Recorded>, server: Server): ReadonlyArray<Recorded> => {

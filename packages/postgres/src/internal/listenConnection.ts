@@ -24,6 +24,7 @@
 import { OutageLog } from "@whizbang/core/internal"
 import { Deferred, Duration, Effect, Exit, Queue, RcRef, Schedule, type Scope, Stream, SubscriptionRef } from "effect"
 import type pg from "pg"
+import { epochMicros } from "./epochMicros.js"
 import * as Identifier from "./identifier.js"
 import type { PostgresError } from "../PostgresError.js"
 
@@ -47,11 +48,9 @@ export interface ListenSide {
   readonly session: SubscriptionRef.SubscriptionRef<Session | undefined>
 }
 
-const micros = (expression: string) => `(extract(epoch FROM ${expression}) * 1000000)::bigint::text`
-
 const sessionQuery = `SELECT pg_backend_pid() AS pid,
-  ${micros("(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())")} AS backend_start,
-  ${micros("pg_postmaster_start_time()")} AS server_start`
+  ${epochMicros("(SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())")} AS backend_start,
+  ${epochMicros("pg_postmaster_start_time()")} AS server_start`
 
 /** The connection's session; `undefined` when the server does not say (a proxy that hides it). */
 const sessionOf = (connection: pg.Client) =>

@@ -7,6 +7,8 @@
  */
 import { Schema } from "effect"
 import { ActiveStreams as a, ServiceInstances as i } from "../internal/columns.js"
+import { epochMicros } from "../internal/epochMicros.js"
+import type { Session } from "../internal/listenConnection.js"
 import * as Operation from "../internal/operation.js"
 
 /**
@@ -23,7 +25,7 @@ export interface Registration {
   readonly bootToken: string
   readonly perspectiveNames: ReadonlyArray<string> | null
   /** The server session of the process's LISTEN connection, when one is open (see `recordSession`). */
-  readonly session?: { readonly pid: number; readonly backendStart: string; readonly serverStart: string } | undefined
+  readonly session?: Session | undefined
 }
 
 /** The process holding an instance id. */
@@ -187,8 +189,20 @@ WHERE ${i.lastHeartbeatAt} > now() - make_interval(secs => $1::int)
 ORDER BY ${i.instanceId}`
 })
 
-/** `expression` (a timestamptz) in microseconds since the epoch, as text: exact, whatever the session's `TimeZone`. */
-const micros = (expression: string) => `(extract(epoch FROM ${expression}) * 1000000)::bigint::text`
+/** A session an instance recorded (see {@link recordSession}). */
+export const RecordedSession = Schema.Struct({
+  instanceId: Schema.String,
+  pid: Schema.Number,
+  backendStart: Schema.String,
+  serverStart: Schema.String
+})
+
+/** The server's start and its sessions (a backend's start null where this role may not see it). */
+export const ServerSessions = Schema.Struct({
+  serverStart: Schema.String,
+  pids: Schema.Array(Schema.Number),
+  backendStarts: Schema.Array(Schema.NullOr(Schema.String))
+})
 
 /**
  * Records the server session of this process's LISTEN connection on its row (`metadata.session`), or removes it
@@ -196,9 +210,11 @@ const micros = (expression: string) => `(extract(epoch FROM ${expression}) * 100
  */
 export const recordSession = Operation.count({
   name: "serviceInstances.recordSession",
-  params: (
-    r: Holder & { readonly session: { readonly pid: number; readonly backendStart: string; readonly serverStart: string } | null }
-  ) => [r.instanceId, r.bootToken, r.session === null ? null : JSON.stringify(r.session)],
+  params: (r: Holder & { readonly session: Session | null }) => [
+    r.instanceId,
+    r.bootToken,
+    r.session === null ? null : JSON.stringify(r.session)
+  ],
   sql: `
 UPDATE ${i.table}
 SET ${i.metadata} = CASE WHEN $3::jsonb IS NULL THEN ${i.metadata} - 'session' ELSE jsonb_set(${i.metadata}, '{session}', $3::jsonb) END
@@ -209,12 +225,7 @@ RETURNING ${i.instanceId}`
 /** The sessions other instances recorded (see {@link recordSession}). Params: $1 this instance's id. */
 export const recordedSessions = Operation.findAll({
   name: "serviceInstances.recordedSessions",
-  Row: Schema.Struct({
-    instanceId: Schema.String,
-    pid: Schema.Number,
-    backendStart: Schema.String,
-    serverStart: Schema.String
-  }),
+  Row: RecordedSession,
   columns: { instanceId: i.instanceId, pid: "pid", backendStart: "backend_start", serverStart: "server_start" },
   params: (r: { readonly instanceId: string }) => [r.instanceId],
   sql: `
@@ -230,16 +241,12 @@ WHERE ${i.instanceId} <> $1::uuid AND jsonb_typeof(${i.metadata}->'session') = '
  */
 export const serverSessions = Operation.findOne({
   name: "serviceInstances.serverSessions",
-  Row: Schema.Struct({
-    serverStart: Schema.String,
-    pids: Schema.Array(Schema.Number),
-    backendStarts: Schema.Array(Schema.NullOr(Schema.String))
-  }),
+  Row: ServerSessions,
   columns: { serverStart: "server_start", pids: "pids", backendStarts: "backend_starts" },
   sql: `
-SELECT ${micros("pg_postmaster_start_time()")} AS server_start,
+SELECT ${epochMicros("pg_postmaster_start_time()")} AS server_start,
        coalesce(array_agg(pid ORDER BY pid), '{}') AS pids,
-       coalesce(array_agg(${micros("backend_start")} ORDER BY pid), '{}') AS backend_starts
+       coalesce(array_agg(${epochMicros("backend_start")} ORDER BY pid), '{}') AS backend_starts
 FROM pg_stat_activity WHERE pid IS NOT NULL`
 })
 
