@@ -197,7 +197,8 @@ export interface Shape {
    * A client with a pool of its own (same URL, schema, timeouts and application name), ended with the current
    * scope: for a background loop that must not queue behind request traffic (the perspective worker). Its
    * transactions are its own: a statement of this client never runs on a transaction of the other, and back.
-   * `maxConnections` must be an integer >= 1 (else a `PostgresConfigError` naming it). `genericPlans: true` starts
+   * `maxConnections` must be an integer >= 1 and `genericPlans` true or false (else a `PostgresConfigError` naming
+   * it). `genericPlans: true` starts
    * its connections with `plan_cache_mode = force_generic_plan`: a prepared statement is planned once per
    * connection instead of at every execution — for a pool that runs only statements of fixed shape whose best plan
    * does not depend on their parameters' values (the worker's claims and completions: PostgreSQL kept planning the
@@ -295,11 +296,13 @@ const fromDecoded = (
       const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | PostgresError, R> =>
         Transaction.withTransaction(target, statement, effect)
       const dedicated = (own: { readonly maxConnections: number; readonly genericPlans?: boolean | undefined }) =>
-        Effect.flatMap(ConnectionOptions.decodePoolSize("maxConnections", own.maxConnections), (maxConnections) =>
-          bound
+        Effect.gen(function* () {
+          const maxConnections = yield* ConnectionOptions.decodePoolSize("maxConnections", own.maxConnections)
+          const genericPlans = yield* ConnectionOptions.decodeFlag("genericPlans", own.genericPlans, false)
+          return yield* bound
             ? Effect.map(sharedDedicated(maxConnections), (client) => client.forSchema(schema))
-            : fromDecoded({ ...decoded, maxConnections, genericPlans: own.genericPlans === true }, side)
-        )
+            : fromDecoded({ ...decoded, maxConnections, genericPlans }, side)
+        })
       self = PgClient.of({
         schema,
         pool,

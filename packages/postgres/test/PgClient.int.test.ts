@@ -166,6 +166,9 @@ describe("PgClient", () => {
         })
       expect(yield* plans(generic)).toEqual({ generic: "8", custom: "0" })
       expect(Number((yield* plans(plain))!.custom)).toBeGreaterThan(0)
+      const refused = yield* Effect.flip(client.dedicated({ maxConnections: 1, genericPlans: "yes" as unknown as boolean }))
+      expect(refused).toMatchObject({ _tag: "PostgresConfigError", option: "genericPlans" })
+      expect(refused.message).toContain('genericPlans must be true or false, got "yes"')
     }).pipe(Effect.scoped)
   )
 

@@ -74,7 +74,7 @@ export const decodePoolSize = (option: string, input: unknown): Effect.Effect<nu
     : fail(option, `must be an integer >= 1, got ${String(input)}`)
 
 /** A boolean option: `fallback` when absent, else true or false, or a `PostgresConfigError` naming `option`. */
-const decodeFlag = (option: string, input: unknown, fallback: boolean): Effect.Effect<boolean, PostgresConfigError> => {
+export const decodeFlag = (option: string, input: unknown, fallback: boolean): Effect.Effect<boolean, PostgresConfigError> => {
   const value = input ?? fallback
   return typeof value === "boolean" ? Effect.succeed(value) : fail(option, `must be true or false, got ${JSON.stringify(value)}`)
 }
