@@ -166,7 +166,7 @@ export const main = (argv: ReadonlyArray<string>, io: Io = nodeIo): number | Wat
   return watch(config, io, runOnce)
 }
 
-const watch = (config: CodegenConfig.Config, io: Io, runOnce: () => number): Watching => {
+const watch = (config: CodegenConfig.Config, io: Io, runOnce: () => number): Watching | number => {
   let timer: ReturnType<typeof setTimeout> | undefined
   const onChange = (directory: string) => (_event: string, name: string | Buffer | null) => {
     const file = name === null ? undefined : Path.resolve(directory, name.toString())
@@ -178,18 +178,29 @@ const watch = (config: CodegenConfig.Config, io: Io, runOnce: () => number): Wat
       runOnce()
     }, 25)
   }
-  const watchers = CodegenConfig.watchDirectories(config)
-    .filter((directory) => Fs.existsSync(directory))
-    .map((directory) => Fs.watch(directory, { recursive: true }, onChange(directory)))
+  const watchers: Array<Fs.FSWatcher> = []
+  const close = () => {
+    if (timer !== undefined) clearTimeout(timer)
+    for (const watcher of watchers) watcher.close()
+  }
+  // A watch the system refuses (EMFILE/ENOSPC: too many inotify instances or watches) ends the run saying so.
+  const refused = (directory: string, error: unknown) => {
+    close()
+    io.err(`whizbang-codegen: cannot watch ${show(io, directory) || "."}: ${error instanceof Error ? error.message : String(error)}`)
+    process.exitCode = 2
+  }
+  for (const directory of CodegenConfig.watchDirectories(config).filter((d) => Fs.existsSync(d))) {
+    try {
+      watchers.push(Fs.watch(directory, { recursive: true }, onChange(directory)).on("error", (error) => refused(directory, error)))
+    } catch (error) {
+      refused(directory, error)
+      return 2
+    }
+  }
   io.out(
     `whizbang-codegen: watching ${CodegenConfig.watchDirectories(config)
       .map((d) => show(io, d) || ".")
       .join(", ")}`
   )
-  return {
-    close: () => {
-      if (timer !== undefined) clearTimeout(timer)
-      for (const watcher of watchers) watcher.close()
-    }
-  }
+  return { close }
 }

@@ -23,6 +23,10 @@ const cli = (cwd: string, ...cliArgs: Array<string>) => {
 const line = (child: ChildProcess, text: string) =>
   new Promise<string>((resolve, reject) => {
     let buffer = ""
+    let errors = ""
+    child.stderr!.on("data", (chunk: Buffer) => {
+      errors += chunk.toString()
+    })
     const onData = (chunk: Buffer) => {
       buffer += chunk.toString()
       const found = buffer.split("\n").find((l) => l.includes(text))
@@ -32,7 +36,7 @@ const line = (child: ChildProcess, text: string) =>
       }
     }
     child.stdout!.on("data", onData)
-    child.once("exit", (code) => reject(new Error(`exited with ${code} before printing "${text}": ${buffer}`)))
+    child.once("exit", (code) => reject(new Error(`exited with ${code} before printing "${text}": ${buffer}\nstderr: ${errors}`)))
   })
 
 describe("whizbang-codegen", { timeout: 120_000 }, () => {
