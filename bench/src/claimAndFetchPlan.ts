@@ -52,7 +52,7 @@ if (args.includes("--cursors") || args.includes("--analyze")) {
 const client = new pg.Client({ connectionString: url, options: `-c search_path=${Whizbang.schema} -c jit=off` })
 await client.connect()
 const text = Claim.claimAndFetchSql(perspectives.map(Rows.table))
-const params = ["0190f000-0000-7000-8000-000000000001", 300, 300, 30, 3000, [], perspectives, perspectives.length, 100, 2000]
+const params = ["0190f000-0000-7000-8000-000000000001", 300, 300, 30, 3000, [], perspectives, perspectives.length, 100, 2000, true]
 // `--generic`: the plan the worker ends up with. Its statements are prepared, and PostgreSQL plans a prepared
 // statement once for all parameter values (a generic plan) after five executions when that plan looks no dearer.
 const generic = args.includes("--generic")
