@@ -2,6 +2,7 @@
 // `Whizbang.layer` with a 60 s stale-instance threshold; one is killed (SIGKILL: no finalizer runs, its row and
 // leases stay, its connections drop). Its replacement's start abandons it at once, with its leases, so none of its
 // partitions wait out the affinity grace for a minute; the work appended around the kill is applied exactly once.
+// Without a replacement, the survivor's next heartbeat (a third of the threshold) does the same.
 import { describe, expect, it } from "@effect/vitest"
 import { TestDatabase } from "@whizbang/testing"
 import { Effect, Schedule } from "effect"
@@ -22,9 +23,15 @@ const registered = Effect.map(
   (rows) => new Map(rows.map((r) => [r.id, r.pid]))
 )
 
-/** Until `p` holds of the registered workers, checking every 20 ms, for at most 10 s. */
-const registeredUntil = (p: (rows: Map<string, number | null>) => boolean) =>
-  registered.pipe(Effect.repeat({ until: p, schedule: Schedule.spaced("20 millis"), times: 500 }))
+/** Until `p` holds of the registered workers, checking every 20 ms, for at most `seconds` (10 s). */
+const registeredUntil = (p: (rows: Map<string, number | null>) => boolean, seconds = 10) =>
+  registered.pipe(Effect.repeat({ until: p, schedule: Schedule.spaced("20 millis"), times: seconds * 50 }))
+
+/** Until the server has ended the session `pid` (a killed process's backend exits once its socket is seen closed). */
+const sessionEnded = (pid: number | null) =>
+  query<{ n: number }>("select count(*)::int as n from pg_stat_activity where pid = $1", [pid]).pipe(
+    Effect.repeat({ until: ([r]) => r!.n === 0, schedule: Schedule.spaced("20 millis"), times: 500 })
+  )
 
 describe("a killed worker process", () => {
   it.live(
@@ -43,10 +50,7 @@ describe("a killed worker process", () => {
           const [killedId, pid] = [...both].find(([id]) => id !== first)!
           yield* Writer.appendConcurrently({ streamIds: streams, appenders: 4, perAppender: 50, batch: 5 })
           yield* killed.kill
-          // The killed process's backend exits once the server sees its socket closed.
-          yield* query<{ n: number }>("select count(*)::int as n from pg_stat_activity where pid = $1", [pid]).pipe(
-            Effect.repeat({ until: ([r]) => r!.n === 0, schedule: Schedule.spaced("20 millis"), times: 500 })
-          )
+          yield* sessionEnded(pid)
           const beforeRestart = [...(yield* registered).keys()].includes(killedId)
           yield* Writer.appendConcurrently({ streamIds: streams, appenders: 4, perAppender: 50, batch: 5 })
           const restarted = yield* Workers.start({ url, schema, options })
@@ -67,6 +71,46 @@ describe("a killed worker process", () => {
         }).pipe(Effect.provide(Writer.layer(url, schema)), Effect.scoped)
         expect(result).toMatchObject({ beforeRestart: true, afterRestart: false, leases: 0, balance: 0, activity: 0 })
         expect(result.left).toMatchObject({ events: 600, work: 0, dead_letters: 0 })
+      }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "without a replacement, is abandoned by the survivor's next heartbeat, well within the threshold; nothing lost or doubled",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* TestDatabase.TestDatabase
+        const schema = "killed_instance_beat"
+        // Heartbeats every 15 s (a third of the threshold): the killed instance must be gone within 30 s of its end,
+        // where the threshold alone would take 45 s and more.
+        const threshold = { abandonStaleInstanceThreshold: "45 seconds" }
+        const result = yield* Effect.gen(function* () {
+          const streams = Writer.streams(40)
+          const survivor = yield* Workers.start({ url, schema, options: threshold })
+          const [first] = [...(yield* registeredUntil((rows) => rows.size === 1)).keys()]
+          const killed = yield* Workers.start({ url, schema, options: threshold })
+          const both = yield* registeredUntil((rows) => rows.size === 2 && [...rows.values()].every((pid) => pid !== null))
+          const [killedId, pid] = [...both].find(([id]) => id !== first)!
+          yield* Writer.appendConcurrently({ streamIds: streams, appenders: 4, perAppender: 50, batch: 5 })
+          yield* killed.kill
+          yield* sessionEnded(pid)
+          yield* Writer.appendConcurrently({ streamIds: streams, appenders: 4, perAppender: 50, batch: 5 })
+          const gone = !(yield* registeredUntil((rows) => !rows.has(killedId), 30)).has(killedId)
+          const leases = yield* query<{ n: number }>("select count(*)::int as n from wh_active_streams where instance_id = $1", [killedId])
+          yield* Workers.settle(
+            [survivor],
+            Effect.map(Writer.counts, (c) => c.work)
+          )
+          return {
+            gone,
+            leases: leases[0]!.n,
+            balance: yield* Writer.mismatches("balance"),
+            activity: yield* Writer.mismatches("activity"),
+            left: yield* Writer.counts
+          }
+        }).pipe(Effect.provide(Writer.layer(url, schema)), Effect.scoped)
+        expect(result).toMatchObject({ gone: true, leases: 0, balance: 0, activity: 0 })
+        expect(result.left).toMatchObject({ events: 400, work: 0, dead_letters: 0 })
       }).pipe(Effect.provide(TestDatabase.layer), Effect.scoped),
     120_000
   )
