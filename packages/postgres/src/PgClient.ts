@@ -203,8 +203,9 @@ export interface Shape {
    * connection instead of at every execution — for a pool that runs only statements of fixed shape whose best plan
    * does not depend on their parameters' values (the worker's claims and completions: PostgreSQL kept planning the
    * claim afresh at every execution, 25-45 ms each on a loaded 2-core machine). A view bound to another schema
-   * (`forSchema`) shares one pool among its tenants' workers and replays, and plans as usual. Not for Citus: with
-   * generic plans cached on its coordinator, the worker's claims found no work.
+   * (`forSchema`) shares one pool among its tenants' workers and replays, and plans as usual. Not for Citus: its
+   * coordinator cannot plan the worker's claim generically and refuses every execution ("could not create
+   * distributed plan", SQLSTATE 0A000).
    */
   readonly dedicated: (options: {
     readonly maxConnections: number

@@ -254,7 +254,7 @@ const ownPool = <A, E, R>(layer: Layer.Layer<A, E, R>, connections: number | und
           Layer.effect(
             PgClient,
             Effect.flatMap(PgClient, (shared) =>
-              // Not on Citus: with cached generic plans its coordinator's claims found no work (the Citus suite).
+              // Not on Citus: its coordinator refuses to plan the claim generically ("could not create distributed plan").
               Effect.flatMap(SchemaPlacement.citus(shared), ({ citus }) =>
                 shared.dedicated({ maxConnections: connections, genericPlans: !citus })
               )
