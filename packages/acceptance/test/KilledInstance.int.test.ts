@@ -33,6 +33,22 @@ const sessionEnded = (pid: number | null) =>
     Effect.repeat({ until: ([r]) => r!.n === 0, schedule: Schedule.spaced("20 millis"), times: 500 })
   )
 
+/** Once `workers` drained every work row: the killed instance's leases left, both folds' mismatches, and the counts. */
+const settled = (workers: ReadonlyArray<Workers.Worker>, killedId: string) =>
+  Effect.gen(function* () {
+    const leases = yield* query<{ n: number }>("select count(*)::int as n from wh_active_streams where instance_id = $1", [killedId])
+    yield* Workers.settle(
+      workers,
+      Effect.map(Writer.counts, (c) => c.work)
+    )
+    return {
+      leases: leases[0]!.n,
+      balance: yield* Writer.mismatches("balance"),
+      activity: yield* Writer.mismatches("activity"),
+      left: yield* Writer.counts
+    }
+  })
+
 describe("a killed worker process", () => {
   it.live(
     "is abandoned with its leases as soon as its replacement starts, not after the threshold; nothing lost or doubled",
@@ -55,19 +71,7 @@ describe("a killed worker process", () => {
           yield* Writer.appendConcurrently({ streamIds: streams, appenders: 4, perAppender: 50, batch: 5 })
           const restarted = yield* Workers.start({ url, schema, options })
           const afterRestart = [...(yield* registered).keys()].includes(killedId)
-          const leases = yield* query<{ n: number }>("select count(*)::int as n from wh_active_streams where instance_id = $1", [killedId])
-          yield* Workers.settle(
-            [survivor, restarted],
-            Effect.map(Writer.counts, (c) => c.work)
-          )
-          return {
-            beforeRestart,
-            afterRestart,
-            leases: leases[0]!.n,
-            balance: yield* Writer.mismatches("balance"),
-            activity: yield* Writer.mismatches("activity"),
-            left: yield* Writer.counts
-          }
+          return { beforeRestart, afterRestart, ...(yield* settled([survivor, restarted], killedId)) }
         }).pipe(Effect.provide(Writer.layer(url, schema)), Effect.scoped)
         expect(result).toMatchObject({ beforeRestart: true, afterRestart: false, leases: 0, balance: 0, activity: 0 })
         expect(result.left).toMatchObject({ events: 600, work: 0, dead_letters: 0 })
@@ -96,18 +100,7 @@ describe("a killed worker process", () => {
           yield* sessionEnded(pid)
           yield* Writer.appendConcurrently({ streamIds: streams, appenders: 4, perAppender: 50, batch: 5 })
           const gone = !(yield* registeredUntil((rows) => !rows.has(killedId), 30)).has(killedId)
-          const leases = yield* query<{ n: number }>("select count(*)::int as n from wh_active_streams where instance_id = $1", [killedId])
-          yield* Workers.settle(
-            [survivor],
-            Effect.map(Writer.counts, (c) => c.work)
-          )
-          return {
-            gone,
-            leases: leases[0]!.n,
-            balance: yield* Writer.mismatches("balance"),
-            activity: yield* Writer.mismatches("activity"),
-            left: yield* Writer.counts
-          }
+          return { gone, ...(yield* settled([survivor], killedId)) }
         }).pipe(Effect.provide(Writer.layer(url, schema)), Effect.scoped)
         expect(result).toMatchObject({ gone: true, leases: 0, balance: 0, activity: 0 })
         expect(result.left).toMatchObject({ events: 400, work: 0, dead_letters: 0 })

@@ -7,6 +7,7 @@ import { PgClient, PgInstanceRegistry } from "@whizbang/postgres"
 import { Duration, Effect, Schedule } from "effect"
 import pg from "pg"
 import { epochMicros } from "../src/internal/epochMicros.js"
+import * as Sql from "../src/sql/serviceInstances.js"
 import { type Node, startNode } from "./fixtures/instances.js"
 import { scenario } from "./fixtures/scenario.js"
 
@@ -151,6 +152,22 @@ describe("instances gone with their session", () => {
       yield* insert(here, server!.start)
       yield* beat(a)
       expect(yield* instances(a)).toEqual([a.instanceId, other].sort())
+    })
+  )
+
+  scenario("the removal matches each instance with the session it recorded: another instance's ended session removes nothing", (url) =>
+    Effect.gen(function* () {
+      const a = yield* startNode({ url, options })
+      const [first, second] = [yield* endedSession(url, a), yield* endedSession(url, a)]
+      const ghosts = [yield* ghost(a, first), yield* ghost(a, second)]
+      const abandon = (backendStarts: ReadonlyArray<string>) =>
+        a.run(
+          Effect.flatMap(Effect.service(PgClient.PgClient), (client) =>
+            Effect.orDie(Sql.abandonDetached(client, { instanceIds: ghosts, backendStarts }))
+          )
+        )
+      expect(yield* abandon([second.backendStart, first.backendStart])).toEqual([])
+      expect((yield* abandon([first.backendStart, second.backendStart])).map((r) => r.instanceId).sort()).toEqual([...ghosts].sort())
     })
   )
 })

@@ -252,7 +252,7 @@ FROM pg_stat_activity WHERE pid IS NOT NULL`
 
 /**
  * Removes the instances whose recorded session has ended, unless they recorded another one meanwhile. Params: $1
- * instance ids, $2 the backend starts of their sessions as read. Run {@link releaseStreamsOf} with the returned
+ * instance ids, $2 the backend starts of their sessions as read (pairwise). Run {@link releaseStreamsOf} with the returned
  * ids in the same transaction.
  */
 export const abandonDetached = Operation.findAll({
@@ -265,6 +265,6 @@ export const abandonDetached = Operation.findAll({
   ],
   sql: `
 DELETE FROM ${i.table}
-WHERE ${i.instanceId} = ANY($1::uuid[]) AND ${i.metadata}->'session'->>'backendStart' = ANY($2::text[])
+WHERE (${i.instanceId}, ${i.metadata}->'session'->>'backendStart') IN (SELECT * FROM unnest($1::uuid[], $2::text[]))
 RETURNING ${i.instanceId}`
 })
