@@ -22,8 +22,9 @@
 import { InstanceProvider, PerspectiveRewinder, PerspectiveWorker } from "@whizbang/core"
 import { PgClient, PgPerspectivePipeline, SchemaReady } from "@whizbang/postgres"
 import { Cause, Effect, Layer, Logger, LogLevel, References } from "effect"
-import { writeFileSync } from "node:fs"
+import { appendFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector"
+import { monitorEventLoopDelay } from "node:perf_hooks"
 import * as Domain from "./Domain.js"
 
 const [url, schema, options, stepArg, waitForGo, perspectiveSet, reportArg] = process.argv.slice(2)
@@ -83,6 +84,23 @@ const infrastructure = <A, E, R>(pipeline: Layer.Layer<A, E, R>) =>
     Layer.orDie
   )
 
+// `BENCH_LOOP_TRACE=<file>` (diagnosis only): every 100 ms, the wall time, the event loop's longest delay and this
+// process's CPU time over the interval, appended to the file.
+const loopTrace = process.env.BENCH_LOOP_TRACE
+if (loopTrace !== undefined) {
+  const delay = monitorEventLoopDelay({ resolution: 1 })
+  delay.enable()
+  let cpu = process.cpuUsage()
+  setInterval(() => {
+    const c = process.cpuUsage(cpu)
+    cpu = process.cpuUsage()
+    appendFileSync(
+      loopTrace,
+      `${(performance.timeOrigin + performance.now()).toFixed(1)} ${(delay.max / 1e6).toFixed(1)} ${((c.user + c.system) / 1000).toFixed(1)}\n`
+    )
+    delay.reset()
+  }, 100).unref()
+}
 // The parent ends the run by disconnecting (or dies): so does this process.
 process.on("disconnect", () => process.exit(0))
 // `BENCH_WORKER_HEAP_PROF=<dir>` (profiling only): V8's sampling heap profiler over the whole run, counting objects

@@ -17,6 +17,7 @@
  *   both clocks are `performance.timeOrigin + performance.now()`, as in scenario c.
  * Checked: v2, the served view, counter v1 and summary each equal the fold of all events (history and live appends).
  */
+import { writeFileSync } from "node:fs"
 import * as Domain from "../Domain.js"
 import type pg from "pg"
 import type { Profile } from "../Profile.js"
@@ -354,6 +355,7 @@ const whizbang = (
           if (killing !== undefined && kill === undefined) problems0.push("the kill was never sent (v2 went live first)")
 
           const lagBoth: Array<number> = []
+          const lagDump: Array<string> = []
           const lagWarm: Array<number> = []
           const lagCounter: Array<number> = []
           const tenths = Array.from({ length: 10 }, () => [] as Array<number>)
@@ -369,7 +371,9 @@ const whizbang = (
             if (at - start >= 1000) lagWarm.push(lag)
             lagCounter.push(seen.counter - at)
             tenths[Math.min(9, Math.max(0, Math.floor((10 * (at - start)) / window)))]!.push(lag)
+            if (process.env.BENCH_LAG_DUMP) lagDump.push(`${at.toFixed(1)} ${(at - start).toFixed(1)} ${lag.toFixed(1)}`)
           }
+          if (process.env.BENCH_LAG_DUMP) writeFileSync(process.env.BENCH_LAG_DUMP, `${lagDump.join("\n")}\n`)
           const total = events + sent
           const want = Domain.expected(total, streams)
           const wantV2 = Domain.expectedCounterV2(total, streams)

@@ -6,6 +6,7 @@ import { Effect, Layer, Metric, Schema } from "effect"
 import {
   EventId,
   EventRegistry,
+  EventStore,
   Perspective,
   PerspectiveWorker,
   PgHealth,
@@ -117,6 +118,61 @@ describe("history replay (Whizbang.layer)", () => {
         // Not live: its dead letter keeps it from going live (a hand-over that began before it gives up again).
         expect(result.v2).toMatchObject({ deadLetters: 1 })
         expect(["building", "ready"]).toContain(result.v2?.state)
+      })
+    )
+  )
+
+  it.live("a chunk of several pieces (2,510 events of 251 streams, read and folded 100 streams at a time) is replayed exactly", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        // 10 events a stream: a chunk of 5,000 events takes all 251 streams, and its pieces of 1,000 events 100 each.
+        const amounts = Array.from({ length: 10 }, (_, i) => i + 1)
+        const good = Array.from({ length: 250 }, () => EventId.unsafeMake())
+        const bad = EventId.unsafeMake()
+        const append = (id: string, values: ReadonlyArray<number>) =>
+          Effect.flatMap(EventStore.EventStore, (store) =>
+            store.append(
+              id,
+              values.map((amount) => Fixtures.Deposited.make({ accountId: id, amount }))
+            )
+          )
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* Effect.forEach(good, (id) => append(id, amounts), { concurrency: 8, discard: true })
+            // The failing stream: 13 refused by v2, among nine others.
+            yield* append(bad, [1, 2, 3, 4, 13, 6, 7, 8, 9, 10])
+            yield* (yield* PerspectiveWorker.PerspectiveWorker).awaitIdle
+          }).pipe(Effect.provide(Whizbang.layer(config(url, [Fixtures.balance]))))
+        )
+        const before = yield* replayed("balance__v2")
+        const result = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* until(
+              Effect.map(
+                sql<{ dead: number; work: number; planned: number }>(
+                  `SELECT (SELECT count(*) FROM wh_dead_letters WHERE perspective_name = 'balance__v2')::int AS dead,
+                        (SELECT count(*) FROM wh_perspective_events WHERE perspective_name = 'balance__v2')::int AS work,
+                        (SELECT count(*) FROM wh_perspective_backfill WHERE perspective_name = 'balance__v2')::int AS planned`
+                ),
+                (r) => r[0]!.dead === 1 && r[0]!.work === 0 && r[0]!.planned === 0
+              ),
+              "the history replayed, the failing stream dead-lettered and drained"
+            )
+            return yield* sql<{ id: string; total: number; version: number }>(
+              "SELECT id::text, (data->>'total')::int AS total, version::int FROM wh_per_balance__v2"
+            )
+          }).pipe(
+            Effect.provide(
+              Whizbang.layer(config(url, [Fixtures.balance, picky], { options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 } }))
+            )
+          )
+        )
+        // 250 streams folded by the replay (10 events each); the failing one by the worker, its 13 dead-lettered.
+        expect((yield* replayed("balance__v2")) - before).toBe(2_500)
+        const byId = new Map(result.map((r) => [r.id, r]))
+        expect(good.filter((id) => byId.get(id)?.total !== 55 || byId.get(id)?.version !== 10)).toEqual([])
+        expect(byId.get(bad)).toMatchObject({ total: 50, version: 9 })
+        expect(result.length).toBe(251)
       })
     )
   )

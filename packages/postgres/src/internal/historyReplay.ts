@@ -1,9 +1,13 @@
 /**
  * One chunk of a version's history replayed in one transaction (see `sql/replayHistory.ts` for the fencing): pick up
- * to `maxStreams` planned streams (row-locked), read their events in one statement, decode and fold each stream in
- * memory with the perspective's runner (the same fold, encoding and failure blame as the worker's cycle), write the
- * models in bulk, then the cursors, the plan rows' deletion and the work-row path for the streams that cannot be
- * replayed here — all or nothing.
+ * to `maxStreams` planned streams (row-locked); then, a piece of `pieceStreams` streams at a time, read their events
+ * in one statement, decode and fold each stream in memory with the perspective's runner (the same fold, encoding and
+ * failure blame as the worker's cycle) and write the piece's models in bulk; then the cursors, the plan rows' deletion
+ * and the work-row path for the streams that cannot be replayed here — all or nothing.
+ *
+ * Pieces, not one read for the whole chunk: the replay shares its process's event loop with the live worker, and
+ * the driver parses a result as it arrives, in one go — a chunk's 5,000 events read at once held the loop for tens of
+ * milliseconds at a time, and every live cycle waiting behind it was that much later.
  *
  * A stream goes to the work-row path (its history as work rows that fire no receptors, applied by the worker as
  * before replays existed) when it already has a cursor, when an event of it does not decode, or when the fold stops
@@ -68,12 +72,70 @@ const decodeStream = Effect.fnUntraced(function* (events: EventRegistry.EventReg
   return envelopes
 })
 
+// Reads `piece`'s history in one statement and folds each stream in memory: the model writes of the streams folded,
+// and the streams that take the work-row path.
+const foldPiece = Effect.fnUntraced(function* (
+  client: PgClient["Service"],
+  events: EventRegistry.EventRegistry,
+  target: Target,
+  piece: ReadonlyArray<Picked>,
+  types: Array<string>
+) {
+  const rows = yield* Sql.readHistory(client, {
+    streamIds: piece.map((p) => p.streamId),
+    throughEventIds: piece.map((p) => p.throughEventId),
+    eventTypes: types
+  })
+  const byStream = new Map<string, Array<EventRow>>()
+  for (const row of rows) {
+    const list = byStream.get(row.streamId)
+    if (list === undefined) byStream.set(row.streamId, [row])
+    else list.push(row)
+  }
+  const writes: Array<ModelRowWrite> = []
+  const replayed: Array<string> = []
+  const lastIds: Array<string> = []
+  const fallback: Array<Picked> = []
+  let applied = 0
+  for (const p of piece) {
+    const list = byStream.get(p.streamId)
+    // No event of the types left (a plan row with nothing behind it): nothing to write, the plan row goes.
+    if (list === undefined) continue
+    const envelopes = yield* decodeStream(events, list)
+    const outcome = envelopes === undefined ? undefined : yield* target.runner.run(p.streamId, undefined, envelopes)
+    if (envelopes === undefined || outcome === undefined || outcome.failure !== undefined || outcome.lastEventId === undefined) {
+      fallback.push(p)
+      continue
+    }
+    const last = envelopes.find((e) => e.eventId === outcome.lastEventId)!
+    writes.push({
+      perspectiveName: target.key,
+      streamId: p.streamId,
+      data: outcome.model,
+      action: outcome.action,
+      metadata: { ...(last.metadata as object), eventId: last.eventId, eventType: last.eventType },
+      scope: last.scope,
+      eventsApplied: outcome.appliedEventIds.length
+    })
+    replayed.push(p.streamId)
+    lastIds.push(outcome.lastEventId)
+    applied += outcome.appliedEventIds.length
+  }
+  return { writes, replayed, lastIds, fallback, applied }
+})
+
 /** Replays one chunk of `target`'s planned history after stream `after`, in one transaction of `client`. */
 export const replayChunk = (
   client: PgClient["Service"],
   events: EventRegistry.EventRegistry,
   target: Target,
-  options: { readonly after: string; readonly maxStreams: number; readonly partitionCount: number }
+  options: {
+    readonly after: string
+    readonly maxStreams: number
+    /** Streams read, folded and written at a time within the chunk. */
+    readonly pieceStreams: number
+    readonly partitionCount: number
+  }
 ): Effect.Effect<Chunk, PostgresError | ChunkConflict> =>
   client.withTransaction(
     Effect.gen(function* () {
@@ -81,50 +143,20 @@ export const replayChunk = (
       if (picked.length === 0) return none
       const types = [...target.eventTypes]
       const fresh = picked.filter((p) => !p.hasCursor)
-      const rows =
-        fresh.length === 0
-          ? []
-          : yield* Sql.readHistory(client, {
-              streamIds: fresh.map((p) => p.streamId),
-              throughEventIds: fresh.map((p) => p.throughEventId),
-              eventTypes: types
-            })
-      const byStream = new Map<string, Array<EventRow>>()
-      for (const row of rows) {
-        const list = byStream.get(row.streamId)
-        if (list === undefined) byStream.set(row.streamId, [row])
-        else list.push(row)
-      }
-      const writes: Array<ModelRowWrite> = []
       const replayed: Array<string> = []
       const lastIds: Array<string> = []
       const fallback: Array<Picked> = picked.filter((p) => p.hasCursor)
       let applied = 0
-      for (const p of fresh) {
-        const list = byStream.get(p.streamId)
-        // No event of the types left (a plan row with nothing behind it): nothing to write, the plan row goes.
-        if (list === undefined) continue
-        const envelopes = yield* decodeStream(events, list)
-        const outcome = envelopes === undefined ? undefined : yield* target.runner.run(p.streamId, undefined, envelopes)
-        if (envelopes === undefined || outcome === undefined || outcome.failure !== undefined || outcome.lastEventId === undefined) {
-          fallback.push(p)
-          continue
-        }
-        const last = envelopes.find((e) => e.eventId === outcome.lastEventId)!
-        writes.push({
-          perspectiveName: target.key,
-          streamId: p.streamId,
-          data: outcome.model,
-          action: outcome.action,
-          metadata: { ...(last.metadata as object), eventId: last.eventId, eventType: last.eventType },
-          scope: last.scope,
-          eventsApplied: outcome.appliedEventIds.length
-        })
-        replayed.push(p.streamId)
-        lastIds.push(outcome.lastEventId)
-        applied += outcome.appliedEventIds.length
+      // A piece of streams at a time: read, folded and written before the next is read (see the module notes).
+      for (let from = 0; from < fresh.length; from += options.pieceStreams) {
+        const piece = fresh.slice(from, from + options.pieceStreams)
+        const folded = yield* foldPiece(client, events, target, piece, types)
+        if (folded.writes.length > 0) yield* writeModels(client, folded.writes)
+        replayed.push(...folded.replayed)
+        lastIds.push(...folded.lastIds)
+        fallback.push(...folded.fallback)
+        applied += folded.applied
       }
-      if (writes.length > 0) yield* writeModels(client, writes)
       const done = yield* Sql.finishChunk(client, {
         key: target.key,
         replayed,
