@@ -41,6 +41,18 @@ const planned = (key: string) =>
     (r) => r[0]!.n
   )
 
+/** `key`'s dead letters, work rows and planned streams. */
+const leftOver = (key: string) =>
+  Effect.map(
+    sql<{ dead: number; work: number; planned: number }>(
+      `SELECT (SELECT count(*) FROM wh_dead_letters WHERE perspective_name = $1)::int AS dead,
+              (SELECT count(*) FROM wh_perspective_events WHERE perspective_name = $1)::int AS work,
+              (SELECT count(*) FROM wh_perspective_backfill WHERE perspective_name = $1)::int AS planned`,
+      [key]
+    ),
+    (r) => r[0]!
+  )
+
 /** Polls `check` every 10 ms until it holds; fails after 30 s. */
 const until = <E, R>(check: Effect.Effect<boolean, E, R>, what: string) =>
   Effect.gen(function* () {
@@ -83,13 +95,7 @@ describe("history replay (Whizbang.layer)", () => {
         const result = yield* Effect.scoped(
           Effect.gen(function* () {
             yield* until(
-              Effect.map(
-                sql<{ dead: number; work: number }>(
-                  `SELECT (SELECT count(*) FROM wh_dead_letters WHERE perspective_name = 'balance__v2')::int AS dead,
-                        (SELECT count(*) FROM wh_perspective_events WHERE perspective_name = 'balance__v2')::int AS work`
-                ),
-                (r) => r[0]!.dead === 1 && r[0]!.work === 0
-              ),
+              Effect.map(leftOver("balance__v2"), (r) => r.dead === 1 && r.work === 0),
               "the dead letter, then the stream's last event"
             )
             return {
@@ -148,14 +154,7 @@ describe("history replay (Whizbang.layer)", () => {
         const result = yield* Effect.scoped(
           Effect.gen(function* () {
             yield* until(
-              Effect.map(
-                sql<{ dead: number; work: number; planned: number }>(
-                  `SELECT (SELECT count(*) FROM wh_dead_letters WHERE perspective_name = 'balance__v2')::int AS dead,
-                        (SELECT count(*) FROM wh_perspective_events WHERE perspective_name = 'balance__v2')::int AS work,
-                        (SELECT count(*) FROM wh_perspective_backfill WHERE perspective_name = 'balance__v2')::int AS planned`
-                ),
-                (r) => r[0]!.dead === 1 && r[0]!.work === 0 && r[0]!.planned === 0
-              ),
+              Effect.map(leftOver("balance__v2"), (r) => r.dead === 1 && r.work === 0 && r.planned === 0),
               "the history replayed, the failing stream dead-lettered and drained"
             )
             return yield* sql<{ id: string; total: number; version: number }>(

@@ -72,14 +72,23 @@ const decodeStream = Effect.fnUntraced(function* (events: EventRegistry.EventReg
   return envelopes
 })
 
-// Reads `piece`'s history in one statement and folds each stream in memory: the model writes of the streams folded,
-// and the streams that take the work-row path.
+/** What a chunk's pieces found so far: the streams folded and their last events, the work-row path's streams. */
+interface Folded {
+  readonly replayed: Array<string>
+  readonly lastIds: Array<string>
+  readonly fallback: Array<Picked>
+  applied: number
+}
+
+// Reads `piece`'s history in one statement and folds each stream in memory into `folded`; returns the model writes
+// of the streams folded.
 const foldPiece = Effect.fnUntraced(function* (
   client: PgClient["Service"],
   events: EventRegistry.EventRegistry,
   target: Target,
   piece: ReadonlyArray<Picked>,
-  types: Array<string>
+  types: Array<string>,
+  folded: Folded
 ) {
   const rows = yield* Sql.readHistory(client, {
     streamIds: piece.map((p) => p.streamId),
@@ -93,10 +102,6 @@ const foldPiece = Effect.fnUntraced(function* (
     else list.push(row)
   }
   const writes: Array<ModelRowWrite> = []
-  const replayed: Array<string> = []
-  const lastIds: Array<string> = []
-  const fallback: Array<Picked> = []
-  let applied = 0
   for (const p of piece) {
     const list = byStream.get(p.streamId)
     // No event of the types left (a plan row with nothing behind it): nothing to write, the plan row goes.
@@ -104,7 +109,7 @@ const foldPiece = Effect.fnUntraced(function* (
     const envelopes = yield* decodeStream(events, list)
     const outcome = envelopes === undefined ? undefined : yield* target.runner.run(p.streamId, undefined, envelopes)
     if (envelopes === undefined || outcome === undefined || outcome.failure !== undefined || outcome.lastEventId === undefined) {
-      fallback.push(p)
+      folded.fallback.push(p)
       continue
     }
     const last = envelopes.find((e) => e.eventId === outcome.lastEventId)!
@@ -117,11 +122,11 @@ const foldPiece = Effect.fnUntraced(function* (
       scope: last.scope,
       eventsApplied: outcome.appliedEventIds.length
     })
-    replayed.push(p.streamId)
-    lastIds.push(outcome.lastEventId)
-    applied += outcome.appliedEventIds.length
+    folded.replayed.push(p.streamId)
+    folded.lastIds.push(outcome.lastEventId)
+    folded.applied += outcome.appliedEventIds.length
   }
-  return { writes, replayed, lastIds, fallback, applied }
+  return writes
 })
 
 /** Replays one chunk of `target`'s planned history after stream `after`, in one transaction of `client`. */
@@ -143,20 +148,13 @@ export const replayChunk = (
       if (picked.length === 0) return none
       const types = [...target.eventTypes]
       const fresh = picked.filter((p) => !p.hasCursor)
-      const replayed: Array<string> = []
-      const lastIds: Array<string> = []
-      const fallback: Array<Picked> = picked.filter((p) => p.hasCursor)
-      let applied = 0
+      const folded: Folded = { replayed: [], lastIds: [], fallback: picked.filter((p) => p.hasCursor), applied: 0 }
       // A piece of streams at a time: read, folded and written before the next is read (see the module notes).
       for (let from = 0; from < fresh.length; from += options.pieceStreams) {
-        const piece = fresh.slice(from, from + options.pieceStreams)
-        const folded = yield* foldPiece(client, events, target, piece, types)
-        if (folded.writes.length > 0) yield* writeModels(client, folded.writes)
-        replayed.push(...folded.replayed)
-        lastIds.push(...folded.lastIds)
-        fallback.push(...folded.fallback)
-        applied += folded.applied
+        const writes = yield* foldPiece(client, events, target, fresh.slice(from, from + options.pieceStreams), types, folded)
+        if (writes.length > 0) yield* writeModels(client, writes)
       }
+      const { replayed, lastIds, fallback, applied } = folded
       const done = yield* Sql.finishChunk(client, {
         key: target.key,
         replayed,
