@@ -5,16 +5,26 @@ import { TestClock } from "effect/testing"
 import * as ReplayPause from "../src/internal/replayPause.js"
 
 /** A pause forked, with the number of live-lag statements it ran. */
-const forkPause = (options: { readonly other: () => boolean; readonly lagOver: () => boolean; readonly lastChunkMillis: number }) =>
+const forkPause = (options: {
+  readonly other: () => boolean
+  readonly lagOver: () => boolean
+  readonly lastChunkMillis: number
+  /** How long each look at the lag takes (a statement under load). */
+  readonly statementMillis?: number
+}) =>
   Effect.gen(function* () {
     let statements = 0
     const fiber = yield* Effect.forkChild(
       ReplayPause.pause({
         otherLiveWork: Effect.sync(options.other),
-        liveLagOverTarget: Effect.sync(() => {
-          statements++
-          return options.lagOver()
-        }),
+        liveLagOverTarget: Effect.sleep(options.statementMillis ?? 0).pipe(
+          Effect.andThen(
+            Effect.sync(() => {
+              statements++
+              return options.lagOver()
+            })
+          )
+        ),
         lastChunkMillis: options.lastChunkMillis
       })
     )
@@ -55,6 +65,18 @@ describe("ReplayPause", () => {
       yield* TestClock.adjust(ReplayPause.maxPauseMillis)
       expect(yield* Fiber.join(long.fiber)).toBe(ReplayPause.maxPauseMillis)
       expect(long.statements()).toBe(ReplayPause.maxPauseMillis / ReplayPause.pauseMillis)
+    })
+  )
+
+  it.effect("the bound is the clock's: slow looks at the lag count towards it, not only the sleeps between them", () =>
+    Effect.gen(function* () {
+      // Each look takes 30 ms: counting the 20 ms sleeps alone, 200 ms of them would take 500 ms of the clock.
+      const slow = yield* forkPause({ other: () => false, lagOver: () => true, lastChunkMillis: 200, statementMillis: 30 })
+      yield* TestClock.adjust(199)
+      expect(slow.fiber.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust(1)
+      expect(yield* Fiber.join(slow.fiber)).toBe(200)
+      expect(slow.statements()).toBe(4)
     })
   )
 })

@@ -7,14 +7,19 @@
  *
  * @internal
  */
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 
 /** How often a paused replayer looks again. */
 export const pauseMillis = 20
 /** The longest pause before a chunk. */
 export const maxPauseMillis = 1_000
 
-/** Waits as described above; returns the milliseconds waited. */
+/**
+ * Waits as described above; returns the milliseconds waited. The bound is wall-clock time (the {@link Clock}), so the
+ * statements that look at the lag, and an event loop slow to wake the sleeps, count towards it. Counting only the
+ * sleeps let a pause outlast its bound by both under load, and the replay fall below half its pace (scenario v at
+ * 1,000 live appends/s: 0.43x the baseline before, 0.64x after, one run each).
+ */
 export const pause = <E>(options: {
   readonly otherLiveWork: Effect.Effect<boolean>
   readonly liveLagOverTarget: Effect.Effect<boolean, E>
@@ -23,9 +28,15 @@ export const pause = <E>(options: {
 }): Effect.Effect<number, E> =>
   Effect.gen(function* () {
     const limit = Math.min(maxPauseMillis, options.lastChunkMillis)
-    for (let waited = 0; ; waited += pauseMillis) {
+    const started = yield* Clock.currentTimeMillis
+    while (true) {
+      const waited = (yield* Clock.currentTimeMillis) - started
       if (waited >= limit) return waited
-      if (!(yield* options.otherLiveWork) && !(yield* options.liveLagOverTarget)) return waited
-      yield* Effect.sleep(Duration.millis(pauseMillis))
+      if (!(yield* options.otherLiveWork) && !(yield* options.liveLagOverTarget)) {
+        return (yield* Clock.currentTimeMillis) - started
+      }
+      const left = limit - ((yield* Clock.currentTimeMillis) - started)
+      if (left <= 0) return limit - left
+      yield* Effect.sleep(Duration.millis(Math.min(pauseMillis, left)))
     }
   })
