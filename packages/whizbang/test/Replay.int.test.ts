@@ -77,6 +77,15 @@ const picky = Perspective.make({
   }
 })
 
+/** v1 and v2 of `balance` served by one `Whizbang.layer`, a refused event dead-lettered on its first attempt. */
+const pickyLayer = (url: string) =>
+  Whizbang.layer(config(url, [Fixtures.balance, picky], { options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 } }))
+
+/** v2's rows: each stream's total and version. */
+const v2Rows = sql<{ id: string; total: number; version: number }>(
+  "SELECT id::text, (data->>'total')::int AS total, version::int FROM wh_per_balance__v2 ORDER BY total, id"
+)
+
 describe("history replay (Whizbang.layer)", () => {
   it.live("a failing event's stream takes the work-row path and dead-letters it; the other streams are replayed", () =>
     withDatabase((url) =>
@@ -99,18 +108,12 @@ describe("history replay (Whizbang.layer)", () => {
               "the dead letter, then the stream's last event"
             )
             return {
-              rows: yield* sql<{ id: string; total: number; version: number }>(
-                "SELECT id::text, (data->>'total')::int AS total, version::int FROM wh_per_balance__v2 ORDER BY total, id"
-              ),
+              rows: yield* v2Rows,
               dead: yield* sql<{ stream_id: string }>("SELECT stream_id::text FROM wh_dead_letters WHERE perspective_name = 'balance__v2'"),
               planned: yield* planned("balance__v2"),
               v2: (yield* PgPerspectiveVersions.list).find((v) => v.perspectiveName === "balance__v2")
             }
-          }).pipe(
-            Effect.provide(
-              Whizbang.layer(config(url, [Fixtures.balance, picky], { options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 } }))
-            )
-          )
+          }).pipe(Effect.provide(pickyLayer(url)))
         )
         // The good streams were replayed (3 events each, no work row); the bad one went to the worker: 13 dead-lettered,
         // then 2 applied.
@@ -157,14 +160,8 @@ describe("history replay (Whizbang.layer)", () => {
               Effect.map(leftOver("balance__v2"), (r) => r.dead === 1 && r.work === 0 && r.planned === 0),
               "the history replayed, the failing stream dead-lettered and drained"
             )
-            return yield* sql<{ id: string; total: number; version: number }>(
-              "SELECT id::text, (data->>'total')::int AS total, version::int FROM wh_per_balance__v2"
-            )
-          }).pipe(
-            Effect.provide(
-              Whizbang.layer(config(url, [Fixtures.balance, picky], { options: { ...Fixtures.fast, maxPerspectiveEventAttempts: 1 } }))
-            )
-          )
+            return yield* v2Rows
+          }).pipe(Effect.provide(pickyLayer(url)))
         )
         // 250 streams folded by the replay (10 events each); the failing one by the worker, its 13 dead-lettered.
         expect((yield* replayed("balance__v2")) - before).toBe(2_500)

@@ -15,7 +15,7 @@
  * the failing one, retries that one with backoff and dead-letters it after `maxPerspectiveEventAttempts`, as always.
  */
 import type { Envelope, EventRegistry, PerspectiveRunner } from "@whizbang/core"
-import { Data, Effect } from "effect"
+import { Array as Arr, Data, Effect } from "effect"
 import type { PgClient } from "../PgClient.js"
 import type { PostgresError } from "../PostgresError.js"
 import * as Sql from "../sql/replayHistory.js"
@@ -95,15 +95,10 @@ const foldPiece = Effect.fnUntraced(function* (
     throughEventIds: piece.map((p) => p.throughEventId),
     eventTypes: types
   })
-  const byStream = new Map<string, Array<EventRow>>()
-  for (const row of rows) {
-    const list = byStream.get(row.streamId)
-    if (list === undefined) byStream.set(row.streamId, [row])
-    else list.push(row)
-  }
+  const byStream = Arr.groupBy(rows, (row) => row.streamId)
   const writes: Array<ModelRowWrite> = []
   for (const p of piece) {
-    const list = byStream.get(p.streamId)
+    const list = Object.hasOwn(byStream, p.streamId) ? byStream[p.streamId] : undefined
     // No event of the types left (a plan row with nothing behind it): nothing to write, the plan row goes.
     if (list === undefined) continue
     const envelopes = yield* decodeStream(events, list)

@@ -29,14 +29,12 @@ export const pause = <E>(options: {
   Effect.gen(function* () {
     const limit = Math.min(maxPauseMillis, options.lastChunkMillis)
     const started = yield* Clock.currentTimeMillis
+    const elapsed = Effect.map(Clock.currentTimeMillis, (now) => now - started)
     while (true) {
-      const waited = (yield* Clock.currentTimeMillis) - started
+      const waited = yield* elapsed
       if (waited >= limit) return waited
-      if (!(yield* options.otherLiveWork) && !(yield* options.liveLagOverTarget)) {
-        return (yield* Clock.currentTimeMillis) - started
-      }
-      const left = limit - ((yield* Clock.currentTimeMillis) - started)
-      if (left <= 0) return limit - left
-      yield* Effect.sleep(Duration.millis(Math.min(pauseMillis, left)))
+      if (!(yield* options.otherLiveWork) && !(yield* options.liveLagOverTarget)) return yield* elapsed
+      // The looks took time too: never sleep past the bound.
+      yield* Effect.sleep(Duration.millis(Math.max(0, Math.min(pauseMillis, limit - (yield* elapsed)))))
     }
   })

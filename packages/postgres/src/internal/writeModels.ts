@@ -2,7 +2,7 @@
  * Writes read-model rows set-based: one upsert and one delete statement per perspective, whatever the batch size.
  * Runs on the caller's transaction when there is one (the completion transaction).
  */
-import { Effect } from "effect"
+import { Array as Arr, Effect } from "effect"
 import type { PgClient } from "../PgClient.js"
 import type { PostgresError } from "../PostgresError.js"
 import * as Rows from "../sql/perspectiveRows.js"
@@ -29,16 +29,11 @@ export const writeModels = (
   client: PgClient["Service"],
   writes: ReadonlyArray<ModelRowWrite>
 ): Effect.Effect<ReadonlyArray<WrittenVersion>, PostgresError> => {
-  const byPerspective = new Map<string, Array<ModelRowWrite>>()
-  for (const w of writes) {
-    const list = byPerspective.get(w.perspectiveName)
-    if (list === undefined) byPerspective.set(w.perspectiveName, [w])
-    else list.push(w)
-  }
+  const byPerspective = Arr.groupBy(writes, (w) => w.perspectiveName)
   const versions: Array<WrittenVersion> = []
   return Effect.as(
     Effect.forEach(
-      byPerspective,
+      Object.entries(byPerspective),
       ([name, list]) =>
         Effect.gen(function* () {
           const upserts = list.filter((w) => w.action === "none")
