@@ -2,6 +2,8 @@
  * Scenario t (issue 39, point 7): many tenants on one PostgreSQL, served through `Whizbang.layerTenants`, every
  * figure next to a single-tenant one measured in the same run.
  *
+ * 0. Floor (`TenantsFloor.ts`): hand-written set-based SQL over the same events in one schema and over `tenants`
+ *    schemas: what a schema per tenant costs with the least work per tenant.
  * 1. Single tenant (reference): scenario a's data set (`throughput.events` over `.streams`) in a fresh database,
  *    drained by `workers` scenario-a worker processes (`workerChild.ts`, default options); then, the same processes
  *    idle, the database's transactions and statements over `idleSeconds` (the baseline of an idle single-tenant service).
@@ -34,6 +36,7 @@ import * as Stats from "../Stats.js"
 import * as Whizbang from "../systems/Whizbang.js"
 import type { Table } from "../Table.js"
 import * as TenantWorkerProcess from "../TenantWorkerProcess.js"
+import * as TenantsFloor from "./TenantsFloor.js"
 import * as WorkerProcess from "../WorkerProcess.js"
 
 /**
@@ -71,6 +74,8 @@ export interface Result {
     readonly idle: Idle
     readonly peakConnections: number
   }
+  /** Hand-written SQL over the same events in one schema and over as many schemas as tenants (`TenantsFloor.ts`). */
+  readonly floor: TenantsFloor.Floor
   readonly provisioning: { readonly tenants: number; readonly seconds: number; readonly perSecond: number }
   readonly throughput: {
     readonly eventsPerSecond: number
@@ -256,6 +261,8 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
   if (eventsPerTenant < 1) throw new Error(`--tenants ${t.tenants} is more than the ${events} events`)
   const problems: Array<string> = []
 
+  const floor = await TenantsFloor.run(serverUrl, { tenants: t.tenants, loops: t.workers, events, streams }, log)
+  problems.push(...floor.problems.map((p) => `floor: ${p}`))
   const ref = await single(serverUrl, profile, log)
   problems.push(...ref.problems.map((p) => `single tenant: ${p}`))
 
@@ -489,6 +496,7 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
         eventsPerTenant,
         streamsPerTenant,
         single: { eventsPerSecond: ref.eventsPerSecond, seconds: ref.seconds, idle: ref.idle, peakConnections: ref.peakConnections },
+        floor,
         provisioning: { tenants: ids.length + 1, seconds: provisionSeconds, perSecond: (ids.length + 1) / provisionSeconds },
         throughput,
         idle,
@@ -533,6 +541,13 @@ export const table = (r: Result, profile: Profile): Table => {
         ">= 0.8x"
       ],
       [
+        `floor: hand-written SQL, ${Stats.fmt(r.floor.tenants)} schemas / one schema, events/s`,
+        Stats.fmt(r.floor.schemas),
+        Stats.fmt(r.floor.oneSchema),
+        Stats.ratio(r.floor.schemas, r.floor.oneSchema),
+        "-"
+      ],
+      [
         "throughput, events/s (fleets' start -> last commit)",
         Stats.fmt(r.throughput.fromStartEventsPerSecond),
         Stats.fmt(r.single.eventsPerSecond),
@@ -575,6 +590,7 @@ export const table = (r: Result, profile: Profile): Table => {
     ],
     notes: [
       `${Stats.fmt(r.events)} events (scenario a's ${profile.throughput.events.toLocaleString("en-US")}) spread over ${Stats.fmt(r.tenants)} tenants: ${r.eventsPerTenant} events over ${r.streamsPerTenant} streams each, loaded set-based with their work rows before the workers start (as in a); single tenant: the same events in one schema, ${r.workers} scenario-a worker processes (default options)`,
+      `floor: scenario a's set-based baseline (no leases, no fencing; ${r.floor.loops} loops) over the same events in one schema, and over ${Stats.fmt(r.floor.tenants)} schemas holding copies of the queue tables (LIKE .. INCLUDING ALL) and the read-model tables, the loops taking the schemas in turn (each drained whole, no last empty claim): what the layout itself costs with the least work per tenant (each schema's statements parsed and planned for its own tables); schemas set up in ${Stats.fmt(r.floor.setupSeconds, 1)} s (not counted)`,
       `tenant worker processes: Whizbang.layerTenants, maxConnections ${budget.maxConnections}, maxConcurrentDrainConsumers ${budget.options.maxConcurrentDrainConsumers} (a worker pool of ${budget.options.maxConcurrentDrainConsumers + 2} shared by all tenants), 1 LISTEN connection; idleTimeToLive ${idleTimeToLive}, idleCheck ${idleCheck}, maxActive 32 and timeSlice 5 s (defaults); peak sessions per process by part: ${JSON.stringify(
         Object.fromEntries(Object.entries(r.peaksByPart).map(([part, apps]) => [part, apps]))
       )}`,
