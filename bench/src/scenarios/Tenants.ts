@@ -33,6 +33,7 @@ import type { Profile } from "../Profile.js"
 import * as PG from "../Postgres.js"
 import * as StatementCosts from "../StatementCosts.js"
 import * as Stats from "../Stats.js"
+import { inParallel } from "../inParallel.js"
 import * as Whizbang from "../systems/Whizbang.js"
 import type { Table } from "../Table.js"
 import * as TenantWorkerProcess from "../TenantWorkerProcess.js"
@@ -185,15 +186,6 @@ const provision = (url: string, ids: ReadonlyArray<string>) =>
       Effect.provideService(References.MinimumLogLevel, "Warn")
     )
   )
-
-const inParallel = async <A>(items: ReadonlyArray<A>, concurrency: number, body: (a: A) => Promise<void>) => {
-  let next = 0
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < items.length) await body(items[next++]!)
-    })
-  )
-}
 
 /** The appender of part 5: `Whizbang.layerTenants` in this process, applying no tenant's work itself (`serve: []`). */
 const appenderLayer = (url: string, onCommit: (perspective: string, ids: ReadonlyArray<string>, at: number) => void) =>

@@ -18,6 +18,7 @@ import type pg from "pg"
 import * as Domain from "../Domain.js"
 import * as PG from "../Postgres.js"
 import * as Stats from "../Stats.js"
+import { inParallel } from "../inParallel.js"
 import * as Baseline from "../systems/Baseline.js"
 import * as Whizbang from "../systems/Whizbang.js"
 import { baseline } from "./Throughput.js"
@@ -46,15 +47,6 @@ const createSchema = async (db: pg.Pool, target: string) => {
   await Baseline.createModelTables(db, undefined, target)
 }
 
-const inTurn = async <A>(items: ReadonlyArray<A>, concurrency: number, body: (a: A) => Promise<void>) => {
-  let next = 0
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < items.length) await body(items[next++]!)
-    })
-  )
-}
-
 /** Runs both drains; the events and streams are scenario a's, `tenants` as scenario t's. */
 export const run = async (
   serverUrl: string,
@@ -71,15 +63,15 @@ export const run = async (
       await Whizbang.migrate(url)
       const schemas = Array.from({ length: tenants }, (_, k) => `floor_${String(k + 1).padStart(5, "0")}`)
       const s0 = performance.now()
-      await inTurn(schemas, 4, (s) => createSchema(db, s))
-      await inTurn(schemas, 4, async (s) => void (await Whizbang.load(db, 0, eventsPerTenant, streamsPerTenant, undefined, s)))
+      await inParallel(schemas, 4, (s) => createSchema(db, s))
+      await inParallel(schemas, 4, async (s) => void (await Whizbang.load(db, 0, eventsPerTenant, streamsPerTenant, undefined, s)))
       const setupSeconds = (performance.now() - s0) / 1000
       const r = await Baseline.runSchemas(db, loops, schemas)
       const total = eventsPerTenant * tenants
       const rate = total / ((r.end - r.start) / 1000)
       const problems: Array<string> = []
       if (r.workRows !== total * 2) problems.push(`${r.workRows} work rows completed of ${total * 2}`)
-      await inTurn(schemas, 4, async (s) => {
+      await inParallel(schemas, 4, async (s) => {
         const found = Domain.verify(Domain.expected(eventsPerTenant, streamsPerTenant), await Whizbang.readModels(db, s))
         problems.push(...found.map((p) => `${s}: ${p}`))
       })
