@@ -204,26 +204,37 @@ export const makeDecoded = (options: Decoded) =>
       })
     }
 
+    const abandoned = (
+      stale: ReadonlyArray<{ readonly instanceId: string; readonly heartbeatAgeSeconds: number }>,
+      gone: ReadonlyArray<{ readonly instanceId: string }>,
+      released: number
+    ) => {
+      const described = [
+        ...stale.map((s) => `${s.instanceId}: silent ${s.heartbeatAgeSeconds.toFixed(1)} s`),
+        ...gone.map((g) => `${g.instanceId}: its session ended`)
+      ]
+      return Effect.logInfo(`abandoned ${described.length} instance(s) (${described.join(", ")}); released ${released} stream lease(s)`)
+    }
+
     const abandon = Effect.gen(function* () {
       // Read outside the transaction: on Citus the server's sessions are the coordinator's, where LISTEN runs.
       const ended = yield* InstanceSessions.detached(client, instanceId)
+      if (ended.length === 0) {
+        // The usual case (every beat, every start of a tenant's services): one statement, no transaction.
+        const stale = yield* Sql.abandonStaleAndRelease(client, { staleSeconds: threshold })
+        if (stale.length > 0) yield* abandoned(stale, [], stale[0]!.released)
+        return
+      }
       yield* client.withTransaction(
         Effect.gen(function* () {
           const stale = yield* Sql.abandonStale(client, { staleSeconds: threshold })
-          const gone =
-            ended.length === 0
-              ? []
-              : yield* Sql.abandonDetached(client, {
-                  instanceIds: ended.map((e) => e.instanceId),
-                  backendStarts: ended.map((e) => e.backendStart)
-                })
+          const gone = yield* Sql.abandonDetached(client, {
+            instanceIds: ended.map((e) => e.instanceId),
+            backendStarts: ended.map((e) => e.backendStart)
+          })
           if (stale.length === 0 && gone.length === 0) return
           const released = yield* Sql.releaseStreamsOf(client, { instanceIds: [...stale, ...gone].map((s) => s.instanceId) })
-          const described = [
-            ...stale.map((s) => `${s.instanceId}: silent ${s.heartbeatAgeSeconds.toFixed(1)} s`),
-            ...gone.map((g) => `${g.instanceId}: its session ended`)
-          ]
-          yield* Effect.logInfo(`abandoned ${described.length} instance(s) (${described.join(", ")}); released ${released} stream lease(s)`)
+          yield* abandoned(stale, gone, released)
         })
       )
     })

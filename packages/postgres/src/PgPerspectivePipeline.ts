@@ -34,7 +34,7 @@ import {
 } from "@whizbang/core"
 import { PerspectiveFingerprint } from "@whizbang/core/internal"
 import { type Duration, Effect, Layer } from "effect"
-import { PgClient } from "./PgClient.js"
+import { PgClient, type Shape as PgClientShape } from "./PgClient.js"
 import { type DuplicateInstanceError, PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import type { SchemaReady } from "./SchemaReady.js"
 import * as PgEventStore from "./PgEventStore.js"
@@ -243,6 +243,21 @@ export const layerPorts = (config: Config): PortsLayer => Layer.unwrap(Effect.ma
 export const layerPortsDecoded = (config: DecodedPorts): PortsLayer => ports(config, false)
 
 /**
+ * Whether the database behind a pool has Citus, asked once per pool: a property of the database, and every start of
+ * a tenant's services (each on a view of the process's one pool) builds a worker pool and asked it again.
+ */
+const citusOfPool = new WeakMap<object, boolean>()
+const hasCitus = (client: PgClientShape) => {
+  const known = citusOfPool.get(client.pool)
+  return known !== undefined
+    ? Effect.succeed(known)
+    : Effect.map(SchemaPlacement.citus(client), ({ citus }) => {
+        citusOfPool.set(client.pool, citus)
+        return citus
+      })
+}
+
+/**
  * `layer` on a pool of its own of `connections` (`PgClient.dedicated`, with generic plans but on Citus: the
  * coordinator's statements are all Whizbang's own, of fixed shape); undefined: on the service's pool.
  */
@@ -255,9 +270,7 @@ const ownPool = <A, E, R>(layer: Layer.Layer<A, E, R>, connections: number | und
             PgClient,
             Effect.flatMap(PgClient, (shared) =>
               // Not on Citus: its coordinator refuses to plan the claim generically ("could not create distributed plan").
-              Effect.flatMap(SchemaPlacement.citus(shared), ({ citus }) =>
-                shared.dedicated({ maxConnections: connections, genericPlans: !citus })
-              )
+              Effect.flatMap(hasCitus(shared), (citus) => shared.dedicated({ maxConnections: connections, genericPlans: !citus }))
             )
           )
         )

@@ -147,6 +147,8 @@ describe("many instances on one database", () => {
       const a = yield* startNode({ url })
       const ghost = EventId.unsafeMake()
       const streams = newStreams(5)
+      // Leases of streams without work: no claim takes them over, so only the beat's release frees them.
+      const idle = newStreams(3)
       // The ghost registered, claimed these streams with a long lease, then went silent.
       yield* sql(
         a,
@@ -158,7 +160,7 @@ describe("many instances on one database", () => {
         a,
         `insert into wh_active_streams (stream_id, instance_id, partition_number, lease_expiry)
                      select s, $1, 0, now() + interval '1 hour' from unnest($2::uuid[]) s`,
-        [ghost, streams]
+        [ghost, [...streams, ...idle]]
       )
       yield* appendDeposits(a, streams, 2)
       yield* drained([a])

@@ -142,6 +142,41 @@ WITH gone AS (
 SELECT ${i.instanceId}, extract(epoch FROM now() - ${i.lastHeartbeatAt})::float8 AS heartbeat_age_seconds FROM gone`
 })
 
+/**
+ * {@link abandonStale} and {@link releaseStreamsOf} of the instances it removed, in one statement: a heartbeat (and
+ * every start of a tenant's services) runs it, and it finds nothing nearly always; the transaction of the two took
+ * four round trips (`BEGIN`, the two statements' first, `COMMIT`), and on a tenant's view a `SET search_path`
+ * before them. The instance rows are locked first, as in that transaction: the lease `DELETE` reads the CTE that
+ * removed them. Each row carries the leases released in all. Params: $1 stale threshold seconds.
+ *
+ * @category operations
+ * @since 0.8.0
+ */
+export const abandonStaleAndRelease = Operation.findAll({
+  name: "serviceInstances.abandonStaleAndRelease",
+  Row: Schema.Struct({ instanceId: Schema.String, heartbeatAgeSeconds: Schema.Number, released: Schema.Number }),
+  columns: { instanceId: i.instanceId, heartbeatAgeSeconds: "heartbeat_age_seconds" },
+  params: (r: { readonly staleSeconds: number }) => [r.staleSeconds],
+  sql: `
+WITH gone AS (
+  DELETE FROM ${i.table}
+  WHERE ${i.lastHeartbeatAt} <= now() - make_interval(secs => $1::int)
+  RETURNING ${i.instanceId}, ${i.lastHeartbeatAt}
+),
+released AS (
+  DELETE FROM ${a.table}
+  WHERE ${a.streamId} IN (
+    SELECT a.${a.streamId} FROM ${a.table} a WHERE a.${a.instanceId} IN (SELECT g.${i.instanceId} FROM gone g)
+    ORDER BY a.${a.streamId} FOR UPDATE
+  )
+  RETURNING ${a.streamId}
+)
+-- The age outside the RETURNING: Citus refuses now() there.
+SELECT g.${i.instanceId}, extract(epoch FROM now() - g.${i.lastHeartbeatAt})::float8 AS heartbeat_age_seconds,
+       (SELECT count(*) FROM released)::int AS released
+FROM gone g`
+})
+
 /** Frees every stream lease of these instances (stream-id lock order). Params: $1 instance ids. */
 export const releaseStreamsOf = Operation.count({
   name: "serviceInstances.releaseStreamsOf",
