@@ -41,6 +41,23 @@ export const install = () => {
   } as typeof pg.Client.prototype.query
 }
 
+let total = 0
+
+/**
+ * Counts every round trip of the process (a number, nothing per statement): cheap enough to stay on in every tenant
+ * worker process, whose idle part reports it (`total`). Installed before {@link install} when both are.
+ */
+export const installTotal = () => {
+  const original = pg.Client.prototype.query as (...args: Array<unknown>) => unknown
+  pg.Client.prototype.query = function (this: pg.Client, ...args: Array<unknown>) {
+    total++
+    return original.apply(this, args)
+  } as typeof pg.Client.prototype.query
+}
+
+/** Round trips since {@link installTotal}. */
+export const totalRoundTrips = () => total
+
 export const reset = () => counts.clear()
 
 export const report = () =>

@@ -18,6 +18,8 @@ type Message =
       readonly active: number
       readonly rss: number
       readonly cpuMs: number
+      /** The process's round trips to PostgreSQL so far. */
+      readonly queries: number
       /** The longest event-loop delay since the previous status. */
       readonly loopMaxMs: number
     }
@@ -31,7 +33,7 @@ export interface TenantWorker {
   readonly child: ReturnType<typeof fork>
   ready: number | undefined
   /** The last status (times are epoch ms; 0: not yet). */
-  status: { applied: number; started: number; lastCommit: number; active: number; rss: number; cpuMs: number; at: number }
+  status: { applied: number; started: number; lastCommit: number; active: number; rss: number; cpuMs: number; at: number; queries: number }
   /** The highest RSS reported. */
   peakRss: number
   /** Each status's longest event-loop delay, with its time (epoch ms). */
@@ -55,7 +57,7 @@ export const start = async (config: Config): Promise<TenantWorker> => {
       config,
       child,
       ready: undefined,
-      status: { applied: 0, started: 0, lastCommit: 0, active: 0, rss: 0, cpuMs: 0, at: 0 },
+      status: { applied: 0, started: 0, lastCommit: 0, active: 0, rss: 0, cpuMs: 0, at: 0, queries: 0 },
       peakRss: 0,
       loop: [],
       exited: undefined,

@@ -4,9 +4,10 @@
  * (`process.send`), as `workerChild.ts` does:
  * - `{ kind: "loaded" }` once its modules are loaded; it builds the layer on `{ kind: "go" }`;
  * - `{ kind: "ready", at }` once the layer is built (the fleet listens and has swept the catalog);
- * - `{ kind: "status", at, applied, started, lastCommit, active, rss, cpuMs, loopMaxMs }` every 200 ms: committed (event,
- *   perspective) pairs, the first `onWorkProcessingStarted` and the last commit (epoch ms; 0: none), and how many
- *   tenants' services run in the process (`Tenants.active`), and the longest event-loop delay since the last status;
+ * - `{ kind: "status", at, applied, started, lastCommit, active, rss, cpuMs, loopMaxMs, queries }` every 200 ms:
+ *   committed (event, perspective) pairs, the first `onWorkProcessingStarted` and the last commit (epoch ms; 0: none),
+ *   how many tenants' services run in the process (`Tenants.active`), the longest event-loop delay since the last
+ *   status, and the process's round trips to PostgreSQL so far (every client of it: `QueryCounter.installTotal`);
  * - `{ kind: "commits", commits: [{ perspective, ids, at }] }` with each status while the parent asked for them
  *   (`{ kind: "report", on: true }`): every commit's time (the hook, after the completion committed).
  * Warnings and errors are printed to stderr.
@@ -107,7 +108,18 @@ const program = Effect.gen(function* () {
     const active = (yield* tenants.active).length
     const loopMaxMs = loopDelay.max / 1e6
     loopDelay.reset()
-    send({ kind: "status", at: now(), applied, started, lastCommit, active, rss: process.memoryUsage().rss, cpuMs: cpuMs(), loopMaxMs })
+    send({
+      kind: "status",
+      at: now(),
+      applied,
+      started,
+      lastCommit,
+      active,
+      rss: process.memoryUsage().rss,
+      cpuMs: cpuMs(),
+      loopMaxMs,
+      queries: QueryCounter.totalRoundTrips()
+    })
     if (commits.length > 0) {
       send({ kind: "commits", commits })
       commits = []
@@ -122,6 +134,7 @@ const program = Effect.gen(function* () {
   Effect.tapCause((cause) => Effect.sync(() => console.error(`[tenant worker ${config.applicationName}] died:\n${Cause.pretty(cause)}`)))
 )
 
+QueryCounter.installTotal()
 // `BENCH_WORKER_COUNT_QUERIES=1` (profiling only): round trips per statement, printed to stderr when the run ends.
 if (process.env.BENCH_WORKER_COUNT_QUERIES === "1") QueryCounter.install()
 process.on("disconnect", () => {

@@ -84,6 +84,11 @@ export interface Result {
     /** From `go` (every process's fleet starting) to the last commit. */
     readonly fromStartEventsPerSecond: number
     readonly fromStartSeconds: number
+    /**
+     * The worker processes' own round trips per tenant from the fleets' start until every tenant was let go (each
+     * tenant's checks, services started and stopped, claims and completions).
+     */
+    readonly roundTripsPerTenant: number
   }
   readonly idle: Idle
   /** Peak sessions per tenant worker process over every part. */
@@ -106,6 +111,11 @@ export interface Idle {
   readonly transactionsPerSecond: number
   /** Distinct statements seen in `pg_stat_activity` per application name (a lower bound). */
   readonly statements: Record<string, number>
+  /**
+   * The tenant worker processes' own round trips to PostgreSQL over the window (their count, reported with each
+   * 200 ms status; every client of theirs): what idle tenants cost them, autovacuum and other sessions left out.
+   */
+  readonly workerRoundTrips?: number | undefined
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -113,16 +123,24 @@ const now = () => performance.timeOrigin + performance.now()
 const tenantId = (k: number) => `t${String(k).padStart(5, "0")}`
 const databaseOf = (url: string) => new URL(url).pathname.slice(1)
 
-const idleWindow = async (sampler: ActivitySampler.Sampler, seconds: number): Promise<Idle> => {
+const idleWindow = async (sampler: ActivitySampler.Sampler, seconds: number, roundTrips?: () => number): Promise<Idle> => {
   // A backend that ran a transaction less than a second after its last flush of the counters flushes them once idle
   // for 10 s (PostgreSQL 15's PGSTAT_IDLE_INTERVAL): let the last busy moments land before the window opens.
   await sleep(11_000)
   sampler.countStatements()
   const before = await sampler.transactions()
+  const tripsBefore = roundTrips?.()
   await sleep(seconds * 1000)
   const after = await sampler.transactions()
+  const tripsAfter = roundTrips?.()
   const statements = sampler.statements()
-  return { seconds, transactions: after - before, transactionsPerSecond: (after - before) / seconds, statements }
+  return {
+    seconds,
+    transactions: after - before,
+    transactionsPerSecond: (after - before) / seconds,
+    statements,
+    workerRoundTrips: tripsBefore === undefined || tripsAfter === undefined ? undefined : tripsAfter - tripsBefore
+  }
 }
 
 /** Part 1: scenario a's data, `workers` worker processes, then the same processes idle. */
@@ -294,6 +312,8 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
       }
       const costs = await StatementCosts.start(url, log)
       sampler.part("throughput")
+      const roundTrips = () => workers.reduce((n, w) => n + w.status.queries, 0)
+      const tripsAtGo = roundTrips()
       const go = now()
       for (const w of workers) TenantWorkerProcess.go(w)
       const applied = () => workers.reduce((n, w) => n + w.status.applied, 0)
@@ -301,14 +321,14 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
       await sleep(400) // the next status carries the last commit
       const firstClaim = Math.min(...workers.filter((w) => w.status.started > 0).map((w) => w.status.started))
       const lastCommit = Math.max(...workers.map((w) => w.status.lastCommit))
-      const throughput = {
+      const rates = {
         seconds: (lastCommit - firstClaim) / 1000,
         eventsPerSecond: total / ((lastCommit - firstClaim) / 1000),
         fromStartSeconds: (lastCommit - go) / 1000,
         fromStartEventsPerSecond: total / ((lastCommit - go) / 1000)
       }
       log(
-        `tenants throughput: ${Stats.fmt(throughput.eventsPerSecond)} events/s first claim -> last commit, ${Stats.fmt(throughput.fromStartEventsPerSecond)} from the fleets' start`
+        `tenants throughput: ${Stats.fmt(rates.eventsPerSecond)} events/s first claim -> last commit, ${Stats.fmt(rates.fromStartEventsPerSecond)} from the fleets' start`
       )
       for (const line of (await costs?.finish(ids.length)) ?? []) log(`  ${line}`)
       await inParallel(
@@ -320,9 +340,14 @@ export const run = async (serverUrl: string, profile: Profile, log: (s: string) 
       // 4. Idle.
       sampler.part("going idle")
       await TenantWorkerProcess.until(workers, () => workers.every((w) => w.status.active === 0), 300_000, "every tenant let go")
+      await sleep(400) // the next status carries the last round trips
+      const throughput = { ...rates, roundTripsPerTenant: (roundTrips() - tripsAtGo) / ids.length }
+      log(`tenants' round trips: ${Stats.fmt(throughput.roundTripsPerTenant, 1)} per tenant (fleets' start -> every tenant let go)`)
       sampler.part("idle")
-      const idle = await idleWindow(sampler, t.idleSeconds)
-      log(`${ids.length} idle tenants: ${idle.transactions} transactions in ${idle.seconds} s`)
+      const idle = await idleWindow(sampler, t.idleSeconds, () => workers.reduce((n, w) => n + w.status.queries, 0))
+      log(
+        `${ids.length} idle tenants: ${idle.transactions} transactions in ${idle.seconds} s; the worker processes' own round trips: ${idle.workerRoundTrips}`
+      )
 
       // 5. Lag of quiet tenants, without and during a replay.
       const quiet = ids.slice(0, Math.min(t.quietTenants, ids.length))
@@ -555,6 +580,20 @@ export const table = (r: Result, profile: Profile): Table => {
         "<= single tenant"
       ],
       [
+        "round trips per tenant (the worker processes' own count, fleets' start -> every tenant let go)",
+        Stats.fmt(r.throughput.roundTripsPerTenant, 1),
+        "-",
+        "-",
+        "-"
+      ],
+      [
+        `idle: the worker processes' own round trips/s over ${r.idle.seconds} s`,
+        Stats.fmt((r.idle.workerRoundTrips ?? Number.NaN) / r.idle.seconds, 2),
+        "-",
+        "-",
+        "0"
+      ],
+      [
         "quiet tenants' lag p99, ms (during replay / without)",
         `${Stats.fmt(during?.latency.p99 ?? Number.NaN, 1)} / ${Stats.fmt(without?.latency.p99 ?? Number.NaN, 1)}`,
         "-",
@@ -586,7 +625,7 @@ export const table = (r: Result, profile: Profile): Table => {
       `tenant worker processes: Whizbang.layerTenants, maxConnections ${budget.maxConnections}, maxConcurrentDrainConsumers ${budget.options.maxConcurrentDrainConsumers} (a worker pool of ${budget.options.maxConcurrentDrainConsumers + 2} shared by all tenants), 1 LISTEN connection; idleTimeToLive ${idleTimeToLive}, idleCheck ${idleCheck}, maxActive 32 and timeSlice 5 s (defaults); peak sessions per process by part: ${JSON.stringify(
         Object.fromEntries(Object.entries(r.peaksByPart).map(([part, apps]) => [part, apps]))
       )}`,
-      `idle: xact_commit + xact_rollback of the database over ${r.idle.seconds} s, read from another database, with every tenant let go (tenants) / the single-tenant worker processes idle after their run; statements seen in pg_stat_activity (lower bound): tenants ${tenantStatements || "none"}; single tenant ${singleStatements || "none"}`,
+      `idle: xact_commit + xact_rollback of the database over ${r.idle.seconds} s, read from another database, with every tenant let go (tenants) / the single-tenant worker processes idle after their run; statements seen in pg_stat_activity (lower bound): tenants ${tenantStatements || "none"}; single tenant ${singleStatements || "none"}; the tenant worker processes' own round trips over the window (their count of every query they sent): ${r.idle.workerRoundTrips ?? "-"} (the database's transactions count autovacuum's too)`,
       `lag: ${profile.tenants.quietTenants} quiet tenants x ${profile.tenants.quietRate} appends/s through Tenants.run in the bench process (layerTenants, serve: []), append completion -> both read models committed; ${without?.appends ?? 0} appends over ${Stats.fmt(without?.seconds ?? Number.NaN, 1)} s without, ${during?.appends ?? 0} over ${Stats.fmt(during?.seconds ?? Number.NaN, 1)} s during the replay of ${Stats.fmt(r.replay.events)} events (whizbang rebuild of both perspectives: the replay path), ${backlog?.appends ?? 0} over ${Stats.fmt(backlog?.seconds ?? Number.NaN, 1)} s during a backlog of the same events (a work row per event and perspective, one transaction); max ${Stats.fmt(without?.latency.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.latency.max ?? Number.NaN, 1)} / ${Stats.fmt(backlog?.latency.max ?? Number.NaN, 1)} ms (without / replay / backlog); the worker processes' event-loop delay (longest per 200 ms) p99 ${Stats.fmt(without?.loopDelay.p99 ?? Number.NaN, 1)} / ${Stats.fmt(during?.loopDelay.p99 ?? Number.NaN, 1)} / ${Stats.fmt(backlog?.loopDelay.p99 ?? Number.NaN, 1)} ms, max ${Stats.fmt(without?.loopDelay.max ?? Number.NaN, 1)} / ${Stats.fmt(during?.loopDelay.max ?? Number.NaN, 1)} / ${Stats.fmt(backlog?.loopDelay.max ?? Number.NaN, 1)} ms; (event, perspective) pairs applied by the appender process itself: ${Stats.fmt(r.appenderApplied)}`,
       `provisioning: ${r.provisioning.tenants} tenants in ${Stats.fmt(r.provisioning.seconds, 1)} s, Tenants.add 4 at a time (schema, migrations, perspectives laid out); worker process peak RSS ${Stats.fmt(r.peakRssMb)} MB`,
       ...(r.problems.length > 0 ? [`problems: ${r.problems.slice(0, 5).join("; ")}`] : [])
