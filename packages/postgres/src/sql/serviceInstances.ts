@@ -66,12 +66,13 @@ RETURNING ${i.instanceId}`
  * A `released` CTE freeing every lease of the instances the CTE `instances` returns, in stream-id lock order (as
  * {@link releaseStreamsOf}). The instance row is locked first: the `DELETE` reads the CTE that wrote it.
  */
-const releasedOf = (instances: string) => `released AS (
+const releasedOf = (instances: string, returning = false) => `released AS (
   DELETE FROM ${a.table}
   WHERE ${a.streamId} IN (
     SELECT a.${a.streamId} FROM ${a.table} a WHERE a.${a.instanceId} IN (SELECT i.${i.instanceId} FROM ${instances} i)
     ORDER BY a.${a.streamId} FOR UPDATE
   )
+  ${returning ? `RETURNING ${a.streamId}` : ""}
 )`
 
 /**
@@ -123,6 +124,16 @@ ON CONFLICT (${i.instanceId}) DO NOTHING
 RETURNING ${i.instanceId}`
 })
 
+/** A `gone` CTE removing the instances whose heartbeat is older than $1 seconds. */
+const staleGone = `gone AS (
+  DELETE FROM ${i.table}
+  WHERE ${i.lastHeartbeatAt} <= now() - make_interval(secs => $1::int)
+  RETURNING ${i.instanceId}, ${i.lastHeartbeatAt}
+)`
+
+/** A removed instance (`g` of `gone`) and its heartbeat's age, computed outside the RETURNING: Citus refuses now() there. */
+const staleAge = `g.${i.instanceId}, extract(epoch FROM now() - g.${i.lastHeartbeatAt})::float8 AS heartbeat_age_seconds`
+
 /**
  * Removes instances whose heartbeat is older than the threshold. Params: $1 stale threshold seconds.
  * Run {@link releaseStreamsOf} with the returned ids in the same transaction.
@@ -133,13 +144,8 @@ export const abandonStale = Operation.findAll({
   columns: { instanceId: i.instanceId, heartbeatAgeSeconds: "heartbeat_age_seconds" },
   params: (r: { readonly staleSeconds: number }) => [r.staleSeconds],
   sql: `
-WITH gone AS (
-  DELETE FROM ${i.table}
-  WHERE ${i.lastHeartbeatAt} <= now() - make_interval(secs => $1::int)
-  RETURNING ${i.instanceId}, ${i.lastHeartbeatAt}
-)
--- The age outside the RETURNING: Citus refuses now() there.
-SELECT ${i.instanceId}, extract(epoch FROM now() - ${i.lastHeartbeatAt})::float8 AS heartbeat_age_seconds FROM gone`
+WITH ${staleGone}
+SELECT ${staleAge} FROM gone g`
 })
 
 /**
@@ -158,23 +164,9 @@ export const abandonStaleAndRelease = Operation.findAll({
   columns: { instanceId: i.instanceId, heartbeatAgeSeconds: "heartbeat_age_seconds" },
   params: (r: { readonly staleSeconds: number }) => [r.staleSeconds],
   sql: `
-WITH gone AS (
-  DELETE FROM ${i.table}
-  WHERE ${i.lastHeartbeatAt} <= now() - make_interval(secs => $1::int)
-  RETURNING ${i.instanceId}, ${i.lastHeartbeatAt}
-),
-released AS (
-  DELETE FROM ${a.table}
-  WHERE ${a.streamId} IN (
-    SELECT a.${a.streamId} FROM ${a.table} a WHERE a.${a.instanceId} IN (SELECT g.${i.instanceId} FROM gone g)
-    ORDER BY a.${a.streamId} FOR UPDATE
-  )
-  RETURNING ${a.streamId}
-)
--- The age outside the RETURNING: Citus refuses now() there.
-SELECT g.${i.instanceId}, extract(epoch FROM now() - g.${i.lastHeartbeatAt})::float8 AS heartbeat_age_seconds,
-       (SELECT count(*) FROM released)::int AS released
-FROM gone g`
+WITH ${staleGone},
+${releasedOf("gone", true)}
+SELECT ${staleAge}, (SELECT count(*) FROM released)::int AS released FROM gone g`
 })
 
 /** Frees every stream lease of these instances (stream-id lock order). Params: $1 instance ids. */
