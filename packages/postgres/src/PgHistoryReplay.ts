@@ -44,6 +44,7 @@ import * as ReplayPause from "./internal/replayPause.js"
 import { PgClient } from "./PgClient.js"
 import { PostgresConfigError } from "./PostgresError.js"
 import * as Sql from "./sql/replayHistory.js"
+import { TenantStart } from "./TenantStart.js"
 
 /**
  * Options of the replay (`versions` of `Whizbang.Config` / `PgPerspectivePipeline.Config`).
@@ -236,7 +237,8 @@ const fmt = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g
 
 /**
  * The replay of every version `config.perspectives` declares, for as long as the layer lives, on a pool of its own
- * of `replayConcurrency` connections (never the worker's nor the service's): it looks for planned history every
+ * of `replayConcurrency` connections (never the worker's nor the service's): it looks for planned history at start
+ * (after `interval` when the tenant fleet found no version work just before the start, `TenantStart`) and every
  * `interval`, replays it chunk by chunk (see the module notes), and reports progress. Errors are logged and the loop
  * goes on (a chunk that failed is picked again).
  *
@@ -315,8 +317,12 @@ export const layer = (config: Config): Layer.Layer<never, PostgresConfigError, P
         return picked
       }).pipe((attempt) => outages.guard(attempt, 0))
 
+      // A tenant's services started by the fleet when its check found no version work: the first round waits its
+      // interval (`TenantStart`).
+      const quietStart = (yield* TenantStart)?.versionWork === false
       yield* Effect.forkScoped(
         Effect.gen(function* () {
+          if (quietStart) yield* Effect.sleep(config.interval)
           while (true) {
             const replayed = yield* round
             if (replayed === 0) yield* Effect.sleep(config.interval)

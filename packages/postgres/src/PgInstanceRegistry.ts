@@ -14,7 +14,9 @@
  *   killed process's partitions go to the live instances at the next beat of any of them, or as soon as its
  *   replacement registers, not after the threshold (during which the partitions spread to it waited out the
  *   coordinator's affinity grace, 3 s by default, at every append). An instance without a LISTEN connection (no
- *   worker), or whose session is on another server run, is left to the threshold.
+ *   worker), or whose session is on another server run, is left to the threshold. A tenant's services started by
+ *   the fleet when its check found no other instance's row in the schema skip the clean-up at registration
+ *   (`TenantStart`): there is nothing to clean up.
  * - **Deregistration** when the scope closes: the row and this instance's leases are removed, so the remaining
  *   instances re-spread the partitions at once.
  *
@@ -37,6 +39,7 @@ import * as Jitter from "./internal/jitter.js"
 import * as DurationOption from "./internal/durationOption.js"
 import { DuplicateInstanceError, type PostgresConfigError, type PostgresError } from "./PostgresError.js"
 import { SchemaReady } from "./SchemaReady.js"
+import { TenantStart } from "./TenantStart.js"
 import * as Sql from "./sql/serviceInstances.js"
 
 /**
@@ -274,7 +277,8 @@ export const makeDecoded = (options: Decoded) =>
         })
       )
     )
-    yield* outages.guard(abandon, undefined)
+    // Nothing to clean up when the tenant fleet found no other instance's row just before this start (`TenantStart`).
+    if ((yield* TenantStart)?.otherInstances !== false) yield* outages.guard(abandon, undefined)
     // Jittered: the instances started together (a process's many tenants, a fleet's deploy) do not beat together.
     yield* Effect.forkScoped(Effect.forever(Effect.andThen(Jitter.sleep(Duration.millis(interval)), outages.guard(beat, undefined))))
     if (options.deregisterOnShutdown) {

@@ -474,6 +474,8 @@ export const layerRegistration: (
  * `interval`. Progress is logged every 10%; a failed round is logged (once for a run of failures, see `OutageLog`
  * in core) and the loop goes on. While it writes history it refreshes the work table's planner statistics (ANALYZE, at most
  * every 2 seconds), so the fast-growing table does not slow every perspective's cycles until autovacuum gets to it.
+ * Its first round runs at start, or after `interval` when the tenant fleet found no version work just before the
+ * start (`TenantStart`).
  *
  * @category layers
  * @since 0.3.0

@@ -116,3 +116,8 @@ export * as PgTenants from "./PgTenants.js"
  * @since 0.6.0
  */
 export * as TenantError from "./TenantError.js"
+
+/**
+ * @since 0.8.0
+ */
+export * as TenantStart from "./TenantStart.js"

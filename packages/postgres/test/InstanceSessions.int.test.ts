@@ -3,7 +3,7 @@
 // session has ended on this run of the server. The threshold here is 60 s, so nothing below is its doing.
 import { describe, expect } from "@effect/vitest"
 import { EventId } from "@whizbang/core"
-import { PgClient, PgInstanceRegistry } from "@whizbang/postgres"
+import { PgClient, PgInstanceRegistry, TenantStart } from "@whizbang/postgres"
 import { Duration, Effect, Schedule } from "effect"
 import pg from "pg"
 import { epochMicros } from "../src/internal/epochMicros.js"
@@ -101,6 +101,23 @@ describe("instances gone with their session", () => {
       const gone = yield* ghost(a, yield* endedSession(url, a))
       const restarted = yield* startNode({ url, options })
       expect(yield* instances(restarted)).toEqual([a.instanceId, restarted.instanceId].sort())
+      expect(yield* leases(a, gone)).toBe(0)
+    })
+  )
+
+  // A tenant's services started by the fleet when its check saw no other instance's row (`TenantStart`): told so, the
+  // registration cleans nothing up (here the fleet is wrong on purpose, to see the clean-up skipped); beats still do.
+  scenario("a registration told that no other instance has a row leaves the clean-up to its heartbeats", (url) =>
+    Effect.gen(function* () {
+      const a = yield* startNode({ url, options })
+      const gone = yield* ghost(a, yield* endedSession(url, a))
+      const started = yield* startNode({ url, options }).pipe(
+        Effect.provideService(TenantStart.TenantStart, { versionWork: false, otherInstances: false })
+      )
+      expect(yield* instances(started)).toEqual([a.instanceId, started.instanceId, gone].sort())
+      expect(yield* leases(a, gone)).toBe(1)
+      yield* beat(started)
+      expect(yield* instances(started)).toEqual([a.instanceId, started.instanceId].sort())
       expect(yield* leases(a, gone)).toBe(0)
     })
   )

@@ -51,7 +51,59 @@ layer(PgTestDatabase.layer({ schema: "health_a" }))((it) => {
       yield* c.query(
         `insert into wh_perspective_backfill (perspective_name, stream_id, through_event_id) values ('deposits', gen_random_uuid(), gen_random_uuid())`
       )
-      expect(yield* PgOperations.TenantWork.check(c, request)).toMatchObject({ busy: true, lagSeconds: 0 })
+      expect(yield* PgOperations.TenantWork.check(c, request)).toMatchObject({ busy: true, versionWork: true, lagSeconds: 0 })
+    })
+  )
+
+  // What a tenant's start skips rests on these two findings (`TenantStart`): a version round has something to do
+  // exactly when `versionWork`, the registration's clean-up exactly when `others`.
+  it.effect("TenantWork.check: version work (building, an abandoned hand-over, a retirement due) and other instances' rows", () =>
+    Effect.gen(function* () {
+      const client = yield* PgClient.PgClient
+      const c = client.forSchema("health_d")
+      yield* Effect.provideService(PgMigrator.run, PgClient.PgClient, c)
+      const me = "01a24dd3-0000-7000-8000-000000000001"
+      const request = { instanceId: me, staleSeconds: 30 }
+      const check = PgOperations.TenantWork.check(c, request)
+      expect(yield* check).toMatchObject({ busy: false, versionWork: false, elsewhere: false, others: false })
+
+      const version = (key: string, state: string, column: string, secondsFromNow: number | null) =>
+        c.query(
+          `insert into wh_perspective_versions (perspective_name, base_name, version, state, event_types, ${column})
+           values ($1, $1, 1, $2, '{}', now() + make_interval(secs => $3))`,
+          [key, state, secondsFromNow]
+        )
+      const only = (key: string) => c.query(`delete from wh_perspective_versions where perspective_name <> $1`, [key])
+
+      // Live, and retiring with its grace not over, and a hand-over whose owner renews it: nothing to do.
+      yield* version("live_one", "live", "retire_after", null)
+      yield* version("retiring_later", "retiring", "retire_after", 3600)
+      yield* version("handing_over", "ready", "handover_until", 60)
+      expect(yield* check).toMatchObject({ busy: false, versionWork: false })
+      yield* version("retiring_due", "retiring", "retire_after", -1)
+      expect(yield* check).toMatchObject({ busy: true, versionWork: true })
+      yield* only("live_one")
+      yield* version("abandoned", "ready", "handover_until", -1)
+      expect(yield* check).toMatchObject({ busy: true, versionWork: true })
+      yield* only("live_one")
+      yield* version("building", "building", "retire_after", null)
+      expect(yield* check).toMatchObject({ busy: true, versionWork: true })
+      yield* only("live_one")
+      expect(yield* check).toMatchObject({ busy: false, versionWork: false })
+
+      // Its own row is not another's; a stale row of another is one, but not a live one elsewhere.
+      const instance = (id: string, silentSeconds: number) =>
+        c.query(
+          `insert into wh_service_instances (instance_id, service_name, host_name, process_id, last_heartbeat_at)
+           values ($1, 'svc', 'host', 1, now() - make_interval(secs => $2))`,
+          [id, silentSeconds]
+        )
+      yield* instance(me, 0)
+      expect(yield* check).toMatchObject({ elsewhere: false, others: false })
+      yield* instance("01a24dd3-0000-7000-8000-000000000002", 120)
+      expect(yield* check).toMatchObject({ elsewhere: false, others: true })
+      yield* instance("01a24dd3-0000-7000-8000-000000000003", 0)
+      expect(yield* check).toMatchObject({ elsewhere: true, others: true })
     })
   )
 })

@@ -222,6 +222,50 @@ describe("Whizbang.layerTenants", () => {
     )
   )
 
+  // A tenant's services started by the fleet skip the version rounds at start when its check finds no version work
+  // (`TenantStart`), so the check must count a retirement that is due. Here it is the tenant's only version work, next
+  // to a deposit written by a process that only writes; the serving process reads the schema directly, so no request
+  // of its own starts the tenant's services: only the fleet does.
+  it.live("a version due for retirement is retired when the fleet starts the tenant for its live work", () =>
+    withDatabase((url) =>
+      Effect.gen(function* () {
+        const id = EventId.unsafeMake()
+        yield* Effect.gen(function* () {
+          const { catalog } = yield* Tenants.Tenants
+          yield* catalog.add("acme")
+          yield* Tenants.run(
+            "acme",
+            Effect.andThen(
+              Fixtures.sql(
+                `INSERT INTO wh_perspective_versions (perspective_name, base_name, version, state, event_types, retire_after)
+                 VALUES ('legacy', 'legacy', 1, 'retiring', '{}', now() - interval '1 second')`
+              ),
+              Fixtures.deposit(id, 3)
+            )
+          )
+        }).pipe(Effect.provide(app(url, { tenants: { serve: [] } })))
+
+        const tenants = yield* Tenants.Tenants
+        const client = yield* PgClient.PgClient
+        const schema = tenants.catalog.schemaOf("acme")
+        const seen = Effect.map(
+          client.query<{ state: string; total: number | null }>(
+            `SELECT (SELECT state FROM ${schema}.wh_perspective_versions WHERE perspective_name = 'legacy') AS state,
+                    (SELECT (data->>'total')::int FROM ${schema}.wh_per_balance WHERE id = $1) AS total`,
+            [id]
+          ),
+          (rows) => rows[0]!
+        )
+        const done = yield* Effect.repeat(seen, {
+          until: (r) => r.state === "retired" && r.total === 3,
+          times: 200,
+          schedule: Schedule.spaced(Duration.millis(50))
+        })
+        expect(done).toEqual({ state: "retired", total: 3 })
+      }).pipe(Effect.provide(app(url)))
+    )
+  )
+
   it.live(
     "a tenant woken with nothing to do (another process drained it) is let go when its worker finds nothing, not at the next idleCheck",
     () =>

@@ -8,7 +8,8 @@
  * 0005). Postgres delivers a listener's notifications in commit order, so by the time a completion's payload is
  * handled, every version change committed before that completion has been applied here. A notification without
  * detail (a (re)connect, when notifications may have been lost, or a dead letter) makes the knowledge unknown until
- * the registry is read again; while unknown, nothing is alone (every payload re-checks in the database).
+ * the registry is read again; while unknown, nothing is alone (every payload re-checks in the database), and the
+ * first payload that asks has the registry read.
  *
  * @internal
  */
@@ -27,12 +28,21 @@ export class ServingVersions {
   /** A version change or a loss of detail arrived while the registry was being read: read it again. */
   private dirty = false
   private wake = Deferred.makeUnsafe<void>()
+  /** Completed when `alone` was asked while the knowledge was unknown: only then is the registry read. */
+  private asked = Deferred.makeUnsafe<void>()
 
   constructor(private readonly client: PgClient.PgClient["Service"]) {}
 
-  /** Whether the base key alone serves `baseName` now (a base without registry rows: yes). */
+  /**
+   * Whether the base key alone serves `baseName` now (a base without registry rows: yes). Asked while unknown: no,
+   * and the registry is read for the next payloads.
+   */
   alone(baseName: string): boolean {
-    return this.known && (this.aloneByBase.get(baseName) ?? true)
+    if (!this.known) {
+      Deferred.doneUnsafe(this.asked, Exit.void)
+      return false
+    }
+    return this.aloneByBase.get(baseName) ?? true
   }
 
   /** A `wh_processed` notification, before its completions are matched to waits. */
@@ -52,7 +62,11 @@ export class ServingVersions {
     }
   }
 
-  /** The reader fiber: reads the registry whenever the knowledge became unknown, for as long as `scope` lives. */
+  /**
+   * The reader fiber, for as long as `scope` lives: reads the registry when the knowledge became unknown and a
+   * payload asked for it — not before, so services whose payloads never name a wait (a tenant's services in a
+   * worker process, started and stopped with each burst of work) never read it.
+   */
   start(scope: Scope.Scope): Effect.Effect<void> {
     const read: Effect.Effect<boolean> = Effect.suspend(() => {
       this.dirty = false
@@ -75,10 +89,14 @@ export class ServingVersions {
       ok ? Effect.void : Effect.andThen(Effect.sleep(Duration.millis(this.dirty ? 0 : 500)), readUntilKnown)
     )
     const once = Effect.andThen(
-      Effect.suspend(() => Deferred.await(this.wake)),
+      Effect.andThen(
+        Effect.suspend(() => Deferred.await(this.wake)),
+        Effect.suspend(() => Deferred.await(this.asked))
+      ),
       Effect.suspend(() => {
-        // Replaced before reading: a loss of detail from now on asks for another read.
+        // Replaced before reading: a loss of detail, or a question while unknown, from now on asks for another read.
         this.wake = Deferred.makeUnsafe<void>()
+        this.asked = Deferred.makeUnsafe<void>()
         return readUntilKnown
       })
     )

@@ -60,18 +60,20 @@ export const hold = (
   Effect.scoped(
     Effect.gen(function* () {
       const { state } = ctx
+      let work: typeof PgOperations.TenantWork.Work.Type
       if (state.checksFirst(held)) {
         const notified = held.takeNotified()
-        const work = yield* checkWork(ctx, tenantId)
+        work = yield* checkWork(ctx, tenantId)
         const verdict = state.firstChecked(tenantId, held, work, notified)
         if (verdict !== "start") return verdict
-        yield* analyzeStale(ctx, tenantId, work)
       } else {
-        // Notified, nobody waiting behind it: the check only looks at the queue's statistics.
-        yield* analyzeStale(ctx, tenantId, yield* checkWork(ctx, tenantId))
+        // Notified, nobody waiting behind it: the check only looks at the queue's statistics and what a start needs.
+        work = yield* checkWork(ctx, tenantId)
       }
+      yield* analyzeStale(ctx, tenantId, work)
       state.starts(tenantId, held)
-      yield* ctx.stacks.acquire(tenantId)
+      // What the check found goes to the services' start, if this acquire starts them (`TenantStart`).
+      yield* ctx.stacks.acquire(tenantId, { versionWork: work.versionWork, otherInstances: work.others })
       yield* TenantFailures.recovered(ctx, tenantId)
       return yield* whileBusy(ctx, tenantId, held)
     })

@@ -3,7 +3,7 @@
  * to the tenant's schema, kept in an `RcMap` while something holds them (a request in `Tenants.run`, or the fleet
  * while the tenant has work) and `idleTimeToLive` after.
  */
-import { type PgClient, PgHistoryReplay, type PgTenants } from "@whizbang/postgres"
+import { type PgClient, PgHistoryReplay, type PgTenants, TenantStart } from "@whizbang/postgres"
 import { Cause, type Context, Deferred, Effect, Layer, RcMap, type Scope } from "effect"
 import { CurrentTenant } from "../Tenants.js"
 import type * as Whizbang from "../Whizbang.js"
@@ -25,9 +25,10 @@ export type MakeStack = (
 export interface TenantStacks {
   /**
    * The tenant's services for the current scope. An RcMap keeps a failed lookup like a value until it expires: a
-   * failure is dropped at once, so the next use (a request, the fleet's retry) tries again.
+   * failure is dropped at once, so the next use (a request, the fleet's retry) tries again. `facts`: what the fleet's
+   * check found just before, for the start, if this acquire starts the services (`TenantStart`).
    */
-  readonly acquire: (tenantId: string) => Effect.Effect<Stack, Whizbang.Errors, Scope.Scope>
+  readonly acquire: (tenantId: string, facts?: TenantStart.Facts) => Effect.Effect<Stack, Whizbang.Errors, Scope.Scope>
   /** Stops the tenant's services as soon as nothing uses them, not `idleTimeToLive` later. */
   readonly stop: (tenantId: string) => Effect.Effect<void>
   /** The tenants whose services run (`Tenants.active`). */
@@ -47,13 +48,19 @@ interface Deps {
 
 export const make = (deps: Deps): Effect.Effect<TenantStacks, never, Scope.Scope> =>
   Effect.gen(function* () {
+    // The facts of the acquires under way, read by the start they cause (the RcMap's lookup takes the key only).
+    const startFacts = new Map<string, TenantStart.Facts>()
     const stacks = yield* RcMap.make({
-      lookup: (tenantId: string) => start(deps, tenantId),
+      lookup: (tenantId: string) => start(deps, tenantId, startFacts.get(tenantId)),
       idleTimeToLive: deps.options.idleTimeToLive
     })
     return {
-      acquire: (tenantId) =>
-        RcMap.get(stacks, tenantId).pipe(
+      acquire: (tenantId, facts) =>
+        Effect.suspend(() => {
+          if (facts !== undefined) startFacts.set(tenantId, facts)
+          return RcMap.get(stacks, tenantId)
+        }).pipe(
+          Effect.ensuring(Effect.sync(() => facts !== undefined && startFacts.delete(tenantId))),
           Effect.tapCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.void : RcMap.invalidate(stacks, tenantId)))
         ),
       stop: (tenantId) => RcMap.invalidate(stacks, tenantId),
@@ -62,7 +69,7 @@ export const make = (deps: Deps): Effect.Effect<TenantStacks, never, Scope.Scope
   })
 
 /** Starts the tenant's services in the lookup's scope; they stop when it closes. */
-const start = (deps: Deps, tenantId: string): Effect.Effect<Stack, Whizbang.Errors, Scope.Scope> =>
+const start = (deps: Deps, tenantId: string, facts: TenantStart.Facts | undefined): Effect.Effect<Stack, Whizbang.Errors, Scope.Scope> =>
   Effect.gen(function* () {
     const { client, catalog, metrics, state } = deps
     // One generation of a tenant's services at a time: a tenant used again while its previous services still stop
@@ -79,11 +86,13 @@ const start = (deps: Deps, tenantId: string): Effect.Effect<Stack, Whizbang.Erro
       )
     )
     // Built with the tenant in context: the fibers its services fork (worker, receptors, dispatcher) inherit it,
-    // so `Tenants.current` answers there too. Its replay of history gives way to the process's other tenants.
+    // so `Tenants.current` answers there too. Its replay of history gives way to the process's other tenants. What the
+    // fleet's check found just before (`facts`, when a hold starts them) spares the start the rounds with nothing to do.
     const context = yield* Layer.build(
       deps.stack(client.forSchema(catalog.schemaOf(tenantId)), serves(deps.options, tenantId), deps.onIdle(tenantId))
     ).pipe(
       Effect.provideService(CurrentTenant, tenantId),
+      Effect.provideService(TenantStart.TenantStart, facts),
       Effect.provideService(
         PgHistoryReplay.OtherLiveWork,
         Effect.sync(() => state.othersHaveWork(tenantId))

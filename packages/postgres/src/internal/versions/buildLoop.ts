@@ -13,6 +13,7 @@ import { PgClient } from "../../PgClient.js"
 import * as PgHistoryReplay from "../../PgHistoryReplay.js"
 import type { Declared, DecodedOptions, Options, VersionInfo } from "../../PgPerspectiveVersions.js"
 import { PostgresConfigError } from "../../PostgresError.js"
+import { TenantStart } from "../../TenantStart.js"
 import * as Sql from "../../sql/versions.js"
 import * as DurationOptions from "../durationOption.js"
 import { buildStep } from "./buildStep.js"
@@ -132,7 +133,11 @@ export const layerBuilderDecoded = (
         return r.planned === 0 ? ("idle" as const) : r.written > 0 ? ("writing" as const) : ("held" as const)
       }).pipe((attempt) => outages.guard(attempt, "idle" as const))
       const held = Duration.min(interval, Duration.millis(heldBackPauseMillis))
+      // A tenant's services started by the fleet when its check found no version work: the first round waits its
+      // interval (`TenantStart`).
+      const quietStart = (yield* TenantStart)?.versionWork === false
       const loop = Effect.gen(function* () {
+        if (quietStart) yield* Jitter.sleep(interval)
         while (true) {
           const next = yield* round
           yield* next === "writing" ? Effect.yieldNow : next === "held" ? Effect.sleep(held) : Jitter.sleep(interval)
