@@ -2,10 +2,11 @@
 // instances count as running a version. Versions are registered directly (no worker): the cases need no events.
 import { randomUUID } from "node:crypto"
 import { expect, layer } from "@effect/vitest"
-import { PgClient, PgHealth, PgPerspectiveVersions, PgStatus, PgWatchdog } from "@whizbang/postgres"
+import { PgClient, PgHealth, PgPerspectiveVersions, PgStatus, PgWatchdog, TenantStart } from "@whizbang/postgres"
 import { PgTestDatabase } from "@whizbang/testing"
 import { describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, Layer, Logger, Option, Schedule } from "effect"
+import { TestClock } from "effect/testing"
 
 const sql = (text: string, params: ReadonlyArray<unknown> = []) =>
   Effect.flatMap(Effect.service(PgClient.PgClient), (c) => c.query<Record<string, unknown>>(text, params))
@@ -69,6 +70,42 @@ const infoLines = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   })
 
 layer(PgTestDatabase.layer({ schema: "versions_ops", maxConnections: 4 }))((it) => {
+  // A tenant's services started by the fleet when its check found no version work (`TenantStart`): the build loop's
+  // first round waits its interval; told nothing (a single-tenant service), it runs at start. A retirement that is due
+  // shows whether a round ran. The polls are real round trips, no sleeps; the interval passes on the TestClock.
+  it.effect("the build loop's first round runs at start, or after its interval when the start was told there is no version work", () =>
+    Effect.gen(function* () {
+      const due = (key: string) =>
+        sql(
+          `insert into wh_perspective_versions (perspective_name, base_name, version, state, event_types, retire_after)
+           values ($1, $1, 1, 'retiring', '{}', now() - interval '1 second')`,
+          [key]
+        )
+      const state = (key: string) =>
+        Effect.map(sql("select state from wh_perspective_versions where perspective_name = $1", [key]), (rows) => rows[0]?.state)
+      const until = (key: string, wanted: string, times: number) => Effect.repeat(state(key), { until: (s) => s === wanted, times })
+      const loop = (facts: TenantStart.Facts | undefined) =>
+        Layer.build(PgPerspectiveVersions.layerBuilder([declared("quiet_base", 1)], { interval: Duration.hours(1) }, 16)).pipe(
+          Effect.provideService(TenantStart.TenantStart, facts)
+        )
+
+      yield* due("told_nothing")
+      yield* Effect.scoped(Effect.andThen(loop(undefined), until("told_nothing", "retired", 2_000)))
+      expect(yield* state("told_nothing")).toBe("retired")
+
+      yield* due("told_quiet")
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* loop({ versionWork: false, otherInstances: true })
+          // As many round trips as the start-time round above needed at most: it would have retired the version.
+          expect(yield* until("told_quiet", "retired", 200)).toBe("retiring")
+          yield* TestClock.adjust(Duration.hours(2))
+          expect(yield* until("told_quiet", "retired", 2_000)).toBe("retired")
+        })
+      )
+    })
+  )
+
   it.effect("cutover without a version goes to a newer version only: never back to the retiring one", () =>
     Effect.gen(function* () {
       yield* PgPerspectiveVersions.register([declared("ledger", 1)])

@@ -60,7 +60,11 @@ export const make = (deps: Deps): Effect.Effect<TenantStacks, never, Scope.Scope
           if (facts !== undefined) startFacts.set(tenantId, facts)
           return RcMap.get(stacks, tenantId)
         }).pipe(
-          Effect.ensuring(Effect.sync(() => facts !== undefined && startFacts.delete(tenantId))),
+          Effect.ensuring(
+            Effect.sync(() => {
+              if (facts !== undefined) startFacts.delete(tenantId)
+            })
+          ),
           Effect.tapCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.void : RcMap.invalidate(stacks, tenantId)))
         ),
       stop: (tenantId) => RcMap.invalidate(stacks, tenantId),
