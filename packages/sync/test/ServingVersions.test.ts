@@ -3,7 +3,7 @@
 // burst of work) never read it.
 import { describe, expect, it } from "@effect/vitest"
 import type { PgClient } from "@whizbang/postgres"
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Exit } from "effect"
 import { ServingVersions } from "../src/internal/servingVersions.js"
 
 /** A client whose only statement is the registry read: counted, answered with `balance` served by versions. */
@@ -14,7 +14,7 @@ const registry = () => {
     query: () =>
       Effect.sync(() => {
         reads++
-        Deferred.doneUnsafe(read, Effect.void)
+        Deferred.doneUnsafe(read, Exit.void)
         return [{ base_name: "balance", alone: false }]
       })
   } as unknown as PgClient.Shape
